@@ -1,0 +1,3 @@
+from replmon.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""Command line. Parses arguments, builds a Config, and hands it to one
+builder (factory.build_collector); no sampling logic lives here."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from replmon import __version__
+from replmon.config import Config, build_config, load_toml, merge, parse_endpoint_spec
+from replmon.errors import ConfigError, LabError
+
+EXAMPLES = """\
+examples:
+  replmon sample --lab --count 10
+      start a throwaway MariaDB + Redis pair on loopback (needs mariadb-server
+      and redis-server installed), put a write load on it, print 10 ticks
+  replmon sample --primary db163 --replica db162
+      MySQL on 3306 and Redis on 6379 of each node; credentials from
+      ~/.my.cnf [client] or REPLMON_MYSQL_PASSWORD / REPLMON_REDIS_PASSWORD
+  replmon sample --primary 127.0.0.1 --replica 127.0.0.1 \\
+      --primary-mysql monitor@:3306 --replica-mysql monitor@:3307 \\
+      --primary-redis :6379 --replica-redis :6380 --json --count 5
+  replmon sample --config replmon.toml --json | jq .replica.mysql.replication
+
+endpoint syntax (--primary-mysql, --replica-mysql, --primary-redis, --replica-redis):
+  off | :PORT | HOST:PORT | USER@HOST:PORT | /path/to/socket | mysql://USER@HOST:PORT
+  (a password in a URL is visible in ps; prefer the environment or ~/.my.cnf)
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="replmon",
+        description="Monitor a replicated primary/replica database pair: host, DRBD, "
+        "MySQL/MariaDB and Redis, side by side.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"replmon {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    s = sub.add_parser(
+        "sample", help="print ticks as text rows or JSON lines",
+        description="Sample both nodes every interval and print one row per node per tick "
+        "(or one JSON object per tick with --json).",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_node_options(s)
+    s.add_argument("--count", type=int, default=None, metavar="N", help="stop after N ticks")
+    s.add_argument("--json", action="store_true", help="one JSON object per tick (JSON lines)")
+    s.add_argument("--lab", action="store_true",
+                   help="start a throwaway MariaDB + Redis pair with a write load and monitor it")
+    s.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    return p
+
+
+def add_node_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--config", metavar="FILE", help="TOML config file (see README)")
+    s.add_argument("--primary", metavar="HOST", help="primary node (name or address)")
+    s.add_argument("--replica", metavar="HOST", help="replica node (name or address)")
+    for role in ("primary", "replica"):
+        s.add_argument(f"--{role}-mysql", metavar="ENDPOINT", help=f"{role}'s MySQL endpoint")
+        s.add_argument(f"--{role}-redis", metavar="ENDPOINT", help=f"{role}'s Redis endpoint")
+    s.add_argument("--no-drbd", action="store_true", help="do not read DRBD state")
+    s.add_argument("--no-host", action="store_true", help="do not read host metrics")
+    s.add_argument("--drbd-proc", metavar="PATH", help="path of /proc/drbd (default /proc/drbd)")
+    s.add_argument("--interval", type=float, metavar="SECONDS", help="seconds between ticks (1)")
+    s.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="per-source timeout (default 0.8 x interval)")
+
+
+def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = None) -> Config:
+    data: dict[str, Any] = dict(base or {})
+    if args.config:
+        data = merge(data, load_toml(args.config))
+    over: dict[str, Any] = {}
+    if args.interval is not None:
+        over["interval"] = args.interval
+    if args.timeout is not None:
+        over["timeout"] = args.timeout
+    for role in ("primary", "replica"):
+        node: dict[str, Any] = {}
+        if getattr(args, role):
+            node["host"] = getattr(args, role)
+        for kind in ("mysql", "redis"):
+            spec = getattr(args, f"{role}_{kind}")
+            if spec:
+                node[kind] = parse_endpoint_spec(spec, kind)  # type: ignore[arg-type]
+        if args.no_drbd:
+            node["drbd"] = {"enabled": False}
+        elif args.drbd_proc:
+            node["drbd"] = {"proc_path": args.drbd_proc}
+        if args.no_host:
+            node["host_metrics"] = {"enabled": False}
+        if node:
+            over[role] = node
+    data = merge(data, over)
+    for role in ("primary", "replica"):
+        if "host" not in data.get(role, {}):
+            raise ConfigError(f"no {role} given: use --{role} HOST or a [{role}] table in --config")
+    return build_config(data, origin=args.config or "command line")
+
+
+@contextlib.contextmanager
+def lab_config() -> Iterator[dict[str, Any]]:
+    """Start the lab and a write load; yield config keys pointing at it."""
+    from replmon.lab import Lab, WriteLoad
+
+    print("starting the lab (MariaDB + Redis primary/replica on loopback)...", file=sys.stderr)
+    with Lab() as lab, WriteLoad(lab, rate=300):
+        nodes: dict[str, Any] = {}
+        for node in (lab.primary, lab.replica):
+            nodes[node.name] = {
+                "host": node.host, "name": f"lab-{node.name}",
+                "mysql": {"port": node.mysql_port, "user": lab.monitor_user,
+                          "password": lab.monitor_password},
+                "redis": {"port": node.redis_port, "password": lab.redis_password},
+            }
+        print(f"lab up in {lab.dir}: MariaDB {lab.primary.mysql_port}/{lab.replica.mysql_port}, "
+              f"Redis {lab.primary.redis_port}/{lab.replica.redis_port}", file=sys.stderr)
+        yield nodes
+
+
+async def run_sample(config: Config, *, count: int | None, as_json: bool) -> None:
+    from replmon.factory import build_collector
+    from replmon.output.plain import PlainWriter
+
+    writer = None if as_json else PlainWriter(sys.stdout)
+    async with build_collector(config) as collector:
+        async for tick in collector.ticks(count):
+            if writer is None:
+                sys.stdout.write(tick.model_dump_json() + "\n")
+            else:
+                writer.write(tick)
+            sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    logging.basicConfig(
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr,
+    )
+    try:
+        if args.command == "sample":
+            if args.lab:
+                with lab_config() as nodes:
+                    config = config_from_args(args, base=nodes)
+                    asyncio.run(run_sample(config, count=args.count, as_json=args.json))
+            else:
+                config = config_from_args(args)
+                asyncio.run(run_sample(config, count=args.count, as_json=args.json))
+    except (ConfigError, LabError) as e:
+        print(f"replmon: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0

@@ -1,0 +1,233 @@
+"""Configuration: which two nodes, and how to reach each node's servers.
+
+Sources of settings, strongest first:
+
+1. the command line (``--primary-mysql user@host:3307`` and friends),
+2. the TOML file (``--config replmon.toml``),
+3. the environment (passwords only: REPLMON_PRIMARY_MYSQL_PASSWORD,
+   REPLMON_MYSQL_PASSWORD, MYSQL_PWD; REPLMON_PRIMARY_REDIS_PASSWORD,
+   REPLMON_REDIS_PASSWORD, REDISCLI_AUTH),
+4. ``~/.my.cnf`` ``[client]`` (user, password, port, socket) for MySQL,
+5. defaults: MySQL on 3306 and Redis on 6379 of the node's host.
+
+Passwords are SecretStr from the moment they are read: they print as
+'**********' in reprs, logs, JSON dumps and recordings.
+"""
+
+from __future__ import annotations
+
+import configparser
+import getpass
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+from pydantic import Field, SecretStr, ValidationError
+
+from replmon.endpoints import MysqlEndpoint, RedisEndpoint
+from replmon.errors import ConfigError
+from replmon.model.base import Record
+
+Role = Literal["primary", "replica"]
+
+
+class MysqlConfig(Record):
+    enabled: bool = True
+    host: str | None = None
+    """Defaults to the node's host."""
+    port: int | None = None
+    socket: str | None = None
+    user: str | None = None
+    password: SecretStr | None = None
+    password_env: str | None = None
+    """Name of an environment variable holding the password (keeps it out of the file)."""
+
+
+class RedisConfig(Record):
+    enabled: bool = True
+    host: str | None = None
+    port: int | None = None
+    socket: str | None = None
+    username: str | None = None
+    password: SecretStr | None = None
+    password_env: str | None = None
+
+
+class DrbdConfig(Record):
+    enabled: bool = True
+    proc_path: str = "/proc/drbd"
+    command: list[str] = Field(default_factory=lambda: ["drbdsetup", "status", "--json"])
+    """Run on DRBD 9 hosts, where /proc/drbd holds only the version."""
+
+
+class HostConfig(Record):
+    enabled: bool = True
+
+
+class NodeConfig(Record):
+    host: str
+    """Name or address of the node (db163, 10.0.0.3, 127.0.0.1)."""
+    name: str | None = None
+    """Label shown for the node; defaults to ``host``."""
+    mysql: MysqlConfig = Field(default_factory=MysqlConfig)
+    redis: RedisConfig = Field(default_factory=RedisConfig)
+    drbd: DrbdConfig = Field(default_factory=DrbdConfig)
+    host_metrics: HostConfig = Field(default_factory=HostConfig)
+
+
+class Config(Record):
+    interval: float = Field(default=1.0, gt=0)
+    """Seconds between ticks."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Per-source timeout, seconds; default 80 % of the interval. Must be below the interval."""
+    primary: NodeConfig
+    replica: NodeConfig
+
+    @property
+    def source_timeout(self) -> float:
+        return self.timeout if self.timeout is not None else 0.8 * self.interval
+
+
+# --- loading -----------------------------------------------------------------
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+
+
+def build_config(data: dict[str, Any], origin: str = "config") -> Config:
+    """Validate a dict (from TOML and/or the command line) into a Config."""
+    try:
+        cfg = Config.model_validate(data)
+    except ValidationError as e:
+        lines = [f"  {'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()]
+        raise ConfigError(f"{origin} is invalid:\n" + "\n".join(lines)) from None
+    if cfg.source_timeout >= cfg.interval:
+        raise ConfigError(
+            f"{origin}: timeout ({cfg.source_timeout} s) must be shorter than the interval "
+            f"({cfg.interval} s), or a hung server would delay every tick"
+        )
+    return cfg
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge of nested dicts; ``over`` wins."""
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+# --- endpoint strings from the command line ----------------------------------
+
+def parse_endpoint_spec(spec: str, kind: Literal["mysql", "redis"]) -> dict[str, Any]:
+    """Turn a command-line endpoint into config keys.
+
+    Accepted: ``off``; ``/path/to.sock``; ``:3307`` (port on the node's host);
+    ``host:port``; ``user@host:port``; ``mysql://user:pw@host:port``,
+    ``redis://[user]:pw@host:port``. A password in a URL is visible in ``ps``:
+    prefer the environment or ~/.my.cnf.
+    """
+    spec = spec.strip()
+    if spec == "off":
+        return {"enabled": False}
+    if spec.startswith("/"):
+        return {"socket": spec}
+    if "://" not in spec:
+        spec = f"{kind}://{spec}"
+    try:
+        url = urlsplit(spec)
+        port = url.port
+    except ValueError as e:
+        raise ConfigError(f"bad {kind} endpoint {spec!r}: {e}") from None
+    if url.scheme not in (kind, "mariadb" if kind == "mysql" else "rediss"):
+        raise ConfigError(f"bad {kind} endpoint {spec!r}: scheme must be {kind}://")
+    out: dict[str, Any] = {}
+    if url.hostname:
+        out["host"] = url.hostname
+    if port is not None:
+        out["port"] = port
+    if url.username:
+        out["user" if kind == "mysql" else "username"] = unquote(url.username)
+    if url.password is not None:
+        out["password"] = unquote(url.password)
+    return out
+
+
+# --- resolution into endpoints -----------------------------------------------
+
+def read_mycnf(path: Path | None = None) -> dict[str, str]:
+    """The [client] section of ~/.my.cnf (user, password, port, socket, host)."""
+    path = path or Path.home() / ".my.cnf"
+    parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None)
+    try:
+        parser.read(path)
+    except configparser.Error as e:
+        raise ConfigError(f"{path}: cannot read: {e}") from None
+    if not parser.has_section("client"):
+        return {}
+    return {k: (v or "").strip().strip("'\"") for k, v in parser.items("client")}
+
+
+def _env_secret(*names: str | None) -> SecretStr | None:
+    for n in names:
+        if n and os.environ.get(n):
+            return SecretStr(os.environ[n])
+    return None
+
+
+def mysql_endpoint(role: Role, node: NodeConfig, timeout: float) -> MysqlEndpoint:
+    c = node.mysql
+    cnf = read_mycnf()
+    password = c.password or _env_secret(
+        c.password_env, f"REPLMON_{role.upper()}_MYSQL_PASSWORD", "REPLMON_MYSQL_PASSWORD",
+        "MYSQL_PWD",
+    )
+    if password is None and cnf.get("password"):
+        password = SecretStr(cnf["password"])
+    return MysqlEndpoint(
+        host=c.host or node.host,
+        port=c.port or int(cnf.get("port") or 3306),
+        socket=c.socket,
+        user=c.user or cnf.get("user") or getpass.getuser(),
+        password=password,
+        connect_timeout=max(timeout, 0.5),
+        read_timeout=max(5 * timeout, 2.0),
+    )
+
+
+def redis_endpoint(role: Role, node: NodeConfig, timeout: float) -> RedisEndpoint:
+    c = node.redis
+    password = c.password or _env_secret(
+        c.password_env, f"REPLMON_{role.upper()}_REDIS_PASSWORD", "REPLMON_REDIS_PASSWORD",
+        "REDISCLI_AUTH",
+    )
+    return RedisEndpoint(
+        host=c.host or node.host,
+        port=c.port or 6379,
+        socket=c.socket,
+        username=c.username,
+        password=password,
+        connect_timeout=max(timeout, 0.5),
+        read_timeout=max(timeout, 0.5),
+    )
+
+
+def is_local(host: str) -> bool:
+    """True when ``host`` names this machine (host and DRBD metrics read locally)."""
+    import socket
+
+    if host in ("localhost", "::1") or host.startswith("127."):
+        return True
+    names = {socket.gethostname(), socket.getfqdn()}
+    return host in names

@@ -1,0 +1,441 @@
+"""The lab: a throwaway replicated pair on this machine, for tests and the demo.
+
+``Lab`` starts, on 127.0.0.1 and free ports, in a temp dir:
+
+* MariaDB primary + replica with GTID replication (``mariadb-install-db``,
+  ``mariadbd``; binlog_format=ROW), a ``lab`` database, a replication account
+  and a monitoring account with the grants a monitor needs;
+* Redis master + replica (``redis-server``), both password-protected;
+
+and tears everything down on ``stop()`` / context exit, also after a failed
+test. Binaries come from Debian's mariadb-server and redis-server packages;
+when one is missing, ``Lab.start()`` raises LabError saying which.
+
+    with Lab() as lab:
+        lab.primary.sql("INSERT INTO lab.t (v) VALUES (1)")
+        lab.wait_replica_caught_up()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import pymysql
+import redis
+from pydantic import SecretStr
+
+from replmon.endpoints import MysqlEndpoint, RedisEndpoint
+from replmon.errors import LabError
+
+MARIADBD_CANDIDATES = ("mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld")
+INSTALL_DB_CANDIDATES = ("mariadb-install-db", "mysql_install_db")
+REDIS_CANDIDATES = ("redis-server", "/usr/bin/redis-server")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 where nothing listens right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def find_binary(candidates: tuple[str, ...], package: str) -> str:
+    for c in candidates:
+        path = shutil.which(c)
+        if path:
+            return path
+    raise LabError(
+        f"{candidates[0]} not found: install Debian's {package} package "
+        f"(apt-get install -y {package})"
+    )
+
+
+def _stop_process(proc: subprocess.Popen[bytes] | None, timeout: float = 15.0) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGCONT)  # a paused server cannot handle SIGTERM
+        proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+class LabNode:
+    """One node of the lab: a MariaDB server and a Redis server."""
+
+    def __init__(self, lab: Lab, name: str, server_id: int) -> None:
+        self.lab = lab
+        self.name = name
+        self.server_id = server_id
+        self.host = "127.0.0.1"
+        self.dir = lab.dir / name
+        self.datadir = self.dir / "mysql"
+        self.mysql_socket = str(self.dir / "mysql.sock")
+        self.mysql_port = free_port()
+        self.redis_port = free_port()
+        self.mysql_proc: subprocess.Popen[bytes] | None = None
+        self.redis_proc: subprocess.Popen[bytes] | None = None
+        self._redis_args: list[str] = []
+
+    # --- endpoints for replmon's sources ---------------------------------
+    def mysql_endpoint(self, user: str | None = None, password: str | None = None) -> MysqlEndpoint:
+        """TCP endpoint of this node's MariaDB; the lab's monitoring account by default."""
+        return MysqlEndpoint(
+            host=self.host,
+            port=self.mysql_port,
+            user=user or self.lab.monitor_user,
+            password=SecretStr(password if password is not None else self.lab.monitor_password),
+            connect_timeout=1.0,
+            read_timeout=2.0,
+        )
+
+    def redis_endpoint(self, password: str | None = None) -> RedisEndpoint:
+        return RedisEndpoint(
+            host=self.host,
+            port=self.redis_port,
+            password=SecretStr(password if password is not None else self.lab.redis_password),
+            connect_timeout=1.0,
+            read_timeout=2.0,
+        )
+
+    # --- test helpers ------------------------------------------------------
+    def sql(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
+        """Run one statement as root over the unix socket (autocommit)."""
+        conn = pymysql.connect(
+            unix_socket=self.mysql_socket, user="root", autocommit=True, connect_timeout=5
+        )
+        try:
+            with conn.cursor() as cur:
+                cur.execute(query, args or None)
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+
+    def redis(self) -> redis.Redis:
+        """A sync, authenticated client for test setup and load."""
+        return redis.Redis(
+            host=self.host, port=self.redis_port, password=self.lab.redis_password,
+            socket_timeout=5, decode_responses=True,
+        )
+
+    # --- MariaDB process ---------------------------------------------------
+    def install_mysql(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        install = find_binary(INSTALL_DB_CANDIDATES, "mariadb-server")
+        res = subprocess.run(
+            [install, "--no-defaults", f"--datadir={self.datadir}", f"--user={_user()}",
+             "--auth-root-authentication-method=socket", "--skip-test-db",
+             "--skip-name-resolve", "--innodb-log-file-size=16M"],
+            capture_output=True, timeout=120, check=False,
+        )
+        if res.returncode != 0:
+            raise LabError(f"mariadb-install-db failed for {self.name}: "
+                           f"{res.stderr.decode(errors='replace')[-2000:]}")
+
+    def start_mysql(self) -> None:
+        mariadbd = find_binary(MARIADBD_CANDIDATES, "mariadb-server")
+        args = [
+            mariadbd, "--no-defaults", f"--user={_user()}", f"--datadir={self.datadir}",
+            f"--socket={self.mysql_socket}", f"--port={self.mysql_port}",
+            "--bind-address=127.0.0.1", f"--pid-file={self.dir / 'mysql.pid'}",
+            f"--log-error={self.dir / 'mysql.err'}", f"--server-id={self.server_id}",
+            "--log-bin=binlog", "--binlog-format=ROW", "--log-slave-updates",
+            "--skip-name-resolve", "--innodb-buffer-pool-size=64M",
+            "--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=2",
+            "--sync-binlog=0", "--performance-schema=OFF", "--max-connections=100",
+            "--gtid-domain-id=0", "--skip-slave-start",
+        ]
+        self.mysql_proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        self._wait_mysql()
+
+    def _wait_mysql(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.mysql_proc is not None and self.mysql_proc.poll() is not None:
+                raise LabError(f"mariadbd ({self.name}) exited at start:\n{self._mysql_log_tail()}")
+            if _accepts(self.mysql_socket):
+                try:
+                    self.sql("SELECT 1")
+                    return
+                except pymysql.err.OperationalError:
+                    pass
+            time.sleep(0.1)
+        raise LabError(f"mariadbd ({self.name}) not ready in {timeout:.0f} s:\n"
+                       f"{self._mysql_log_tail()}")
+
+    def _mysql_log_tail(self) -> str:
+        try:
+            return "\n".join((self.dir / "mysql.err").read_text(errors="replace").splitlines()[-15:])
+        except OSError:
+            return "(no error log)"
+
+    def stop_mysql(self) -> None:
+        _stop_process(self.mysql_proc)
+        self.mysql_proc = None
+
+    def restart_mysql(self) -> None:
+        self.stop_mysql()
+        self.start_mysql()
+        if self is self.lab.replica:
+            self.sql("START SLAVE")
+
+    def pause_mysql(self) -> None:
+        """SIGSTOP mariadbd: a hung server (connections accepted by the kernel, no answers)."""
+        assert self.mysql_proc is not None
+        os.kill(self.mysql_proc.pid, signal.SIGSTOP)
+
+    def resume_mysql(self) -> None:
+        assert self.mysql_proc is not None
+        os.kill(self.mysql_proc.pid, signal.SIGCONT)
+
+    # --- Redis process -----------------------------------------------------
+    def start_redis(self, replica_of: int | None = None) -> None:
+        server = find_binary(REDIS_CANDIDATES, "redis-server")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not self._redis_args:
+            self._redis_args = [
+                server, "--port", str(self.redis_port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no", "--dir", str(self.dir),
+                "--logfile", str(self.dir / "redis.log"), "--daemonize", "no",
+                "--requirepass", self.lab.redis_password, "--masterauth", self.lab.redis_password,
+                "--repl-ping-replica-period", "1",
+            ]
+            if replica_of is not None:
+                self._redis_args += ["--replicaof", "127.0.0.1", str(replica_of)]
+        self.redis_proc = subprocess.Popen(
+            self._redis_args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.redis_proc.poll() is not None:
+                raise LabError(f"redis-server ({self.name}) exited at start; see {self.dir}/redis.log")
+            try:
+                with self.redis() as r:
+                    r.ping()
+                return
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.05)
+        raise LabError(f"redis-server ({self.name}) not ready in 20 s")
+
+    def stop_redis(self) -> None:
+        _stop_process(self.redis_proc)
+        self.redis_proc = None
+
+    def pause_redis(self) -> None:
+        assert self.redis_proc is not None
+        os.kill(self.redis_proc.pid, signal.SIGSTOP)
+
+    def resume_redis(self) -> None:
+        assert self.redis_proc is not None
+        os.kill(self.redis_proc.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        self.stop_redis()
+        self.stop_mysql()
+
+
+class Lab:
+    """A MariaDB + Redis primary/replica pair on loopback, in a temp dir."""
+
+    monitor_user = "replmon"
+    repl_user = "repl"
+
+    def __init__(self, base_dir: str | Path | None = None, *, keep: bool = False) -> None:
+        self._own_dir = base_dir is None
+        self.dir = Path(tempfile.mkdtemp(prefix="replmon-lab-")) if base_dir is None else Path(base_dir)
+        self.keep = keep
+        # Fresh random secrets per lab: they must never show up in replmon's output.
+        self.monitor_password = "mon-" + os.urandom(6).hex()
+        self.repl_password = "repl-" + os.urandom(6).hex()
+        self.redis_password = "red-" + os.urandom(6).hex()
+        self.primary = LabNode(self, "primary", server_id=1)
+        self.replica = LabNode(self, "replica", server_id=2)
+        self.started = False
+
+    @staticmethod
+    def free_port() -> int:
+        return free_port()
+
+    def __enter__(self) -> Lab:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        self.started = True
+
+    def _start(self) -> None:
+        p, r = self.primary, self.replica
+        p.install_mysql()
+        r.install_mysql()
+        p.start_mysql()
+        r.start_mysql()
+        for stmt in (
+            f"CREATE USER '{self.repl_user}'@'%' IDENTIFIED BY '{self.repl_password}'",
+            f"GRANT REPLICATION SLAVE ON *.* TO '{self.repl_user}'@'%'",
+            f"CREATE USER '{self.monitor_user}'@'%' IDENTIFIED BY '{self.monitor_password}'",
+            f"GRANT PROCESS, BINLOG MONITOR, SLAVE MONITOR ON *.* TO '{self.monitor_user}'@'%'",
+            "CREATE DATABASE lab",
+            "CREATE TABLE lab.t (id INT PRIMARY KEY AUTO_INCREMENT, v INT NOT NULL DEFAULT 0,"
+            " c CHAR(60) NOT NULL DEFAULT '') ENGINE=InnoDB",
+        ):
+            p.sql(stmt)
+        # The replica starts from an empty GTID position and replays the
+        # primary's whole binlog, accounts and schema included.
+        r.sql(
+            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%s, MASTER_USER=%s,"
+            " MASTER_PASSWORD=%s, MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1",
+            p.mysql_port, self.repl_user, self.repl_password,
+        )
+        r.sql("SET GLOBAL read_only=ON")
+        r.sql("START SLAVE")
+        p.start_redis()
+        r.start_redis(replica_of=p.redis_port)
+        self.wait_replica_caught_up(timeout=30)
+        self._wait_redis_link(timeout=30)
+
+    def stop(self) -> None:
+        for node in (self.replica, self.primary):
+            node.stop()
+        if self._own_dir and not self.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        self.started = False
+
+    def wait_replica_caught_up(self, timeout: float = 10.0) -> None:
+        """Wait until the replica's SQL thread has applied the primary's current GTID position."""
+        pos = self.primary.sql("SELECT @@gtid_binlog_pos")[0][0]
+        if not pos:
+            return
+        res = self.replica.sql("SELECT MASTER_GTID_WAIT(%s, %s)", pos, timeout)
+        if res[0][0] != 0:
+            status = self.replica.sql("SHOW SLAVE STATUS")
+            raise LabError(f"replica did not reach {pos} in {timeout} s: {status}")
+
+    def _wait_redis_link(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        with self.replica.redis() as rc:
+            while time.monotonic() < deadline:
+                info = rc.info("replication")
+                if info.get("master_link_status") == "up":
+                    return
+                time.sleep(0.05)
+        raise LabError("Redis replica link did not come up")
+
+
+def _accepts(unix_path: str) -> bool:
+    """True when something accepts connections on the unix socket."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(unix_path)
+        except OSError:
+            return False
+        return True
+
+
+def _user() -> str:
+    """mariadbd refuses to run as root unless told to; the lab runs as whoever we are."""
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+class WriteLoad:
+    """A background write load on the lab's primary: random-id UPDATEs and some
+    INSERTs on lab.t, plus Redis SET/GET, at roughly ``rate`` statements/s.
+    Used by the demo and by tests that need counters to move.
+
+        with WriteLoad(lab, rate=200):
+            ...
+    """
+
+    def __init__(self, lab: Lab, *, rate: float = 200.0, rows: int = 1000) -> None:
+        import threading
+
+        self.lab = lab
+        self.rate = rate
+        self.rows = rows
+        self.statements = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lab-write-load", daemon=True)
+
+    def __enter__(self) -> WriteLoad:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        p = self.lab.primary
+        have = p.sql("SELECT COUNT(*) FROM lab.t")[0][0]
+        if have < self.rows:
+            values = ",".join(["(0)"] * (self.rows - have))
+            p.sql(f"INSERT INTO lab.t (v) VALUES {values}")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        import random
+
+        node = self.lab.primary
+        conn = pymysql.connect(unix_socket=node.mysql_socket, user="root", autocommit=True)
+        rc = node.redis()
+        period = 1.0 / self.rate
+        next_t = time.monotonic()
+        try:
+            with conn.cursor() as cur:
+                while not self._stop.is_set():
+                    i = random.randint(1, self.rows)
+                    try:
+                        if self.statements % 10 == 9:
+                            cur.execute("INSERT INTO lab.t (v) VALUES (%s)", (i,))
+                        else:
+                            cur.execute("UPDATE lab.t SET v = v + 1 WHERE id = %s", (i,))
+                        rc.set(f"lab:k{i}", i)
+                        rc.get(f"lab:k{i % 97}")
+                    except (pymysql.err.Error, redis.exceptions.RedisError, OSError):
+                        # The server may be restarted or paused by a test: back off, reconnect.
+                        time.sleep(0.2)
+                        with contextlib.suppress(pymysql.err.Error, OSError):
+                            conn.ping(reconnect=True)
+                    self.statements += 1
+                    next_t += period
+                    delay = next_t - time.monotonic()
+                    if delay > 0:
+                        self._stop.wait(delay)
+                    else:
+                        next_t = time.monotonic()
+        finally:
+            conn.close()
+            rc.close()

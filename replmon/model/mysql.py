@@ -1,0 +1,344 @@
+"""What replmon knows about one MySQL/MariaDB server after one sample, and the
+rates between two samples.
+
+``MysqlSample`` is built by ``replmon.sources.mysql_parse.build_mysql_sample``
+from SHOW GLOBAL STATUS, SHOW GLOBAL VARIABLES (a subset, re-read about once a
+minute) and the replication status, and stamped by ``MysqlSource.sample()``.
+Every payload field has a default, so a failed sample is just
+``MysqlSample(status=..., wall=..., mono=...)`` with everything else empty/None.
+
+Statement counters (``Com_*``, ``Questions``) count statements; row counters
+count rows a storage engine changed. The two diverge for real reasons (an
+UPDATE that matches no row, one UPDATE changing many rows, a replica applying
+row events): see the shared reference, mysql_redis.md §2. Which family holds
+the row counts depends on the server: MySQL and older MariaDB have
+``Innodb_rows_*``; MariaDB 10.11 has none, so replmon falls back to the SQL
+layer's ``Handler_write/update/delete`` (``row_counters`` says which).
+
+``derive_mysql_rates(prev, cur)`` turns two samples into per-second rates over
+the real (monotonic) time between them. A restart (Uptime went down) or a FLUSH
+STATUS (Uptime_since_flush_status went down) gives no rates at all for that
+tick and says why in ``reset``; a single counter that went down gives None.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from replmon.model.base import Record, SampleBase
+from replmon.model.rates import counter_delta, counter_rate, ratio
+
+Flavour = Literal["mariadb", "mysql"]
+RowFamily = Literal["innodb", "handler"]
+IoRunning = Literal["Yes", "No", "Connecting"]
+
+COUNTER_FIELDS: tuple[str, ...] = (
+    # statements (orzdba -QPS-/-TPS-, innotop "general")
+    "Questions", "Queries",
+    "Com_select", "Com_insert", "Com_update", "Com_delete", "Com_replace",
+    "Com_insert_select", "Com_replace_select", "Com_update_multi", "Com_delete_multi",
+    "Com_commit", "Com_rollback",
+    # SQL-layer row calls (mytop Handler R/W/U/D; the row family on MariaDB 10.11)
+    "Handler_read_first", "Handler_read_key", "Handler_read_next", "Handler_read_prev",
+    "Handler_read_rnd", "Handler_read_rnd_next",
+    "Handler_write", "Handler_update", "Handler_delete",
+    "Rows_read",
+    # InnoDB rows (orzdba -innodb_rows; absent on MariaDB 10.11)
+    "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted", "Innodb_rows_read",
+    # InnoDB buffer pool, data and log I/O (orzdba -hit, -innodb_data, -innodb_log)
+    "Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads",
+    "Innodb_buffer_pool_pages_flushed", "Innodb_buffer_pool_wait_free",
+    "Innodb_data_read", "Innodb_data_written", "Innodb_data_reads", "Innodb_data_writes",
+    "Innodb_os_log_written", "Innodb_os_log_fsyncs", "Innodb_log_waits",
+    "Innodb_row_lock_waits", "Innodb_deadlocks",
+    # connections, network, temp tables
+    "Bytes_received", "Bytes_sent", "Connections", "Threads_created",
+    "Aborted_clients", "Aborted_connects", "Slow_queries",
+    "Created_tmp_disk_tables", "Created_tmp_tables", "Select_full_join",
+    # semi-sync, both naming generations (mysql_redis.md §2.8)
+    "Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx", "Rpl_semi_sync_master_no_times",
+    "Rpl_semi_sync_source_yes_tx", "Rpl_semi_sync_source_no_tx", "Rpl_semi_sync_source_no_times",
+)
+"""Cumulative status counters copied into ``MysqlSample.counters`` when the
+server has them (by their SHOW STATUS name). All count up from server start or
+the last FLUSH STATUS; units: statements, rows, calls, bytes, pages or events
+as the name says."""
+
+GAUGE_FIELDS: tuple[str, ...] = (
+    "Threads_running", "Threads_connected", "Threads_cached", "Max_used_connections",
+    "Innodb_buffer_pool_pages_total", "Innodb_buffer_pool_pages_free",
+    "Innodb_buffer_pool_pages_dirty", "Innodb_buffer_pool_pages_data",
+    "Innodb_row_lock_current_waits", "Innodb_history_list_length",
+    "Open_tables", "Open_files",
+    "Rpl_semi_sync_master_clients", "Rpl_semi_sync_source_clients",
+    "Rpl_semi_sync_master_wait_sessions", "Rpl_semi_sync_source_wait_sessions",
+    "Rpl_semi_sync_master_tx_avg_wait_time", "Rpl_semi_sync_source_tx_avg_wait_time",
+)
+"""Point-in-time status values copied into ``MysqlSample.gauges`` when present:
+threads/connections (count), buffer-pool pages (count of pages, usually 16 KiB),
+open tables/files (count), semi-sync clients/sessions (count) and average
+commit wait (microseconds)."""
+
+VARIABLE_NAMES: tuple[str, ...] = (
+    "auto_increment_increment", "auto_increment_offset", "read_only", "super_read_only",
+    "server_id", "binlog_format", "log_bin", "sync_binlog", "innodb_flush_log_at_trx_commit",
+    "rpl_semi_sync_master_enabled", "rpl_semi_sync_source_enabled",
+    "rpl_semi_sync_slave_enabled", "rpl_semi_sync_replica_enabled",
+    "max_connections", "innodb_buffer_pool_size", "gtid_mode", "gtid_strict_mode",
+    "version", "version_comment", "hostname",
+)
+"""SHOW GLOBAL VARIABLES kept in ``MysqlSample.variables`` (lower-case names)."""
+
+
+class SemiSync(Record):
+    """Semi-synchronous replication state, normalised over MariaDB/MySQL
+    ``master``/``slave`` and MySQL 8.0.26+ ``source``/``replica`` names.
+    None means the server does not have the plugin/variable (or it was not read)."""
+
+    source_enabled: bool | None = None
+    """rpl_semi_sync_master_enabled / _source_enabled: configured on as a source."""
+    source_active: bool | None = None
+    """Rpl_semi_sync_master_status / _source_status: ON = commits wait for a replica ack.
+    False while enabled = fell back to asynchronous replication."""
+    source_clients: int | None = None
+    """Count of semi-sync replicas connected to this source."""
+    replica_enabled: bool | None = None
+    """rpl_semi_sync_slave_enabled / _replica_enabled: configured on as a replica."""
+    replica_active: bool | None = None
+    """Rpl_semi_sync_slave_status / _replica_status: this replica acks now."""
+
+
+class ReplicaChannel(Record):
+    """One row of SHOW ALL SLAVES STATUS (MariaDB) / SHOW REPLICA|SLAVE STATUS
+    (MySQL), normalised to the MySQL 8.0.22+ names. Log positions are bytes
+    within the named binlog file of the source."""
+
+    name: str = ""
+    """Connection name (MariaDB) / channel name (MySQL); "" = the default one."""
+    io_running: IoRunning = "No"
+    """Receiver (I/O) thread: "Yes", "No", or "Connecting" (started, not connected)."""
+    sql_running: bool = False
+    """Applier (SQL) thread running."""
+    seconds_behind: int | None = None
+    """Seconds the applier is behind (Seconds_Behind_Source/Master). None when the
+    server says NULL (a thread stopped or not connected): never read None as 0."""
+    source_host: str = ""
+    """Host the replica connects to."""
+    source_port: int | None = None
+    """TCP port of the source."""
+    source_server_id: int | None = None
+    """server_id of the source (None until the receiver has connected once)."""
+    source_log_file: str = ""
+    """Source binlog file the receiver is reading."""
+    read_source_log_pos: int | None = None
+    """Bytes: receiver position in source_log_file."""
+    relay_source_log_file: str = ""
+    """Source binlog file holding the last event the applier executed."""
+    exec_source_log_pos: int | None = None
+    """Bytes: applier position in relay_source_log_file."""
+    last_io_errno: int = 0
+    """Receiver's last error number (0 = none; 2003 = cannot connect to the source)."""
+    last_io_error: str = ""
+    """Receiver's last error text."""
+    last_sql_errno: int = 0
+    """Applier's last error number (0 = none)."""
+    last_sql_error: str = ""
+    """Applier's last error text."""
+    using_gtid: bool | None = None
+    """Positions by GTID: MariaDB Using_Gtid != No, MySQL Auto_Position = 1."""
+    gtid_retrieved: str = ""
+    """GTIDs received: MariaDB Gtid_IO_Pos (domain-server-seq), MySQL Retrieved_Gtid_Set."""
+    gtid_executed: str = ""
+    """GTIDs applied: MariaDB Gtid_Slave_Pos, MySQL Executed_Gtid_Set (newlines removed)."""
+    sql_delay: int | None = None
+    """Seconds of configured delayed replication (MASTER_DELAY / SOURCE_DELAY)."""
+    io_state: str = ""
+    """Receiver thread state text (wording differs across versions: never match it exactly)."""
+    sql_state: str = ""
+    """Applier thread state text."""
+
+    @property
+    def applier_backlog_bytes(self) -> int | None:
+        """Bytes received but not yet applied, when both threads are in the same
+        source binlog file (innotop's bytes_behind_master); None otherwise."""
+        if (
+            self.read_source_log_pos is None
+            or self.exec_source_log_pos is None
+            or not self.source_log_file
+            or self.source_log_file != self.relay_source_log_file
+        ):
+            return None
+        return max(0, self.read_source_log_pos - self.exec_source_log_pos)
+
+
+class MysqlSample(SampleBase):
+    """One reading of one MySQL/MariaDB server: a timed COM_PING, SHOW GLOBAL
+    STATUS, the replication status and (when due) SHOW GLOBAL VARIABLES."""
+
+    # --- server -------------------------------------------------------------
+    flavour: Flavour | None = None
+    """"mariadb" when the version string says MariaDB, else "mysql"."""
+    version: str = ""
+    """Server version from the handshake, e.g. "10.11.19-MariaDB-0+deb12u1-log"
+    (MariaDB's "5.5.5-" compatibility prefix removed)."""
+    rtt_ms: float | None = None
+    """Milliseconds: one COM_PING round trip, timed just before SHOW GLOBAL STATUS."""
+    uptime_s: int | None = None
+    """Seconds since the server started (Uptime); lower than before = restart."""
+    uptime_since_flush_s: int | None = None
+    """Seconds since the last FLUSH STATUS (Uptime_since_flush_status); lower = flush."""
+
+    # --- status ---------------------------------------------------------------
+    counters: dict[str, int] = Field(default_factory=dict)
+    """Cumulative counters of COUNTER_FIELDS the server has, by status name."""
+    gauges: dict[str, int | float] = Field(default_factory=dict)
+    """Point-in-time values of GAUGE_FIELDS the server has, by status name."""
+    semi_sync: SemiSync = Field(default_factory=SemiSync)
+    """Semi-sync state (enabled flags come from ``variables``)."""
+    row_counters: RowFamily | None = None
+    """Which counters the rows_* fields come from: "innodb" (Innodb_rows_*) when the
+    server has Innodb_rows_updated, else "handler" (Handler_write/update/delete;
+    rows_read from Rows_read or the sum of Handler_read_*). Handler counts cover
+    every engine and system tables too: on a MariaDB replica each applied
+    transaction also writes (and later deletes) a mysql.gtid_slave_pos row."""
+    rows_inserted: int | None = None
+    """Rows inserted (cumulative), from the ``row_counters`` family."""
+    rows_updated: int | None = None
+    """Rows actually changed by updates (cumulative); matched-but-unchanged rows do not count."""
+    rows_deleted: int | None = None
+    """Rows deleted (cumulative)."""
+    rows_read: int | None = None
+    """Rows read (cumulative)."""
+
+    # --- variables -------------------------------------------------------------
+    variables: dict[str, str] = Field(default_factory=dict)
+    """SHOW GLOBAL VARIABLES subset (VARIABLE_NAMES present on this server), raw strings
+    as the server prints them ("ON", "1", "ROW"...)."""
+    variables_age_s: float | None = None
+    """Seconds since ``variables`` were read (they are re-read about once a minute
+    and after every reconnect)."""
+
+    # --- replication -----------------------------------------------------------
+    replication: list[ReplicaChannel] = Field(default_factory=list)
+    """One entry per replication connection/channel; empty when the server is not a
+    replica (or when replication_error is set)."""
+    replication_error: str | None = None
+    """Why the replication status could not be read (e.g. a missing privilege); the
+    rest of the sample is still valid."""
+    replication_hint: str | None = None
+    """What to do about replication_error (the GRANT to run)."""
+
+
+class MysqlRates(Record):
+    """What changed between two MysqlSamples, per second of real elapsed time.
+
+    Every rate is None when it cannot be trusted: no previous sample, a failed
+    sample, time did not advance, a restart or FLUSH STATUS in between
+    (``reset``), or that counter went down."""
+
+    dt_s: float | None = None
+    """Seconds between the two readings (monotonic clock); None without a usable pair."""
+    reset: Literal["restart", "flush"] | None = None
+    """"restart": Uptime went down (or the server version changed). "flush": Uptime_since_
+    flush_status went down (FLUSH STATUS). Either way every rate of this tick is None."""
+    counters: dict[str, float | None] = Field(default_factory=dict)
+    """Per-second rate of every counter in the current sample's ``counters``, by name."""
+    row_counters: RowFamily | None = None
+    """The row family the rows_*_per_s rates come from (see MysqlSample.row_counters)."""
+    rows_inserted_per_s: float | None = None
+    """Rows inserted per second."""
+    rows_updated_per_s: float | None = None
+    """Rows changed by updates per second."""
+    rows_deleted_per_s: float | None = None
+    """Rows deleted per second."""
+    rows_read_per_s: float | None = None
+    """Rows read per second."""
+    qps: float | None = None
+    """Client statements per second (ΔQuestions; COM_PING is not counted)."""
+    com_select_per_s: float | None = None
+    """SELECT statements per second (orzdba "sel")."""
+    com_insert_per_s: float | None = None
+    """INSERT statements per second (orzdba "ins")."""
+    com_update_per_s: float | None = None
+    """UPDATE statements per second, single-table (orzdba "upd")."""
+    com_delete_per_s: float | None = None
+    """DELETE statements per second, single-table (orzdba "del")."""
+    iud_per_s: float | None = None
+    """INSERT+UPDATE+DELETE statements per second (orzdba "-TPS- iud": write
+    statements, not commits)."""
+    rows_updated_per_update: float | None = None
+    """ΔRows updated / ΔCom_update over the interval (row family of row_counters):
+    below 1 = UPDATEs that change nothing, above 1 = multi-row UPDATEs. None when no
+    UPDATE ran. Compare to a learned baseline, not to 1 (mysql_redis.md §2.3)."""
+    bp_read_requests_per_s: float | None = None
+    """InnoDB logical reads per second (orzdba "lor")."""
+    bp_hit_pct: float | None = None
+    """Buffer-pool hit percent over the interval: (Δread_requests − Δreads) /
+    Δread_requests × 100 (orzdba "hit"). None when there were no read requests."""
+
+
+_STATEMENT_RATES: dict[str, str] = {
+    "qps": "Questions",
+    "com_select_per_s": "Com_select",
+    "com_insert_per_s": "Com_insert",
+    "com_update_per_s": "Com_update",
+    "com_delete_per_s": "Com_delete",
+}
+
+
+def reset_kind(prev: MysqlSample, cur: MysqlSample) -> Literal["restart", "flush"] | None:
+    """Why counters of ``cur`` cannot be compared with ``prev``, if they cannot."""
+    if prev.version and cur.version and prev.version != cur.version:
+        return "restart"
+    if prev.uptime_s is not None and cur.uptime_s is not None and cur.uptime_s < prev.uptime_s:
+        return "restart"
+    pf, cf = prev.uptime_since_flush_s, cur.uptime_since_flush_s
+    if pf is not None and cf is not None and cf < pf:
+        return "flush"
+    return None
+
+
+def derive_mysql_rates(prev: MysqlSample | None, cur: MysqlSample) -> MysqlRates:
+    """Rates between two consecutive samples of the same server (pure function).
+
+    Divides by the real monotonic time between the readings. No rates (all
+    None) without a usable previous sample, when time did not advance, or after
+    a restart/FLUSH STATUS (``reset`` says which)."""
+    if not cur.status.ok or prev is None or not prev.status.ok:
+        return MysqlRates()
+    dt = cur.mono - prev.mono
+    if dt <= 0:
+        return MysqlRates()
+    reset = reset_kind(prev, cur)
+    if reset is not None:
+        return MysqlRates(dt_s=dt, reset=reset)
+
+    pc, cc = prev.counters, cur.counters
+    values: dict[str, object] = {
+        "dt_s": dt,
+        "counters": {n: counter_rate(pc.get(n), v, dt) for n, v in cc.items()},
+    }
+    statements = {
+        out: counter_rate(pc.get(name), cc.get(name), dt) for out, name in _STATEMENT_RATES.items()
+    }
+    values.update(statements)
+    writes = [statements[k] for k in ("com_insert_per_s", "com_update_per_s", "com_delete_per_s")]
+    values["iud_per_s"] = None if None in writes else sum(w for w in writes if w is not None)
+
+    if prev.row_counters is not None and prev.row_counters == cur.row_counters:
+        values["row_counters"] = cur.row_counters
+        for field in ("rows_inserted", "rows_updated", "rows_deleted", "rows_read"):
+            values[f"{field}_per_s"] = counter_rate(getattr(prev, field), getattr(cur, field), dt)
+        d_rows = counter_delta(prev.rows_updated, cur.rows_updated)
+        d_upd = counter_delta(pc.get("Com_update"), cc.get("Com_update"))
+        values["rows_updated_per_update"] = ratio(d_rows, d_upd)
+
+    req_name, miss_name = "Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads"
+    values["bp_read_requests_per_s"] = counter_rate(pc.get(req_name), cc.get(req_name), dt)
+    d_req = counter_delta(pc.get(req_name), cc.get(req_name))
+    d_miss = counter_delta(pc.get(miss_name), cc.get(miss_name))
+    if d_req and d_miss is not None:
+        values["bp_hit_pct"] = max(0.0, (d_req - d_miss) / d_req * 100.0)
+    return MysqlRates.model_validate(values)

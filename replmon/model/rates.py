@@ -1,0 +1,44 @@
+"""Counter arithmetic. Rates come from two consecutive readings and their real
+(monotonic) timestamps, never the nominal interval. A counter that went down
+(restart, FLUSH STATUS, reboot, reconnect, 32-bit wrap) yields no rate: None,
+never a negative or absurd number."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+
+def counter_rate(prev: float | None, cur: float | None, dt: float) -> float | None:
+    """Per-second rate of a monotonically increasing counter, or None when it
+    cannot be trusted: a value is missing, time did not advance, or the counter went down."""
+    if prev is None or cur is None or dt <= 0:
+        return None
+    delta = cur - prev
+    if delta < 0:
+        return None
+    return delta / dt
+
+
+def counter_delta(prev: float | None, cur: float | None) -> float | None:
+    """Increase of a counter between two readings; None if it went down or is missing."""
+    if prev is None or cur is None:
+        return None
+    delta = cur - prev
+    return None if delta < 0 else delta
+
+
+def rates_for(
+    prev: Mapping[str, float | int],
+    cur: Mapping[str, float | int],
+    dt: float,
+    names: Iterable[str],
+) -> dict[str, float | None]:
+    """counter_rate for each name present in ``cur``."""
+    return {n: counter_rate(prev.get(n), cur[n], dt) for n in names if n in cur}
+
+
+def ratio(num: float | None, den: float | None) -> float | None:
+    """num/den, or None when either is unknown or den is zero."""
+    if num is None or den is None or den == 0:
+        return None
+    return num / den

@@ -1,0 +1,137 @@
+"""The Tick: the one stream every reader consumes.
+
+A Tick pairs the primary's and the replica's samples taken in the same
+interval. Each node carries its raw samples (counters stay counters) and the
+rates derived from its previous samples, so readers need no state of their own.
+``derive_node_rates`` is pure: replay recomputes exactly what the live
+collector computed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from replmon.model.base import Record, SourceState, SourceStatus
+from replmon.model.drbd import DrbdRates, DrbdSample, derive_drbd_rates
+from replmon.model.host import HostRates, HostSample, derive_host_rates
+from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
+from replmon.model.redis import RedisRates, RedisSample, derive_redis_rates
+
+Role = Literal["primary", "replica"]
+SOURCE_KINDS = ("host", "drbd", "mysql", "redis")
+
+
+class NodeRates(Record):
+    """Per-second rates for one node, from its previous and current samples."""
+
+    host: HostRates = Field(default_factory=HostRates)
+    drbd: DrbdRates = Field(default_factory=DrbdRates)
+    mysql: MysqlRates = Field(default_factory=MysqlRates)
+    redis: RedisRates = Field(default_factory=RedisRates)
+
+
+class NodeTick(Record):
+    """One node's share of a tick. Every source is always present: one that is
+    switched off for this node has state "absent" and says so."""
+
+    role: Role
+    name: str
+    """The node's name as the user gave it (e.g. db163)."""
+    host: HostSample = Field(default_factory=HostSample)
+    drbd: DrbdSample = Field(default_factory=DrbdSample)
+    mysql: MysqlSample = Field(default_factory=MysqlSample)
+    redis: RedisSample = Field(default_factory=RedisSample)
+    rates: NodeRates = Field(default_factory=NodeRates)
+
+    def statuses(self) -> dict[str, SourceStatus]:
+        """Source kind -> its status, for compact displays."""
+        return {
+            "host": self.host.status,
+            "drbd": self.drbd.status,
+            "mysql": self.mysql.status,
+            "redis": self.redis.status,
+        }
+
+
+class Tick(Record):
+    """Both nodes' samples for tick number ``seq``."""
+
+    seq: int
+    """0 for the first tick; increases by one per emitted tick (skipped slots do not count)."""
+    interval: float
+    """Configured sampling interval, seconds."""
+    wall: float
+    """Epoch seconds at which sampling of this tick started."""
+    mono: float
+    """time.monotonic() at which sampling of this tick started."""
+    due_mono: float
+    """When this tick was due: t0 + slot x interval. ``mono - due_mono`` is its start lag."""
+    slot: int
+    """Schedule slot this tick was due in; a gap from the previous tick's slot means missed slots."""
+    late: bool = False
+    """Not on schedule: slots were missed before it, or sampling started more than
+    collector.LATE_FRACTION of the interval after it was due."""
+    missed: int = 0
+    """Slots skipped before this tick because the previous one overran (never caught up in a burst)."""
+    duration_ms: float = 0.0
+    """Time from the start of sampling to the tick being complete."""
+    primary: NodeTick
+    replica: NodeTick
+
+    @property
+    def nodes(self) -> tuple[NodeTick, NodeTick]:
+        return (self.primary, self.replica)
+
+    @property
+    def start_lag_ms(self) -> float:
+        return (self.mono - self.due_mono) * 1000
+
+
+AnySample = HostSample | DrbdSample | MysqlSample | RedisSample
+
+
+def _ok(sample: AnySample | None) -> bool:
+    return sample is not None and sample.status.state is SourceState.OK
+
+
+def derive_node_rates(prev: NodeTick | None, cur: NodeTick) -> NodeRates:
+    """Rates for ``cur`` from an earlier reading of the same node (None for the first).
+
+    ``prev`` normally holds the last *ok* sample of each source (see RateTracker),
+    so a source that failed for a few ticks gets its rate over the whole gap,
+    measured with the real timestamps, instead of none at all."""
+    p = prev
+    return NodeRates(
+        host=derive_host_rates(p.host if p and _ok(p.host) else None, cur.host)
+        if _ok(cur.host) else HostRates(),
+        drbd=derive_drbd_rates(p.drbd if p and _ok(p.drbd) else None, cur.drbd)
+        if _ok(cur.drbd) else DrbdRates(),
+        mysql=derive_mysql_rates(p.mysql if p and _ok(p.mysql) else None, cur.mysql)
+        if _ok(cur.mysql) else MysqlRates(),
+        redis=derive_redis_rates(p.redis if p and _ok(p.redis) else None, cur.redis)
+        if _ok(cur.redis) else RedisRates(),
+    )
+
+
+class RateTracker:
+    """Remembers each node's last ok sample per source and attaches rates to
+    new NodeTicks. The collector and replay both use it, so a replayed tick
+    gets exactly the rates the live one had."""
+
+    def __init__(self) -> None:
+        self._last: dict[Role, NodeTick] = {}
+
+    def attach(self, node: NodeTick) -> NodeTick:
+        """``node`` with its ``rates`` filled in."""
+        prev = self._last.get(node.role)
+        rates = derive_node_rates(prev, node)
+        if prev is None:
+            self._last[node.role] = node
+        else:
+            self._last[node.role] = prev.model_copy(update={
+                kind: getattr(node, kind)
+                for kind in SOURCE_KINDS if _ok(getattr(node, kind))
+            })
+        return node.model_copy(update={"rates": rates})

@@ -1,0 +1,141 @@
+"""The contract every source follows.
+
+A source samples one thing (host, drbd, mysql, redis) on one node. Subclasses
+implement ``_fetch()``, which returns a sample with its payload or raises
+(SourceError with a state, ParseError, FileNotFoundError, TimeoutError...).
+``sample()`` never raises: it runs ``_fetch`` under the per-source timeout and
+turns every failure into a SourceStatus on an empty sample, remembering since
+when the source has been in its current state.
+
+A fetch that overruns its timeout is not abandoned to pile up: while it is
+still running (a blocked pymysql call in a worker thread, say), later ticks
+report "timeout" at once instead of starting another request behind it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from types import TracebackType
+from typing import ClassVar, Generic, TypeVar
+
+from replmon.errors import ParseError, SourceError
+from replmon.model.base import SampleBase, SourceState, SourceStatus
+
+S = TypeVar("S", bound=SampleBase)
+
+
+class Source(ABC, Generic[S]):
+    """Base of all sources; an async context manager around open()/close()."""
+
+    kind: ClassVar[str]
+    """"host", "drbd", "mysql" or "redis"."""
+    sample_type: type[S]
+
+    def __init__(self, *, timeout: float = 0.8) -> None:
+        self.timeout = timeout
+        self._state: SourceState | None = None
+        self._since: float | None = None
+        self._inflight: asyncio.Task[S] | None = None
+        self._inflight_started = 0.0
+
+    async def open(self) -> None:
+        """Acquire long-lived resources (connections). Must not raise for an
+        unreachable server: the first sample() reports that."""
+
+    async def close(self) -> None:
+        """Release resources; safe to call twice."""
+        if self._inflight is not None and not self._inflight.done():
+            self._inflight.cancel()
+        self._inflight = None
+
+    async def __aenter__(self) -> Source[S]:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @abstractmethod
+    async def _fetch(self) -> S:
+        """Fetch and parse one reading, payload filled and status ok."""
+
+    async def sample(self) -> S:
+        wall, mono = time.time(), time.monotonic()
+        if self._inflight is not None:
+            if not self._inflight.done():
+                waited = mono - self._inflight_started
+                return self._fail(
+                    wall, mono, SourceState.TIMEOUT,
+                    f"no answer for {waited:.1f} s (previous request still pending)", None,
+                )
+            self._consume(self._inflight)  # a late answer is stale: drop it
+            self._inflight = None
+
+        task = asyncio.ensure_future(self._fetch())
+        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        elapsed_ms = (time.monotonic() - mono) * 1000
+        if not done:
+            self._inflight, self._inflight_started = task, mono
+            return self._fail(
+                wall, mono, SourceState.TIMEOUT, f"no answer within {self.timeout:.2f} s", None
+            )
+        try:
+            result = task.result()
+        except SourceError as e:
+            return self._fail(wall, mono, _state(e.state), str(e), e.hint, elapsed_ms)
+        except ParseError as e:
+            return self._fail(wall, mono, SourceState.PARSE_ERROR, str(e), None, elapsed_ms)
+        except FileNotFoundError as e:
+            return self._fail(
+                wall, mono, SourceState.ABSENT, f"not found: {e.filename or e}", None, elapsed_ms
+            )
+        except (TimeoutError, asyncio.TimeoutError) as e:
+            return self._fail(
+                wall, mono, SourceState.TIMEOUT, str(e) or "timed out", None, elapsed_ms
+            )
+        except OSError as e:
+            return self._fail(
+                wall, mono, SourceState.UNREACHABLE, str(e), None, elapsed_ms
+            )
+        status = SourceStatus(state=SourceState.OK, since=self._enter(SourceState.OK, wall))
+        return result.model_copy(
+            update={"status": status, "wall": wall, "mono": mono, "elapsed_ms": elapsed_ms}
+        )
+
+    def _enter(self, state: SourceState, wall: float) -> float:
+        if state is not self._state or self._since is None:
+            self._state, self._since = state, wall
+        return self._since
+
+    def _fail(
+        self,
+        wall: float,
+        mono: float,
+        state: SourceState,
+        error: str,
+        hint: str | None,
+        elapsed_ms: float | None = None,
+    ) -> S:
+        status = SourceStatus(state=state, error=error, hint=hint, since=self._enter(state, wall))
+        if elapsed_ms is None:
+            elapsed_ms = (time.monotonic() - mono) * 1000
+        return self.sample_type(status=status, wall=wall, mono=mono, elapsed_ms=elapsed_ms)
+
+    @staticmethod
+    def _consume(task: asyncio.Task[S]) -> None:
+        if not task.cancelled():
+            task.exception()  # mark retrieved; the value is stale either way
+
+
+def _state(value: str) -> SourceState:
+    try:
+        return SourceState(value)
+    except ValueError:
+        return SourceState.ERROR

@@ -1,0 +1,376 @@
+"""The MySQL/MariaDB source: one worker-thread call per sample.
+
+How it talks to the server
+--------------------------
+pymysql is blocking, so each sample runs one function in a worker thread
+(``asyncio.to_thread``) that does, on one kept connection:
+
+1. ``COM_PING`` (``conn.ping(reconnect=False)``), timed with perf_counter: rtt_ms;
+2. ``SHOW GLOBAL STATUS WHERE Variable_name IN (...)`` (only the names replmon reads);
+3. the replication status: MariaDB ``SHOW ALL SLAVES STATUS``, MySQL >= 8.0.22
+   ``SHOW REPLICA STATUS``, older MySQL ``SHOW SLAVE STATUS``;
+4. when due (first sample, every ``variables_every`` seconds, after a reconnect)
+   ``SHOW GLOBAL VARIABLES WHERE Variable_name IN (...)``;
+
+then parses the rows (``mysql_parse``) into a MysqlSample. The Source base
+runs it under the per-source timeout and, while a timed-out call is still
+blocked in its thread (a hung server), reports "timeout" without starting
+another; pymysql's own read_timeout (from the endpoint) eventually frees it.
+
+Connections are made lazily. Any connection-level error drops the connection;
+the next sample reconnects. A kept connection that turns out dead (server
+restarted, wait_timeout) is replaced once within the same sample. After a
+failed connection attempt, further attempts wait ``reconnect_interval``
+(1 s): a dead server is not hammered, and samples in between fail fast with
+the last error.
+
+Errors become SourceError with a state: access denied (1045/1044/1698) ->
+"auth"; refused, unknown host, lost connection, connect timeout -> "unreachable";
+a read timeout on an established connection -> "timeout"; anything else ->
+"error". A missing privilege for the replication status (1227) does not fail
+the sample: it sets ``replication_error`` and a hint naming the GRANT.
+
+The password is a SecretStr; ``get_secret_value()`` is called only inside the
+``pymysql.connect`` call. Error texts are pymysql's messages (user@host, never
+the password), scrubbed of the password all the same, and exceptions are
+re-raised ``from None`` so no pymysql frame is chained into a log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from typing import Any, ClassVar
+
+import pymysql
+import pymysql.cursors
+
+from replmon.endpoints import MysqlEndpoint
+from replmon.errors import SourceError
+from replmon.model.mysql import VARIABLE_NAMES, Flavour, MysqlSample
+from replmon.sources.base import Source
+from replmon.sources.mysql_parse import (
+    STATUS_NAMES,
+    build_mysql_sample,
+    clean_version,
+    detect_flavour,
+    parse_global_status,
+    parse_replica_status,
+    parse_variables,
+    replica_status_query,
+    version_tuple,
+)
+
+log = logging.getLogger(__name__)
+
+STATUS_QUERY = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(
+    ", ".join(f"'{n}'" for n in STATUS_NAMES)
+)
+VARIABLES_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
+    ", ".join(f"'{n}'" for n in VARIABLE_NAMES)
+)
+
+_AUTH_CODES = {1044, 1045, 1698}
+_UNREACHABLE_CODES = {2002, 2003, 2005, 2006, 2013, 2055}
+_RETRYABLE_CODES = {2006, 2013}  # a kept connection the server has dropped
+AUTH_HINT = (
+    "check the MySQL user and password replmon uses for this node (config, ~/.my.cnf, "
+    "REPLMON_*_MYSQL_PASSWORD) and that the account may connect from this host"
+)
+SOCKET_AUTH_HINT = (
+    "this account authenticates by unix socket only; give replmon a password account "
+    "(CREATE USER ... IDENTIFIED BY ...)"
+)
+UNREACHABLE_HINT = "is the server running and listening there (bind-address, firewall)?"
+NOT_MYSQL_HINT = "is a MySQL/MariaDB server listening on this address?"
+
+
+def replication_grant_hint(flavour: Flavour, version: str, user: str) -> str:
+    """The GRANT that lets ``user`` read the replication status on this server."""
+    if flavour == "mariadb" and version_tuple(version) >= (10, 5, 0):
+        return (
+            f"GRANT REPLICA MONITOR ON *.* TO '{user}'@'<host>' (alias SLAVE MONITOR, "
+            "MariaDB >= 10.5.9); PROCESS is needed for SHOW ENGINE INNODB STATUS"
+        )
+    return (
+        f"GRANT REPLICATION CLIENT ON *.* TO '{user}'@'<host>'; "
+        "PROCESS is needed for SHOW ENGINE INNODB STATUS"
+    )
+
+
+class _Backoff:
+    """After a failed connection attempt, no new attempt for ``interval`` seconds."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.last: SourceError | None = None
+        self._not_before = 0.0
+
+    def waiting(self, now: float) -> float:
+        """Seconds until the next attempt is allowed (0 = go ahead)."""
+        return max(0.0, self._not_before - now) if self.last is not None else 0.0
+
+    def failed(self, error: SourceError, now: float) -> None:
+        self.last, self._not_before = error, now + self.interval
+
+    def succeeded(self) -> None:
+        self.last, self._not_before = None, 0.0
+
+
+class _Lost(Exception):
+    """Internal: a connection-level failure; ``error`` is what the sample reports."""
+
+    def __init__(self, error: SourceError, retryable: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retryable = retryable
+
+
+class MysqlSource(Source[MysqlSample]):
+    """Samples one MySQL/MariaDB server (status, replication, variables)."""
+
+    kind: ClassVar[str] = "mysql"
+    sample_type = MysqlSample
+
+    def __init__(
+        self,
+        endpoint: MysqlEndpoint,
+        *,
+        timeout: float = 0.8,
+        variables_every: float = 60.0,
+        reconnect_interval: float = 1.0,
+    ) -> None:
+        super().__init__(timeout=timeout)
+        self.endpoint = endpoint
+        self.variables_every = variables_every
+        self._backoff = _Backoff(reconnect_interval)
+        self._lock = threading.Lock()  # held by the worker thread while it uses _conn
+        self._conn: pymysql.connections.Connection[Any] | None = None
+        self._closed = False
+        self._version = ""
+        self._flavour: Flavour = "mysql"
+        self._replica_query = "SHOW SLAVE STATUS"
+        self._variables: dict[str, str] = {}
+        self._variables_mono: float | None = None
+
+    def __repr__(self) -> str:
+        return f"MysqlSource({self.endpoint.display()})"
+
+    async def open(self) -> None:
+        """Nothing to do: the first sample connects."""
+        self._closed = False
+
+    async def close(self) -> None:
+        await super().close()
+        self._closed = True
+        if self._lock.acquire(blocking=False):
+            try:
+                self._drop()
+            finally:
+                self._lock.release()
+        # else: a worker is still blocked on a hung server; it drops the
+        # connection itself when pymysql's read_timeout frees it.
+
+    async def _fetch(self) -> MysqlSample:
+        if self._conn is None:
+            wait = self._backoff.waiting(time.monotonic())
+            if wait > 0 and self._backoff.last is not None:
+                last = self._backoff.last
+                raise SourceError(
+                    f"{last} (next connection attempt in {wait:.1f} s)",
+                    state=last.state,
+                    hint=last.hint,
+                )
+        return await asyncio.to_thread(self._work)
+
+    # --- worker thread ---------------------------------------------------------
+
+    def _work(self) -> MysqlSample:
+        with self._lock:
+            try:
+                if self._closed:
+                    raise SourceError(f"{self.endpoint.display()}: source closed")
+                conn, reused = self._conn, self._conn is not None
+                if conn is None:
+                    conn = self._connect()
+                try:
+                    return self._read(conn, fresh=not reused)
+                except _Lost as lost:
+                    self._drop()
+                    if not (reused and lost.retryable):
+                        raise lost.error from None
+                    log.debug("%s: kept connection lost (%s); reconnecting", self, lost.error)
+                    try:
+                        return self._read(self._connect(), fresh=True)
+                    except _Lost as again:
+                        self._drop()
+                        raise again.error from None
+            finally:
+                if self._closed:
+                    self._drop()
+
+    def _connect(self) -> pymysql.connections.Connection[Any]:
+        ep = self.endpoint
+        where = {"unix_socket": ep.socket} if ep.socket else {"host": ep.host, "port": ep.port}
+        try:
+            conn = pymysql.connect(
+                **where,
+                user=ep.user,
+                password=ep.password.get_secret_value() if ep.password is not None else "",
+                connect_timeout=ep.connect_timeout,
+                read_timeout=ep.read_timeout,
+                write_timeout=ep.read_timeout,
+                autocommit=True,
+                charset="utf8mb4",
+                local_infile=False,
+            )
+        except Exception as e:  # noqa: BLE001 - every failure becomes a status
+            error = self._error(e, connecting=True)
+            self._backoff.failed(error, time.monotonic())
+            log.debug("%s: connect failed: %s", self, error)
+            raise error from None
+        self._backoff.succeeded()
+        self._conn = conn
+        self._version = clean_version(str(conn.get_server_info() or ""))  # type: ignore[no-untyped-call]
+        self._flavour = detect_flavour(self._version)
+        self._replica_query = replica_status_query(self._flavour, self._version)
+        log.debug("%s: connected to %s", self, self._version)
+        return conn
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def _read(self, conn: pymysql.connections.Connection[Any], *, fresh: bool) -> MysqlSample:
+        """Ping, status, replication, variables when due; connection errors raise _Lost."""
+        try:
+            start = time.perf_counter()
+            conn.ping(reconnect=False)
+            rtt_ms = (time.perf_counter() - start) * 1000.0
+            with conn.cursor() as cur:
+                cur.execute(STATUS_QUERY)
+                status_rows = cur.fetchall()
+                last = self._variables_mono
+                due = last is None or time.monotonic() - last >= self.variables_every
+                if fresh or due:
+                    cur.execute(VARIABLES_QUERY)
+                    self._variables = parse_variables(cur.fetchall())
+                    self._variables_mono = time.monotonic()
+            replication, repl_error, repl_hint = self._replication(conn)
+        except (pymysql.err.MySQLError, OSError) as e:
+            error = self._error(e, connecting=False)
+            if self._is_connection_error(e):
+                raise _Lost(error, self._is_retryable(e)) from None
+            raise error from None
+        except Exception as e:  # noqa: BLE001 - protocol garbage (not a MySQL server?)
+            text = f"{self.endpoint.display()}: unexpected reply: {self._clean(e)}"
+            raise _Lost(SourceError(text, hint=NOT_MYSQL_HINT), False) from None
+        status = parse_global_status(status_rows)
+        age = None if self._variables_mono is None else time.monotonic() - self._variables_mono
+        return build_mysql_sample(
+            version=self._version,
+            status=status,
+            variables=self._variables,
+            replication=parse_replica_status(replication, self._flavour),
+            replication_error=repl_error,
+            replication_hint=repl_hint,
+            rtt_ms=rtt_ms,
+            variables_age_s=age,
+        )
+
+    def _replication(
+        self, conn: pymysql.connections.Connection[Any]
+    ) -> tuple[list[dict[str, Any]], str | None, str | None]:
+        """Rows of the replication status, or ([], error, hint) on a missing privilege."""
+        with conn.cursor(pymysql.cursors.DictCursor) as cur:
+            try:
+                cur.execute(self._replica_query)
+            except pymysql.err.MySQLError as e:
+                code = _code(e)
+                if code == 1227:
+                    text = f"{self._replica_query}: {self._clean(e)}"
+                    hint = replication_grant_hint(self._flavour, self._version, self.endpoint.user)
+                    return [], text, hint
+                if code == 1064 and self._replica_query != "SHOW SLAVE STATUS":
+                    self._replica_query = "SHOW SLAVE STATUS"  # an older server: fall back once
+                    cur.execute(self._replica_query)
+                else:
+                    raise
+            return list(cur.fetchall()), None, None
+
+    # --- error mapping ------------------------------------------------------------
+
+    @staticmethod
+    def _is_connection_error(e: BaseException) -> bool:
+        code = _code(e)
+        return (
+            isinstance(e, OSError | pymysql.err.InterfaceError)
+            or code in _UNREACHABLE_CODES
+            or (code is not None and 2000 <= code < 3000)
+        )
+
+    @staticmethod
+    def _is_retryable(e: BaseException) -> bool:
+        """A kept connection the server closed (not a hung server timing out)."""
+        text = str(e).lower()
+        if "timed out" in text or isinstance(e, TimeoutError):
+            return False
+        return _code(e) in _RETRYABLE_CODES or isinstance(
+            e, pymysql.err.InterfaceError | ConnectionError
+        )
+
+    def _error(self, e: BaseException, *, connecting: bool) -> SourceError:
+        where, text, code = self.endpoint.display(), self._clean(e), _code(e)
+        if code in _AUTH_CODES:
+            hint = SOCKET_AUTH_HINT if code == 1698 else AUTH_HINT
+            return SourceError(f"{where}: {text}", state="auth", hint=hint)
+        if code == 1040:
+            return SourceError(
+                f"{where}: {text}", hint="the server is at max_connections; look for a leak"
+            )
+        if code == 1129:
+            return SourceError(
+                f"{where}: {text}",
+                hint="too many failed connects from this host: FLUSH HOSTS on the server",
+            )
+        timed_out = "timed out" in text.lower() or isinstance(e, TimeoutError)
+        if not connecting and timed_out:
+            return SourceError(
+                f"{where}: no reply within {self.endpoint.read_timeout:g} s ({text})",
+                state="timeout",
+            )
+        if self._is_connection_error(e):
+            return SourceError(f"{where}: {text}", state="unreachable", hint=UNREACHABLE_HINT)
+        if isinstance(e, RuntimeError) and "cryptography" in text:
+            return SourceError(
+                f"{where}: {text}",
+                state="auth",
+                hint="install the 'cryptography' package (needed for caching_sha2_password "
+                "over TCP without TLS)",
+            )
+        if not isinstance(e, pymysql.err.MySQLError):
+            return SourceError(f"{where}: {text}", hint=NOT_MYSQL_HINT)
+        return SourceError(f"{where}: {text}")
+
+    def _clean(self, e: BaseException) -> str:
+        """The exception's message (pymysql: "(code, msg)" -> "msg (code)"), password blanked."""
+        args: tuple[object, ...] = tuple(getattr(e, "args", ()))
+        if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
+            text = f"{args[1]} ({args[0]})"
+        else:
+            text = str(e) or type(e).__name__
+        pw = self.endpoint.password.get_secret_value() if self.endpoint.password else ""
+        return text.replace(pw, "**********") if pw else text
+
+
+def _code(e: BaseException) -> int | None:
+    """pymysql's error number (first arg), if any."""
+    args = getattr(e, "args", ())
+    if args and isinstance(args[0], int) and not isinstance(args[0], bool):
+        return args[0]
+    return None

@@ -1,0 +1,419 @@
+"""Pure functions from the rows pymysql returns to replmon's MySQL model.
+
+Input shapes (what ``cursor.fetchall()`` gives):
+
+* SHOW GLOBAL STATUS / SHOW GLOBAL VARIABLES: a sequence of ``(name, value)``
+  tuples (default cursor) or of ``{"Variable_name": ..., "Value": ...}`` dicts
+  (DictCursor). Values are ``str`` (or ``bytes``, ``None``).
+* SHOW ALL SLAVES STATUS / SHOW REPLICA STATUS / SHOW SLAVE STATUS: a sequence of
+  dicts (DictCursor), one per connection/channel. pymysql hands numeric columns
+  over as ``int`` (``Slave_heartbeat_period`` as ``float``), NULL as ``None``;
+  the parser also takes the same values as text, the way the ``mysql`` client
+  prints them ("NULL" for NULL).
+
+Anything that is not the expected shape (a counter that is not a decimal
+integer, a row without the I/O-thread column, "Maybe" where Yes/No belongs)
+raises ``replmon.errors.ParseError``, never another exception.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from replmon.errors import ParseError
+from replmon.model.mysql import (
+    COUNTER_FIELDS,
+    GAUGE_FIELDS,
+    VARIABLE_NAMES,
+    Flavour,
+    IoRunning,
+    MysqlSample,
+    ReplicaChannel,
+    RowFamily,
+    SemiSync,
+)
+
+_INT = re.compile(r"[+-]?[0-9]{1,40}")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]{1,40}(?:\.[0-9]{0,40})?|\.[0-9]{1,40})(?:[eE][+-]?[0-9]{1,3})?")
+_TRUE = frozenset({"ON", "YES", "1", "TRUE"})
+_FALSE = frozenset({"OFF", "NO", "0", "FALSE"})
+_HANDLER_READS = (
+    "Handler_read_first", "Handler_read_key", "Handler_read_next", "Handler_read_prev",
+    "Handler_read_rnd", "Handler_read_rnd_next",
+)
+_SEMI_SYNC_STATUS = (
+    "Rpl_semi_sync_master_status", "Rpl_semi_sync_source_status",
+    "Rpl_semi_sync_slave_status", "Rpl_semi_sync_replica_status",
+)
+STATUS_NAMES: tuple[str, ...] = (
+    *COUNTER_FIELDS, *GAUGE_FIELDS, *_SEMI_SYNC_STATUS, "Uptime", "Uptime_since_flush_status",
+)
+"""Every status variable the parser reads; MysqlSource asks the server for just these."""
+
+
+@dataclass(frozen=True)
+class GlobalStatus:
+    """The parts of SHOW GLOBAL STATUS replmon keeps."""
+
+    uptime_s: int | None = None
+    uptime_since_flush_s: int | None = None
+    counters: dict[str, int] = field(default_factory=dict)
+    gauges: dict[str, int | float] = field(default_factory=dict)
+    source_active: bool | None = None
+    replica_active: bool | None = None
+    row_counters: RowFamily | None = None
+    rows: dict[str, int | None] = field(default_factory=dict)
+    """rows_inserted/updated/deleted/read taken from the ``row_counters`` family."""
+
+
+# --- scalars -------------------------------------------------------------------
+
+
+def _text(value: object) -> str | None:
+    """A status/column value as text; None for SQL NULL."""
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        raise ParseError(f"unexpected boolean {value!r}")
+    if isinstance(value, int | float):
+        return str(value)
+    raise ParseError(f"unexpected value of type {type(value).__name__}")
+
+
+def parse_int(name: str, value: object, *, nullable: bool = False) -> int | None:
+    """A decimal integer (pymysql int or text). "NULL"/None only when ``nullable``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = _text(value)
+    if text is None or (nullable and text.strip().upper() == "NULL"):
+        if nullable:
+            return None
+        raise ParseError(f"{name}: NULL where a number is expected")
+    text = text.strip()
+    if not _INT.fullmatch(text):
+        raise ParseError(f"{name}: expected an integer, got {text[:40]!r}")
+    return int(text)
+
+
+def parse_number(name: str, value: object) -> int | float:
+    """An integer or a finite decimal (for gauges such as average wait times)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ParseError(f"{name}: expected a finite number, got {value!r}")
+    if isinstance(value, float):
+        return value
+    text = _text(value)
+    if text is None:
+        raise ParseError(f"{name}: NULL where a number is expected")
+    text = text.strip()
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        number = float(text)
+        if math.isfinite(number):
+            return number
+    raise ParseError(f"{name}: expected a number, got {text[:40]!r}")
+
+
+def parse_bool(name: str, value: object) -> bool:
+    """ON/OFF, YES/NO, 1/0, TRUE/FALSE (any case)."""
+    text = _text(value)
+    word = "" if text is None else text.strip().upper()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ParseError(f"{name}: expected ON/OFF, got {(text or 'NULL')[:40]!r}")
+
+
+# --- SHOW GLOBAL STATUS / VARIABLES ----------------------------------------------
+
+
+def _pairs(rows: Iterable[Any], what: str) -> dict[str, str | None]:
+    """Name -> text value from (name, value) tuples or Variable_name/Value dicts."""
+    out: dict[str, str | None] = {}
+    for row in rows:
+        if isinstance(row, Mapping):
+            lower = {str(k).lower(): v for k, v in row.items()}
+            if "variable_name" not in lower or "value" not in lower:
+                raise ParseError(f"{what}: row without Variable_name/Value: {list(row)[:4]}")
+            name, value = lower["variable_name"], lower["value"]
+        elif isinstance(row, Sequence) and not isinstance(row, str | bytes) and len(row) == 2:
+            name, value = row[0], row[1]
+        else:
+            raise ParseError(f"{what}: expected (name, value) rows, got {type(row).__name__}")
+        key = _text(name)
+        if not key:
+            raise ParseError(f"{what}: row without a name")
+        out[key] = _text(value)
+    return out
+
+
+def parse_global_status(rows: Iterable[Any]) -> GlobalStatus:
+    """Counters, gauges, uptimes, semi-sync state and the row family from SHOW GLOBAL STATUS.
+
+    Names are matched exactly as the server prints them (Uptime, Com_update, ...).
+    Raises ParseError when a kept value is not numeric or nothing usable is there."""
+    raw = _pairs(rows, "SHOW GLOBAL STATUS")
+    if "Uptime" not in raw:
+        raise ParseError("SHOW GLOBAL STATUS has no Uptime")
+    counters: dict[str, int] = {}
+    for name in COUNTER_FIELDS:
+        if name in raw:
+            value = parse_int(name, raw[name])
+            assert value is not None
+            if value < 0:
+                raise ParseError(f"{name}: counter is negative ({value})")
+            counters[name] = value
+    gauges = {name: parse_number(name, raw[name]) for name in GAUGE_FIELDS if name in raw}
+
+    def flag(*names: str) -> bool | None:
+        for name in names:
+            if name in raw:
+                return parse_bool(name, raw[name])
+        return None
+
+    family, rows_ = _row_family(raw, counters)
+    flush_name = "Uptime_since_flush_status"
+    flush = None if flush_name not in raw else parse_int(flush_name, raw[flush_name])
+    return GlobalStatus(
+        uptime_s=parse_int("Uptime", raw["Uptime"]),
+        uptime_since_flush_s=flush,
+        counters=counters,
+        gauges=gauges,
+        source_active=flag("Rpl_semi_sync_source_status", "Rpl_semi_sync_master_status"),
+        replica_active=flag("Rpl_semi_sync_replica_status", "Rpl_semi_sync_slave_status"),
+        row_counters=family,
+        rows=rows_,
+    )
+
+
+def _row_family(
+    raw: Mapping[str, str | None], counters: Mapping[str, int]
+) -> tuple[RowFamily | None, dict[str, int | None]]:
+    """Innodb_rows_* where the server has Innodb_rows_updated, else Handler_*."""
+    if "Innodb_rows_updated" in raw:
+        return "innodb", {
+            "rows_inserted": counters.get("Innodb_rows_inserted"),
+            "rows_updated": counters.get("Innodb_rows_updated"),
+            "rows_deleted": counters.get("Innodb_rows_deleted"),
+            "rows_read": counters.get("Innodb_rows_read"),
+        }
+    if "Handler_update" not in counters:
+        return None, {}
+    read = counters.get("Rows_read")
+    if read is None and all(n in counters for n in _HANDLER_READS):
+        read = sum(counters[n] for n in _HANDLER_READS)
+    return "handler", {
+        "rows_inserted": counters.get("Handler_write"),
+        "rows_updated": counters.get("Handler_update"),
+        "rows_deleted": counters.get("Handler_delete"),
+        "rows_read": read,
+    }
+
+
+def parse_variables(rows: Iterable[Any]) -> dict[str, str]:
+    """The VARIABLE_NAMES subset of SHOW GLOBAL VARIABLES, lower-case names, raw text
+    (NULL becomes "")."""
+    raw = _pairs(rows, "SHOW GLOBAL VARIABLES")
+    wanted = set(VARIABLE_NAMES)
+    return {k.lower(): v or "" for k, v in raw.items() if k.lower() in wanted}
+
+
+# --- replication status ------------------------------------------------------------
+
+def _io_running(name: str, value: object) -> IoRunning:
+    word = (_text(value) or "").strip().lower()
+    if word == "yes":
+        return "Yes"
+    if word == "no":
+        return "No"
+    if word == "connecting":
+        return "Connecting"
+    raise ParseError(f"{name}: expected Yes/No/Connecting, got {(_text(value) or 'NULL')[:40]!r}")
+
+
+def _str(_name: str, value: object) -> str:
+    text = _text(value) or ""
+    return "" if text.upper() == "NULL" else text
+
+
+def _nint(name: str, value: object) -> int | None:
+    return parse_int(name, value, nullable=True)
+
+
+def _errno(name: str, value: object) -> int:
+    return parse_int(name, value, nullable=True) or 0
+
+
+def _gtid_set(_name: str, value: object) -> str:
+    """A GTID set on one line (MySQL prints "uuid:1-5,\nuuid2:1-9")."""
+    return "".join((_text(value) or "").split())
+
+
+_COLUMNS: dict[str, tuple[Callable[[str, Any], Any], tuple[str, ...]]] = {
+    # field: (converter, column names: MySQL 8.0.22+ first, then the old/MariaDB ones)
+    "io_running": (_io_running, ("replica_io_running", "slave_io_running")),
+    "sql_running": (parse_bool, ("replica_sql_running", "slave_sql_running")),
+    "seconds_behind": (_nint, ("seconds_behind_source", "seconds_behind_master")),
+    "source_host": (_str, ("source_host", "master_host")),
+    "source_port": (_nint, ("source_port", "master_port")),
+    "source_server_id": (_nint, ("source_server_id", "master_server_id")),
+    "source_log_file": (_str, ("source_log_file", "master_log_file")),
+    "read_source_log_pos": (_nint, ("read_source_log_pos", "read_master_log_pos")),
+    "relay_source_log_file": (_str, ("relay_source_log_file", "relay_master_log_file")),
+    "exec_source_log_pos": (_nint, ("exec_source_log_pos", "exec_master_log_pos")),
+    "io_state": (_str, ("replica_io_state", "slave_io_state")),
+    "sql_state": (_str, ("replica_sql_running_state", "slave_sql_running_state")),
+    "name": (_str, ("channel_name", "connection_name")),
+    "gtid_retrieved": (_gtid_set, ("retrieved_gtid_set", "gtid_io_pos")),
+    "gtid_executed": (_gtid_set, ("executed_gtid_set", "gtid_slave_pos")),
+    "last_io_errno": (_errno, ("last_io_errno",)),
+    "last_io_error": (_str, ("last_io_error",)),
+    "last_sql_errno": (_errno, ("last_sql_errno",)),
+    "last_sql_error": (_str, ("last_sql_error",)),
+    "sql_delay": (_nint, ("sql_delay",)),
+}
+
+
+def parse_replica_status(rows: Iterable[Any], flavour: Flavour) -> list[ReplicaChannel]:
+    """One ReplicaChannel per row of MariaDB SHOW ALL SLAVES STATUS / SHOW SLAVE
+    STATUS, MySQL SHOW SLAVE STATUS (old names) or SHOW REPLICA STATUS (8.0.22+
+    names). Column names are matched case-insensitively; no rows = not a replica.
+
+    The dialect is recognised from the column names themselves (MySQL 8.0.22+
+    answers the old SHOW SLAVE STATUS with the old names), so today ``flavour``
+    changes nothing; it is part of the signature so a flavour-specific quirk can
+    be handled here without touching callers."""
+    out: list[ReplicaChannel] = []
+    for row in rows:
+        if not isinstance(row, Mapping):
+            raise ParseError(f"replica status: expected dict rows, got {type(row).__name__}")
+        # lower-case keys for matching, original names kept for error messages
+        out.append(_channel({str(k).lower(): (str(k), v) for k, v in row.items()}))
+    return out
+
+
+def _channel(row: Mapping[str, tuple[str, Any]]) -> ReplicaChannel:
+    values: dict[str, Any] = {}
+    for field_name, (convert, names) in _COLUMNS.items():
+        found = next((row[n] for n in names if n in row), None)
+        if found is not None:
+            values[field_name] = convert(*found)
+    if "io_running" not in values or "sql_running" not in values:
+        raise ParseError("replica status row has no Slave_IO_Running/Replica_IO_Running column")
+    values["using_gtid"] = _using_gtid(row)
+    try:
+        return ReplicaChannel.model_validate(values)
+    except ValidationError as e:  # defensive: every value above is already checked
+        raise ParseError(f"replica status: {e.errors()[0].get('msg', e)}") from None
+
+
+def _using_gtid(row: Mapping[str, tuple[str, Any]]) -> bool | None:
+    """MariaDB Using_Gtid (No / Slave_Pos / Current_Pos) or MySQL Auto_Position (0/1)."""
+    if "using_gtid" in row:
+        text = (_text(row["using_gtid"][1]) or "").strip().lower()
+        if text in ("no", ""):
+            return False
+        if text in ("slave_pos", "current_pos"):
+            return True
+        raise ParseError(f"Using_Gtid: unexpected value {text[:40]!r}")
+    if "auto_position" in row:
+        value = parse_int(*row["auto_position"], nullable=True)
+        return None if value is None else value != 0
+    return None
+
+
+# --- version and the whole sample ----------------------------------------------------
+
+
+def clean_version(server_info: str) -> str:
+    """The handshake's version string without MariaDB's "5.5.5-" compatibility prefix."""
+    return server_info[len("5.5.5-"):] if server_info.startswith("5.5.5-") else server_info
+
+
+def detect_flavour(version: str) -> Flavour:
+    """"mariadb" when the version string mentions MariaDB, else "mysql"."""
+    return "mariadb" if "mariadb" in version.lower() else "mysql"
+
+
+def version_tuple(version: str) -> tuple[int, int, int]:
+    """(major, minor, patch) from "8.0.30", "10.11.19-MariaDB-..."; (0, 0, 0) if unreadable."""
+    m = re.match(r"\s*(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?", clean_version(version))
+    if m is None:
+        return (0, 0, 0)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+
+
+def replica_status_query(flavour: Flavour, version: str) -> str:
+    """The statement that lists every replication connection on this server."""
+    if flavour == "mariadb":
+        return "SHOW ALL SLAVES STATUS"
+    return "SHOW REPLICA STATUS" if version_tuple(version) >= (8, 0, 22) else "SHOW SLAVE STATUS"
+
+
+def build_mysql_sample(
+    *,
+    version: str,
+    status: GlobalStatus,
+    variables: Mapping[str, str],
+    replication: Sequence[ReplicaChannel] = (),
+    replication_error: str | None = None,
+    replication_hint: str | None = None,
+    rtt_ms: float | None = None,
+    variables_age_s: float | None = None,
+) -> MysqlSample:
+    """Assemble a MysqlSample (status ok is stamped later by Source.sample())."""
+
+    def enabled(*names: str) -> bool | None:
+        for name in names:
+            if name in variables:
+                return parse_bool(name, variables[name])
+        return None
+
+    semi = SemiSync(
+        source_enabled=enabled("rpl_semi_sync_source_enabled", "rpl_semi_sync_master_enabled"),
+        source_active=status.source_active,
+        source_clients=_first_int(
+            status.gauges, "Rpl_semi_sync_source_clients", "Rpl_semi_sync_master_clients"
+        ),
+        replica_enabled=enabled("rpl_semi_sync_replica_enabled", "rpl_semi_sync_slave_enabled"),
+        replica_active=status.replica_active,
+    )
+    version = clean_version(version)
+    return MysqlSample(
+        flavour=detect_flavour(version),
+        version=version,
+        rtt_ms=rtt_ms,
+        uptime_s=status.uptime_s,
+        uptime_since_flush_s=status.uptime_since_flush_s,
+        counters=dict(status.counters),
+        gauges=dict(status.gauges),
+        semi_sync=semi,
+        row_counters=status.row_counters,
+        rows_inserted=status.rows.get("rows_inserted"),
+        rows_updated=status.rows.get("rows_updated"),
+        rows_deleted=status.rows.get("rows_deleted"),
+        rows_read=status.rows.get("rows_read"),
+        variables=dict(variables),
+        variables_age_s=variables_age_s,
+        replication=list(replication),
+        replication_error=replication_error,
+        replication_hint=replication_hint,
+    )
+
+
+def _first_int(values: Mapping[str, int | float], *names: str) -> int | None:
+    for name in names:
+        if name in values:
+            return int(values[name])
+    return None

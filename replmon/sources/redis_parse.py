@@ -1,0 +1,247 @@
+"""Reading Redis INFO text: pure functions, no I/O, testable on captured output.
+
+INFO is one bulk string of sections::
+
+    # Replication\\r\\n
+    role:master\\r\\n
+    connected_slaves:1\\r\\n
+    slave0:ip=10.0.0.2,port=6379,state=online,offset=1751844676,lag=0\\r\\n
+    ...
+
+``parse_info`` turns it into a flat ``{field: raw string}`` dict (section
+headers dropped, unknown fields kept). ``build_redis_sample`` converts the
+fields replmon uses into a typed ``RedisSample``. Both raise only
+``replmon.errors.ParseError``, naming the field, for text they cannot read.
+
+Why our own parser instead of redis-py's ``info()``: redis-py guesses types
+(``master_replid2:000…0`` becomes the int 0, ``*_perc`` stays a string) and
+drops lines it does not understand into ``__raw__``. Parsing the raw text
+ourselves keeps the conversion explicit and lets the tests run on real captures
+(tests/fixtures/redis/).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from replmon.errors import ParseError
+from replmon.model.redis import COUNTER_FIELDS, RedisReplica, RedisRole, RedisSample
+
+_INT_RE = re.compile(r"-?[0-9]+")
+_FLOAT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+_REPLICA_KEY_RE = re.compile(r"slave([0-9]+)")
+_DB_KEY_RE = re.compile(r"db([0-9]+)")
+_NON_FINITE = frozenset({"nan", "-nan", "inf", "-inf"})
+
+REQUIRED_FIELDS: tuple[str, ...] = ("redis_version", "role")
+"""Fields without which a text is not a server's default INFO output."""
+
+
+def parse_info(text: str) -> dict[str, str]:
+    """Split INFO text into ``{field: value}``.
+
+    Lines are ``field:value`` split on the first ':' (so IPv6 values survive),
+    CRLF or LF; ``# Section`` headers, blank lines and lines without ':' are
+    skipped. Raises ParseError when the text holds no field at all."""
+    if not isinstance(text, str):
+        raise ParseError(f"INFO reply is {type(text).__name__}, not text")
+    fields: dict[str, str] = {}
+    for raw in text.split("\n"):
+        line = raw.rstrip("\r")
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        if sep and key:
+            fields[key] = value
+    if not fields:
+        raise ParseError("INFO reply has no field:value lines")
+    return fields
+
+
+def parse_nested(field: str, value: str) -> dict[str, str]:
+    """Split a nested ``k=v,k=v`` value (slaveN, dbN, errorstat_*) into a dict.
+
+    Items are split on the first '='; an item without '=' is a ParseError."""
+    out: dict[str, str] = {}
+    for item in value.split(","):
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise ParseError(f"INFO field {field}: expected k=v items, got {_show(value)}")
+        out[k] = v
+    return out
+
+
+def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
+    """Typed RedisSample (status ok, payload filled, no timestamps) from parsed INFO.
+
+    Raises ParseError naming the field when a required field is missing or a
+    field replmon reads as a number/flag holds something else. Fields absent
+    on this server version stay None."""
+    f = _Fields(info)
+    for name in REQUIRED_FIELDS:
+        f.require(name)
+    replicas = _replicas(info)
+    keys, expires = _keyspace(info)
+    data: dict[str, Any] = {
+        "version": f.text("redis_version"),
+        "run_id": f.text("run_id") or "",
+        "uptime_s": f.integer("uptime_in_seconds"),
+        "role": _role(f.text("role")),
+        "counters": {n: v for n in COUNTER_FIELDS if (v := f.integer(n)) is not None},
+        "instantaneous_ops_per_sec": f.integer("instantaneous_ops_per_sec"),
+        "connected_clients": f.integer("connected_clients"),
+        "blocked_clients": f.integer("blocked_clients"),
+        "maxclients": f.integer("maxclients"),
+        "used_memory": f.integer("used_memory"),
+        "used_memory_rss": f.integer("used_memory_rss"),
+        "used_memory_peak": f.integer("used_memory_peak"),
+        "maxmemory": f.integer("maxmemory"),
+        "maxmemory_policy": f.text("maxmemory_policy"),
+        "total_system_memory": f.integer("total_system_memory"),
+        "mem_fragmentation_ratio": f.number("mem_fragmentation_ratio"),
+        "loading": f.flag("loading"),
+        "rdb_bgsave_in_progress": f.flag("rdb_bgsave_in_progress"),
+        "rdb_last_bgsave_status": f.text("rdb_last_bgsave_status"),
+        "rdb_changes_since_last_save": f.integer("rdb_changes_since_last_save"),
+        "rdb_last_save_time": f.integer("rdb_last_save_time"),
+        "aof_enabled": f.flag("aof_enabled"),
+        "aof_rewrite_in_progress": f.flag("aof_rewrite_in_progress"),
+        "aof_last_write_status": f.text("aof_last_write_status"),
+        "aof_delayed_fsync": f.integer("aof_delayed_fsync"),
+        "latest_fork_usec": f.integer("latest_fork_usec"),
+        "master_host": f.text("master_host"),
+        "master_port": f.integer("master_port"),
+        "link_status": _link_status(f.text("master_link_status")),
+        "last_io_seconds_ago": f.integer("master_last_io_seconds_ago"),
+        "sync_in_progress": f.flag("master_sync_in_progress"),
+        "link_down_since_seconds": f.integer("master_link_down_since_seconds"),
+        "repl_offset": f.integer("slave_repl_offset"),
+        "read_repl_offset": f.integer("slave_read_repl_offset"),
+        "sync_total_bytes": f.integer("master_sync_total_bytes"),
+        "sync_read_bytes": f.integer("master_sync_read_bytes"),
+        "sync_left_bytes": f.integer("master_sync_left_bytes"),
+        "connected_replicas": f.integer("connected_slaves"),
+        "replicas": replicas,
+        "master_repl_offset": f.integer("master_repl_offset"),
+        "master_replid": f.text("master_replid"),
+        "repl_backlog_active": f.flag("repl_backlog_active"),
+        "repl_backlog_size": f.integer("repl_backlog_size"),
+        "repl_backlog_first_byte_offset": f.integer("repl_backlog_first_byte_offset"),
+        "repl_backlog_histlen": f.integer("repl_backlog_histlen"),
+        "keys": keys,
+        "expires": expires,
+    }
+    try:
+        return RedisSample.model_validate(data)
+    except ValidationError as e:  # a value our checks let through but the model refuses
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ParseError(f"INFO field {where}: {err['msg']}") from None
+
+
+class _Fields:
+    """Typed getters over the raw INFO dict; each names the field in its ParseError."""
+
+    def __init__(self, info: Mapping[str, str]) -> None:
+        self.info = info
+
+    def require(self, name: str) -> None:
+        if not self.info.get(name):
+            raise ParseError(f"INFO field {name} is missing")
+
+    def text(self, name: str) -> str | None:
+        return self.info.get(name)
+
+    def integer(self, name: str) -> int | None:
+        value = self.info.get(name)
+        return None if value is None else _to_int(name, value)
+
+    def number(self, name: str) -> float | None:
+        value = self.info.get(name)
+        if value is None or value in _NON_FINITE:
+            return None  # C printf of a 0/0 ratio; not the server's fault
+        if not _FLOAT_RE.fullmatch(value):
+            raise ParseError(f"INFO field {name}: expected a number, got {_show(value)}")
+        number = float(value)
+        return number if math.isfinite(number) else None
+
+    def flag(self, name: str) -> bool | None:
+        value = self.info.get(name)
+        if value is None:
+            return None
+        if value not in ("0", "1"):
+            raise ParseError(f"INFO field {name}: expected 0 or 1, got {_show(value)}")
+        return value == "1"
+
+
+def _to_int(name: str, value: str) -> int:
+    if not _INT_RE.fullmatch(value):
+        raise ParseError(f"INFO field {name}: expected an integer, got {_show(value)}")
+    return int(value)
+
+
+def _show(value: str) -> str:
+    """A value for an error message, cut short."""
+    return repr(value if len(value) <= 40 else value[:40] + "…")
+
+
+def _role(value: str | None) -> RedisRole:
+    if value == "master":
+        return "master"
+    if value in ("slave", "replica"):
+        return "replica"
+    raise ParseError(f"INFO field role: expected master or slave, got {_show(value or '')}")
+
+
+def _link_status(value: str | None) -> str | None:
+    if value is None or value in ("up", "down"):
+        return value
+    raise ParseError(f"INFO field master_link_status: expected up or down, got {_show(value)}")
+
+
+def _replicas(info: Mapping[str, str]) -> list[RedisReplica]:
+    """The slaveN lines, in N order. Redis ≥ 2.8 prints ``ip=…,port=…,state=…,
+    offset=…,lag=…``; 2.6 printed ``ip,port,state`` (kept, offset unknown)."""
+    found: list[tuple[int, RedisReplica]] = []
+    for key, value in info.items():
+        m = _REPLICA_KEY_RE.fullmatch(key)
+        if m is None:
+            continue
+        if "=" not in value:
+            parts = value.split(",")
+            if len(parts) != 3:
+                raise ParseError(f"INFO field {key}: expected ip,port,state, got {_show(value)}")
+            kv = {"ip": parts[0], "port": parts[1], "state": parts[2]}
+        else:
+            kv = parse_nested(key, value)
+        if "ip" not in kv or "port" not in kv:
+            raise ParseError(f"INFO field {key}: no ip/port in {_show(value)}")
+        offset, lag = kv.get("offset"), kv.get("lag")
+        replica = RedisReplica(
+            ip=kv["ip"],
+            port=_to_int(f"{key}.port", kv["port"]),
+            state=kv.get("state", ""),
+            offset=None if offset is None else _to_int(f"{key}.offset", offset),
+            lag_s=None if lag is None else _to_int(f"{key}.lag", lag),
+        )
+        found.append((int(m.group(1)), replica))
+    return [r for _, r in sorted(found, key=lambda item: item[0])]
+
+
+def _keyspace(info: Mapping[str, str]) -> tuple[int, int]:
+    """Sum of keys= and expires= over the dbN lines (0, 0 on an empty server)."""
+    keys = expires = 0
+    for key, value in info.items():
+        if _DB_KEY_RE.fullmatch(key) is None:
+            continue
+        kv = parse_nested(key, value)
+        if "keys" not in kv:
+            raise ParseError(f"INFO field {key}: no keys= in {_show(value)}")
+        keys += _to_int(f"{key}.keys", kv["keys"])
+        expires += _to_int(f"{key}.expires", kv.get("expires", "0"))
+    return keys, expires

@@ -1,0 +1,100 @@
+"""The transport seam. Sources read files and run commands through a runner:
+LocalRunner on this machine, CannedRunner in tests (real outputs captured from
+real systems), an SSH runner for remote nodes (a later issue). Parsers never
+know where the text came from."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from replmon.errors import SourceError
+
+
+class Runner(Protocol):
+    async def read_file(self, path: str) -> str:
+        """Text of ``path``. Raises FileNotFoundError if it does not exist,
+        SourceError for any other failure."""
+        ...
+
+    async def run(self, argv: Sequence[str]) -> str:
+        """stdout of the command. Raises FileNotFoundError if the program does
+        not exist, SourceError if it exits non-zero (with its stderr)."""
+        ...
+
+    async def read_files(self, paths: Sequence[str]) -> dict[str, str | None]:
+        """Several files in one go (one round trip on a remote runner); a
+        missing file maps to None."""
+        ...
+
+
+async def read_each(runner: Runner, paths: Sequence[str]) -> dict[str, str | None]:
+    """read_files built from read_file, for runners where each read is cheap."""
+    out: dict[str, str | None] = {}
+    for p in paths:
+        try:
+            out[p] = await runner.read_file(p)
+        except FileNotFoundError:
+            out[p] = None
+    return out
+
+
+class LocalRunner:
+    """This machine. /proc reads are small and never block on disk, so they run
+    on the event loop; commands run as asyncio subprocesses."""
+
+    async def read_file(self, path: str) -> str:
+        try:
+            return Path(path).read_text(errors="replace")
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            raise SourceError(f"cannot read {path}: {e.strerror or e}", state="error") from e
+
+    async def run(self, argv: Sequence[str]) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        try:
+            out, err = await proc.communicate()
+        except asyncio.CancelledError:
+            proc.kill()
+            await proc.wait()
+            raise
+        if proc.returncode != 0:
+            msg = err.decode(errors="replace").strip() or f"exit status {proc.returncode}"
+            raise SourceError(f"{' '.join(argv)}: {msg}", state="error")
+        return out.decode(errors="replace")
+
+    async def read_files(self, paths: Sequence[str]) -> dict[str, str | None]:
+        return await read_each(self, paths)
+
+
+class CannedRunner:
+    """Serves fixed text: for parser and source tests on captured real outputs.
+    A missing path or command behaves as on a machine that lacks it."""
+
+    def __init__(
+        self,
+        files: Mapping[str, str] | None = None,
+        commands: Mapping[tuple[str, ...], str] | None = None,
+    ) -> None:
+        self.files = dict(files or {})
+        self.commands = dict(commands or {})
+
+    async def read_file(self, path: str) -> str:
+        try:
+            return self.files[path]
+        except KeyError:
+            raise FileNotFoundError(path) from None
+
+    async def run(self, argv: Sequence[str]) -> str:
+        try:
+            return self.commands[tuple(argv)]
+        except KeyError:
+            raise FileNotFoundError(argv[0]) from None
+
+    async def read_files(self, paths: Sequence[str]) -> dict[str, str | None]:
+        return await read_each(self, paths)

@@ -1,0 +1,136 @@
+"""Collector scheduling and isolation, with sources whose timing the test
+controls (the real sources are tested against real servers in tests/live)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from replmon.collector import Collector, NodeSources
+from replmon.model.base import SourceState
+from replmon.model.host import HostSample
+from replmon.model.redis import RedisSample
+from replmon.sources.base import Source
+
+
+class TimedHost(Source[HostSample]):
+    """A host source whose fetch takes ``work`` seconds (asyncio.sleep)."""
+
+    kind = "host"
+    sample_type = HostSample
+
+    def __init__(self, work: float = 0.0, timeout: float = 0.5) -> None:
+        super().__init__(timeout=timeout)
+        self.work = work
+        self.calls = 0
+
+    async def _fetch(self) -> HostSample:
+        self.calls += 1
+        await asyncio.sleep(self.work)
+        return HostSample()
+
+
+class HungRedis(Source[RedisSample]):
+    """A Redis source whose server never answers."""
+
+    kind = "redis"
+    sample_type = RedisSample
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(timeout=timeout)
+        self.calls = 0
+
+    async def _fetch(self) -> RedisSample:
+        self.calls += 1
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+class BuggyHost(Source[HostSample]):
+    kind = "host"
+    sample_type = HostSample
+
+    async def _fetch(self) -> HostSample:
+        raise KeyError("a bug")
+
+
+def pair(primary: dict[str, Source], replica: dict[str, Source], interval: float) -> Collector:  # type: ignore[type-arg]
+    return Collector(
+        NodeSources("primary", "p", primary), NodeSources("replica", "r", replica),
+        interval=interval,
+    )
+
+
+async def test_schedule_does_not_drift_when_sampling_takes_time() -> None:
+    interval, work = 0.1, 0.06
+    c = pair({"host": TimedHost(work)}, {"host": TimedHost(work)}, interval)
+    ticks = [t async for t in c.ticks(15)]
+    assert [t.slot for t in ticks] == list(range(15))
+    # Sleeping a full interval after each 60 ms of work would put tick 14
+    # 14 x 60 ms = 840 ms behind; on schedule it starts within a fraction of an interval.
+    assert ticks[-1].mono - ticks[0].mono == pytest.approx(14 * interval, abs=interval / 2)
+    assert all(t.start_lag_ms < 50 for t in ticks)
+    assert all(t.duration_ms >= work * 1000 * 0.9 for t in ticks)
+
+
+async def test_hung_source_times_out_and_others_keep_schedule() -> None:
+    interval = 0.1
+    hung = HungRedis(timeout=0.05)
+    fast = TimedHost()
+    c = pair({"host": fast, "redis": hung}, {"host": TimedHost()}, interval)
+    ticks = [t async for t in c.ticks(8)]
+    assert all(t.primary.redis.status.state is SourceState.TIMEOUT for t in ticks)
+    assert all(t.primary.host.status.state is SourceState.OK for t in ticks)
+    assert ticks[-1].mono - ticks[0].mono == pytest.approx(7 * interval, abs=interval / 2)
+    # One request hangs; later ticks do not pile new requests behind it.
+    assert hung.calls == 1
+    assert "still pending" in (ticks[-1].primary.redis.status.error or "")
+    # since-when stays at the first timeout
+    assert ticks[-1].primary.redis.status.since == ticks[0].primary.redis.status.since
+
+
+async def test_stalled_consumer_gets_a_late_tick_not_a_burst() -> None:
+    interval = 0.1
+    c = pair({"host": TimedHost()}, {"host": TimedHost()}, interval)
+    ticks = []
+    async for t in c.ticks(8):
+        ticks.append(t)
+        if t.seq == 2:
+            time.sleep(0.35)  # the loop is blocked: slots 3, 4, 5 pass unsampled
+    after = ticks[3]
+    assert after.late and after.missed >= 2
+    gaps = [b.mono - a.mono for a, b in zip(ticks[3:], ticks[4:], strict=False)]
+    assert min(gaps) > interval / 2, f"catch-up burst: gaps {gaps}"
+    assert [t.seq for t in ticks] == list(range(8))
+
+
+async def test_a_source_that_raises_becomes_an_error_status(caplog: pytest.LogCaptureFixture) -> None:
+    c = pair({"host": BuggyHost()}, {"host": TimedHost()}, 0.1)
+    tick = await c.sample_once()
+    assert tick.primary.host.status.state is SourceState.ERROR
+    assert "a bug" in (tick.primary.host.status.error or "")
+    assert tick.replica.host.status.state is SourceState.OK
+
+
+async def test_unconfigured_sources_are_absent_with_a_reason() -> None:
+    c = Collector(
+        NodeSources("primary", "p", {"host": TimedHost()}, {"redis": "Redis switched off"}),
+        NodeSources("replica", "r", {}),
+        interval=0.1,
+    )
+    tick = await c.sample_once()
+    assert tick.primary.redis.status.state is SourceState.ABSENT
+    assert tick.primary.redis.status.error == "Redis switched off"
+    assert tick.replica.mysql.status.state is SourceState.ABSENT
+    assert "not configured" in (tick.replica.mysql.status.error or "")
+
+
+async def test_slow_subscriber_loses_oldest_ticks_not_the_collector() -> None:
+    c = pair({"host": TimedHost()}, {"host": TimedHost()}, 0.02)
+    sub = c.subscribe(maxsize=3)
+    await c.run(count=10)
+    got = [t.seq async for t in sub]
+    assert got == [7, 8, 9]
+    assert sub.dropped == 7

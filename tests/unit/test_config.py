@@ -1,0 +1,113 @@
+"""Settings: endpoint strings, TOML, precedence, ~/.my.cnf, and secrets that stay secret."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from replmon.cli import _parser, config_from_args
+from replmon.config import (
+    build_config,
+    mysql_endpoint,
+    parse_endpoint_spec,
+    redis_endpoint,
+)
+from replmon.errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind", "expected"),
+    [
+        ("off", "mysql", {"enabled": False}),
+        (":3307", "mysql", {"port": 3307}),
+        ("db1:3307", "mysql", {"host": "db1", "port": 3307}),
+        ("monitor@db1:3307", "mysql", {"host": "db1", "port": 3307, "user": "monitor"}),
+        ("monitor@:3307", "mysql", {"port": 3307, "user": "monitor"}),
+        ("mysql://mon:p%40ss@db1", "mysql", {"host": "db1", "user": "mon", "password": "p@ss"}),
+        ("/run/mysqld/mysqld.sock", "mysql", {"socket": "/run/mysqld/mysqld.sock"}),
+        ("redis://:s3cret@db1:6380", "redis", {"host": "db1", "port": 6380, "password": "s3cret"}),
+        (":6380", "redis", {"port": 6380}),
+        ("[::1]:6380", "redis", {"host": "::1", "port": 6380}),
+    ],
+)
+def test_endpoint_specs(spec: str, kind: str, expected: dict[str, object]) -> None:
+    assert parse_endpoint_spec(spec, kind) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("spec", ["db1:notaport", "http://db1:3306", "db1:99999"])
+def test_bad_endpoint_specs_are_config_errors(spec: str) -> None:
+    with pytest.raises(ConfigError, match="bad mysql endpoint"):
+        parse_endpoint_spec(spec, "mysql")
+
+
+def test_defaults_are_3306_and_6379_on_the_node(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("MYSQL_PWD", "REPLMON_MYSQL_PASSWORD", "REDISCLI_AUTH", "REPLMON_REDIS_PASSWORD"):
+        monkeypatch.delenv(var, raising=False)
+    cfg = config_from_args(_parser().parse_args(["sample", "--primary", "db163", "--replica", "db162"]))
+    m = mysql_endpoint("primary", cfg.primary, cfg.source_timeout)
+    r = redis_endpoint("replica", cfg.replica, cfg.source_timeout)
+    assert (m.host, m.port, m.password) == ("db163", 3306, None)
+    assert (r.host, r.port) == ("db162", 6379)
+    assert cfg.interval == 1.0 and cfg.source_timeout == pytest.approx(0.8)
+
+
+def test_command_line_overrides_toml_per_node(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    toml = tmp_path / "replmon.toml"
+    toml.write_text(
+        'interval = 2.0\n[primary]\nhost = "db163"\n[primary.mysql]\nuser = "mon"\nport = 3310\n'
+        '[replica]\nhost = "db162"\n[replica.redis]\nenabled = false\n'
+    )
+    args = _parser().parse_args(
+        ["sample", "--config", str(toml), "--primary-mysql", ":3311", "--replica", "db999"]
+    )
+    cfg = config_from_args(args)
+    assert cfg.interval == 2.0
+    assert cfg.primary.mysql.user == "mon" and cfg.primary.mysql.port == 3311
+    assert cfg.replica.host == "db999" and cfg.replica.redis.enabled is False
+
+
+def test_password_precedence_and_mycnf(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".my.cnf").write_text("[client]\nuser = cnfuser\npassword = 'cnf-pw'\nport=3316\n")
+    for var in ("MYSQL_PWD", "REPLMON_MYSQL_PASSWORD", "REPLMON_PRIMARY_MYSQL_PASSWORD"):
+        monkeypatch.delenv(var, raising=False)
+    cfg = build_config({"primary": {"host": "a"}, "replica": {"host": "b"}})
+    m = mysql_endpoint("primary", cfg.primary, 0.8)
+    assert m.user == "cnfuser" and m.port == 3316
+    assert m.password is not None and m.password.get_secret_value() == "cnf-pw"
+    monkeypatch.setenv("REPLMON_MYSQL_PASSWORD", "env-pw")
+    m = mysql_endpoint("primary", cfg.primary, 0.8)
+    assert m.password is not None and m.password.get_secret_value() == "env-pw"
+    monkeypatch.setenv("REPLMON_PRIMARY_MYSQL_PASSWORD", "node-pw")
+    m = mysql_endpoint("primary", cfg.primary, 0.8)
+    assert m.password is not None and m.password.get_secret_value() == "node-pw"
+    assert "node-pw" not in repr(m) and "node-pw" not in m.model_dump_json()
+    assert "node-pw" not in repr(cfg)
+
+
+def test_secret_in_url_never_printed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = _parser().parse_args(
+        ["sample", "--primary", "a", "--replica", "b", "--primary-mysql", "mysql://u:hunter2@a"]
+    )
+    cfg = config_from_args(args)
+    assert "hunter2" not in repr(cfg) and "hunter2" not in cfg.model_dump_json()
+    assert cfg.primary.mysql.password is not None
+    assert cfg.primary.mysql.password.get_secret_value() == "hunter2"
+
+
+def test_missing_node_and_bad_values_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no replica given"):
+        config_from_args(_parser().parse_args(["sample", "--primary", "a"]))
+    with pytest.raises(ConfigError, match="timeout .* must be shorter than the interval"):
+        build_config({"interval": 1, "timeout": 1.5, "primary": {"host": "a"},
+                      "replica": {"host": "b"}})
+    with pytest.raises(ConfigError, match="primary.mysql.port"):
+        build_config({"primary": {"host": "a", "mysql": {"port": "x"}}, "replica": {"host": "b"}})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[primary\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        config_from_args(_parser().parse_args(["sample", "--config", str(bad)]))
