@@ -90,7 +90,7 @@ def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = Non
         for kind in ("mysql", "redis"):
             spec = getattr(args, f"{role}_{kind}")
             if spec:
-                node[kind] = parse_endpoint_spec(spec, kind)  # type: ignore[arg-type]
+                node[kind] = parse_endpoint_spec(spec, kind)
         if args.no_drbd:
             node["drbd"] = {"enabled": False}
         elif args.drbd_proc:
@@ -113,14 +113,8 @@ def lab_config() -> Iterator[dict[str, Any]]:
 
     print("starting the lab (MariaDB + Redis primary/replica on loopback)...", file=sys.stderr)
     with Lab() as lab, WriteLoad(lab, rate=300):
-        nodes: dict[str, Any] = {}
-        for node in (lab.primary, lab.replica):
-            nodes[node.name] = {
-                "host": node.host, "name": f"lab-{node.name}",
-                "mysql": {"port": node.mysql_port, "user": lab.monitor_user,
-                          "password": lab.monitor_password},
-                "redis": {"port": node.redis_port, "password": lab.redis_password},
-            }
+        nodes = lab.settings()
+        del nodes["interval"]  # the command line's --interval, or the default
         print(f"lab up in {lab.dir}: MariaDB {lab.primary.mysql_port}/{lab.replica.mysql_port}, "
               f"Redis {lab.primary.redis_port}/{lab.replica.redis_port}", file=sys.stderr)
         yield nodes

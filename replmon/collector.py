@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from replmon.model.base import SampleBase, SourceState, SourceStatus
 from replmon.model.tick import SOURCE_KINDS, NodeTick, RateTracker, Role, Tick
@@ -176,19 +176,19 @@ class Collector:
             if kind not in samples:
                 reason = node.off_reason.get(kind, f"{kind} is not configured for this node")
                 samples[kind] = _absent(kind, reason, wall, mono)
-        return NodeTick(role=node.role, name=node.name, **samples)  # type: ignore[arg-type]
+        return NodeTick(role=node.role, name=node.name, **samples)
 
 
 async def _guarded(src: Source[Any]) -> SampleBase:
     """src.sample() never raises by contract; if a bug makes it raise anyway,
     the tick still goes out with the error in that source's status."""
     try:
-        return await src.sample()
+        return cast(SampleBase, await src.sample())
     except Exception as e:  # surfaced: logged with traceback and shown as state "error"
         log.exception("source %s raised (a bug in replmon)", src.kind)
         wall, mono = time.time(), time.monotonic()
         status = SourceStatus(state=SourceState.ERROR, error=f"{type(e).__name__}: {e}", since=wall)
-        return src.sample_type(status=status, wall=wall, mono=mono)
+        return cast(SampleBase, src.sample_type(status=status, wall=wall, mono=mono))
 
 
 def _absent(kind: str, reason: str, wall: float, mono: float) -> SampleBase:

@@ -43,6 +43,8 @@ class MysqlConfig(Record):
     password: SecretStr | None = None
     password_env: str | None = None
     """Name of an environment variable holding the password (keeps it out of the file)."""
+    tls: bool | None = None
+    """true/false forces TLS on/off; unset: on except over a socket or loopback."""
 
 
 class RedisConfig(Record):
@@ -84,6 +86,9 @@ class Config(Record):
     """Per-source timeout, seconds; default 80 % of the interval. Must be below the interval."""
     primary: NodeConfig
     replica: NodeConfig
+    checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """[checks.<id>] tables: enabled, open_after, close_after and each check's thresholds
+    (validated by replmon.engine.configure against the check's Thresholds model)."""
 
     @property
     def source_timeout(self) -> float:
@@ -203,6 +208,7 @@ def mysql_endpoint(role: Role, node: NodeConfig, timeout: float) -> MysqlEndpoin
         password=password,
         connect_timeout=max(timeout, 0.5),
         read_timeout=max(5 * timeout, 2.0),
+        tls=c.tls,
     )
 
 

@@ -115,7 +115,8 @@ class LabNode:
     def sql(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
         """Run one statement as root over the unix socket (autocommit)."""
         conn = pymysql.connect(
-            unix_socket=self.mysql_socket, user="root", autocommit=True, connect_timeout=5
+            unix_socket=self.mysql_socket, user="root", autocommit=True, connect_timeout=5,
+            ssl_disabled=True,
         )
         try:
             with conn.cursor() as cur:
@@ -180,7 +181,8 @@ class LabNode:
 
     def _mysql_log_tail(self) -> str:
         try:
-            return "\n".join((self.dir / "mysql.err").read_text(errors="replace").splitlines()[-15:])
+            err = (self.dir / "mysql.err").read_text(errors="replace")
+            return "\n".join(err.splitlines()[-15:])
         except OSError:
             return "(no error log)"
 
@@ -224,7 +226,8 @@ class LabNode:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.redis_proc.poll() is not None:
-                raise LabError(f"redis-server ({self.name}) exited at start; see {self.dir}/redis.log")
+                raise LabError(
+                    f"redis-server ({self.name}) exited at start; see {self.dir}/redis.log")
             try:
                 with self.redis() as r:
                     r.ping()
@@ -258,7 +261,8 @@ class Lab:
 
     def __init__(self, base_dir: str | Path | None = None, *, keep: bool = False) -> None:
         self._own_dir = base_dir is None
-        self.dir = Path(tempfile.mkdtemp(prefix="replmon-lab-")) if base_dir is None else Path(base_dir)
+        self.dir = (Path(tempfile.mkdtemp(prefix="replmon-lab-")) if base_dir is None
+                    else Path(base_dir))
         self.keep = keep
         # Fresh random secrets per lab: they must never show up in replmon's output.
         self.monitor_password = "mon-" + os.urandom(6).hex()
@@ -329,6 +333,19 @@ class Lab:
             shutil.rmtree(self.dir, ignore_errors=True)
         self.started = False
 
+    def settings(self, interval: float = 1.0) -> dict[str, Any]:
+        """Config keys (for config.build_config) that point replmon at this lab, with the
+        monitor account's password (never printed: it is a SecretStr once validated)."""
+        data: dict[str, Any] = {"interval": interval}
+        for node in (self.primary, self.replica):
+            data[node.name] = {
+                "host": node.host, "name": f"lab-{node.name}",
+                "mysql": {"port": node.mysql_port, "user": self.monitor_user,
+                          "password": self.monitor_password},
+                "redis": {"port": node.redis_port, "password": self.redis_password},
+            }
+        return data
+
     def wait_replica_caught_up(self, timeout: float = 10.0) -> None:
         """Wait until the replica's SQL thread has applied the primary's current GTID position."""
         pos = self.primary.sql("SELECT @@gtid_binlog_pos")[0][0]
@@ -369,19 +386,29 @@ def _user() -> str:
 
 class WriteLoad:
     """A background write load on the lab's primary: random-id UPDATEs and some
-    INSERTs on lab.t, plus Redis SET/GET, at roughly ``rate`` statements/s.
+    INSERTs on ``table`` (lab.t), plus Redis SET/GET, at roughly ``rate`` statements/s.
     Used by the demo and by tests that need counters to move.
 
         with WriteLoad(lab, rate=200):
             ...
+
+    ``table`` is created like lab.t when missing and filled with ``rows`` rows (with
+    the server's auto_increment_increment at that moment); UPDATE ids are drawn from
+    1..``id_max`` (default ``rows``). Seed 004's situation: SET GLOBAL
+    auto_increment_increment=2, a new table, id_max=2 x rows: half the UPDATEs miss.
     """
 
-    def __init__(self, lab: Lab, *, rate: float = 200.0, rows: int = 1000) -> None:
+    def __init__(self, lab: Lab, *, rate: float = 200.0, rows: int = 1000,
+                 table: str = "lab.t", id_max: int | None = None,
+                 redis: bool = True) -> None:
         import threading
 
         self.lab = lab
         self.rate = rate
         self.rows = rows
+        self.table = table
+        self.id_max = id_max or rows
+        self.redis = redis
         self.statements = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lab-write-load", daemon=True)
@@ -395,10 +422,12 @@ class WriteLoad:
 
     def start(self) -> None:
         p = self.lab.primary
-        have = p.sql("SELECT COUNT(*) FROM lab.t")[0][0]
+        if self.table != "lab.t":
+            p.sql(f"CREATE TABLE IF NOT EXISTS {self.table} LIKE lab.t")
+        have = p.sql(f"SELECT COUNT(*) FROM {self.table}")[0][0]
         if have < self.rows:
             values = ",".join(["(0)"] * (self.rows - have))
-            p.sql(f"INSERT INTO lab.t (v) VALUES {values}")
+            p.sql(f"INSERT INTO {self.table} (v) VALUES {values}")
         self._thread.start()
 
     def stop(self) -> None:
@@ -409,21 +438,23 @@ class WriteLoad:
         import random
 
         node = self.lab.primary
-        conn = pymysql.connect(unix_socket=node.mysql_socket, user="root", autocommit=True)
+        conn = pymysql.connect(unix_socket=node.mysql_socket, user="root", autocommit=True,
+                               ssl_disabled=True)
         rc = node.redis()
         period = 1.0 / self.rate
         next_t = time.monotonic()
         try:
             with conn.cursor() as cur:
                 while not self._stop.is_set():
-                    i = random.randint(1, self.rows)
+                    i = random.randint(1, self.id_max)
                     try:
                         if self.statements % 10 == 9:
-                            cur.execute("INSERT INTO lab.t (v) VALUES (%s)", (i,))
+                            cur.execute(f"INSERT INTO {self.table} (v) VALUES (%s)", (i,))
                         else:
-                            cur.execute("UPDATE lab.t SET v = v + 1 WHERE id = %s", (i,))
-                        rc.set(f"lab:k{i}", i)
-                        rc.get(f"lab:k{i % 97}")
+                            cur.execute(f"UPDATE {self.table} SET v = v + 1 WHERE id = %s", (i,))
+                        if self.redis:
+                            rc.set(f"lab:k{i}", i)
+                            rc.get(f"lab:k{i % 97}")
                     except (pymysql.err.Error, redis.exceptions.RedisError, OSError):
                         # The server may be restarted or paused by a test: back off, reconnect.
                         time.sleep(0.2)

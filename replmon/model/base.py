@@ -20,7 +20,8 @@ class SourceState(StrEnum):
     OK = "ok"
     """Fresh data in this sample."""
     UNREACHABLE = "unreachable"
-    """Connection refused, host unknown, network down, file/command missing on a node that should have it."""
+    """Connection refused, host unknown, network down, or a file/command missing on a node
+    that should have it."""
     AUTH = "auth"
     """Credentials refused (wrong password, unknown user, missing privilege to connect)."""
     TIMEOUT = "timeout"

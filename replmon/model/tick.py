@@ -69,12 +69,14 @@ class Tick(Record):
     due_mono: float
     """When this tick was due: t0 + slot x interval. ``mono - due_mono`` is its start lag."""
     slot: int
-    """Schedule slot this tick was due in; a gap from the previous tick's slot means missed slots."""
+    """Schedule slot this tick was due in; a gap from the previous tick's slot means
+    missed slots."""
     late: bool = False
     """Not on schedule: slots were missed before it, or sampling started more than
     collector.LATE_FRACTION of the interval after it was due."""
     missed: int = 0
-    """Slots skipped before this tick because the previous one overran (never caught up in a burst)."""
+    """Slots skipped before this tick because the previous one overran (never caught up
+    in a burst)."""
     duration_ms: float = 0.0
     """Time from the start of sampling to the tick being complete."""
     primary: NodeTick

@@ -169,7 +169,7 @@ class PlainWriter:
 
     def header(self) -> str:
         assert self._groups is not None
-        lead = "time".ljust(9) + " " + "node".ljust(self.name_width + 2)
+        lead = "time".ljust(10) + " " + "node".ljust(self.name_width + 2)
         top = " " * len(lead) + "|".join(
             f"-{g.title}".ljust(g.width + 1, "-") + "-" for g in self._groups)
         cols = lead + "|".join(f" {g.header} " for g in self._groups)

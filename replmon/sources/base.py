@@ -96,7 +96,7 @@ class Source(ABC, Generic[S]):
             return self._fail(
                 wall, mono, SourceState.ABSENT, f"not found: {e.filename or e}", None, elapsed_ms
             )
-        except (TimeoutError, asyncio.TimeoutError) as e:
+        except TimeoutError as e:
             return self._fail(
                 wall, mono, SourceState.TIMEOUT, str(e) or "timed out", None, elapsed_ms
             )

@@ -226,6 +226,7 @@ class MysqlSource(Source[MysqlSample]):
                 autocommit=True,
                 charset="utf8mb4",
                 local_infile=False,
+                ssl_disabled=not ep.use_tls,
             )
         except Exception as e:  # noqa: BLE001 - every failure becomes a status
             error = self._error(e, connecting=True)

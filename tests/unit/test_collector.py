@@ -98,7 +98,7 @@ async def test_stalled_consumer_gets_a_late_tick_not_a_burst() -> None:
     async for t in c.ticks(8):
         ticks.append(t)
         if t.seq == 2:
-            time.sleep(0.35)  # the loop is blocked: slots 3, 4, 5 pass unsampled
+            time.sleep(0.35)  # noqa: ASYNC251 - on purpose: the loop is blocked: slots 3, 4, 5 pass unsampled
     after = ticks[3]
     assert after.late and after.missed >= 2
     gaps = [b.mono - a.mono for a, b in zip(ticks[3:], ticks[4:], strict=False)]
@@ -106,7 +106,9 @@ async def test_stalled_consumer_gets_a_late_tick_not_a_burst() -> None:
     assert [t.seq for t in ticks] == list(range(8))
 
 
-async def test_a_source_that_raises_becomes_an_error_status(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_source_that_raises_becomes_an_error_status(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     c = pair({"host": BuggyHost()}, {"host": TimedHost()}, 0.1)
     tick = await c.sample_once()
     assert tick.primary.host.status.state is SourceState.ERROR

@@ -41,11 +41,14 @@ def test_bad_endpoint_specs_are_config_errors(spec: str) -> None:
         parse_endpoint_spec(spec, "mysql")
 
 
-def test_defaults_are_3306_and_6379_on_the_node(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_defaults_are_3306_and_6379_on_the_node(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     for var in ("MYSQL_PWD", "REPLMON_MYSQL_PASSWORD", "REDISCLI_AUTH", "REPLMON_REDIS_PASSWORD"):
         monkeypatch.delenv(var, raising=False)
-    cfg = config_from_args(_parser().parse_args(["sample", "--primary", "db163", "--replica", "db162"]))
+    argv = ["sample", "--primary", "db163", "--replica", "db162"]
+    cfg = config_from_args(_parser().parse_args(argv))
     m = mysql_endpoint("primary", cfg.primary, cfg.source_timeout)
     r = redis_endpoint("replica", cfg.replica, cfg.source_timeout)
     assert (m.host, m.port, m.password) == ("db163", 3306, None)
@@ -53,7 +56,9 @@ def test_defaults_are_3306_and_6379_on_the_node(monkeypatch: pytest.MonkeyPatch,
     assert cfg.interval == 1.0 and cfg.source_timeout == pytest.approx(0.8)
 
 
-def test_command_line_overrides_toml_per_node(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_command_line_overrides_toml_per_node(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     toml = tmp_path / "replmon.toml"
     toml.write_text(

@@ -1,0 +1,90 @@
+"""Statements vs rows: UPDATE/DELETE/INSERT statements that change far fewer rows.
+
+Reads, per node, the statement rates (Com_update, Com_delete, Com_insert) and the
+row rates (Innodb_rows_* on MySQL, Handler_* on MariaDB, which has no
+Innodb_rows_updated) over the last interval. Under load, a single-row UPDATE
+changes one row; when rows changed per statement falls well below 1, many
+statements found no row (or set a column to the value it had), returned at once,
+and the statement rate (TPS/QPS) overstates the work done.
+
+Seed 004: two identical hosts under sysbench update_index; host A showed 47,240
+UPDATE/s but 23,489 rows updated/s (0.50 rows per statement) because
+auto_increment_increment=2 left every other id empty; host B, 31,653 vs 31,522,
+is healthy. When the node's auto_increment_increment is above 1 the finding
+says so.
+
+A replica applying ROW events is judged the same way: MariaDB counts applied
+row events in Com_update, MySQL 8 leaves Com_* near 0 there, so the rate gate
+keeps it quiet.
+
+Thresholds: ``min_statements_per_s`` (100) gates "under load";
+``max_rows_per_statement`` (0.8) is the ratio below which it fires;
+``critical_rows_per_statement`` (0.3) makes it critical.
+"""
+
+from __future__ import annotations
+
+from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
+
+KINDS = (
+    # key, statement rate, row rate, verb
+    ("update", "com_update_per_s", "rows_updated_per_s", "UPDATE"),
+    ("delete", "com_delete_per_s", "rows_deleted_per_s", "DELETE"),
+    ("insert", "com_insert_per_s", "rows_inserted_per_s", "INSERT"),
+)
+
+
+class Limits(Thresholds):
+    min_statements_per_s: float = 100.0
+    """Statements/s of a kind below which its ratio is not judged (too few to matter)."""
+    max_rows_per_statement: float = 0.8
+    """Rows changed per statement below which the finding fires (warning)."""
+    critical_rows_per_statement: float = 0.3
+    """Below this, critical: most statements do nothing."""
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out: list[Observation] = []
+    for role in ("primary", "replica"):
+        node = w.node(role)
+        if not source_ok(node, "mysql"):
+            continue
+        r = node.rates.mysql
+        family = r.row_counters or "rows"
+        inc = node.mysql.variables.get("auto_increment_increment")
+        for key, stmt_field, row_field, verb in KINDS:
+            stmts: float | None = getattr(r, stmt_field)
+            rows: float | None = getattr(r, row_field)
+            if stmts is None or rows is None or stmts < t.min_statements_per_s:
+                continue
+            per = rows / stmts
+            if per >= t.max_rows_per_statement:
+                continue
+            missed_pct = max(0.0, 100.0 * (1 - per))
+            cause = (f"~{missed_pct:.0f} % of {verb}s changed no row: they matched no row "
+                     f"or set values already there, and returned at once")
+            if inc and inc.isdigit() and int(inc) > 1 and key != "insert":
+                cause += (f"; auto_increment_increment={inc} leaves {int(inc) - 1} of every "
+                          f"{inc} ids empty, so random-id {verb}s miss")
+            cause += ". The statement rate (TPS) is inflated."
+            out.append(Observation(
+                key=key, node=role,
+                severity=(Severity.CRITICAL if per < t.critical_rows_per_statement
+                          else Severity.WARNING),
+                title=(f"{verb} {fmt(stmts)}/s but {family} rows {fmt(rows)}/s "
+                       f"({per:.2f} per statement)"),
+                numbers=numbers(statements_per_s=stmts, rows_per_s=rows,
+                                rows_per_statement=per, row_counters=family,
+                                auto_increment_increment=int(inc) if inc and inc.isdigit()
+                                else None),
+                cause=cause,
+                next_step=(f"Check the ids the workload uses against the table (SELECT "
+                           f"MIN(id), MAX(id), COUNT(*)); compare auto_increment_increment "
+                           f"and _offset on both nodes; judge throughput by rows, not "
+                           f"{verb}/s."),
+            ))
+    return out
+
+
+CHECK = Check(id="stmt_vs_rows", title="Statements vs rows", needs=("mysql",),
+              thresholds=Limits, evaluate=evaluate, window=1)

@@ -1,0 +1,123 @@
+"""The public API for check modules (checks/*.py and third-party plug-ins).
+
+A check module exposes one object, ``CHECK``::
+
+    \"\"\"Statements vs rows: ...  (the module docstring is the user-facing text)\"\"\"
+    from replmon.check import Check, Thresholds, Window, Observation, Severity
+
+    class Limits(Thresholds):
+        min_update_per_s: float = 100.0
+        \"\"\"UPDATE statements/s below which the ratio is not judged.\"\"\"
+
+    def evaluate(w: Window, t: Limits) -> list[Observation]:
+        ...
+
+    CHECK = Check(id="stmt_vs_rows", title="Statements vs rows", needs=("mysql",),
+                  thresholds=Limits, evaluate=evaluate)
+
+Rules: ``evaluate`` is pure (no I/O, no clock, no globals): the same window
+always gives the same observations, live or in replay. It reads rates from
+``tick.<role>.rates`` and raw samples from ``tick.<role>.<kind>``. It returns
+data, never widgets. A check that raises is reported by the engine as a
+finding of its own (check id "engine"), never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from replmon.model.base import SourceState
+from replmon.model.findings import NodeRef, Number, Observation, Severity
+from replmon.model.tick import NodeTick, Role, Tick
+
+__all__ = [
+    "Check", "NodeRef", "Number", "Observation", "Role", "Severity", "Thresholds", "Window",
+    "fmt", "numbers", "source_ok",
+]
+
+
+class Thresholds(BaseModel):
+    """Per-check settings; a check subclasses it with its own limits (one docstring each,
+    with the unit). All of them can be set in the TOML config under ``[checks.<id>]``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = True
+    open_after: int = Field(default=3, ge=1)
+    """Ticks the condition must hold in a row before the finding opens."""
+    close_after: int = Field(default=3, ge=1)
+    """Ticks the condition must be clear in a row before the finding closes."""
+
+
+T = TypeVar("T", bound=Thresholds)
+
+
+@dataclass(frozen=True)
+class Check(Generic[T]):
+    id: str
+    title: str
+    needs: tuple[str, ...]
+    """Source kinds read (host, drbd, mysql, redis): documentation, and the TUI greys a
+    check out when none of them is present."""
+    thresholds: type[T]
+    evaluate: Callable[[Window, T], list[Observation]]
+    window: int = 60
+    """Ticks of history the check looks at (the engine keeps the largest of all checks)."""
+    doc: str = ""
+    """Filled from the module docstring by the loader."""
+
+
+class Window:
+    """Recent ticks, oldest first; ``last`` is the tick being judged."""
+
+    def __init__(self, ticks: Sequence[Tick]) -> None:
+        if not ticks:
+            raise ValueError("a window holds at least one tick")
+        self.ticks = ticks
+
+    def __len__(self) -> int:
+        return len(self.ticks)
+
+    def __iter__(self) -> Iterator[Tick]:
+        return iter(self.ticks)
+
+    @property
+    def last(self) -> Tick:
+        return self.ticks[-1]
+
+    def tail(self, n: int) -> Sequence[Tick]:
+        """The last ``n`` ticks (fewer at the start of a session)."""
+        return self.ticks[-n:]
+
+    def node(self, role: Role, back: int = 0) -> NodeTick:
+        """``role``'s share of the tick ``back`` ticks before the last."""
+        return getattr(self.ticks[-1 - back], role)  # type: ignore[no-any-return]
+
+    def series(self, role: Role, get: Callable[[NodeTick], float | None],
+               n: int | None = None) -> list[float | None]:
+        """``get`` applied to ``role`` over the last ``n`` ticks (all by default), oldest first."""
+        ticks = self.ticks if n is None else self.ticks[-n:]
+        return [get(getattr(t, role)) for t in ticks]
+
+
+def source_ok(node: NodeTick, kind: str) -> bool:
+    return getattr(node, kind).status.state is SourceState.OK
+
+
+def fmt(v: float | None, digits: int = 0) -> str:
+    """Thousands separators for titles: 47240.4 -> '47,240'; None -> '?'."""
+    if v is None:
+        return "?"
+    return f"{v:,.{digits}f}"
+
+
+def numbers(**values: Any) -> dict[str, Number]:
+    """Rounded numbers for a finding (floats to 3 significant decimals)."""
+    out: dict[str, Number] = {}
+    for k, v in values.items():
+        out[k] = round(v, 3) if isinstance(v, float) else v
+    return out

@@ -1,0 +1,79 @@
+"""Findings: what the checks tell the on-call engineer.
+
+A check returns Observations for one window of ticks (a condition holds right
+now, with its numbers). The engine turns observations into Findings with a
+lifetime: a finding opens after its condition held ``open_after`` ticks in a
+row and closes after it cleared ``close_after`` ticks in a row (hysteresis), so
+a noisy counter does not make it flap.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Literal
+
+from pydantic import Field
+
+from replmon.model.base import Record
+
+NodeRef = Literal["primary", "replica", "pair"]
+Number = float | int | str | bool | None
+
+
+class Severity(IntEnum):
+    """Ordered: max() of severities is the worst one."""
+
+    INFO = 0
+    WARNING = 1
+    CRITICAL = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class Observation(Record):
+    """A condition a check sees in the current window."""
+
+    key: str = ""
+    """Tells apart several observations of one check on one node (a DRBD resource, a
+    replication channel, a disk); empty when there is only one."""
+    node: NodeRef
+    severity: Severity
+    title: str
+    """One line, with the key numbers in it: "UPDATEs 47,240/s vs rows updated 23,489/s"."""
+    numbers: dict[str, Number] = Field(default_factory=dict)
+    """The measured values behind the title, with units in the names (upd_per_s, lag_s)."""
+    cause: str = ""
+    """The likely cause, in a sentence."""
+    next_step: str = ""
+    """What to look at or do next."""
+
+
+class Finding(Record):
+    """An observation with a lifetime, as the engine reports it."""
+
+    check: str
+    """Check id (the module name under checks/, or an entry point's name)."""
+    key: str = ""
+    node: NodeRef
+    severity: Severity
+    title: str
+    numbers: dict[str, Number] = Field(default_factory=dict)
+    cause: str = ""
+    next_step: str = ""
+    since_seq: int
+    """Seq of the first tick in which the condition held (before the open_after delay)."""
+    since_wall: float
+    """Wall time of that tick, epoch seconds."""
+    last_seq: int
+    """Seq of the latest tick in which the condition held."""
+    worst: Severity
+    """Worst severity seen while open."""
+    state: Literal["open", "closed"] = "open"
+    closed_seq: int | None = None
+    """Seq of the tick in which it closed (after close_after clear ticks)."""
+
+    @property
+    def ident(self) -> tuple[str, str, str]:
+        return (self.check, self.node, self.key)

@@ -1,0 +1,142 @@
+"""Situations replmon exists for, reproducible on demand.
+
+Two kinds, one per check group module in this package (``replmon.scenarios.<group>``):
+
+- ``LAB``: a :class:`LabScenario` that makes the situation happen on the real lab
+  (auto_increment_increment=2 under a random-id update load, a stopped SQL
+  thread, Redis at maxmemory...). ``run_lab_scenario`` samples the lab with the
+  real collector and engine, induces the situation after a few healthy ticks, and
+  reports when the expected finding opened.
+- ``SEEDS``: a :class:`SeedScenario`, ticks rebuilt from a seed's published figures
+  (replmon.synth), for what the lab cannot produce (a DRBD peer, swapping).
+
+The live tests, bench/accuracy.py and the shipped sample sessions all use them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from replmon.model.findings import Finding, Severity
+from replmon.model.tick import Tick
+
+
+@dataclass(frozen=True)
+class SeedScenario:
+    name: str
+    check: str
+    """Check id expected to open a finding ("" when nothing should open)."""
+    build: Callable[[], tuple[list[Tick], int]]
+    """Returns (ticks, onset seq): the seq of the first tick showing the situation."""
+    min_severity: Severity = Severity.WARNING
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """[checks.<id>] overrides for this scenario (usually none)."""
+
+
+Induce = Callable[[Any], contextlib.AbstractContextManager[None]]
+"""Given the Lab: a context manager; entering it starts the situation, leaving it
+restores the lab for the next test."""
+
+
+@dataclass(frozen=True)
+class LabScenario:
+    name: str
+    check: str
+    induce: Induce
+    min_severity: Severity = Severity.WARNING
+    load: dict[str, Any] = field(default_factory=lambda: {"rate": 300})
+    """WriteLoad keyword arguments; None-valued dict {} means no load."""
+    healthy_ticks: int = 4
+    """Ticks sampled before the situation is induced."""
+    ticks: int = 8
+    """Ticks sampled after it is induced."""
+    interval: float = 0.5
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    setup: Induce | None = None
+    """Entered before the load starts and the first tick (e.g. a table with
+    auto_increment_increment=2); left after everything."""
+
+
+@dataclass
+class Outcome:
+    """What happened in one scenario run."""
+
+    name: str
+    check: str
+    onset_seq: int
+    ticks: list[Tick]
+    opened: dict[int, list[Finding]]
+    """seq -> findings that opened at that tick (all checks)."""
+
+    def first(self, check: str | None = None, min_severity: Severity = Severity.WARNING
+              ) -> Finding | None:
+        check = self.check if check is None else check
+        for seq in sorted(self.opened):
+            for f in self.opened[seq]:
+                if f.check == check and f.severity >= min_severity:
+                    return f
+        return None
+
+    @property
+    def ticks_to_flag(self) -> int | None:
+        """1 = flagged in the onset tick itself; None = never flagged."""
+        f = self.first()
+        if f is None:
+            return None
+        opened_at = min(s for s, fs in self.opened.items() if f in fs)
+        return opened_at - self.onset_seq + 1
+
+    def above_info(self, before_seq: int | None = None) -> list[Finding]:
+        """Findings above info that opened (before ``before_seq``)."""
+        return [f for s, fs in sorted(self.opened.items()) for f in fs
+                if f.severity > Severity.INFO and (before_seq is None or s < before_seq)]
+
+
+def run_seed_scenario(sc: SeedScenario) -> Outcome:
+    from replmon.engine import build_engine
+
+    ticks, onset = sc.build()
+    eng = build_engine(sc.settings, entry_points=False)
+    opened: dict[int, list[Finding]] = {}
+    for t in ticks:
+        upd = eng.feed(t)
+        if upd.opened:
+            opened[t.seq] = upd.opened
+    return Outcome(sc.name, sc.check, onset, ticks, opened)
+
+
+async def run_lab_scenario(lab: Any, sc: LabScenario) -> Outcome:
+    """Sample ``lab`` with every check: healthy ticks, then the situation."""
+    from replmon.config import build_config
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.lab import WriteLoad
+
+    eng = build_engine(sc.settings, entry_points=False)
+    ticks: list[Tick] = []
+    opened: dict[int, list[Finding]] = {}
+    onset = -1
+    with contextlib.ExitStack() as stack:
+        if sc.setup is not None:
+            stack.enter_context(sc.setup(lab))
+        if sc.load:
+            stack.enter_context(WriteLoad(lab, **sc.load))
+        async with build_collector(build_config(lab.settings(sc.interval))) as c:
+            async for t in c.ticks(sc.healthy_ticks + sc.ticks):
+                ticks.append(t)
+                upd = eng.feed(t)
+                if upd.opened:
+                    opened[t.seq] = upd.opened
+                if t.seq == sc.healthy_ticks - 1:
+                    stack.enter_context(sc.induce(lab))
+                    onset = t.seq + 1
+    return Outcome(sc.name, sc.check, onset, ticks, opened)
+
+
+@contextlib.contextmanager
+def nothing(_lab: Any) -> Iterator[None]:
+    """Induce nothing (the healthy scenario)."""
+    yield

@@ -1,0 +1,75 @@
+"""Ticks built from numbers instead of servers.
+
+For check tests on synthetic windows, for sessions reconstructed from the seeds'
+published figures (DRBD, swapping: things the lab cannot produce), and for
+benchmarks that need 86,400 ticks. Everything here goes through the real
+models, so a synthetic tick is indistinguishable in shape from a live one.
+
+    t = tick(5, primary=node("primary", mysql=MysqlSample(...),
+                             rates=NodeRates(mysql=MysqlRates(com_update_per_s=47240.0, ...))))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from replmon.check import Check, Thresholds, Window
+from replmon.model.base import SourceState, SourceStatus
+from replmon.model.drbd import DrbdSample
+from replmon.model.findings import Finding, Observation
+from replmon.model.tick import NodeTick, Role, Tick
+
+T0 = 1_700_000_000.0
+"""Wall time of tick 0 in synthetic sessions (2023-11-14 22:13:20 UTC)."""
+
+
+def status(state: str, error: str | None = None, since: float | None = None) -> SourceStatus:
+    """SourceStatus from a state word: status("unreachable", "connection refused")."""
+    return SourceStatus(state=SourceState(state), error=error, since=since)
+
+
+def node(role: Role, name: str | None = None, **parts: Any) -> NodeTick:
+    """A NodeTick; parts are host=, drbd=, mysql=, redis= samples and rates=.
+    DRBD defaults to absent (as on the lab); everything else to an ok, empty sample."""
+    parts.setdefault("drbd", DrbdSample(status=status("absent", "no DRBD on this host")))
+    return NodeTick(role=role, name=name or ("db163" if role == "primary" else "db162"), **parts)
+
+
+def tick(seq: int, *, primary: NodeTick | None = None, replica: NodeTick | None = None,
+         interval: float = 1.0, t0: float = T0) -> Tick:
+    """Tick ``seq`` at t0 + seq x interval, on schedule."""
+    return Tick(seq=seq, interval=interval, wall=t0 + seq * interval, mono=seq * interval,
+                due_mono=seq * interval, slot=seq,
+                primary=primary or node("primary"), replica=replica or node("replica"))
+
+
+def series(pairs: Iterable[tuple[NodeTick, NodeTick]], *, interval: float = 1.0,
+           start: int = 0) -> list[Tick]:
+    """Ticks from (primary, replica) pairs, numbered from ``start``."""
+    return [tick(start + i, primary=p, replica=r, interval=interval)
+            for i, (p, r) in enumerate(pairs)]
+
+
+def observe(check: Check[Any], ticks: Sequence[Tick], **limits: Any) -> list[Observation]:
+    """What ``check`` observes on the window ending at the last tick."""
+    th: Thresholds = check.thresholds.model_validate(limits)
+    return check.evaluate(Window(list(ticks)[-check.window:]), th)
+
+
+def run_check(check: Check[Any], ticks: Iterable[Tick], **limits: Any
+              ) -> tuple[list[Finding], dict[int, list[Finding]]]:
+    """Feed ``ticks`` through an engine holding only ``check``.
+    Returns (findings open at the end, {seq: findings opened at that tick})."""
+    from replmon.engine import Engine
+
+    th = check.thresholds.model_validate(limits)
+    eng = Engine([(check, th)])
+    opened: dict[int, list[Finding]] = {}
+    last: list[Finding] = []
+    for t in ticks:
+        upd = eng.feed(t)
+        if upd.opened:
+            opened[t.seq] = upd.opened
+        last = upd.open
+    return last, opened

@@ -1,0 +1,73 @@
+"""stmt_vs_rows on synthetic windows and on seed 004's own numbers (orzdba, two hosts)."""
+
+from __future__ import annotations
+
+import pytest
+from replmon.checks.stmt_vs_rows import CHECK
+
+from replmon.model.findings import Severity
+from replmon.model.mysql import MysqlRates, MysqlSample
+from replmon.model.tick import NodeRates
+from replmon.synth import node, observe, run_check, status, tick
+
+
+def mysql_node(role: str, upd: float | None, rows: float | None, *, inc: str = "1",
+               family: str = "handler", ok: bool = True) -> object:
+    sample = MysqlSample(variables={"auto_increment_increment": inc, "binlog_format": "ROW"})
+    if not ok:
+        sample = MysqlSample(status=status("unreachable", "connection refused"))
+    rates = MysqlRates(com_update_per_s=upd, rows_updated_per_s=rows, row_counters=family)
+    return node(role, mysql=sample, rates=NodeRates(mysql=rates))  # type: ignore[arg-type]
+
+
+def one(upd: float | None, rows: float | None, **kw: object) -> list:
+    p = mysql_node("primary", upd, rows, **kw)  # type: ignore[arg-type]
+    return observe(CHECK, [tick(1, primary=p)])  # type: ignore[arg-type]
+
+
+def test_seed_004_host_a_flags_with_the_auto_increment_cause() -> None:
+    # orzdba on host A: upd 47,240/s, innodb rows upd 23,489/s, auto_increment_increment=2.
+    (o,) = one(47240.0, 23489.0, inc="2", family="innodb")
+    assert o.node == "primary" and o.key == "update"
+    assert o.severity is Severity.WARNING
+    assert "47,240" in o.title and "23,489" in o.title and "0.50" in o.title
+    assert "auto_increment_increment=2" in o.cause and "~50 %" in o.cause
+    assert o.numbers["rows_per_statement"] == pytest.approx(0.497, abs=0.001)
+
+
+def test_seed_004_host_b_does_not_flag() -> None:
+    assert one(31653.0, 31522.0, family="innodb") == []
+
+
+def test_increment_one_still_flags_but_names_no_auto_increment_cause() -> None:
+    (o,) = one(1000.0, 200.0)
+    assert o.severity is Severity.CRITICAL  # 0.2 rows per statement
+    assert "auto_increment" not in o.cause
+
+
+@pytest.mark.parametrize(("upd", "rows"), [
+    (50.0, 0.0),      # below the load gate: a trickle of no-op UPDATEs is not news
+    (None, 10.0),     # no rate (first tick, counter reset)
+    (500.0, None),
+    (500.0, 1500.0),  # multi-row UPDATEs: more rows than statements is fine
+])
+def test_quiet_cases(upd: float | None, rows: float | None) -> None:
+    assert one(upd, rows) == []
+
+
+def test_unreachable_node_is_not_judged_here() -> None:
+    assert one(47240.0, 23489.0, ok=False) == []
+
+
+def test_opens_after_three_ticks_and_closes_after_three_clear() -> None:
+    bad = [tick(i, primary=mysql_node("primary", 47240.0, 23489.0, inc="2"))  # type: ignore[arg-type]
+           for i in range(1, 6)]
+    good = [tick(i, primary=mysql_node("primary", 31653.0, 31522.0))  # type: ignore[arg-type]
+            for i in range(6, 9)]
+    open_now, opened = run_check(CHECK, bad)
+    assert list(opened) == [3]  # held on ticks 1, 2, 3
+    assert open_now[0].since_seq == 1
+    open_after_clear, _ = run_check(CHECK, bad + good)
+    assert open_after_clear == []
+    still_open, _ = run_check(CHECK, bad + good[:2])
+    assert len(still_open) == 1  # two clear ticks are not enough to close
