@@ -14,6 +14,7 @@ from typing import Any
 from replmon import __version__
 from replmon.config import Config, build_config, load_toml, merge, parse_endpoint_spec
 from replmon.errors import ConfigError, LabError
+from replmon.output.nagios import CheckRun
 
 EXAMPLES = """\
 examples:
@@ -56,7 +57,51 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--lab", action="store_true",
                    help="start a throwaway MariaDB + Redis pair with a write load and monitor it")
     s.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+
+    c = sub.add_parser(
+        "check", help="sample for a while, print findings, exit 0/1/2/3 (Nagios/Icinga)",
+        description="Sample both nodes for --duration, run every check, print the findings "
+        "and exit with the monitoring-plugin code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. "
+        "The first line is the plugin status line.",
+        epilog=CHECK_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_node_options(c)
+    c.add_argument("--duration", type=parse_duration, default=10.0, metavar="TIME",
+                   help="how long to sample: 10s (default), 2m, 30")
+    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--lab", action="store_true", help="check a throwaway lab pair")
+    c.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     return p
+
+
+CHECK_EXAMPLES = """\
+examples:
+  replmon check --primary db163 --replica db162
+  replmon check --config replmon.toml --duration 30s --format json
+  replmon check --lab --duration 5s
+
+thresholds: [checks.<id>] tables in the TOML config (see docs/checks.md), e.g.
+  [checks.mysql_replication]
+  lag_warning_s = 60
+  [checks.throughput_collapse]
+  enabled = false
+"""
+
+
+def parse_duration(text: str) -> float:
+    t = text.strip().lower()
+    scale = 1.0
+    if t.endswith("ms"):
+        t, scale = t[:-2], 0.001
+    elif t and t[-1] in "smh":
+        t, scale = t[:-1], {"s": 1.0, "m": 60.0, "h": 3600.0}[t[-1]]
+    try:
+        value = float(t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10s, 2m)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
+    return value
 
 
 def add_node_options(s: argparse.ArgumentParser) -> None:
@@ -134,6 +179,42 @@ async def run_sample(config: Config, *, count: int | None, as_json: bool) -> Non
             sys.stdout.flush()
 
 
+async def run_check(config: Config, *, duration: float) -> CheckRun:
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.model.findings import Finding
+
+    engine = build_engine(config.checks)
+    count = max(2, round(duration / config.interval) + 1)
+    cleared: list[Finding] = []
+    first = last = None
+    ok_samples = 0
+    async with build_collector(config) as collector:
+        async for tick in collector.ticks(count):
+            first = first or tick
+            last = tick
+            ok_samples += sum(s.ok for n in tick.nodes for s in n.statuses().values())
+            cleared.extend(engine.feed(tick).closed)
+    if first is None or last is None:  # count >= 2, so the collector yielded
+        raise RuntimeError("the collector produced no tick")
+    nodes = {"primary": last.primary.name, "replica": last.replica.name}
+    unknown = None if ok_samples else "no source of either node could be read"
+    return CheckRun(open=engine.open_findings, cleared=cleared, ticks=count,
+                    span_s=last.wall - first.wall, nodes=nodes, unknown=unknown)
+
+
+def check_main(args: argparse.Namespace, base: dict[str, Any] | None = None) -> int:
+    from replmon.output.nagios import render_json, render_text
+
+    config = config_from_args(args, base=base)
+    run = asyncio.run(run_check(config, duration=args.duration))
+    if args.format == "json":
+        print(render_json(run))
+    else:
+        sys.stdout.write(render_text(run, color=sys.stdout.isatty()))
+    return int(run.status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -145,6 +226,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr,
     )
     try:
+        if args.command == "check":
+            try:
+                if args.lab:
+                    with lab_config() as nodes:
+                        return check_main(args, base=nodes)
+                return check_main(args)
+            except (ConfigError, LabError) as e:
+                print(f"REPLMON UNKNOWN - {e}")
+                return 3
+            except Exception as e:  # monitoring-plugin contract: anything unexpected is UNKNOWN
+                logging.getLogger("replmon").exception("check failed")
+                print(f"REPLMON UNKNOWN - {type(e).__name__}: {e}")
+                return 3
         if args.command == "sample":
             if args.lab:
                 with lab_config() as nodes:

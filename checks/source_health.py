@@ -1,0 +1,72 @@
+"""Source health: a configured source that cannot be read is an alarm, not a gap.
+
+Reads every source's status on both nodes (host, DRBD, MySQL, Redis). A source
+that is switched off or that the node does not have (state "absent", e.g. no DRBD
+module) is not a finding. Anything else that is not ok is:
+
+- ``unreachable`` (refused, no route, file missing), ``timeout`` (no answer within
+  the per-source timeout: a hung or overloaded server), ``auth`` (credentials or
+  grants refused): critical for the primary's MySQL or Redis (the service is
+  down or cannot be seen), warning otherwise (the replica's own replication
+  checks say what it means for replication, critical there);
+- ``parse_error`` (garbled /proc/drbd or INFO) and ``error``: warning.
+
+The title names the source, the state and the error text; ``down_s`` is how long it
+has been in that state (from the status's since-time). Opens after 2 ticks, so a
+single slow answer does not page anyone.
+
+Next step depends on the state: for unreachable, is the server running and listening
+(``ss -ltnp``), is a firewall in the way; for timeout, is it hung (``SHOW
+PROCESSLIST`` from a local client, ``redis-cli --latency``), swapping, or stopped
+(SIGSTOP, a debugger); for auth, the error names the missing grant or user.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from replmon.check import Check, Observation, Severity, Thresholds, Window, numbers
+from replmon.model.base import SourceState
+
+LABEL = {"host": "host metrics", "drbd": "DRBD", "mysql": "MySQL", "redis": "Redis"}
+NEXT = {
+    SourceState.UNREACHABLE: "Is the server running and listening on that address "
+                             "(ss -ltnp on the node)? A firewall or a wrong port?",
+    SourceState.TIMEOUT: "The server accepted but did not answer in time: hung, swapping, "
+                         "stopped (SIGSTOP) or overloaded. Try a local client on the node.",
+    SourceState.AUTH: "Fix the monitoring account: the error names the user or the grant.",
+    SourceState.PARSE_ERROR: "replmon could not read the output; the error shows where. "
+                             "Report it with the raw output.",
+    SourceState.ERROR: "See the error text (and replmon's log with -v).",
+}
+
+
+class Limits(Thresholds):
+    open_after: int = Field(default=2, ge=1)
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out: list[Observation] = []
+    last = w.last
+    for role in ("primary", "replica"):
+        node = w.node(role)
+        for kind, st in node.statuses().items():
+            if st.state in (SourceState.OK, SourceState.ABSENT):
+                continue
+            serious = st.state in (SourceState.UNREACHABLE, SourceState.TIMEOUT,
+                                   SourceState.AUTH)
+            critical = serious and role == "primary" and kind in ("mysql", "redis")
+            down_s = last.wall - st.since if st.since is not None else None
+            out.append(Observation(
+                key=kind, node=role,
+                severity=Severity.CRITICAL if critical else Severity.WARNING,
+                title=f"{LABEL[kind]} {st.state.value}: {st.error or 'no detail'}",
+                numbers=numbers(state=st.state.value, down_s=down_s),
+                cause=st.hint or f"replmon cannot read {role} {node.name}'s {LABEL[kind]}",
+                next_step=NEXT.get(st.state, ""),
+            ))
+    return out
+
+
+CHECK = Check(id="source_health", title="Source health", needs=("host", "drbd", "mysql", "redis"),
+              thresholds=Limits, evaluate=evaluate, window=1)

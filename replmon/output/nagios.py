@@ -1,0 +1,140 @@
+"""Findings as a monitoring-plugin result: status line, exit code, text or JSON.
+
+Exit codes follow the Nagios/Icinga plugin API: 0 OK, 1 WARNING, 2 CRITICAL,
+3 UNKNOWN. The status is the worst severity among the findings open at the end
+of the run (info findings do not raise it); findings that opened and cleared
+during the run are listed, but do not set the status. The first text line is
+the plugin status line, e.g.::
+
+    REPLMON CRITICAL - replica db162: SQL thread stopped (errno 1062) (+1 warning) \
+        | critical=1 warning=1 info=0   (one line)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from replmon.model.findings import Finding, Severity
+
+
+class Status(IntEnum):
+    OK = 0
+    WARNING = 1
+    CRITICAL = 2
+    UNKNOWN = 3
+
+
+SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.WARNING: "yellow",
+                  Severity.INFO: "cyan"}
+
+
+@dataclass
+class CheckRun:
+    """The outcome of a ``replmon check`` run."""
+
+    open: list[Finding]
+    cleared: list[Finding]
+    ticks: int
+    span_s: float
+    nodes: dict[str, str]
+    """role -> node name."""
+    unknown: str | None = None
+    """Why the run could not judge the pair (status UNKNOWN), if it could not."""
+
+    @property
+    def status(self) -> Status:
+        if self.unknown:
+            return Status.UNKNOWN
+        worst = max((f.severity for f in self.open), default=Severity.INFO)
+        return {Severity.CRITICAL: Status.CRITICAL, Severity.WARNING: Status.WARNING}.get(
+            worst, Status.OK)
+
+    def counts(self) -> dict[str, int]:
+        return {s.label: sum(f.severity is s for f in self.open)
+                for s in (Severity.CRITICAL, Severity.WARNING, Severity.INFO)}
+
+
+def where(f: Finding, nodes: dict[str, str]) -> str:
+    if f.node == "pair":
+        return "pair"
+    return f"{f.node} {nodes.get(f.node, '')}".strip()
+
+
+def status_line(run: CheckRun) -> str:
+    c = run.counts()
+    perf = " ".join(f"{k}={v}" for k, v in c.items())
+    if run.unknown:
+        summary = run.unknown
+    elif run.open and run.status is not Status.OK:
+        worst = run.open[0]  # the engine sorts worst first
+        summary = f"{where(worst, run.nodes)}: {worst.title}"
+        others = [f"+{n} {k}" for k, n in c.items() if n and not (
+            k == worst.severity.label and n == 1)]
+        if others:
+            summary += f" ({', '.join(others)})"
+    else:
+        extra = f"; {c['info']} info" if c["info"] else ""
+        summary = f"{run.ticks} ticks over {run.span_s:.0f} s, no problem found{extra}"
+    return f"REPLMON {run.status.name} - {summary} | {perf}"
+
+
+def _since(f: Finding, localtime: Callable[[float], time.struct_time]) -> str:
+    return time.strftime("%H:%M:%S", localtime(f.since_wall))
+
+
+def render_text(run: CheckRun, *, width: int = 100, color: bool = False,
+                localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
+    buf = io.StringIO()
+    con = Console(file=buf, width=width, color_system="standard" if color else None,
+                  highlight=False, soft_wrap=False)
+    con.print(Text(status_line(run)))
+    for title, findings in (("open", run.open), ("cleared during the run", run.cleared)):
+        if not findings:
+            continue
+        table = Table(title=f"findings {title}", title_justify="left", expand=False,
+                      show_lines=False, pad_edge=False)
+        table.add_column("sev", no_wrap=True)
+        table.add_column("since", no_wrap=True)
+        table.add_column("node", no_wrap=True)
+        table.add_column("check", no_wrap=True)
+        table.add_column("what")
+        for f in findings:
+            what = Text(f.title)
+            if f.cause:
+                what.append(f"\ncause: {f.cause}", style="dim")
+            if f.next_step:
+                what.append(f"\nnext: {f.next_step}", style="dim")
+            table.add_row(Text(f.severity.label, style=SEVERITY_STYLE[f.severity]),
+                          _since(f, localtime), where(f, run.nodes), f.check, what)
+        con.print(table)
+    return buf.getvalue()
+
+
+def _finding_json(f: Finding) -> dict[str, object]:
+    d = f.model_dump(mode="json")
+    d["severity"] = f.severity.label
+    d["worst"] = f.worst.label
+    return d
+
+
+def render_json(run: CheckRun) -> str:
+    return json.dumps({
+        "status": run.status.name, "code": int(run.status), "summary": status_line(run),
+        "ticks": run.ticks, "span_s": round(run.span_s, 3), "nodes": run.nodes,
+        "counts": run.counts(), "unknown": run.unknown,
+        "open": [_finding_json(f) for f in run.open],
+        "cleared": [_finding_json(f) for f in run.cleared],
+    }, indent=2)
+
+
+def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (-f.severity, f.since_seq, f.check, f.node, f.key))

@@ -1,0 +1,59 @@
+"""`replmon check` on the lab: exit codes and findings from real servers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from replmon.cli import main
+from replmon.lab import Lab
+
+pytestmark = pytest.mark.live
+
+
+def args(lab: Lab, *extra: str) -> list[str]:
+    return [
+        "check", "--primary", "127.0.0.1", "--replica", "127.0.0.1",
+        "--primary-mysql", f"{lab.monitor_user}@:{lab.primary.mysql_port}",
+        "--replica-mysql", f"{lab.monitor_user}@:{lab.replica.mysql_port}",
+        "--primary-redis", f":{lab.primary.redis_port}",
+        "--replica-redis", f":{lab.replica.redis_port}",
+        "--interval", "0.3", "--duration", "1.5s", *extra,
+    ]
+
+
+@pytest.fixture
+def creds(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLMON_MYSQL_PASSWORD", lab.monitor_password)
+    monkeypatch.setenv("REPLMON_REDIS_PASSWORD", lab.redis_password)
+
+
+@pytest.mark.usefixtures("creds")
+def test_healthy_lab_is_ok(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(args(lab))
+    out = capsys.readouterr().out
+    assert out.startswith("REPLMON OK - "), out
+    assert code == 0
+
+
+@pytest.mark.usefixtures("creds")
+def test_unreachable_primary_mysql_is_critical_in_json(
+    lab: Lab, capsys: pytest.CaptureFixture[str],
+) -> None:
+    closed = lab.free_port()
+    argv = args(lab, "--format", "json")
+    argv[argv.index("--primary-mysql") + 1] = f"{lab.monitor_user}@:{closed}"
+    code = main(argv)
+    d = json.loads(capsys.readouterr().out)
+    assert code == 2 and d["status"] == "CRITICAL"
+    f = next(f for f in d["open"] if f["check"] == "source_health")
+    assert f["node"] == "primary" and f["key"] == "mysql" and str(closed) in f["title"]
+    assert lab.monitor_password not in json.dumps(d)
+
+
+def test_bad_config_is_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", "--primary", "a", "--replica", "b", "--interval", "1",
+                 "--timeout", "2"])
+    assert code == 3
+    assert capsys.readouterr().out.startswith("REPLMON UNKNOWN - ")

@@ -1,0 +1,140 @@
+"""The check engine: hysteresis, broken checks as findings, settings validation, discovery."""
+
+from __future__ import annotations
+
+import pytest
+
+from replmon.check import Check, Observation, Severity, Thresholds, Window
+from replmon.engine import ENGINE_ID, Engine, build_engine, configure
+from replmon.errors import ConfigError
+from replmon.plugins import LoadFailure, discover
+from replmon.synth import tick
+
+
+class Limits(Thresholds):
+    level: float = 1.0
+
+
+def flag_odd_keys(w: Window, t: Limits) -> list[Observation]:
+    """Fires while the tick's seq is in the test's 'bad' set (encoded in the replica name)."""
+    bad = w.last.replica.name.split(",")
+    if str(w.last.seq) not in bad:
+        return []
+    sev = Severity.CRITICAL if w.last.seq >= 10 else Severity.WARNING
+    return [Observation(node="replica", severity=sev, title=f"bad at {w.last.seq}",
+                        numbers={"level": t.level})]
+
+
+CHECK = Check(id="fake", title="Fake", needs=(), thresholds=Limits, evaluate=flag_odd_keys)
+
+
+def feed(bad: set[int], n: int, **limits: object) -> Engine:
+    from replmon.synth import node
+
+    eng = Engine([(CHECK, Limits.model_validate(limits))])
+    names = ",".join(str(s) for s in sorted(bad)) or "none"
+    for seq in range(n):
+        eng.feed(tick(seq, replica=node("replica", name=names)))
+    return eng
+
+
+def test_opens_after_n_consecutive_ticks_with_since_at_the_first() -> None:
+    eng = feed({2, 3, 4}, 5)
+    (f,) = eng.open_findings
+    assert (f.since_seq, f.last_seq, f.check, f.node) == (2, 4, "fake", "replica")
+
+
+def test_a_blip_shorter_than_open_after_never_opens() -> None:
+    eng = feed({1, 2, 4, 5, 7}, 9)
+    assert eng.open_findings == []
+    assert eng.history == []
+
+
+def test_closes_only_after_m_clear_ticks_and_keeps_worst() -> None:
+    eng = feed({8, 9, 10, 11}, 13, close_after=2)
+    assert len(eng.open_findings) == 1  # cleared 12 only once
+    eng = feed({8, 9, 10, 11}, 14, close_after=2)
+    assert eng.open_findings == []
+    (closed,) = eng.history
+    assert closed.state == "closed" and closed.closed_seq == 13
+    assert closed.worst is Severity.CRITICAL and closed.since_seq == 8
+
+
+def test_a_gap_shorter_than_close_after_keeps_the_finding_open() -> None:
+    eng = feed({1, 2, 3, 5, 6}, 7)
+    (f,) = eng.open_findings
+    assert f.since_seq == 1
+
+
+def test_a_check_that_raises_becomes_a_finding_and_others_still_run() -> None:
+    def boom(w: Window, t: Thresholds) -> list[Observation]:
+        raise ZeroDivisionError("division by zero")
+
+    bad = Check(id="boom", title="Boom", needs=(), thresholds=Thresholds, evaluate=boom)
+    eng = Engine([(bad, Thresholds()), (CHECK, Limits(open_after=1))])
+    from replmon.synth import node
+
+    upd = eng.feed(tick(0, replica=node("replica", name="0")))
+    ids = {(f.check, f.key) for f in upd.open}
+    assert ids == {(ENGINE_ID, "boom"), ("fake", "")}
+    (e,) = [f for f in upd.open if f.check == ENGINE_ID]
+    assert "ZeroDivisionError" in e.title and e.severity is Severity.WARNING
+
+
+def test_a_check_that_failed_to_load_is_reported_every_tick() -> None:
+    eng = Engine([], [LoadFailure("broken", "import failed: SyntaxError: x")])
+    upd = eng.feed(tick(0))
+    (f,) = upd.open
+    assert f.check == ENGINE_ID and "broken did not load" in f.title
+
+
+def test_settings_validate_ids_and_keys() -> None:
+    with pytest.raises(ConfigError, match="unknown check"):
+        configure([CHECK], {"nope": {}})
+    with pytest.raises(ConfigError, match="checks.fake.levle"):
+        configure([CHECK], {"fake": {"levle": 2}})
+    ((_, th),) = configure([CHECK], {"fake": {"level": 2, "open_after": 1}})
+    assert isinstance(th, Limits) and th.level == 2 and th.open_after == 1
+
+
+def test_disabled_check_does_not_run() -> None:
+    eng = Engine(configure([CHECK], {"fake": {"enabled": False, "open_after": 1}}))
+    from replmon.synth import node
+
+    assert eng.feed(tick(0, replica=node("replica", name="0"))).open == []
+
+
+def test_every_builtin_check_loads_with_a_doc_and_default_thresholds() -> None:
+    checks, failures = discover(entry_points=False)
+    assert failures == []
+    ids = {c.id for c in checks}
+    assert {"stmt_vs_rows", "source_health"} <= ids
+    for c in checks:
+        assert len(c.doc) > 200, f"{c.id}: the module docstring is the user documentation"
+        c.thresholds()  # every threshold has a default
+    eng = build_engine(entry_points=False)
+    assert eng.feed(tick(0)).open == []  # an empty healthy tick opens nothing
+
+
+def test_third_party_checks_come_from_the_entry_point_group(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+    from pathlib import Path
+
+    root = Path(str(tmp_path))
+    (root / "acme_checks.py").write_text(
+        '"""Acme: a third-party check."""\n'
+        "from replmon.check import Check, Thresholds\n"
+        "CHECK = Check(id='acme', title='Acme', needs=(), thresholds=Thresholds,\n"
+        "              evaluate=lambda w, t: [])\n")
+    (root / "acme_broken.py").write_text("raise ImportError('acme needs numpy 9')\n")
+    dist = root / "acme_checks-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-checks\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[replmon.checks]\nacme = acme_checks\nbroken = acme_broken\n")
+    monkeypatch.setattr(sys, "path", [str(root), *sys.path])
+    checks, failures = discover()
+    assert "acme" in {c.id for c in checks}
+    assert [(f.name, "numpy 9" in f.error) for f in failures] == [("broken", True)]
