@@ -44,9 +44,10 @@ class Thresholds(BaseModel):
     """Per-check settings; a check subclasses it with its own limits (one docstring each,
     with the unit). All of them can be set in the TOML config under ``[checks.<id>]``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     enabled: bool = True
+    """Run this check at all."""
     open_after: int = Field(default=3, ge=1)
     """Ticks the condition must hold in a row before the finding opens."""
     close_after: int = Field(default=3, ge=1)

@@ -18,6 +18,12 @@ from replmon.output.nagios import CheckRun
 
 EXAMPLES = """\
 examples:
+  replmon --primary db163 --replica db162
+      the live screen (q quits, ? explains every column)
+  replmon --lab
+      the live screen on a throwaway MariaDB + Redis pair with a write load
+  replmon --primary db163 --replica db162 --plain | tee pair.log
+      no TUI: text rows, findings as they open and close
   replmon sample --lab --count 10
       start a throwaway MariaDB + Redis pair on loopback (needs mariadb-server
       and redis-server installed), put a write load on it, print 10 ticks
@@ -44,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"replmon {__version__}")
+    add_node_options(p)
+    p.add_argument("--plain", action="store_true",
+                   help="no TUI: one text row per node per tick, findings as they open/close")
+    p.add_argument("--lab", action="store_true",
+                   help="start a throwaway MariaDB + Redis pair with a write load and monitor it")
+    p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     s = sub.add_parser(
         "sample", help="print ticks as text rows or JSON lines",
@@ -165,6 +177,48 @@ def lab_config() -> Iterator[dict[str, Any]]:
         yield nodes
 
 
+async def run_tui(config: Config) -> None:
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.tui.app import ReplmonApp
+    from replmon.tui.feeds import live
+
+    engine = build_engine(config.checks)
+    async with build_collector(config) as collector:
+        await ReplmonApp(live(collector), engine).run_async()
+
+
+async def run_plain(config: Config, *, count: int | None = None) -> None:
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.output.plain import PlainWriter, finding_row
+
+    engine = build_engine(config.checks)
+    writer = PlainWriter(sys.stdout)
+    async with build_collector(config) as collector:
+        async for tick in collector.ticks(count):
+            upd = engine.feed(tick)
+            writer.write(tick)
+            for f in upd.opened:
+                sys.stdout.write(finding_row(tick, f, "open") + "\n")
+            for f in upd.closed:
+                sys.stdout.write(finding_row(tick, f, "closed") + "\n")
+            sys.stdout.flush()
+
+
+def monitor_main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if not (args.primary or args.config or args.lab):
+        parser.print_help()
+        return 2
+    run = run_plain if args.plain else run_tui
+    if args.lab:
+        with lab_config() as nodes:
+            asyncio.run(run(config_from_args(args, base=nodes)))
+    else:
+        asyncio.run(run(config_from_args(args)))
+    return 0
+
+
 async def run_sample(config: Config, *, count: int | None, as_json: bool) -> None:
     from replmon.factory import build_collector
     from replmon.output.plain import PlainWriter
@@ -218,9 +272,6 @@ def check_main(args: argparse.Namespace, base: dict[str, Any] | None = None) -> 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
     logging.basicConfig(
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr,
@@ -239,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 logging.getLogger("replmon").exception("check failed")
                 print(f"REPLMON UNKNOWN - {type(e).__name__}: {e}")
                 return 3
+        if args.command is None:
+            return monitor_main(args, parser)
         if args.command == "sample":
             if args.lab:
                 with lab_config() as nodes:

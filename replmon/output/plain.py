@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from replmon.model.base import SourceState
+from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
 
 
@@ -199,3 +200,12 @@ class PlainWriter:
         for node in tick.nodes:
             self.out.write(self.row(tick, node) + "\n")
         self._rows += 2
+
+
+def finding_row(tick: Tick, f: Finding, what: str,
+                localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
+    """A finding as one line between the rows: '15:02:31 ! CRITICAL replica ...'."""
+    hhmmss = time.strftime("%H:%M:%S", localtime(tick.wall))
+    mark = "!" if what == "open" else "="
+    sev = f.severity.label.upper()
+    return f"{hhmmss}{mark} {sev:<8} {f.node:<7} {f.check}: {f.title} [{what}]"

@@ -140,3 +140,32 @@ async def run_lab_scenario(lab: Any, sc: LabScenario) -> Outcome:
 def nothing(_lab: Any) -> Iterator[None]:
     """Induce nothing (the healthy scenario)."""
     yield
+
+
+def all_scenarios() -> tuple[list[SeedScenario], list[LabScenario]]:
+    """Every SEEDS and LAB entry of the modules in this package."""
+    import importlib
+    import pkgutil
+
+    seeds: list[SeedScenario] = []
+    labs: list[LabScenario] = []
+    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        mod = importlib.import_module(f"{__name__}.{m.name}")
+        seeds.extend(getattr(mod, "SEEDS", []))
+        labs.extend(getattr(mod, "LAB", []))
+    return seeds, labs
+
+
+def judge(out: Outcome, min_severity: Severity, within: int = 3) -> tuple[bool, str]:
+    """(passed, why) for the accuracy target: the expected check flagged within
+    ``within`` ticks of onset; or, for a scenario expecting nothing, nothing above info."""
+    if not out.check:
+        noisy = out.above_info()
+        if noisy:
+            return False, "unexpected: " + "; ".join(f"{f.check}: {f.title}" for f in noisy)
+        return True, "quiet"
+    n = out.ticks_to_flag
+    f = out.first(min_severity=min_severity)
+    if f is None or n is None:
+        return False, f"{out.check} never flagged (>= {min_severity.label})"
+    return n <= within, f"flagged in tick {n} after onset: {f.title}"

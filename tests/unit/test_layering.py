@@ -18,7 +18,28 @@ HEADLESS = [
     "replmon.sources.drbd",
     "replmon.sources.mysql",
     "replmon.sources.redis_info",
+    "replmon.check",
+    "replmon.engine",
+    "replmon.plugins",
+    "replmon.synth",
+    "replmon.scenarios",
+    "replmon.output.nagios",
+    "replmon.output.checkdoc",
 ]
+
+
+def test_every_check_module_is_headless_too() -> None:
+    from replmon.plugins import discover
+
+    checks, _ = discover(entry_points=False)
+    mods = [f"replmon.checks.{c.id}" for c in checks]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {mods!r}: importlib.import_module(m)\n"
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('textual'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"a check imports textual: {out.stdout}"
 
 
 def test_headless_modules_do_not_load_textual() -> None:

@@ -1,0 +1,1 @@
+"""The Textual UI: the only part of replmon that imports textual."""

@@ -1,0 +1,198 @@
+"""The live screen: primary | replica side by side, findings below.
+
+The app reads Ticks, never a server. It is given a feed (an async iterator of
+Ticks: the live collector, a fixed list in tests, a recording in replay) and a
+check engine. One worker iterates the feed, runs the checks on every tick and
+posts a TickReceived message; a newer one replaces an older one still queued,
+so a slow screen shows the newest tick while the engine still saw them all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Sparkline, Static
+
+from replmon.engine import Engine
+from replmon.model.findings import Finding
+from replmon.model.tick import NodeTick, Role, Tick
+from replmon.tui import render
+from replmon.tui.screens import FindingScreen, HelpScreen
+
+HISTORY = 300
+"""Ticks of sparkline history kept per node (5 minutes at 1 Hz); bounded."""
+
+
+def finding_key(f: Finding) -> str:
+    return f"{f.check}/{f.node}/{f.key}"
+
+
+class TickReceived(Message):
+    def __init__(self, tick: Tick, findings: list[Finding]) -> None:
+        super().__init__()
+        self.tick = tick
+        self.findings = findings
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TickReceived)
+
+
+class FeedEnded(Message):
+    pass
+
+
+class NodePanel(VerticalScroll):
+    """One node: host, DRBD, MySQL, Redis, each shown in place, ok or not."""
+
+    SECTIONS = ("host", "drbd", "mysql", "redis")
+
+    def __init__(self, role: Role) -> None:
+        super().__init__(id=role, classes="node")
+        self.role = role
+        self.border_title = role
+
+    def compose(self) -> ComposeResult:
+        for kind in self.SECTIONS:
+            yield Static(id=f"{self.role}-{kind}", classes=f"section {kind}")
+        with Horizontal(classes="spark"):
+            yield Static("qps", classes="spark-label")
+            yield Sparkline([], id=f"{self.role}-qps")
+        with Horizontal(classes="spark"):
+            yield Static("ops", classes="spark-label")
+            yield Sparkline([], id=f"{self.role}-ops")
+
+    def show(self, node: NodeTick, now: float | None, history: dict[str, deque[float]]) -> None:
+        self.border_title = f"{self.role} {node.name}"
+        renderers = {"host": render.host_text, "drbd": render.drbd_text,
+                     "mysql": render.mysql_text, "redis": render.redis_text}
+        for kind, st in node.statuses().items():
+            w = self.query_one(f"#{self.role}-{kind}", Static)
+            w.update(renderers[kind](node) if st.ok else render.status_text(kind, st, now))
+            w.set_class(not st.ok and st.state.value != "absent", "down")
+            w.set_class(st.state.value == "absent", "absent")
+        self.query_one(f"#{self.role}-qps", Sparkline).data = list(history["qps"])
+        self.query_one(f"#{self.role}-ops", Sparkline).data = list(history["ops"])
+
+
+class ReplmonApp(App[None]):
+    CSS_PATH = "replmon.tcss"
+    TITLE = "replmon"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("p", "pause", "Pause"),
+        Binding("f", "focus_findings", "Findings"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("tab", "focus_next", "Next panel", show=False),
+    ]
+
+    def __init__(self, feed: AsyncIterator[Tick], engine: Engine | None = None, *,
+                 clock: Callable[[], float] = time.time, source: str = "live") -> None:
+        super().__init__()
+        self.feed = feed
+        self.engine = engine
+        self.clock = clock
+        self.source = source
+        self.tick: Tick | None = None
+        self.findings: list[Finding] = []
+        self.ticks_seen = 0
+        """Ticks the worker took from the feed (the engine saw each one)."""
+        self.ticks_shown = 0
+        self.paused = False
+        self.feed_ended = False
+        self._findings_sig: list[tuple[object, ...]] = []
+        self.history: dict[str, dict[str, deque[float]]] = {
+            role: {"qps": deque(maxlen=HISTORY), "ops": deque(maxlen=HISTORY)}
+            for role in ("primary", "replica")}
+        """Sparkline data, appended for every tick (also ticks whose message was folded)."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(render.header_text(None, [], age_s=None), id="header")
+        with Horizontal(id="nodes"):
+            yield NodePanel("primary")
+            yield NodePanel("replica")
+        table: DataTable[object] = DataTable(id="findings", cursor_type="row", zebra_stripes=False)
+        table.border_title = "findings"
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#findings", DataTable)
+        table.add_columns("sev", "since", "node", "check", "what")
+        self.set_interval(1.0, self._refresh_header)
+        self.consume()
+
+    @work(exclusive=True, group="feed")
+    async def consume(self) -> None:
+        async for tick in self.feed:
+            findings = self.engine.feed(tick).open if self.engine is not None else []
+            for node in tick.nodes:
+                h = self.history[node.role]
+                h["qps"].append(node.rates.mysql.qps or 0.0)
+                h["ops"].append(node.rates.redis.ops_per_s or 0.0)
+            self.ticks_seen += 1
+            self.post_message(TickReceived(tick, findings))
+        self.post_message(FeedEnded())
+
+    def on_tick_received(self, msg: TickReceived) -> None:
+        self.findings = msg.findings
+        if self.paused:
+            return
+        self.tick = msg.tick
+        now = self.clock()
+        for node in msg.tick.nodes:
+            self.query_one(f"#{node.role}", NodePanel).show(node, now, self.history[node.role])
+        self._show_findings()
+        self._refresh_header()
+        self.ticks_shown += 1
+
+    def on_feed_ended(self, _msg: FeedEnded) -> None:
+        self.feed_ended = True
+        self._refresh_header()
+
+    def _show_findings(self) -> None:
+        sig: list[tuple[object, ...]] = [
+            (f.check, f.node, f.key, f.severity, f.title) for f in self.findings]
+        if sig == self._findings_sig:
+            return
+        self._findings_sig = sig
+        table = self.query_one("#findings", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for f in self.findings:
+            since = time.strftime("%H:%M:%S", time.localtime(f.since_wall))
+            sev = Text(f" {f.severity.label[:4].upper()} ", style=render.SEV_STYLE[f.severity])
+            table.add_row(sev, since, f.node, f.check, f.title, key=finding_key(f))
+        if self.findings:
+            table.move_cursor(row=min(max(cursor, 0), len(self.findings) - 1))
+
+    def _refresh_header(self) -> None:
+        age = None if self.tick is None else max(0.0, self.clock() - self.tick.wall)
+        source = "ended" if self.feed_ended else self.source
+        self.query_one("#header", Static).update(render.header_text(
+            self.tick, self.findings, age_s=age if self.source == "live" else None,
+            paused=self.paused, source=source))
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self._refresh_header()
+
+    def action_focus_findings(self) -> None:
+        self.query_one("#findings", DataTable).focus()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        key = str(event.row_key.value)
+        for f in self.findings:
+            if finding_key(f) == key:
+                self.push_screen(FindingScreen(f))
+                return

@@ -1,0 +1,119 @@
+"""The app driven by the test: ticks are pushed one by one (no sleeping, no servers)."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
+from tickdata import lab_ticks, with_replica_mysql_down
+
+from replmon.engine import build_engine
+from replmon.tui.app import ReplmonApp
+from replmon.tui.feeds import ManualFeed
+from replmon.tui.screens import FindingScreen, HelpScreen
+
+TICKS = lab_ticks()
+
+
+async def push(pilot: Pilot[None], feed: ManualFeed, app: ReplmonApp, tick: object) -> None:
+    """Give the app one tick and wait until it is on screen."""
+    shown = app.ticks_shown
+    await feed.put(tick)  # type: ignore[arg-type]
+    for _ in range(200):
+        await pilot.pause()
+        if app.ticks_shown > shown or app.paused:
+            return
+    raise AssertionError("the app did not show the tick")
+
+
+def text_of(app: ReplmonApp, selector: str) -> str:
+    return str(app.query_one(selector, Static).render())
+
+
+def make() -> tuple[ReplmonApp, ManualFeed]:
+    feed = ManualFeed()
+    clock = {"now": TICKS[0].wall}
+    app = ReplmonApp(feed, build_engine(entry_points=False), clock=lambda: clock["now"])
+    return app, feed
+
+
+async def test_panels_show_each_node_and_update_per_tick() -> None:
+    app, feed = make()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await push(pilot, feed, app, TICKS[0])
+        first = text_of(app, "#primary-mysql")
+        await push(pilot, feed, app, TICKS[5])
+        later = text_of(app, "#primary-mysql")
+        assert first != later  # rates arrived
+        r = TICKS[5].primary.rates.mysql
+        assert r.qps is not None and f"{r.qps:.0f}" in later
+        assert "Yes" in text_of(app, "#replica-mysql")  # IO/SQL threads
+        assert "replica" in text_of(app, "#replica-redis")
+        assert "lab-primary" in text_of(app, "#header")
+
+
+async def test_unreachable_replica_is_shown_in_place_and_raises_a_finding() -> None:
+    app, feed = make()
+    async with app.run_test(size=(100, 30)) as pilot:
+        for i, t in enumerate(TICKS[:4]):
+            await push(pilot, feed, app, with_replica_mysql_down(t, TICKS[0].wall) if i else t)
+        panel = text_of(app, "#replica-mysql")
+        assert "UNREACHABLE" in panel and "Can't connect" in panel
+        assert "OK" in text_of(app, "#primary-mysql") or "qps" in text_of(app, "#primary-mysql")
+        table = app.query_one("#findings", DataTable)
+        assert table.row_count >= 1
+        assert "WARNING" in text_of(app, "#header") or "CRITICAL" in text_of(app, "#header")
+        table.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, FindingScreen)
+        assert app.screen.finding.node == "replica"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, FindingScreen)
+
+
+async def test_pause_freezes_the_screen_but_checks_keep_running() -> None:
+    app, feed = make()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await push(pilot, feed, app, TICKS[1])
+        await pilot.press("p")
+        frozen = text_of(app, "#primary-host")
+        seen = app.ticks_seen
+        await push(pilot, feed, app, TICKS[6])
+        for _ in range(50):
+            await pilot.pause()
+            if app.ticks_seen > seen:
+                break
+        assert app.ticks_seen == seen + 1  # the engine saw it
+        assert text_of(app, "#primary-host") == frozen
+        assert "PAUSED" in text_of(app, "#header")
+        await pilot.press("p")
+        await push(pilot, feed, app, TICKS[7])
+        assert text_of(app, "#primary-host") != frozen
+
+
+async def test_help_and_quit_keys() -> None:
+    app, feed = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_stale_data_looks_stale() -> None:
+    feed = ManualFeed()
+    clock = {"now": TICKS[0].wall}
+    app = ReplmonApp(feed, None, clock=lambda: clock["now"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await push(pilot, feed, app, TICKS[0])
+        assert "STALE" not in text_of(app, "#header")
+        clock["now"] += 10 * TICKS[0].interval
+        app._refresh_header()
+        await pilot.pause()
+        assert "STALE 10s" in text_of(app, "#header")
