@@ -45,6 +45,8 @@ class MysqlConfig(Record):
     """Name of an environment variable holding the password (keeps it out of the file)."""
     tls: bool | None = None
     """true/false forces TLS on/off; unset: on except over a socket or loopback."""
+    variables_every: float = Field(default=60.0, gt=0)
+    """Seconds between SHOW GLOBAL VARIABLES reads (read_only, auto_increment_*, ...)."""
 
 
 class RedisConfig(Record):

@@ -41,7 +41,8 @@ def node_sources(role: Role, node: NodeConfig, timeout: float) -> NodeSources:
     else:
         off["drbd"] = REMOTE_HOST_REASON
     if node.mysql.enabled:
-        sources["mysql"] = MysqlSource(mysql_endpoint(role, node, timeout), timeout=timeout)
+        sources["mysql"] = MysqlSource(mysql_endpoint(role, node, timeout), timeout=timeout,
+                                       variables_every=node.mysql.variables_every)
     else:
         off["mysql"] = "MySQL switched off in the config"
     if node.redis.enabled:

@@ -159,6 +159,8 @@ class LabNode:
             "--sync-binlog=0", "--performance-schema=OFF", "--max-connections=100",
             "--gtid-domain-id=0", "--skip-slave-start",
         ]
+        if self.name == "replica":
+            args.append("--read-only")  # survives restart_mysql(), as in production
         self.mysql_proc = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )
@@ -401,7 +403,7 @@ class WriteLoad:
     def __init__(self, lab: Lab, *, rate: float = 200.0, rows: int = 1000,
                  table: str = "lab.t", id_max: int | None = None,
                  redis: bool = True) -> None:
-        import threading
+        import multiprocessing
 
         self.lab = lab
         self.rate = rate
@@ -409,9 +411,23 @@ class WriteLoad:
         self.table = table
         self.id_max = id_max or rows
         self.redis = redis
-        self.statements = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="lab-write-load", daemon=True)
+        # A separate (spawned) process, not a thread: the load must not share a GIL with
+        # the replmon under test, or its round-trip times and CPU figures would include
+        # the load's own work (measured: Redis PING 5-16 ms on loopback with a thread).
+        ctx = multiprocessing.get_context("spawn")
+        self._stop = ctx.Event()
+        self._count = ctx.Value("q", 0)
+        p = lab.primary
+        self._proc = ctx.Process(
+            target=_write_load, name="lab-write-load", daemon=True,
+            args=(p.mysql_socket, p.host, p.redis_port, lab.redis_password, self.table,
+                  self.id_max, self.rate, self.redis, self._stop, self._count),
+        )
+
+    @property
+    def statements(self) -> int:
+        """Statements sent so far."""
+        return int(self._count.value)
 
     def __enter__(self) -> WriteLoad:
         self.start()
@@ -428,45 +444,58 @@ class WriteLoad:
         if have < self.rows:
             values = ",".join(["(0)"] * (self.rows - have))
             p.sql(f"INSERT INTO {self.table} (v) VALUES {values}")
-        self._thread.start()
+        self._proc.start()
+        # Spawning takes ~0.5 s (imports): return once the load is actually running,
+        # so "the load started" is a moment tests can count ticks from.
+        deadline = time.monotonic() + 15
+        while self.statements < 5:
+            if not self._proc.is_alive() or time.monotonic() > deadline:
+                raise LabError(f"the write load did not start (exit code {self._proc.exitcode})")
+            time.sleep(0.01)
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(10)
+        self._proc.join(5)
+        if self._proc.is_alive():  # blocked on a lock a test holds (FTWRL): end it
+            self._proc.terminate()
+            self._proc.join(5)
 
-    def _run(self) -> None:
-        import random
 
-        node = self.lab.primary
-        conn = pymysql.connect(unix_socket=node.mysql_socket, user="root", autocommit=True,
-                               ssl_disabled=True)
-        rc = node.redis()
-        period = 1.0 / self.rate
-        next_t = time.monotonic()
-        try:
-            with conn.cursor() as cur:
-                while not self._stop.is_set():
-                    i = random.randint(1, self.id_max)
-                    try:
-                        if self.statements % 10 == 9:
-                            cur.execute(f"INSERT INTO {self.table} (v) VALUES (%s)", (i,))
-                        else:
-                            cur.execute(f"UPDATE {self.table} SET v = v + 1 WHERE id = %s", (i,))
-                        if self.redis:
-                            rc.set(f"lab:k{i}", i)
-                            rc.get(f"lab:k{i % 97}")
-                    except (pymysql.err.Error, redis.exceptions.RedisError, OSError):
-                        # The server may be restarted or paused by a test: back off, reconnect.
-                        time.sleep(0.2)
-                        with contextlib.suppress(pymysql.err.Error, OSError):
-                            conn.ping(reconnect=True)
-                    self.statements += 1
-                    next_t += period
-                    delay = next_t - time.monotonic()
-                    if delay > 0:
-                        self._stop.wait(delay)
+def _write_load(socket: str, host: str, redis_port: int, redis_password: str, table: str,
+                id_max: int, rate: float, use_redis: bool, stop: Any, count: Any) -> None:
+    """WriteLoad's process: random-id UPDATEs, every 10th an INSERT, plus Redis SET/GET."""
+    import random
+
+    conn = pymysql.connect(unix_socket=socket, user="root", autocommit=True, ssl_disabled=True)
+    rc = redis.Redis(host=host, port=redis_port, password=redis_password, socket_timeout=5)
+    period = 1.0 / rate
+    next_t = time.monotonic()
+    n = 0
+    try:
+        with conn.cursor() as cur:
+            while not stop.is_set():
+                i = random.randint(1, id_max)
+                try:
+                    if n % 10 == 9:
+                        cur.execute(f"INSERT INTO {table} (v) VALUES (%s)", (i,))
                     else:
-                        next_t = time.monotonic()
-        finally:
-            conn.close()
-            rc.close()
+                        cur.execute(f"UPDATE {table} SET v = v + 1 WHERE id = %s", (i,))
+                    if use_redis:
+                        rc.set(f"lab:k{i}", i)
+                        rc.get(f"lab:k{i % 97}")
+                except (pymysql.err.Error, redis.exceptions.RedisError, OSError):
+                    # The server may be restarted or paused by a test: back off, reconnect.
+                    time.sleep(0.2)
+                    with contextlib.suppress(pymysql.err.Error, OSError):
+                        conn.ping(reconnect=True)
+                n += 1
+                count.value = n
+                next_t += period
+                delay = next_t - time.monotonic()
+                if delay > 0:
+                    stop.wait(delay)
+                else:
+                    next_t = time.monotonic()
+    finally:
+        conn.close()
+        rc.close()
