@@ -466,36 +466,42 @@ def _write_load(socket: str, host: str, redis_port: int, redis_password: str, ta
     """WriteLoad's process: random-id UPDATEs, every 10th an INSERT, plus Redis SET/GET."""
     import random
 
-    conn = pymysql.connect(unix_socket=socket, user="root", autocommit=True, ssl_disabled=True)
+    def connect() -> pymysql.connections.Connection[Any]:
+        return pymysql.connect(unix_socket=socket, user="root", autocommit=True,
+                               ssl_disabled=True, connect_timeout=2)
+
+    conn = connect()
     rc = redis.Redis(host=host, port=redis_port, password=redis_password, socket_timeout=5)
     period = 1.0 / rate
     next_t = time.monotonic()
     n = 0
     try:
-        with conn.cursor() as cur:
-            while not stop.is_set():
-                i = random.randint(1, id_max)
-                try:
+        while not stop.is_set():
+            i = random.randint(1, id_max)
+            try:
+                with conn.cursor() as cur:
                     if n % 10 == 9:
                         cur.execute(f"INSERT INTO {table} (v) VALUES (%s)", (i,))
                     else:
                         cur.execute(f"UPDATE {table} SET v = v + 1 WHERE id = %s", (i,))
-                    if use_redis:
-                        rc.set(f"lab:k{i}", i)
-                        rc.get(f"lab:k{i % 97}")
-                except (pymysql.err.Error, redis.exceptions.RedisError, OSError):
-                    # The server may be restarted or paused by a test: back off, reconnect.
-                    time.sleep(0.2)
-                    with contextlib.suppress(pymysql.err.Error, OSError):
-                        conn.ping(reconnect=True)
-                n += 1
-                count.value = n
-                next_t += period
-                delay = next_t - time.monotonic()
-                if delay > 0:
-                    stop.wait(delay)
-                else:
-                    next_t = time.monotonic()
+                if use_redis:
+                    rc.set(f"lab:k{i}", i)
+                    rc.get(f"lab:k{i % 97}")
+            except (pymysql.err.Error, redis.exceptions.RedisError, OSError):
+                # The server may be restarted or paused by a test: back off, reconnect.
+                stop.wait(0.2)
+                with contextlib.suppress(pymysql.err.Error, OSError):
+                    conn.close()
+                with contextlib.suppress(pymysql.err.Error, OSError):
+                    conn = connect()
+            n += 1
+            count.value = n
+            next_t += period
+            delay = next_t - time.monotonic()
+            if delay > 0:
+                stop.wait(delay)
+            else:
+                next_t = time.monotonic()
     finally:
         conn.close()
         rc.close()

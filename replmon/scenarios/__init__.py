@@ -82,8 +82,12 @@ class Outcome:
 
     @property
     def ticks_to_flag(self) -> int | None:
-        """1 = flagged in the onset tick itself; None = never flagged."""
-        f = self.first()
+        """1 = flagged in the onset tick itself; None = never flagged (warning or worse)."""
+        return self.ticks_to_flag_at(Severity.WARNING)
+
+    def ticks_to_flag_at(self, min_severity: Severity) -> int | None:
+        """1 = flagged in the onset tick itself; None = never flagged (at that severity)."""
+        f = self.first(min_severity=min_severity)
         if f is None:
             return None
         opened_at = min(s for s, fs in self.opened.items() if f in fs)
@@ -164,7 +168,7 @@ def judge(out: Outcome, min_severity: Severity, within: int = 3) -> tuple[bool, 
         if noisy:
             return False, "unexpected: " + "; ".join(f"{f.check}: {f.title}" for f in noisy)
         return True, "quiet"
-    n = out.ticks_to_flag
+    n = out.ticks_to_flag_at(min_severity)
     f = out.first(min_severity=min_severity)
     if f is None or n is None:
         return False, f"{out.check} never flagged (>= {min_severity.label})"

@@ -1,0 +1,377 @@
+"""DRBD peer: is the block-level replica connected, current, and fit to take over?
+
+Reads each node's DRBD sample (``/proc/drbd`` on 8.x, ``drbdsetup status --json`` on 9)
+and its DRBD rates, per resource, peer and volume. A node without DRBD (source
+"absent") is ignored; a DRBD source that cannot be read is the source_health check's
+job. Keys are "<resource>/<peer>" for the connection, with "/<volume>/disk",
+"/<volume>/resync", "/protocol" or "/io" for the rest; pair findings use the resource.
+
+What it reports:
+
+- **Peer disconnected** (connection Connecting/WFConnection, Unconnected, Timeout,
+  BrokenPipe, NetworkFailure, ProtocolError, TearDown, Disconnecting; peer role
+  Unknown, peer disk DUnknown): out-of-sync KiB and how fast it grows are in the
+  title. Warning first, critical once it has lasted ``disconnected_critical_s``
+  (transient states flap). A Primary writing while disconnected runs unprotected:
+  every write adds to out-of-sync and a failover would lose it. Seed 000: db163
+  ``cs:WFConnection ro:Primary/Unknown ds:UpToDate/DUnknown`` with oos 308 -> 65,724 KiB.
+- **StandAlone**: critical, possible split brain (DRBD gave up and will not retry).
+  An 8.x ``Unconfigured`` minor is a warning (the resource is down on that node).
+- **Two Primaries** on one resource, seen from either node (critical, key the resource):
+  both sides take writes the other never sees. Set ``allow_two_primaries`` for a
+  dual-primary cluster file system; it then stays quiet while Connected only.
+- **No Primary** on either node (warning): the database on top is down.
+- **The Primary's disk not UpToDate** (critical): it serves stale or partial data, or
+  (Diskless) does all its I/O over the network.
+- **Replica not fit for failover** (warning): the Secondary's disk (or, when the replica
+  cannot be read, the peer disk the Primary sees while Connected) is Inconsistent,
+  Outdated, Consistent, Diskless... An intentional DRBD 9 client is not a fault.
+- **Resync** (info: percent, speed, ETA); **paused or stalled** (warning: DRBD says
+  stalled, a pause reason is set, or out-of-sync has not fallen for ``resync_stall_s``).
+  Reported once per resource (by the primary side when both show it).
+- **I/O suspended** (critical): application I/O frozen (fencing, no data, quorum lost);
+  MySQL hangs in D state.
+- **I/O stalled** (critical): requests pending (ap/lo/pe) non-zero for ``io_stall_ticks``
+  ticks in a row while the written and sent counters stay flat.
+- **Async protocol** A or B (info): a failover may lose the last writes.
+
+What to do: the title says which; the next step names the command (``drbdadm status``,
+``dmesg | grep -i split-brain``, ``crm status``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
+from replmon.model.drbd import DrbdConnection, DrbdResource
+from replmon.model.tick import NodeTick, Role
+
+SYNC = {"StartingSyncS", "StartingSyncT", "WFBitMapS", "WFBitMapT", "WFSyncUUID", "SyncSource",
+        "SyncTarget", "PausedSyncS", "PausedSyncT", "VerifyS", "VerifyT"}
+ROLES: tuple[Role, Role] = ("primary", "replica")
+
+
+class Limits(Thresholds):
+    disconnected_critical_s: float = 20.0
+    """Seconds a peer may stay disconnected as a warning before it turns critical."""
+    allow_two_primaries: bool = False
+    """True for a dual-primary setup (allow-two-primaries + a cluster file system)."""
+    resync_stall_s: float = 60.0
+    """Seconds without out-of-sync falling after which a running resync is stalled."""
+    io_stall_ticks: int = 5
+    """Ticks in a row with requests pending and no KiB written or sent: I/O stalled."""
+
+
+def _lbl(res: str, peer: str | None = None) -> str:
+    """"drbd0" for an 8.x minor (its one peer has no name), "r0" / "r0 to bob" on 9."""
+    if res.isdigit() and peer in (None, "peer"):
+        return f"drbd{res}"
+    return res if peer is None else f"{res} to {peer}"
+
+
+def _size(kib: float | None) -> str:
+    if kib is None:
+        return "? KiB"
+    for unit, div in (("GiB", 1 << 20), ("MiB", 1 << 10)):
+        if kib >= div:
+            return f"{kib / div:,.1f} {unit}"
+    return f"{kib:,.0f} KiB"
+
+
+def _dur(s: float | None) -> str:
+    if s is None:
+        return "?"
+    s = int(s)
+    return f"{s // 3600} h {s % 3600 // 60} min" if s >= 3600 else f"{s // 60} min {s % 60} s"
+
+
+def _res(node: NodeTick, name: str) -> DrbdResource | None:
+    if not source_ok(node, "drbd"):
+        return None
+    return next((r for r in node.drbd.resources if r.name == name), None)
+
+
+def _conn(r: DrbdResource | None, peer: str) -> DrbdConnection | None:
+    return None if r is None else next((c for c in r.connections if c.peer == peer), None)
+
+
+def _down_s(w: Window, role: Role, res: str, peer: str) -> float:
+    """Seconds the connection has been down, from the first down tick in the window."""
+    first = w.last.wall
+    for t in reversed(w.ticks):
+        c = _conn(_res(getattr(t, role), res), peer)
+        if c is None or c.connection_state == "Connected":
+            break
+        first = t.wall
+    return w.last.wall - first
+
+
+def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Limits
+                ) -> Observation | None:
+    state = c.connection_state
+    if state == "Connected":
+        return None
+    node = w.node(role)
+    oos = [p.out_of_sync_kib for p in c.peer_devices if p.out_of_sync_kib is not None]
+    rates = node.rates.drbd.peer_devices
+    grow = [g for p in c.peer_devices
+            if (pr := rates.get(f"{r.name}/{c.peer}/{p.volume}")) is not None
+            and (g := pr.out_of_sync_change_kib_s) is not None]
+    oos_kib, grow_kib_s = (sum(oos) if oos else None), (sum(grow) if grow else None)
+    disk = "/".join(d.disk_state or "?" for d in r.devices)
+    pdisk = "/".join(p.peer_disk_state or "?" for p in c.peer_devices)
+    shown = c.cs or state or "unknown state"
+    down_s = _down_s(w, role, r.name, c.peer)
+    nums = numbers(connection=shown, role=r.role, peer_role=c.peer_role, disk=disk,
+                   peer_disk=pdisk, out_of_sync_kib=oos_kib, out_of_sync_growth_kib_s=grow_kib_s,
+                   down_s=down_s)
+    where = _lbl(r.name, c.peer)
+    if c.cs == "Unconfigured":
+        return Observation(
+            key=f"{r.name}/{c.peer}", node=role, severity=Severity.WARNING, numbers=nums,
+            title=f"{where}: Unconfigured (the DRBD resource is down on this node)",
+            cause="the resource was never brought up here, or was taken down (drbdadm down, "
+                  "a cluster node in standby)",
+            next_step="drbdadm status / cat /proc/drbd on the node; crm status or pcs status")
+    oos_txt = (f", out-of-sync {fmt(oos_kib)} KiB"
+               + (f" ({grow_kib_s:+,.0f} KiB/s)" if grow_kib_s is not None else ""))
+    roles = f"{r.role or '?'}/{c.peer_role or '?'} {disk}/{pdisk}"
+    if state == "StandAlone":
+        return Observation(
+            key=f"{r.name}/{c.peer}", node=role, severity=Severity.CRITICAL, numbers=nums,
+            title=f"{where}: StandAlone, possible split brain ({roles}{oos_txt})",
+            cause="DRBD dropped the connection and will not retry: a split brain ('Split-Brain "
+                  "detected but unresolved'), an admin disconnect, or a config/auth mismatch",
+            next_step="dmesg | grep -i split-brain on both nodes; if so pick the victim: "
+                      "drbdadm secondary <res>; drbdadm connect --discard-my-data <res> there, "
+                      "drbdadm connect <res> on the survivor")
+    unprotected = r.role == "Primary"
+    return Observation(
+        key=f"{r.name}/{c.peer}", node=role,
+        severity=(Severity.CRITICAL if down_s >= t.disconnected_critical_s else Severity.WARNING),
+        numbers=nums,
+        title=f"{where}: peer disconnected ({shown}) for {down_s:.0f} s: {roles}{oos_txt}",
+        cause=("writes are not replicated: the primary runs without a current replica and a "
+               "failover now loses everything written since (out-of-sync)" if unprotected else
+               "this node's copy is no longer updated and falls behind the primary"),
+        next_step="is DRBD up on the peer (drbdadm status, crm status: node in standby?), is its "
+                  "replication address reachable (port 7788+)? Reconnecting resyncs the "
+                  "out-of-sync KiB")
+
+
+def _primary_shows(w: Window, role: Role, res: str, what: str) -> bool:
+    """True when ``role`` is the replica and the primary's sample shows the same thing
+    for ``res`` (so the replica's copy of it is not reported twice)."""
+    if role != "replica":
+        return False
+    r = _res(w.node("primary"), res)
+    if r is None:
+        return False
+    if what == "resync":
+        return any(p.replication_state in SYNC for c in r.connections for p in c.peer_devices)
+    return any(c.protocol in ("A", "B") for c in r.connections)
+
+
+def _resync_progress(w: Window, role: Role, res: str, peer: str, vol: int,
+                     t: Limits) -> bool | None:
+    """False when out-of-sync did not fall over resync_stall_s; None when not judged."""
+    now = w.last.wall
+    cur: int | None = None
+    for tk in reversed(w.ticks):
+        c = _conn(_res(getattr(tk, role), res), peer)
+        p = next((p for p in c.peer_devices if p.volume == vol), None) if c else None
+        if p is None or p.replication_state not in SYNC or p.out_of_sync_kib is None:
+            return None
+        cur = p.out_of_sync_kib if cur is None else cur
+        if now - tk.wall >= t.resync_stall_s:
+            return cur < p.out_of_sync_kib
+    return None
+
+
+def _peer_devices(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Limits,
+                  replica_seen: bool) -> Iterator[Observation]:
+    for p in c.peer_devices:
+        key = f"{r.name}/{c.peer}/{p.volume}"
+        if (p.replication_state in SYNC and not _primary_shows(w, role, r.name, "resync")):
+            s = p.resync
+            verb = "verify" if s and s.verify else "resync"
+            pct = s.percent_done if s else None
+            left = s.left_kib if s and s.left_kib is not None else p.out_of_sync_kib
+            speed = s.speed_kib_s if s else None
+            eta = s.eta_s if s and s.eta_s is not None else (
+                left / speed if left is not None and speed else None)
+            paused = list(s.suspended if s else p.resync_suspended)
+            stalled = bool(s and s.stalled) or (verb == "resync" and _resync_progress(
+                w, role, r.name, c.peer, p.volume, t) is False)  # verify: oos does not fall
+            nums = numbers(percent_done=pct, left_kib=left, speed_kib_s=speed, eta_s=eta,
+                           state=p.replication_state, paused=",".join(paused) or None)
+            if paused or stalled or (p.replication_state or "").startswith("Paused"):
+                why = f"paused ({', '.join(paused)})" if paused else "stalled"
+                yield Observation(
+                    key=f"{key}/resync", node=role, severity=Severity.WARNING, numbers=nums,
+                    title=f"{_lbl(r.name, c.peer)}: {verb} {why} at {fmt(pct, 1)} % "
+                          f"({_size(left)} left)",
+                    cause="the replica stays unfit for failover until the resync finishes; "
+                          "paused by a user, the peer, or a resync-after dependency, or no "
+                          "progress (network down, peer I/O stuck)",
+                    next_step="drbdadm status; drbdadm resume-sync <res> if paused by hand; "
+                              "check the link and both disks")
+            else:
+                yield Observation(
+                    key=f"{key}/resync", node=role, severity=Severity.INFO, numbers=nums,
+                    title=f"{_lbl(r.name, c.peer)}: {verb} {fmt(pct, 1)} % done, "
+                          f"{_size(left)} left at {fmt(speed)} KiB/s, ETA {_dur(eta)}",
+                    cause=f"{p.replication_state}: blocks that differ are being copied",
+                    next_step="nothing unless it stalls; resync competes with application "
+                              "writes for the link (c-max-rate / resync-rate)")
+        if (r.role == "Primary" and not replica_seen and c.connection_state == "Connected"
+                and p.peer_disk_state not in (None, "UpToDate", "DUnknown")
+                and not (p.peer_disk_state == "Diskless" and p.peer_client)):
+            yield _unfit(role, f"{key}/disk", _lbl(r.name, c.peer), p.peer_disk_state)
+
+
+def _unfit(role: Role, key: str, where: str, disk: str | None) -> Observation:
+    return Observation(
+        key=key, node=role, severity=Severity.WARNING, numbers=numbers(disk=disk),
+        title=f"{where}: replica disk {disk}, not fit for failover",
+        cause={"Inconsistent": "a resync has not finished (or never started)",
+               "Outdated": "fenced or disconnected while the primary wrote: it misses writes",
+               "Diskless": "no backing disk (detached after an I/O error, or never attached)"}
+        .get(disk or "", "the replica's data is not known to be current"),
+        next_step="drbdadm status on the replica; let the resync finish, or drbdadm attach / "
+                  "connect it; do not fail over to it meanwhile")
+
+
+def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None:
+    reasons = list(r.suspend_reasons)
+    if any(d.quorum is False for d in r.devices):
+        reasons.append("quorum lost")
+    if r.suspended or reasons or any("upper" in (d.blocked or "") for d in r.devices):
+        return Observation(
+            key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
+            numbers=numbers(reasons=",".join(reasons) or None),
+            title=f"{_lbl(r.name)}: application I/O suspended ({', '.join(reasons) or 'frozen'})",
+            cause="DRBD froze I/O (fencing in progress, on-no-data-accessible suspend-io, "
+                  "quorum lost, or drbdadm suspend-io): the database hangs in D state",
+            next_step="drbdadm status, dmesg; fix the peer/fencing, then drbdadm resume-io <res>")
+    ticks = w.tail(t.io_stall_ticks)
+    if len(ticks) < t.io_stall_ticks:
+        return None
+    pend: list[int] = []
+    for tk in ticks:
+        n: NodeTick = getattr(tk, role)
+        rr = _res(n, r.name)
+        if rr is None:
+            return None
+        pend.append(sum(d.upper_pending or 0 for d in rr.devices)
+                    + sum(d.lower_pending or 0 for d in rr.devices)
+                    + sum(p.pending or 0 for c in rr.connections for p in c.peer_devices))
+        dr, pr = n.rates.drbd.devices, n.rates.drbd.peer_devices
+        moved = [dr[k].written_kib_s for k in dr if k.startswith(f"{r.name}/")]
+        moved += [pr[k].sent_kib_s for k in pr if k.startswith(f"{r.name}/")]
+        if not moved or any(m is None or m > 0 for m in moved):
+            return None
+    if min(pend) == 0:
+        return None
+    return Observation(
+        key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
+        numbers=numbers(pending=pend[-1], ticks=len(ticks)),
+        title=f"{_lbl(r.name)}: I/O stalled, {pend[-1]} requests pending (ap+lo+pe) for "
+              f"{len(ticks)} ticks, 0 KiB/s written or sent",
+        cause="requests are stuck in DRBD: the peer does not acknowledge (network or peer disk "
+              "hung) or the local backing disk does not complete them",
+        next_step="dmesg on both nodes (ko-count / timeout messages), iostat on the backing "
+                  "disk, ping the peer's replication address")
+
+
+def _resource(w: Window, role: Role, r: DrbdResource, t: Limits) -> Iterator[Observation]:
+    other: Role = "replica" if role == "primary" else "primary"
+    replica_seen = _res(w.node(other), r.name) is not None
+    io = _io(w, role, r, t)
+    if io is not None:
+        yield io
+    down = any(c.cs == "Unconfigured" for c in r.connections)
+    for d in r.devices:
+        if down:
+            break
+        bad = d.disk_state not in (None, "UpToDate") and not (d.disk_state == "Diskless"
+                                                              and d.client)
+        if bad and r.role == "Primary":
+            yield Observation(
+                key=f"{r.name}/{d.volume}/disk", node=role, severity=Severity.CRITICAL,
+                numbers=numbers(disk=d.disk_state),
+                title=(f"{_lbl(r.name)}/{d.volume}: the Primary's disk is {d.disk_state}, "
+                       f"not UpToDate"),
+                cause=("no local disk: every read and write goes over the network to the peer"
+                       if d.disk_state == "Diskless" else
+                       "the primary serves data that is not known to be complete and current"),
+                next_step="drbdadm status; dmesg for I/O errors; attach or replace the disk, "
+                          "or move the Primary to the node with UpToDate data")
+        elif bad and r.role == "Secondary":
+            yield _unfit(role, f"{r.name}/{d.volume}/disk", _lbl(r.name), d.disk_state)
+    for c in r.connections:
+        o = _connection(w, role, r, c, t)
+        if o is not None:
+            yield o
+        if c.protocol in ("A", "B") and not _primary_shows(w, role, r.name, "protocol"):
+            yield Observation(
+                key=f"{r.name}/{c.peer}/protocol", node=role, severity=Severity.INFO,
+                numbers=numbers(protocol=c.protocol),
+                title=f"{_lbl(r.name, c.peer)}: async protocol {c.protocol}",
+                cause="a write completes before the peer has it on disk: a failover may lose "
+                      "the last writes",
+                next_step="protocol C in the resource's net section if that loss matters")
+        yield from _peer_devices(w, role, r, c, t, replica_seen)
+
+
+def _pair(w: Window, name: str, t: Limits) -> Observation | None:
+    seen = {role: r for role in ROLES if (r := _res(w.node(role), name)) is not None}
+    prim = [role for role, r in seen.items() if r.role == "Primary"]
+    views = [(role, c) for role, r in seen.items() for c in r.connections]
+    peer_prim = [role for role, c in views if seen[role].role == "Primary"
+                 and c.peer_role == "Primary"]
+    connected = all(c.connection_state == "Connected" for _, c in views)
+    if len(prim) >= 2 or peer_prim:
+        if t.allow_two_primaries and connected:
+            return None
+        how = "Connected" if connected else "not connected"
+        return Observation(
+            key=name, node="pair", severity=Severity.CRITICAL,
+            numbers=numbers(primaries=2, connected=connected),
+            title=f"{_lbl(name)}: Primary on both nodes ({how})",
+            cause=("both sides take writes the other never sees: the data diverges (split "
+                   "brain)" if not connected else "dual-primary is safe only with "
+                   "allow-two-primaries and a cluster file system; ext4/xfs on both corrupts"),
+            next_step="stop writes on one side now (drbdadm secondary <res> there), then "
+                      "resolve: drbdadm connect --discard-my-data on the side to lose")
+    secondary = [role for role, r in seen.items() if r.role == "Secondary"]
+    peer_sec = any(c.peer_role == "Secondary" and c.connection_state == "Connected"
+                   for _, c in views)
+    if not prim and secondary and (len(secondary) == 2 or peer_sec):
+        return Observation(
+            key=name, node="pair", severity=Severity.WARNING, numbers=numbers(primaries=0),
+            title=f"{_lbl(name)}: no Primary, Secondary/Secondary on both nodes",
+            cause="nothing is promoted: the cluster manager demoted both or has not promoted "
+                  "one yet, so the file system and database on top are down",
+            next_step="crm status / pcs status; drbdadm primary <res> on the node that should "
+                      "serve")
+    return None
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out: list[Observation] = []
+    names: list[str] = []
+    for role in ROLES:
+        node = w.node(role)
+        if not source_ok(node, "drbd"):
+            continue
+        for r in node.drbd.resources:
+            names += [] if r.name in names else [r.name]
+            out.extend(_resource(w, role, r, t))
+    out.extend(o for name in names if (o := _pair(w, name, t)) is not None)
+    return out
+
+
+CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
+              evaluate=evaluate, window=120)
