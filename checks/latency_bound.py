@@ -1,0 +1,146 @@
+"""Latency bound: the round trip to a server is long, or rising, and caps throughput.
+
+Reads, per node, the round-trip time replmon measures each tick: a timed MySQL
+COM_PING (``MysqlSample.rtt_ms``) and a timed Redis PING (``RedisSample.rtt_ms``).
+The node's round trip is the LOWER of the two: a network delay raises both, while
+one reading alone is often inflated by a busy server or by replmon itself (on the
+lab under write load, replmon's Redis PING read 5-15 ms on loopback while a direct
+PING took 0.1-0.7 ms). With one server on the node, its reading is used.
+Also reads whether replication is synchronous: DRBD protocol C on any resource
+(either node), or MySQL semi-sync on the primary (``Rpl_semi_sync_*_status`` ON,
+else ``rpl_semi_sync_*_enabled``).
+
+Important: the round trip is measured from replmon to each server, not between
+the primary and the replica (a later version measures that link). It stands for
+the latency the application sees if replmon runs where the application runs, and
+for the replication link when replmon runs on one node of the pair or on the same
+network. A server that does not answer at all is a timeout, reported by source
+health, not here.
+
+Why it matters: a client waits one round trip per statement, so one connection can
+run at most ~1000 / rtt_ms statements/s, however fast the server is. Seed 001:
+sysbench at 0.3 ms ran 407 TPS / 8,147 QPS; with 10 ms added (tc netem) 187 TPS /
+3,748 QPS on the same server. With synchronous replication the commit also waits
+for the replica: semi-sync pays one round trip per commit (the replica's ACK); DRBD
+protocol C pays it per synchronous disk write, about twice per commit (redo log and
+binlog flushes), so one connection commits at most ~1000 / (2 x rtt_ms) times/s.
+
+Fires when the round trip is at least ``warning_ms`` (5) in the current tick
+(critical from ``critical_ms``, 20), held ``open_after`` ticks (3); or when it is
+rising: the median of the last ``recent_ticks`` (3) is ``rise_factor`` (3) times
+the median of the earlier ticks of the window and ``rise_min_ms`` (2 ms) above it
+(a warning with synchronous replication, else info). One finding per node.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+
+from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
+from replmon.model.tick import NodeTick
+
+SOURCES = (("mysql", "MySQL"), ("redis", "Redis"))
+ON = ("ON", "1", "YES", "TRUE")
+
+
+class Limits(Thresholds):
+    warning_ms: float = 5.0
+    """Round trip (ms) from which the finding warns."""
+    critical_ms: float = 20.0
+    """Round trip (ms) from which it is critical."""
+    recent_ticks: int = 3
+    """Ticks whose median is "now" for the rising test."""
+    min_baseline_ticks: int = 5
+    """Earlier ticks needed (with a round trip) before a rise is judged."""
+    rise_factor: float = 3.0
+    """Median now / median before at or above which the round trip is rising."""
+    rise_min_ms: float = 2.0
+    """...and at least this many ms above it (sub-ms jitter is not a rise)."""
+
+
+def _on(v: str | None) -> bool:
+    return v is not None and v.upper() in ON
+
+
+def sync_modes(w: Window) -> list[str]:
+    """The synchronous replication in force: "drbd" (protocol C), "semi-sync"."""
+    modes = []
+    if any(c.protocol == "C" for n in w.last.nodes if source_ok(n, "drbd")
+           for r in n.drbd.resources for c in r.connections):
+        modes.append("drbd")
+    p = w.last.primary
+    if source_ok(p, "mysql"):
+        ss, var = p.mysql.semi_sync, p.mysql.variables
+        active = ss.source_active if ss.source_active is not None else (
+            ss.source_enabled if ss.source_enabled is not None else
+            _on(var.get("rpl_semi_sync_master_enabled") or var.get("rpl_semi_sync_source_enabled")))
+        if active:
+            modes.append("semi-sync")
+    return modes
+
+
+def node_rtt(node: NodeTick) -> tuple[float, dict[str, float]] | None:
+    """(the node's round trip = the lowest reading, {server label: reading}) or None."""
+    got = {label: getattr(node, kind).rtt_ms for kind, label in SOURCES
+           if source_ok(node, kind) and getattr(node, kind).rtt_ms is not None}
+    return (min(got.values()), got) if got else None
+
+
+def _bound(rtt: float, modes: list[str]) -> str:
+    text = (f"each statement or command waits one round trip: at most ~{fmt(1000 / rtt)}/s "
+            f"per connection without pipelining")
+    if "drbd" in modes:
+        text += (f"; with DRBD protocol C each commit pays the round trip twice (redo log "
+                 f"and binlog flush wait for the peer): ~{fmt(1000 / (2 * rtt))} commits/s "
+                 f"per connection if the replication link is this slow")
+    if "semi-sync" in modes:
+        text += (f"; with semi-sync each commit pays it once more (the replica's ACK): "
+                 f"~{fmt(1000 / rtt)} commits/s per connection if the replication link "
+                 f"is this slow")
+    return text + "."
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out: list[Observation] = []
+    modes = sync_modes(w)
+    for role in ("primary", "replica"):
+        series = [node_rtt(getattr(tk, role)) for tk in w.ticks]
+        last = series[-1]
+        if last is None:
+            continue
+        now, parts = last
+        earlier = [x[0] for x in series[:-t.recent_ticks] if x is not None]
+        recent = [x[0] for x in series[-t.recent_ticks:] if x is not None]
+        base = median(earlier) if len(earlier) >= t.min_baseline_ticks else None
+        cur = median(recent)
+        was = f", was {base:.1f} ms" if base is not None else ""
+        each = ", ".join(f"{k} {v:.1f}" for k, v in parts.items())
+        name = w.node(role).name
+        if now >= t.warning_ms:
+            sev = Severity.CRITICAL if now >= t.critical_ms else Severity.WARNING
+            title = f"Round trip to {name} {now:.1f} ms ({each} ms{was})"
+        elif (base is not None and cur >= t.rise_factor * max(base, 0.01)
+              and cur - base >= t.rise_min_ms):
+            sev = Severity.WARNING if modes else Severity.INFO
+            title = f"Round trip to {name} rising: {cur:.1f} ms vs {base:.1f} ms before"
+        else:
+            continue
+        sync = f" with {' + '.join(modes)} replication" if modes else ""
+        out.append(Observation(
+            node=role, severity=sev, title=title + sync,
+            numbers=numbers(rtt_ms=now, mysql_rtt_ms=parts.get("MySQL"),
+                            redis_rtt_ms=parts.get("Redis"), rtt_recent_median_ms=cur,
+                            rtt_before_ms=base, max_per_s_per_connection=1000 / now,
+                            sync_replication="+".join(modes) or None),
+            cause=("The network between replmon and this node is slow (congestion, a WAN or "
+                   "VPN hop, a shaped or overloaded link); " + _bound(now, modes)),
+            next_step=("Compare with ping / ss -tin from the application host and between "
+                       "the nodes; look for tc/netem rules, a saturated link "
+                       "(link_saturation) or a stalled host; keep clients and the replica on "
+                       "the same low-latency network, and batch or pipeline statements."),
+        ))
+    return out
+
+
+CHECK = Check(id="latency_bound", title="Latency bound", needs=("mysql", "redis", "drbd"),
+              thresholds=Limits, evaluate=evaluate, window=60)
