@@ -9,7 +9,7 @@ from typing import Any
 from replmon.model.mysql import MysqlRates, MysqlSample
 from replmon.model.tick import NodeRates, Tick
 from replmon.scenarios import LabScenario, SeedScenario, nothing
-from replmon.synth import node, series
+from replmon.synth import node, series, status
 
 AUTO_INC_TABLE = "lab.t_autoinc2"
 
@@ -33,7 +33,9 @@ def _seed_004(upd: float, rows: float, inc: str) -> tuple[list[Tick], int]:
         sample = MysqlSample(variables={"auto_increment_increment": inc})
         rates = NodeRates(mysql=MysqlRates(com_update_per_s=u, rows_updated_per_s=r,
                                            row_counters="innodb"))
-        return node("primary", mysql=sample, rates=rates), node("replica")
+        # Seed 004 compares two standalone hosts, not a pair: no replica to judge.
+        off = MysqlSample(status=status("absent", "seed 004 has no replica"))
+        return node("primary", mysql=sample, rates=rates), node("replica", mysql=off)
     # orzdba prints one line per second; the first tick has no rates yet.
     return series([pair(None, None)] + [pair(upd, rows)] * 8), 1
 

@@ -1,0 +1,264 @@
+"""MySQL replication: is the replica receiving and applying the primary's changes?
+
+Reads the replication status (SHOW ALL SLAVES STATUS on MariaDB, SHOW REPLICA
+STATUS on MySQL) of both nodes, one finding per replication channel (key = the
+channel name, "default" for the unnamed one). The replica is judged always; the
+primary only when it has channels of its own (circular or multi-source setups).
+
+- **IO (receiver) thread** ``No``: critical, nothing arrives from the source;
+  ``Connecting``: warning (the receiver retries: network, source down, the
+  replication account refused), critical once it has been connecting for
+  ``connecting_critical_s``. The title names the source host:port and the last
+  IO error.
+- **SQL (applier) thread stopped**: critical, with ``Last_SQL_Errno`` and the
+  error text (errno 0 = stopped by hand, ``STOP SLAVE SQL_THREAD``, or by a
+  skipped start).
+- **Lag**: ``Seconds_Behind_Master`` minus the configured ``SQL_Delay``
+  (a delayed replica is not late) above ``lag_warning_s`` (30 s) is a warning,
+  above ``lag_critical_s`` (300 s) critical. Lag that grows steadily over the last
+  ``growth_window_s`` (60 s; at least ``growth_min_rise_s`` more over at least
+  ``growth_min_span_s``, never dipping more than ``growth_max_dip_s`` below its
+  peak) is a warning even below the threshold: the replica applies slower than
+  the primary writes and will not catch up by itself. The growth is given in s
+  per minute. Seconds_Behind_Master only measures the applier: with a slow link it
+  can read 0 while the receiver is far behind.
+- **Lag NULL while both threads run**: warning; the server does not know how far
+  behind it is (the receiver has not connected to the source yet, or has nothing).
+- **The replica's MySQL cannot be read** (unreachable, timeout, auth refused...):
+  critical on the replica, key "": replmon cannot see replication at all. The
+  title carries the source's error text; source_health reports the source itself.
+- **Replication status not readable** (``replication_error``, e.g. a missing
+  REPLICA MONITOR / REPLICATION CLIENT grant): info on the primary (it is only
+  needed there for multi-source setups), warning on the replica; the hint names
+  the GRANT.
+- **No channel at all on the replica** while the primary's MySQL is up: warning,
+  the replica is not replicating (never configured, or ``RESET SLAVE ALL``).
+
+Opens after 2 ticks (``open_after``): a stopped thread is unambiguous, and one
+odd sample must not page anyone.
+
+What to do: for a stopped applier, read the error (``SHOW SLAVE STATUS\\G``), fix
+the cause (a duplicate key usually means writes on the replica), then ``START
+SLAVE``; for the receiver, check the source address, the network and the
+replication account; for growing lag, look at what the applier is doing
+(``SHOW PROCESSLIST``: a long statement, a lock held on the replica) and at the
+replica's disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
+from replmon.model.base import SourceState
+from replmon.model.findings import Number
+from replmon.model.mysql import ReplicaChannel
+from replmon.model.tick import NodeTick, Role, Tick
+
+Part = tuple[Severity, str, str, str]
+"""severity, title part, cause, next step."""
+
+
+class Limits(Thresholds):
+    open_after: int = 2
+    lag_warning_s: float = 30.0
+    """Seconds of applier lag (beyond SQL_Delay) above which it is a warning."""
+    lag_critical_s: float = 300.0
+    """Seconds of applier lag above which it is critical."""
+    growth_window_s: float = 60.0
+    """Seconds of history looked at for steadily growing lag."""
+    growth_min_span_s: float = 20.0
+    """Seconds of uninterrupted lag readings needed before growth is judged."""
+    growth_min_rise_s: float = 10.0
+    """Seconds the lag must have grown over that span to count as growing."""
+    growth_max_dip_s: float = 2.0
+    """Seconds the lag may fall below its running peak and still be 'steady' growth."""
+    connecting_critical_s: float = 60.0
+    """Seconds a receiver may stay 'Connecting' before it is critical."""
+
+
+def channel_key(ch: ReplicaChannel) -> str:
+    return ch.name or "default"
+
+
+def _find(node: NodeTick, name: str) -> ReplicaChannel | None:
+    if not source_ok(node, "mysql"):
+        return None
+    return next((c for c in node.mysql.replication if c.name == name), None)
+
+
+def effective_lag(ch: ReplicaChannel) -> int | None:
+    """Seconds_Behind_Master minus the configured delay; None when unknown or a thread is down."""
+    if ch.seconds_behind is None or ch.io_running != "Yes" or not ch.sql_running:
+        return None
+    return max(0, ch.seconds_behind - (ch.sql_delay or 0))
+
+
+def lag_trend(ticks: Sequence[Tick], role: Role, name: str, t: Limits
+              ) -> tuple[float, float, float, bool] | None:
+    """(slope s/min, rise s, span s, steady) over the trailing run of lag readings within
+    growth_window_s; None when that run spans less than growth_min_span_s."""
+    end = ticks[-1].wall
+    pts: list[tuple[float, float]] = []
+    for tk in reversed(ticks):
+        if end - tk.wall > t.growth_window_s:
+            break
+        ch = _find(getattr(tk, role), name)
+        lag = effective_lag(ch) if ch is not None else None
+        if lag is None:
+            break
+        pts.append((tk.wall, float(lag)))
+    pts.reverse()
+    if len(pts) < 3 or pts[-1][0] - pts[0][0] < t.growth_min_span_s:
+        return None
+    n = len(pts)
+    mx = sum(x for x, _ in pts) / n
+    my = sum(y for _, y in pts) / n
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sxx * 60.0
+    peak, steady = pts[0][1], True
+    for _, y in pts:
+        peak = max(peak, y)
+        steady = steady and y >= peak - t.growth_max_dip_s
+    return slope, pts[-1][1] - pts[0][1], pts[-1][0] - pts[0][0], steady
+
+
+def _connecting_for(ticks: Sequence[Tick], role: Role, name: str) -> float:
+    """Seconds the channel has been 'Connecting' without interruption (within the window)."""
+    since = ticks[-1].wall
+    for tk in reversed(ticks):
+        ch = _find(getattr(tk, role), name)
+        if ch is None or ch.io_running != "Connecting":
+            break
+        since = tk.wall
+    return ticks[-1].wall - since
+
+
+def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Observation | None:
+    src = f"{ch.source_host}:{ch.source_port if ch.source_port is not None else '?'}"
+    nums = numbers(io_running=ch.io_running, sql_running=ch.sql_running,
+                   seconds_behind_s=ch.seconds_behind, sql_delay_s=ch.sql_delay, source=src,
+                   last_io_errno=ch.last_io_errno, last_sql_errno=ch.last_sql_errno)
+    parts: list[Part] = []
+    io_err = f", last_io_errno {ch.last_io_errno}: {ch.last_io_error}" if ch.last_io_errno else ""
+    if ch.io_running == "No":
+        parts.append((Severity.CRITICAL, f"IO thread not running (source {src}{io_err})",
+                      "the receiver is stopped: nothing arrives from the source (STOP SLAVE "
+                      "IO_THREAD, or it gave up after an error).",
+                      "Read Last_IO_Error in SHOW SLAVE STATUS\\G, fix it, then START SLAVE."))
+    elif ch.io_running == "Connecting":
+        secs = _connecting_for(w.ticks, role, ch.name)
+        nums["connecting_s"] = round(secs, 1)
+        sev = Severity.CRITICAL if secs >= t.connecting_critical_s else Severity.WARNING
+        parts.append((sev, f"IO thread Connecting to {src} for {fmt(secs)} s{io_err}",
+                      "the receiver cannot connect to the source: the source is down or "
+                      "unreachable, or the replication account is refused.",
+                      f"From the replica, connect to {src} with the replication account; "
+                      f"check the source's MySQL and the network."))
+    if not ch.sql_running:
+        why = (f"the applier stopped on error {ch.last_sql_errno}: {ch.last_sql_error}"
+               if ch.last_sql_errno else
+               "the applier was stopped by hand (STOP SLAVE SQL_THREAD) or not started")
+        parts.append((Severity.CRITICAL,
+                      f"SQL thread stopped (last_sql_errno {ch.last_sql_errno}"
+                      f"{': ' + ch.last_sql_error if ch.last_sql_error else ''})",
+                      why + "; received changes pile up in the relay log unapplied.",
+                      "Fix the error (a duplicate key usually means writes on the replica), "
+                      "then START SLAVE SQL_THREAD; watch the lag come down."))
+    if parts:
+        return _merge(role, ch, parts, nums)
+    lag = effective_lag(ch)
+    if lag is None:
+        return _merge(role, ch, [(
+            Severity.WARNING, "lag unknown (Seconds_Behind_Master NULL) with both threads running",
+            "the receiver has not connected to the source yet or has received nothing.",
+            "Check SHOW SLAVE STATUS\\G for Slave_IO_State and Last_IO_Error.")], nums)
+    nums["lag_s"] = lag
+    trend = lag_trend(w.ticks, role, ch.name, t)
+    slope = trend[0] if trend else None
+    nums["lag_trend_s_per_min"] = None if slope is None else round(slope, 1)
+    growing = (trend is not None and trend[3] and trend[1] >= t.growth_min_rise_s
+               and trend[0] > 0)
+    if lag >= t.lag_critical_s:
+        sev = Severity.CRITICAL
+    elif lag >= t.lag_warning_s or growing:
+        sev = Severity.WARNING
+    else:
+        return None
+    limit = t.lag_critical_s if sev is Severity.CRITICAL else t.lag_warning_s
+    title = f"replication lag {fmt(lag)} s"
+    if lag >= t.lag_warning_s:
+        title += f" (over {fmt(limit)} s)"
+    if growing and trend is not None:
+        title += f", growing {fmt(trend[0], 1)} s/min over {fmt(trend[2])} s"
+        nums["growth_s_per_min"] = round(trend[0], 1)
+    elif slope is not None and slope < 0:
+        title += f", falling {fmt(-slope, 1)} s/min (catching up)"
+    cause = ("the applier executes slower than the primary writes: a long statement or "
+             "transaction, a lock held on the replica, a slow replica disk, or a "
+             "single-threaded applier behind a parallel primary.")
+    if ch.sql_delay:
+        cause += f" (The configured delay of {ch.sql_delay} s is already subtracted.)"
+    return _merge(role, ch, [(sev, title, cause,
+                              "SHOW PROCESSLIST on the replica: what is the applier on, is it "
+                              "waiting for a lock? Compare disk await on both nodes.")], nums)
+
+
+def _merge(role: Role, ch: ReplicaChannel, parts: list[Part], nums: dict[str, Number]
+           ) -> Observation:
+    parts.sort(key=lambda p: -p[0])
+    return Observation(
+        key=channel_key(ch), node=role, severity=parts[0][0],
+        title="; ".join(p[1] for p in parts), numbers=nums,
+        cause=" ".join(p[2][0].upper() + p[2][1:] for p in parts),
+        next_step=parts[0][3])
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out: list[Observation] = []
+    last = w.last
+    primary, replica = w.node("primary"), w.node("replica")
+    st = replica.mysql.status
+    if st.state not in (SourceState.OK, SourceState.ABSENT):
+        down_s = last.wall - st.since if st.since is not None else None
+        out.append(Observation(
+            key="", node="replica", severity=Severity.CRITICAL,
+            title=(f"replica MySQL {st.state.value} for {fmt(down_s, 1)} s: cannot see "
+                   f"replication at all ({st.error or 'no detail'})"),
+            numbers=numbers(state=st.state.value, down_s=down_s, error=st.error),
+            cause=st.hint or ("replmon cannot read the replica's MySQL: it is down, hung "
+                              "(timeout), overloaded, or refuses the monitoring account."),
+            next_step=("On the replica: is mariadbd/mysqld running and answering a local "
+                       "client? Then read SHOW SLAVE STATUS\\G there.")))
+    for role in ("primary", "replica"):
+        node = w.node(role)
+        if not source_ok(node, "mysql"):
+            continue
+        m = node.mysql
+        if m.replication_error:
+            out.append(Observation(
+                key="", node=role,
+                severity=Severity.INFO if role == "primary" else Severity.WARNING,
+                title=f"replication status not readable: {m.replication_error}",
+                numbers=numbers(error=m.replication_error),
+                cause="the monitoring account lacks the privilege to read replication status.",
+                next_step=m.replication_hint or "Grant REPLICA MONITOR (MariaDB) or "
+                                                "REPLICATION CLIENT (MySQL) to the account."))
+            continue
+        if role == "replica" and not m.replication and source_ok(primary, "mysql"):
+            out.append(Observation(
+                key="default", node="replica", severity=Severity.WARNING,
+                title="replica is not replicating: no channel configured (0 channels)",
+                numbers=numbers(channels=0),
+                cause="the replica's MySQL has no replication channel (never set up, or "
+                      "RESET SLAVE ALL), so it does not follow the primary.",
+                next_step="CHANGE MASTER TO ... on the replica, then START SLAVE."))
+        for ch in m.replication:
+            o = judge_channel(w, role, ch, t)
+            if o is not None:
+                out.append(o)
+    return out
+
+
+CHECK = Check(id="mysql_replication", title="MySQL replication", needs=("mysql",),
+              thresholds=Limits, evaluate=evaluate, window=300)

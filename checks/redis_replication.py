@@ -1,0 +1,263 @@
+"""Redis replication: is the replica's link to the master up, and at what cost?
+
+Reads INFO replication on both nodes: the replica's own view (role, master
+link, sync progress, offset, replid) and the master's (its replicas list with
+the offset each replica acknowledged, sync_full, latest_fork_usec, memory).
+
+On the replica (key "link", one finding that follows the link through its states):
+
+- **Redis not readable** (unreachable, timeout, auth...): critical, replmon cannot
+  see the replica's replication at all.
+- **Link down** (``master_link_status:down``, no sync running): critical, with
+  ``master_link_down_since_seconds`` and ``master_last_io_seconds_ago`` (-1 = no
+  link); the replica serves stale data, and when the link returns only a master
+  backlog that still holds what it missed spares a full resync. During a full
+  sync the link also reads down: that case is the next one, not this.
+- **Full sync in progress** (``master_sync_in_progress:1``, or the link down while the
+  master lists a replica in ``wait_bgsave``/``send_bulk``: Redis 7's diskless sync
+  waits ``repl-diskless-sync-delay``, 5 s, before sending): warning, with the RDB
+  bytes received so far and the total (unknown, 0 or -1, with diskless sync).
+- **Not in the master's replicas list** while the replica says its link is up: the
+  master lists no replica at all, or the replica's replication id differs from the
+  master's: warning, the replica follows another server (wrong address, an old
+  master after a failover).
+- **The replica's Redis is a master** (``role:master``): warning, not replicating.
+
+On the replica (key "lag"): **offset lag** = the master's ``master_repl_offset``
+minus the offset the replica last acknowledged (the master's ``slaveN`` line; with
+several replicas listed, the one whose offset is nearest the replica's own).
+Warning when it is above ``lag_warning_bytes`` (1 MiB) in each of the last
+``lag_ticks`` (5) ticks and growing; critical when it also exceeds the master's
+``repl_backlog_size``: a link drop now can only be healed by a full resync.
+
+On the primary (key "full_resync"): **a full resync**, seen as ``sync_full``
+rising (RedisRates.full_syncs, counted over ``resync_hold_s``, 60 s, so the
+finding stays up long enough to read) or a replica in ``wait_bgsave``/``send_bulk``
+/ syncing now. A full resync costs the master a fork and an RDB transfer: the
+title gives the last fork's block time (``latest_fork_usec``) and the master's
+memory. Warning; critical when the master's used_memory is above
+``fork_memory_critical_pct`` (50 %) of its host's RAM, because copy-on-write during
+the RDB child can need up to the data set again. Seed 002 (Redis 2.6.5, which had
+no partial resync) saw it: every reconnect of the replica was a full sync, and on
+16 GB hosts holding 80-90 million keys at ~85 % memory the write-up concludes
+that a replica (re)connecting "seriously affects the master's performance".
+
+What to do: for a link down, read the replica's redis.log (auth, address,
+``repl-timeout``) and the master's health; for full resyncs, raise
+``repl-backlog-size`` to cover (write rate x the longest outage you expect), find
+why the link drops, and keep the master's memory well under half the host's RAM.
+"""
+
+from __future__ import annotations
+
+from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
+from replmon.model.base import SourceState
+from replmon.model.redis import RedisReplica, RedisSample
+from replmon.model.tick import NodeTick
+
+MIB = 1024 * 1024
+SYNCING = ("wait_bgsave", "send_bulk")
+
+
+class Limits(Thresholds):
+    open_after: int = 2
+    lag_warning_bytes: int = MIB
+    """Bytes of offset lag above which (held over lag_ticks, growing) it is a warning."""
+    lag_ticks: int = 5
+    """Ticks the lag must stay above lag_warning_bytes."""
+    resync_hold_s: float = 60.0
+    """Seconds a full resync stays reported after it happened."""
+    fork_memory_critical_pct: float = 50.0
+    """Master used_memory, percent of its host's RAM, above which a full resync is critical."""
+
+
+def our_entry(master: RedisSample, replica: RedisSample | None) -> RedisReplica | None:
+    """The master's slaveN line for our replica: the only one, or the one whose offset
+    is nearest the replica's own offset."""
+    if not master.replicas:
+        return None
+    if len(master.replicas) == 1 or replica is None or replica.repl_offset is None:
+        return master.replicas[0]
+    own = replica.repl_offset
+    return min(master.replicas, key=lambda e: abs((e.offset or 0) - own))
+
+
+def _mib(b: int | None) -> str:
+    return fmt(None if b is None else b / MIB, 1)
+
+
+def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
+    st = r.redis.status
+    if st.state is SourceState.ABSENT:
+        return None
+    if st.state is not SourceState.OK:
+        down_s = last_wall - st.since if st.since is not None else None
+        return Observation(
+            key="link", node="replica", severity=Severity.CRITICAL,
+            title=(f"replica Redis {st.state.value} for {fmt(down_s, 1)} s: cannot see its "
+                   f"replication ({st.error or 'no detail'})"),
+            numbers=numbers(state=st.state.value, down_s=down_s, error=st.error),
+            cause=st.hint or "the replica's Redis is down, hung, or refuses the password.",
+            next_step="On the replica: redis-cli PING, then INFO replication; its redis.log.")
+    rs = r.redis
+    master_ok = source_ok(p, "redis")
+    if rs.role == "master":
+        return Observation(
+            key="link", node="replica", severity=Severity.WARNING,
+            title=(f"replica's Redis is a master ({fmt(rs.connected_replicas)} replicas "
+                   f"of its own): not replicating"),
+            numbers=numbers(role="master", connected_replicas=rs.connected_replicas),
+            cause="REPLICAOF NO ONE was run (a failover or by hand), or it started without "
+                  "replicaof in its config.",
+            next_step="If the primary is still the master: REPLICAOF <primary> <port> on the "
+                      "replica (expect a full resync).")
+    if rs.role != "replica":
+        return None
+    master = f"{rs.master_host}:{rs.master_port}"
+    nums = numbers(master=master, link_status=rs.link_status,
+                   link_down_since_s=rs.link_down_since_seconds,
+                   last_io_seconds_ago=rs.last_io_seconds_ago,
+                   sync_read_bytes=rs.sync_read_bytes, sync_total_bytes=rs.sync_total_bytes)
+    pr = p.redis
+    waiting = [e.state for e in pr.replicas if e.state in SYNCING] if master_ok else []
+    if rs.sync_in_progress or (rs.link_status == "down" and waiting):
+        total = rs.sync_total_bytes
+        if rs.sync_in_progress and rs.sync_read_bytes is not None:
+            of = f" of {_mib(total)} MiB" if total and total > 0 else " (total unknown)"
+            got = f"{_mib(rs.sync_read_bytes)} MiB{of} received"
+        else:
+            got = f"master in {(waiting or ['sync'])[0]}"
+        return Observation(
+            key="link", node="replica", severity=Severity.WARNING,
+            title=f"full sync from {master} in progress: {got}",
+            numbers=nums,
+            cause="the replica (re)connected and could not continue from the master's "
+                  "backlog: it receives the whole data set (RDB) and then loads it.",
+            next_step="Let it finish; see the full_resync finding on the primary for the cost, "
+                      "and why the link dropped in the replica's redis.log.")
+    if rs.link_status == "down":
+        cause = "the replica cannot connect or authenticate to the master (masterauth, " \
+                "network, wrong address), or the master dropped it (repl-timeout, " \
+                "output buffer limit)."
+        if not master_ok:
+            cause = (f"the master's Redis does not answer replmon either "
+                     f"({p.redis.status.state.value}): it is down or hung.")
+        return Observation(
+            key="link", node="replica", severity=Severity.CRITICAL,
+            title=(f"replica link to {master} down for {fmt(rs.link_down_since_seconds)} s "
+                   f"(last I/O {fmt(rs.last_io_seconds_ago)} s ago)"),
+            numbers=nums, cause=cause,
+            next_step="Read the replica's redis.log; check master_host/port and masterauth "
+                      "against the primary; is the master up and reachable from the replica?")
+    if rs.link_status != "up" or not master_ok or pr.role != "master":
+        return None
+    listed = bool(pr.replicas) or bool(pr.connected_replicas)
+    other = bool(pr.master_replid and rs.master_replid and pr.master_replid != rs.master_replid)
+    if listed and not other:
+        return None
+    return Observation(
+        key="link", node="pair", severity=Severity.WARNING,
+        title=(f"replica says it follows {master} (link up) but the primary lists "
+               f"{fmt(pr.connected_replicas or 0)} replicas"
+               + (", replication ids differ" if other else "")),
+        numbers=numbers(master=master, primary_replicas=pr.connected_replicas or 0,
+                        replid_differs=other),
+        cause="the replica follows another Redis than the primary replmon watches (wrong "
+              "address, an old master after a failover).",
+        next_step="Compare master_host:master_port on the replica with the primary's address "
+                  "and run_id/master_replid on both.")
+
+
+def lag(w: Window, t: Limits) -> Observation | None:
+    series: list[int] = []
+    backlog: int | None = None
+    for tk in w.tail(t.lag_ticks):
+        p, r = tk.primary, tk.replica
+        if not source_ok(p, "redis"):
+            return None
+        e = our_entry(p.redis, r.redis if source_ok(r, "redis") else None)
+        v = p.rates.redis.replica_lag_bytes.get(e.addr) if e is not None else None
+        if v is None:
+            return None
+        series.append(v)
+        backlog = p.redis.repl_backlog_size
+    if len(series) < t.lag_ticks or min(series) < t.lag_warning_bytes or series[-1] <= series[0]:
+        return None
+    now = series[-1]
+    dt = w.last.wall - w.tail(t.lag_ticks)[0].wall
+    rate = (now - series[0]) / dt if dt > 0 else None
+    crit = backlog is not None and now > backlog
+    return Observation(
+        key="lag", node="replica", severity=Severity.CRITICAL if crit else Severity.WARNING,
+        title=(f"replica {_mib(now)} MiB behind the master, growing "
+               f"{fmt(None if rate is None else rate / 1024)} KiB/s"
+               + (f" (backlog {_mib(backlog)} MiB)" if backlog else "")),
+        numbers=numbers(lag_bytes=now, growth_bytes_per_s=rate, repl_backlog_bytes=backlog),
+        cause="the replica acknowledges less than the master writes: a slow or saturated "
+              "link, or a replica busy (swapping, a slow disk with AOF, big commands)."
+              + (" The lag exceeds the backlog: a link drop now forces a full resync."
+                 if crit else ""),
+        next_step="Compare the master's net out bytes/s with the link speed; look at the "
+                  "replica's CPU, swap and disk.")
+
+
+def full_resync(w: Window, t: Limits) -> Observation | None:
+    last = w.last
+    p, r = last.primary, last.replica
+    if not source_ok(p, "redis"):
+        return None
+    count, refused = 0, 0
+    for tk in w.ticks:
+        if last.wall - tk.wall > t.resync_hold_s or not source_ok(tk.primary, "redis"):
+            continue
+        rates = tk.primary.rates.redis
+        if rates.full_syncs is not None:
+            count += rates.full_syncs
+            refused += rates.partial_syncs_err or 0
+        elif rates.reset == "restart":  # a new master: its counters start from 0
+            count += tk.primary.redis.counters.get("sync_full", 0)
+    pr = p.redis
+    now = [e.addr for e in pr.replicas if e.state in SYNCING]
+    syncing = bool(now) or (source_ok(r, "redis") and bool(r.redis.sync_in_progress))
+    if count == 0 and not syncing:
+        return None
+    fork_ms = None if pr.latest_fork_usec is None else pr.latest_fork_usec / 1000
+    mem_pct = (100.0 * pr.used_memory / pr.total_system_memory
+               if pr.used_memory and pr.total_system_memory else None)
+    crit = mem_pct is not None and mem_pct >= t.fork_memory_critical_pct
+    what = (f"{count} full resync(s) in the last {fmt(t.resync_hold_s)} s" if count
+            else "full resync in progress")
+    cause = ("A full resync costs the master a fork and an RDB transfer: the replica "
+             "reconnected and could not continue from the backlog (repl-backlog-size "
+             f"{_mib(pr.repl_backlog_size)} MiB too small for the writes missed while the "
+             "link was down), or it lost its replication state (restart without "
+             "persistence, REPLICAOF NO ONE, a master with a new replid).")
+    if refused:
+        cause += f" The master refused {refused} partial resync(s) (sync_partial_err)."
+    if crit:
+        cause += (f" The master holds {fmt(mem_pct)} % of its host's RAM: copy-on-write "
+                  f"during the RDB child can push it into swap (seed 002).")
+    return Observation(
+        key="full_resync", node="primary", severity=Severity.CRITICAL if crit else Severity.WARNING,
+        title=(f"{what}: " + (f"last fork blocked the master {fmt(fork_ms, 1)} ms, "
+                              if fork_ms is not None else "")
+               + f"master holds {_mib(pr.used_memory)} MiB ({fmt(mem_pct)} % of RAM)"),
+        numbers=numbers(full_syncs=count, partial_syncs_refused=refused,
+                        syncing_replicas=", ".join(now) or None,
+                        latest_fork_ms=fork_ms, used_memory_bytes=pr.used_memory,
+                        used_memory_pct_of_ram=mem_pct, sync_full_total=pr.counters.get(
+                            "sync_full"), repl_backlog_bytes=pr.repl_backlog_size),
+        cause=cause,
+        next_step="Find why the link dropped (replica's redis.log); raise repl-backlog-size "
+                  "to cover write rate x the longest outage; watch the master's memory and "
+                  "latency while the RDB child runs.")
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    found = [full_resync(w, t), link(w.node("primary"), w.node("replica"), w.last.wall),
+             lag(w, t)]
+    return [o for o in found if o is not None]
+
+
+CHECK = Check(id="redis_replication", title="Redis replication", needs=("redis",),
+              thresholds=Limits, evaluate=evaluate, window=300)
