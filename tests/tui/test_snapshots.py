@@ -1,0 +1,47 @@
+"""Screens rendered from a fixed sequence of real lab ticks, compared with the
+committed SVG snapshots (pytest-textual-snapshot). Update after an intended
+change with `pytest tests/tui --snapshot-update` and look at the new SVGs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+from tickdata import lab_ticks, with_replica_mysql_down
+
+from replmon.engine import build_engine
+from replmon.tui.app import ReplmonApp
+from replmon.tui.feeds import from_list
+
+TICKS = lab_ticks()
+
+
+def app_for(ticks: list) -> ReplmonApp:  # type: ignore[type-arg]
+    last = ticks[-1].wall
+    return ReplmonApp(from_list(ticks), build_engine(entry_points=False),
+                      clock=lambda: last + 0.4)
+
+
+async def until_fed(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, ReplmonApp)
+    for _ in range(500):
+        await pilot.pause()
+        if app.feed_ended and app.ticks_shown:
+            break
+    app.feed_ended = False  # show "live", as during a session
+    app._refresh_header()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", [(160, 50), (100, 30), (80, 24)])
+def test_healthy_pair(snap_compare: Callable[..., bool], size: tuple[int, int]) -> None:
+    assert snap_compare(app_for(TICKS), terminal_size=size, run_before=until_fed)
+
+
+@pytest.mark.parametrize("size", [(160, 50), (80, 24)])
+def test_replica_mysql_unreachable(snap_compare: Callable[..., bool],
+                                   size: tuple[int, int]) -> None:
+    ticks = TICKS[:3] + [with_replica_mysql_down(t, TICKS[3].wall) for t in TICKS[3:]]
+    assert snap_compare(app_for(ticks), terminal_size=size, run_before=until_fed)

@@ -1,0 +1,24 @@
+"""docs/checks.md is generated from the checks; it must match the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replmon.output.checkdoc import render
+from replmon.plugins import discover
+
+DOC = Path(__file__).parent.parent.parent / "docs" / "checks.md"
+
+
+def test_docs_checks_md_is_up_to_date() -> None:
+    checks, failures = discover(entry_points=False)
+    assert failures == []
+    assert DOC.read_text() == render(checks), (
+        "docs/checks.md is stale: run  python -m replmon.output.checkdoc > docs/checks.md")
+
+
+def test_every_threshold_is_documented() -> None:
+    checks, _ = discover(entry_points=False)
+    for c in checks:
+        for name, field in c.thresholds.model_fields.items():
+            assert field.description, f"checks.{c.id}.{name} has no docstring"
