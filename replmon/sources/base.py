@@ -83,6 +83,9 @@ class Source(ABC, Generic[S]):
         elapsed_ms = (time.monotonic() - mono) * 1000
         if not done:
             self._inflight, self._inflight_started = task, mono
+            # Retrieved whenever it ends, also after the collector closed: a late
+            # failure must not surface as "Task exception was never retrieved".
+            task.add_done_callback(self._consume)
             return self._fail(
                 wall, mono, SourceState.TIMEOUT, f"no answer within {self.timeout:.2f} s", None
             )
