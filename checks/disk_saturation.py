@@ -24,7 +24,9 @@ Three signs, each a finding:
   disk's IOPS have a coefficient of variation (stdev / mean) above ``max_iops_cv``
   (0.5) and swing: at least ``min_swings`` (4) tick-to-tick changes larger than half
   the mean (a load that starts or stops makes one or two, so it is not "erratic"),
-  with a mean of at least ``cv_min_iops`` (50)/s. Seed 003: once the bcache
+  with a mean of at least ``cv_min_iops`` (50)/s, on a disk busy at least
+  ``cv_min_util_pct`` (50 %) of the time on average (bursty flushes on an idle disk
+  are not a problem). Seed 003: once the bcache
   writeback cache is full, flushing and new writes share the HDD and IOPS "jump up
   and down". It needs ``cv_ticks`` ticks of history, so it flags later than the rest.
 
@@ -64,6 +66,10 @@ class Limits(Thresholds):
     """Tick-to-tick IOPS changes larger than half the mean needed within ``cv_ticks``."""
     cv_min_iops: float = 50.0
     """Mean IOPS below which erratic IOPS are not judged (too little load)."""
+    cv_min_util_pct: float = 50.0
+    """Mean utilisation (%) over ``cv_ticks`` below which erratic IOPS are not judged: an
+    idle-ish disk with bursty flushes (InnoDB, binlog fsync) swings without anyone waiting.
+    On the healthy lab, 76 IOPS at low util swung with CV 0.91 (a false alarm before this)."""
 
 
 def _iops(d: DiskRates | None) -> float | None:
@@ -87,6 +93,11 @@ def _erratic(w: Window, role: Role, disk: str, t: Limits) -> tuple[float, int, f
     vals = [x for x in xs if x is not None]
     mean = fmean(vals)
     if mean < t.cv_min_iops:
+        return None
+    utils = w.series(role, lambda n: (n.rates.host.disks.get(disk) or DiskRates()).util_pct,
+                     t.cv_ticks)
+    known = [u for u in utils if u is not None]
+    if not known or fmean(known) < t.cv_min_util_pct:
         return None
     cv = pstdev(vals) / mean
     swings = sum(abs(b - a) > mean / 2 for a, b in zip(vals, vals[1:], strict=False))
