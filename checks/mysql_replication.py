@@ -61,7 +61,8 @@ Part = tuple[Severity, str, str, str]
 
 class Limits(Thresholds):
     open_after: int = 2
-    """Ticks the condition must hold in a row before the finding opens (2: a stopped thread is unambiguous)."""
+    """Ticks the condition must hold in a row before the finding opens
+    (2: a stopped thread is unambiguous)."""
     lag_warning_s: float = 30.0
     """Seconds of applier lag (beyond SQL_Delay) above which it is a warning."""
     lag_critical_s: float = 300.0

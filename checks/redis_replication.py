@@ -61,7 +61,8 @@ SYNCING = ("wait_bgsave", "send_bulk")
 
 class Limits(Thresholds):
     open_after: int = 2
-    """Ticks the condition must hold in a row before the finding opens (2: a link state is unambiguous)."""
+    """Ticks the condition must hold in a row before the finding opens
+    (2: a link state is unambiguous)."""
     lag_warning_bytes: int = MIB
     """Bytes of offset lag above which (held over lag_ticks, growing) it is a warning."""
     lag_ticks: int = 5

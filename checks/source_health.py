@@ -43,7 +43,8 @@ NEXT = {
 
 class Limits(Thresholds):
     open_after: int = Field(default=2, ge=1)
-    """Ticks the condition must hold in a row before the finding opens (2: one slow answer does not page anyone)."""
+    """Ticks the condition must hold in a row before the finding opens
+    (2: one slow answer does not page anyone)."""
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:

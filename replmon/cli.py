@@ -8,13 +8,15 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from replmon import __version__
 from replmon.config import Config, build_config, load_toml, merge, parse_endpoint_spec
-from replmon.errors import ConfigError, LabError
+from replmon.errors import ConfigError, LabError, SessionError
 from replmon.output.nagios import CheckRun
+
+log = logging.getLogger("replmon")
 
 EXAMPLES = """\
 examples:
@@ -55,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="no TUI: one text row per node per tick, findings as they open/close")
     p.add_argument("--lab", action="store_true",
                    help="start a throwaway MariaDB + Redis pair with a write load and monitor it")
+    p.add_argument("--record", metavar="FILE",
+                   help="also record the session to FILE (replay it with: replmon replay FILE)")
     p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     s = sub.add_parser(
@@ -82,8 +86,74 @@ def _parser() -> argparse.ArgumentParser:
                    help="how long to sample: 10s (default), 2m, 30")
     c.add_argument("--format", choices=("text", "json"), default="text")
     c.add_argument("--lab", action="store_true", help="check a throwaway lab pair")
+    c.add_argument("--replay", metavar="FILE",
+                   help="judge a recording instead of live servers (findings open at its end)")
     c.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+
+    r = sub.add_parser(
+        "record", help="record a session headless (for a daemon / systemd)",
+        description="Sample both nodes and write every tick and finding to FILE until "
+        "SIGTERM/SIGINT (or --count). Logs go to stderr. With --max-bytes/--max-age the "
+        "recording rotates into numbered parts (FILE.0001.rmrec, ...).",
+        epilog=RECORD_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_node_options(r)
+    r.add_argument("-o", "--output", required=True, metavar="FILE", help="recording file")
+    r.add_argument("--count", type=int, default=None, metavar="N", help="stop after N ticks")
+    r.add_argument("--max-bytes", type=parse_size, metavar="SIZE",
+                   help="rotate when a part reaches SIZE (100M, 1G)")
+    r.add_argument("--max-age", type=parse_duration, metavar="TIME",
+                   help="rotate when a part spans TIME (1h, 1d)")
+    r.add_argument("--keep", type=int, metavar="N", help="delete all but the newest N parts")
+    r.add_argument("--lab", action="store_true", help="record a throwaway lab pair")
+    r.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+
+    rp = sub.add_parser(
+        "replay", help="the live screen on a recording",
+        description="Replay a recording on the live screen: space play/pause, left/right "
+        "step, +/- speed (x1..x64), g go to a time, n/N next/previous finding. The checks "
+        "re-run with this version's code; the findings seen at capture are marked (rec).",
+    )
+    rp.add_argument("file", metavar="FILE")
+    rp.add_argument("--paused", action="store_true", help="start paused on the first tick")
+    rp.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+
+    rep = sub.add_parser(
+        "report", help="summarise a recording: span, versions, findings, peaks, gaps",
+        description="What a recording holds: time span, hosts and server versions, the "
+        "findings timeline (recorded and re-run), peaks of the key rates, gaps. "
+        "--csv exports chosen metrics per tick for plotting.",
+    )
+    rep.add_argument("file", metavar="FILE")
+    rep.add_argument("--format", choices=("text", "json"), default="text")
+    rep.add_argument("--csv", metavar="PATHS",
+                     help="comma-separated metrics, e.g. primary.rates.mysql.qps,"
+                     "replica.mysql.replication.0.seconds_behind; writes CSV to stdout")
+    rep.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     return p
+
+
+RECORD_EXAMPLES = """\
+examples:
+  replmon record --primary db163 --replica db162 -o /var/lib/replmon/pair.rmrec \\
+      --max-age 1d --keep 14
+  replmon --primary db163 --replica db162 --record incident.rmrec   # live screen + recording
+  replmon replay incident.rmrec
+  replmon report incident.rmrec --csv primary.rates.mysql.qps,replica.rates.mysql.qps
+  replmon check --replay incident.rmrec --format json
+"""
+
+
+def parse_size(text: str) -> int:
+    t = text.strip().upper().removesuffix("B")
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(t[-1:], 1)
+    try:
+        value = int(float(t[:-1] if scale > 1 else t) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 100M, 1G)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
+    return value
 
 
 CHECK_EXAMPLES = """\
@@ -177,27 +247,47 @@ def lab_config() -> Iterator[dict[str, Any]]:
         yield nodes
 
 
-async def run_tui(config: Config) -> None:
+@contextlib.asynccontextmanager
+async def maybe_recorder(config: Config, path: str | None, **rotation: Any
+                         ) -> AsyncIterator[Any]:
+    """A started Recorder for ``path`` (None: no recording)."""
+    if path is None:
+        yield None
+        return
+    from replmon.session.format import meta_for
+    from replmon.session.recorder import Recorder
+
+    async with Recorder(path, meta_for(config), **rotation) as rec:
+        log.info("recording to %s", path)
+        yield rec
+    log.info("recording closed: %d ticks, %d dropped", rec.ticks_written, rec.dropped)
+
+
+async def run_tui(config: Config, record: str | None = None) -> None:
     from replmon.engine import build_engine
     from replmon.factory import build_collector
     from replmon.tui.app import ReplmonApp
     from replmon.tui.feeds import live
 
     engine = build_engine(config.checks)
-    async with build_collector(config) as collector:
-        await ReplmonApp(live(collector), engine).run_async()
+    async with build_collector(config) as collector, maybe_recorder(config, record) as rec:
+        app = ReplmonApp(live(collector), engine, on_tick=rec.write if rec else None)
+        await app.run_async()
 
 
-async def run_plain(config: Config, *, count: int | None = None) -> None:
+async def run_plain(config: Config, *, count: int | None = None,
+                    record: str | None = None) -> None:
     from replmon.engine import build_engine
     from replmon.factory import build_collector
     from replmon.output.plain import PlainWriter, finding_row
 
     engine = build_engine(config.checks)
     writer = PlainWriter(sys.stdout)
-    async with build_collector(config) as collector:
+    async with build_collector(config) as collector, maybe_recorder(config, record) as rec:
         async for tick in collector.ticks(count):
             upd = engine.feed(tick)
+            if rec is not None:
+                rec.write(tick, upd)
             writer.write(tick)
             for f in upd.opened:
                 sys.stdout.write(finding_row(tick, f, "open") + "\n")
@@ -206,17 +296,139 @@ async def run_plain(config: Config, *, count: int | None = None) -> None:
             sys.stdout.flush()
 
 
+def log_to_file() -> None:
+    """While the TUI owns the terminal, log to $XDG_STATE_HOME/replmon/replmon.log."""
+    import os
+    from pathlib import Path
+
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    path = state / "replmon" / "replmon.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(path)
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    root.addHandler(handler)
+
+
 def monitor_main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not (args.primary or args.config or args.lab):
         parser.print_help()
         return 2
     run = run_plain if args.plain else run_tui
+    if not args.plain:
+        log_to_file()  # stderr belongs to the screen
     if args.lab:
         with lab_config() as nodes:
-            asyncio.run(run(config_from_args(args, base=nodes)))
+            asyncio.run(run(config_from_args(args, base=nodes), record=args.record))
     else:
-        asyncio.run(run(config_from_args(args)))
+        asyncio.run(run(config_from_args(args), record=args.record))
     return 0
+
+
+async def run_record(config: Config, args: argparse.Namespace) -> int:
+    """Headless recording until SIGTERM/SIGINT or --count; systemd-friendly."""
+    import signal
+
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+
+    engine = build_engine(config.checks)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    rotation = {"max_bytes": args.max_bytes, "max_age_s": args.max_age, "keep": args.keep}
+    n = 0
+    async with build_collector(config) as collector, \
+            maybe_recorder(config, args.output, **rotation) as rec:
+        ticks = collector.ticks(args.count).__aiter__()
+        while not stop.is_set():
+            next_tick = asyncio.ensure_future(ticks.__anext__())
+            stopped = asyncio.ensure_future(stop.wait())
+            done, _ = await asyncio.wait({next_tick, stopped},
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if next_tick not in done:
+                next_tick.cancel()
+                break
+            stopped.cancel()
+            try:
+                tick = next_tick.result()
+            except StopAsyncIteration:
+                break
+            upd = engine.feed(tick)
+            rec.write(tick, upd)
+            n += 1
+            for f in upd.opened:
+                log.warning("finding opened: %s %s %s: %s", f.severity.label, f.node,
+                            f.check, f.title)
+            for f in upd.closed:
+                log.info("finding closed: %s %s: %s", f.node, f.check, f.title)
+        log.info("stopping after %d ticks", n)
+    return 0
+
+
+def replay_main(args: argparse.Namespace) -> int:
+    from replmon.engine import build_engine
+    from replmon.session.replay import open_recording
+    from replmon.tui.replay import ReplayApp
+
+    rec = open_recording(args.file)
+    for problem in rec.problems:
+        print(f"replmon: {args.file}: {problem}", file=sys.stderr)
+    if not len(rec):
+        print(f"replmon: {args.file}: no tick could be read", file=sys.stderr)
+        return 1
+    ReplayApp(rec, lambda: build_engine(rec.meta.checks), start_paused=args.paused).run()
+    return 0
+
+
+def report_main(args: argparse.Namespace) -> int:
+    import json
+
+    from replmon.output.report import export_csv, render_text, report
+    from replmon.session.replay import open_recording
+
+    with open_recording(args.file) as rec:
+        if args.csv:
+            paths = [p.strip() for p in args.csv.split(",") if p.strip()]
+            export_csv(rec.ticks(), paths, sys.stdout)
+        elif args.format == "json":
+            print(json.dumps(report(rec), indent=2))
+        else:
+            sys.stdout.write(render_text(report(rec)))
+        for problem in rec.problems:
+            print(f"replmon: {args.file}: {problem}", file=sys.stderr)
+    return 0
+
+
+def check_replay(args: argparse.Namespace) -> CheckRun:
+    from replmon.engine import build_engine
+    from replmon.model.findings import Finding
+    from replmon.session.replay import open_recording
+
+    with open_recording(args.replay) as rec:
+        engine = build_engine(rec.meta.checks)
+        cleared: list[Finding] = []
+        first = last = None
+        for tick in rec.ticks():
+            first = first or tick
+            last = tick
+            cleared.extend(engine.feed(tick).closed)
+        problems = list(rec.problems)
+    if first is None or last is None:
+        return CheckRun(open=[], cleared=[], ticks=0, span_s=0.0, nodes={},
+                        unknown=f"{args.replay}: no tick could be read")
+    run = CheckRun(open=engine.open_findings, cleared=cleared, ticks=last.seq - first.seq + 1,
+                   span_s=last.wall - first.wall,
+                   nodes={"primary": last.primary.name, "replica": last.replica.name})
+    for problem in problems:
+        print(f"replmon: {args.replay}: {problem}", file=sys.stderr)
+    return run
 
 
 async def run_sample(config: Config, *, count: int | None, as_json: bool) -> None:
@@ -260,8 +472,11 @@ async def run_check(config: Config, *, duration: float) -> CheckRun:
 def check_main(args: argparse.Namespace, base: dict[str, Any] | None = None) -> int:
     from replmon.output.nagios import render_json, render_text
 
-    config = config_from_args(args, base=base)
-    run = asyncio.run(run_check(config, duration=args.duration))
+    if args.replay:
+        run = check_replay(args)
+    else:
+        config = config_from_args(args, base=base)
+        run = asyncio.run(run_check(config, duration=args.duration))
     if args.format == "json":
         print(render_json(run))
     else:
@@ -272,8 +487,9 @@ def check_main(args: argparse.Namespace, base: dict[str, Any] | None = None) -> 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    verbose = getattr(args, "verbose", False) or args.command == "record"
     logging.basicConfig(
-        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr,
     )
     try:
@@ -292,6 +508,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 3
         if args.command is None:
             return monitor_main(args, parser)
+        if args.command == "record":
+            if args.lab:
+                with lab_config() as nodes:
+                    return asyncio.run(run_record(config_from_args(args, base=nodes), args))
+            return asyncio.run(run_record(config_from_args(args), args))
+        if args.command == "replay":
+            return replay_main(args)
+        if args.command == "report":
+            return report_main(args)
         if args.command == "sample":
             if args.lab:
                 with lab_config() as nodes:
@@ -300,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 config = config_from_args(args)
                 asyncio.run(run_sample(config, count=args.count, as_json=args.json))
-    except (ConfigError, LabError) as e:
+    except (ConfigError, LabError, SessionError) as e:
         print(f"replmon: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

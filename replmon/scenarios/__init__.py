@@ -112,8 +112,10 @@ def run_seed_scenario(sc: SeedScenario) -> Outcome:
     return Outcome(sc.name, sc.check, onset, ticks, opened)
 
 
-async def run_lab_scenario(lab: Any, sc: LabScenario) -> Outcome:
-    """Sample ``lab`` with every check: healthy ticks, then the situation."""
+async def run_lab_scenario(lab: Any, sc: LabScenario,
+                           on_tick: Callable[[Tick, Any], None] | None = None) -> Outcome:
+    """Sample ``lab`` with every check: healthy ticks, then the situation.
+    ``on_tick(tick, update)`` sees every tick (e.g. a recording writer)."""
     from replmon.config import build_config
     from replmon.engine import build_engine
     from replmon.factory import build_collector
@@ -132,6 +134,8 @@ async def run_lab_scenario(lab: Any, sc: LabScenario) -> Outcome:
             async for t in c.ticks(sc.healthy_ticks + sc.ticks):
                 ticks.append(t)
                 upd = eng.feed(t)
+                if on_tick is not None:
+                    on_tick(t, upd)
                 if upd.opened:
                     opened[t.seq] = upd.opened
                 if t.seq == sc.healthy_ticks - 1:

@@ -12,20 +12,25 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
-from replmon.engine import Engine
+from replmon.engine import Engine, Update
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.tui import render
 from replmon.tui.screens import FindingScreen, HelpScreen
+
+W = TypeVar("W", bound=Widget)
 
 HISTORY = 300
 """Ticks of sparkline history kept per node (5 minutes at 1 Hz); bounded."""
@@ -94,8 +99,12 @@ class ReplmonApp(App[None]):
     ]
 
     def __init__(self, feed: AsyncIterator[Tick], engine: Engine | None = None, *,
-                 clock: Callable[[], float] = time.time, source: str = "live") -> None:
+                 clock: Callable[[], float] = time.time, source: str = "live",
+                 on_tick: Callable[[Tick, Update | None], None] | None = None) -> None:
+        """``on_tick`` sees every tick with the engine's update (e.g. Recorder.write); it
+        must not block."""
         super().__init__()
+        self.on_tick = on_tick
         self.feed = feed
         self.engine = engine
         self.clock = clock
@@ -123,8 +132,22 @@ class ReplmonApp(App[None]):
         yield table
         yield Footer()
 
+    def main_widget(self, selector: str, kind: type[W]) -> W:
+        """A widget of the main screen, also while a modal screen (help, a finding) is on
+        top: App.query_one would search the modal and fail."""
+        return self.screen_stack[0].query_one(selector, kind)
+
+    def _mounted(self) -> bool:
+        """False while starting up or tearing down (a timer or a late TickReceived can
+        fire then: seen as NoMatches for #header in a test run)."""
+        try:
+            self.main_widget("#header", Static)
+        except (NoMatches, IndexError):
+            return False
+        return True
+
     def on_mount(self) -> None:
-        table = self.query_one("#findings", DataTable)
+        table = self.main_widget("#findings", DataTable)
         table.add_columns("sev", "since", "node", "check", "what")
         self.set_interval(1.0, self._refresh_header)
         self.consume()
@@ -132,7 +155,10 @@ class ReplmonApp(App[None]):
     @work(exclusive=True, group="feed")
     async def consume(self) -> None:
         async for tick in self.feed:
-            findings = self.engine.feed(tick).open if self.engine is not None else []
+            upd = self.engine.feed(tick) if self.engine is not None else None
+            if self.on_tick is not None:
+                self.on_tick(tick, upd)
+            findings = upd.open if upd is not None else []
             for node in tick.nodes:
                 h = self.history[node.role]
                 h["qps"].append(node.rates.mysql.qps or 0.0)
@@ -143,12 +169,12 @@ class ReplmonApp(App[None]):
 
     def on_tick_received(self, msg: TickReceived) -> None:
         self.findings = msg.findings
-        if self.paused:
+        if self.paused or not self._mounted():
             return
         self.tick = msg.tick
         now = self.clock()
         for node in msg.tick.nodes:
-            self.query_one(f"#{node.role}", NodePanel).show(node, now, self.history[node.role])
+            self.main_widget(f"#{node.role}", NodePanel).show(node, now, self.history[node.role])
         self._show_findings()
         self._refresh_header()
         self.ticks_shown += 1
@@ -163,7 +189,7 @@ class ReplmonApp(App[None]):
         if sig == self._findings_sig:
             return
         self._findings_sig = sig
-        table = self.query_one("#findings", DataTable)
+        table = self.main_widget("#findings", DataTable)
         cursor = table.cursor_row
         table.clear()
         for f in self.findings:
@@ -174,9 +200,11 @@ class ReplmonApp(App[None]):
             table.move_cursor(row=min(max(cursor, 0), len(self.findings) - 1))
 
     def _refresh_header(self) -> None:
+        if not self._mounted():
+            return
         age = None if self.tick is None else max(0.0, self.clock() - self.tick.wall)
         source = "ended" if self.feed_ended else self.source
-        self.query_one("#header", Static).update(render.header_text(
+        self.main_widget("#header", Static).update(render.header_text(
             self.tick, self.findings, age_s=age if self.source == "live" else None,
             paused=self.paused, source=source))
 
@@ -185,7 +213,7 @@ class ReplmonApp(App[None]):
         self._refresh_header()
 
     def action_focus_findings(self) -> None:
-        self.query_one("#findings", DataTable).focus()
+        self.main_widget("#findings", DataTable).focus()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -17,10 +17,10 @@ from replmon.tui.feeds import live
 pytestmark = pytest.mark.live
 
 
-async def wait_shown(app: ReplmonApp, n: int, timeout: float = 15.0) -> None:
+async def wait_shown(app: ReplmonApp, n: int, limit_s: float = 15.0) -> None:
     """Wait (on the condition, not a fixed sleep) until the app showed n ticks."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + limit_s
     while app.ticks_shown < n:
         assert loop.time() < deadline, f"only {app.ticks_shown} ticks shown"
         await asyncio.sleep(0.05)

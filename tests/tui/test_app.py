@@ -117,3 +117,19 @@ async def test_stale_data_looks_stale() -> None:
         app._refresh_header()
         await pilot.pause()
         assert "STALE 10s" in text_of(app, "#header")
+
+
+async def test_ticks_keep_coming_while_help_is_open() -> None:
+    """A modal on top does not stop the per-tick update or the header's age timer."""
+    app, feed = make()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await push(pilot, feed, app, TICKS[1])
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await push(pilot, feed, app, TICKS[5])
+        app._refresh_header()
+        await pilot.press("escape")
+        await pilot.pause()
+        r = TICKS[5].primary.rates.mysql
+        assert r.qps is not None and f"{r.qps:.0f}" in text_of(app, "#primary-mysql")

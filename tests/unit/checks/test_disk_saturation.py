@@ -173,8 +173,9 @@ def test_opens_on_the_third_slow_tick() -> None:
 def test_bursty_iops_on_a_mostly_idle_disk_is_not_erratic() -> None:
     """The healthy lab under load: ~76 IOPS of bursty flushes at low utilisation swung
     with CV 0.91; nobody waits on that disk, so it is not a finding."""
-    from replmon.check import Window
     from replmon.checks.disk_saturation import CHECK, Limits
+
+    from replmon.check import Window
     from replmon.model.host import DiskCounters, DiskRates, HostRates, HostSample
     from replmon.model.tick import NodeRates
     from replmon.synth import node, tick

@@ -1,0 +1,176 @@
+"""``replmon report FILE``: what a recording holds, as a dict (JSON) or text, and a
+CSV export of chosen metrics.
+
+One pass over the ticks gives the time span, the hosts and server versions
+seen, the findings timeline (recorded live and re-run with today's checks),
+the peaks of the key rates and the gaps (missed ticks, or wall-clock steps
+longer than twice the interval).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from replmon.engine import Update, build_engine
+from replmon.model.findings import Finding
+from replmon.model.tick import NodeTick, Tick
+from replmon.session.replay import Recording
+
+PEAKS: dict[str, str] = {
+    "mysql qps": "rates.mysql.qps",
+    "mysql UPDATE/s": "rates.mysql.com_update_per_s",
+    "mysql rows updated/s": "rates.mysql.rows_updated_per_s",
+    "redis ops/s": "rates.redis.ops_per_s",
+    "cpu idle % (lowest)": "rates.host.cpu_idle_pct",
+    "swap in pages/s": "rates.host.swap_in_pages_per_s",
+    "swap out pages/s": "rates.host.swap_out_pages_per_s",
+    "net recv bytes/s": "rates.host.net_total.recv_bytes_per_s",
+    "net send bytes/s": "rates.host.net_total.send_bytes_per_s",
+}
+"""Key rates whose peak (lowest for idle CPU) the report shows, per node."""
+
+
+def metric(tick: Tick | NodeTick, path: str) -> Any:
+    """Value at a dotted path (``primary.rates.mysql.qps``, ``replica.mysql.counters.Questions``,
+    ``primary.rates.host.disks.vda.util_pct``); None where it does not exist."""
+    obj: Any = tick
+    for part in path.split("."):
+        if isinstance(obj, dict):
+            obj = obj.get(part)
+        elif part in getattr(type(obj), "model_fields", {}):
+            obj = getattr(obj, part)
+        else:
+            return None  # only data fields: never a method or a dunder
+        if obj is None:
+            return None
+    return obj
+
+
+def iso(wall: float | None) -> str:
+    if wall is None:
+        return "-"
+    return dt.datetime.fromtimestamp(wall, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _event(kind: str, f: Finding, wall: float) -> dict[str, Any]:
+    return {"at": wall, "time": iso(wall), "event": kind, "check": f.check, "node": f.node,
+            "key": f.key, "severity": f.severity.label, "title": f.title}
+
+
+def _events(upd: Update, wall: float) -> list[dict[str, Any]]:
+    return ([_event("opened", f, wall) for f in upd.opened]
+            + [_event("closed", f, wall) for f in upd.closed])
+
+
+def report(recording: Recording, *, rerun: bool = True) -> dict[str, Any]:
+    """Everything ``replmon report`` prints, as JSON-ready data."""
+    meta = recording.meta
+    engine = build_engine(meta.checks) if rerun else None
+    versions: dict[str, set[str]] = {}
+    peaks: dict[str, dict[str, Any]] = {}
+    recorded: list[dict[str, Any]] = []
+    rerun_events: list[dict[str, Any]] = []
+    gaps: list[dict[str, Any]] = []
+    first: Tick | None = None
+    prev: Tick | None = None
+    count = 0
+    for entry in recording.entries():
+        t = entry.tick
+        count += 1
+        first = first or t
+        for n in t.nodes:
+            for kind in ("mysql", "redis", "drbd"):
+                v = getattr(n, kind).version if getattr(n, kind).status.ok else ""
+                if v:
+                    versions.setdefault(f"{n.role} {kind}", set()).add(v)
+            for label, path in PEAKS.items():
+                val = metric(n, path)
+                if not isinstance(val, int | float):
+                    continue
+                key = f"{n.role} {label}"
+                best = peaks.get(key)
+                low = "lowest" in label
+                if best is None or (val < best["value"] if low else val > best["value"]):
+                    peaks[key] = {"value": val, "at": t.wall, "time": iso(t.wall)}
+        if prev is not None:
+            step = t.wall - prev.wall
+            if t.missed or step > 2 * t.interval:
+                gaps.append({"after_seq": prev.seq, "from": iso(prev.wall), "to": iso(t.wall),
+                             "gap_s": round(step, 3), "missed": t.missed})
+        if entry.update is not None:
+            recorded.extend(_events(entry.update, t.wall))
+        if engine is not None:
+            rerun_events.extend(_events(engine.feed(t), t.wall))
+        prev = t
+    last = prev
+    return {
+        "file": str(recording.path),
+        "format_version": meta.version,
+        "replmon_version": meta.replmon_version,
+        "reconstructed": meta.reconstructed,
+        "note": meta.note,
+        "ticks": count,
+        "interval_s": meta.interval,
+        "start": iso(first.wall if first else None),
+        "end": iso(last.wall if last else None),
+        "duration_s": round(last.wall - first.wall, 3) if first and last else 0.0,
+        "nodes": {role: info.model_dump() for role, info in meta.nodes.items()},
+        "versions_seen": {k: sorted(v) for k, v in sorted(versions.items())},
+        "findings_recorded": recorded if meta.findings_recorded else None,
+        "findings_rerun": rerun_events if rerun else None,
+        "still_open_rerun": [f.title for f in engine.open_findings] if engine else None,
+        "peaks": peaks,
+        "gaps": gaps,
+        "problems": list(recording.problems),
+        "closed_cleanly": recording.end is not None,
+    }
+
+
+def render_text(rep: dict[str, Any]) -> str:
+    """The report for a terminal."""
+    lines = [f"{rep['file']}: {rep['ticks']} ticks, {rep['start']} .. {rep['end']} "
+             f"({rep['duration_s']:.0f} s, every {rep['interval_s']} s)",
+             f"format v{rep['format_version']}, written by replmon {rep['replmon_version']}"
+             + (", RECONSTRUCTED (not a live capture)" if rep["reconstructed"] else "")
+             + ("" if rep["closed_cleanly"] else ", not closed cleanly")]
+    if rep["note"]:
+        lines.append(f"note: {rep['note']}")
+    lines.append("")
+    lines.append("nodes:")
+    for role, info in rep["nodes"].items():
+        lines.append(f"  {role:8} {info['name']} ({info['host'] or '?'})")
+    for k, vs in rep["versions_seen"].items():
+        lines.append(f"  {k:16} {', '.join(vs)}")
+    for title, key in (("findings recorded live", "findings_recorded"),
+                       ("findings re-run with today's checks", "findings_rerun")):
+        events = rep[key]
+        if events is None:
+            continue
+        lines += ["", f"{title}: {len(events)} events"]
+        lines += [f"  {e['time']}  {e['event']:6} {e['severity']:8} {e['node']:7} "
+                  f"{e['check']}: {e['title']}" for e in events]
+    lines += ["", "peaks:"]
+    lines += [f"  {k:32} {v['value']:>14,.1f}  at {v['time']}" for k, v in rep["peaks"].items()]
+    lines += ["", f"gaps: {len(rep['gaps'])}"]
+    lines += [f"  {g['from']} -> {g['to']}: {g['gap_s']} s, {g['missed']} missed"
+              for g in rep["gaps"]]
+    if rep["problems"]:
+        lines += ["", "damage:"] + [f"  {p}" for p in rep["problems"]]
+    return "\n".join(lines) + "\n"
+
+
+def export_csv(ticks: Iterable[Tick], paths: Sequence[str], out: TextIO) -> int:
+    """One CSV row per tick: seq, wall, UTC time, then each dotted path (empty when
+    None). Returns the number of rows."""
+    w = csv.writer(out)
+    w.writerow(["seq", "wall", "time", *paths])
+    rows = 0
+    for t in ticks:
+        vals = [metric(t, p) for p in paths]
+        w.writerow([t.seq, f"{t.wall:.3f}", iso(t.wall),
+                    *("" if v is None else v for v in vals)])
+        rows += 1
+    return rows

@@ -1,0 +1,330 @@
+"""Writing recordings.
+
+``RecordingWriter`` encodes ticks into one file, synchronously (benchmarks,
+reconstructed sessions, the recorder's thread). ``Recorder`` is what the CLI
+uses beside a live collector: ``write()`` only queues the tick, a writer thread
+encodes and writes it, so a slow disk never delays the collector; files rotate
+by size or age; closing flushes, writes the end frame and fsyncs.
+
+Each tick is written (one write() syscall per frame) as soon as it is encoded,
+so a kill -9 loses only the ticks still queued (normally none); the page cache
+survives a killed process. ``fsync_s`` bounds what a power cut loses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import queue
+import re
+import threading
+import time
+import zlib
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from replmon.engine import Update
+from replmon.errors import SessionError
+from replmon.model.base import SourceState
+from replmon.model.tick import SOURCE_KINDS, NodeTick, Tick, derive_node_rates
+from replmon.session.format import (
+    KEY_MARK,
+    KEY_PREFIX,
+    KIND_END,
+    KIND_HEADER,
+    KIND_KEY,
+    KIND_TICK,
+    MAGIC,
+    NO_OFFSET,
+    NodeInfo,
+    RecordingMeta,
+    pack_frame,
+)
+
+log = logging.getLogger(__name__)
+_NO_RATES: Any = {"primary": {"rates"}, "replica": {"rates"}}
+
+
+def _ok(node: NodeTick, kind: str) -> bool:
+    return bool(getattr(node, kind).status.state is SourceState.OK)
+
+
+def encode_update(update: Update) -> dict[str, Any]:
+    """An engine Update as JSON: open findings, indexes of the newly opened ones, closed ones."""
+    opened = {f.ident for f in update.opened}
+    out: dict[str, Any] = {"open": [f.model_dump(mode="json") for f in update.open]}
+    if opened:
+        out["opened"] = [i for i, f in enumerate(update.open) if f.ident in opened]
+    if update.closed:
+        out["closed"] = [f.model_dump(mode="json") for f in update.closed]
+    return out
+
+
+class RecordingWriter:
+    """Encodes ticks into one recording file. Not thread-safe; one writer per file."""
+
+    def __init__(self, path: str | Path, meta: RecordingMeta, *, chunk_ticks: int = 60,
+                 level: int = 6, rates: Literal["auto", "derive", "store"] = "auto") -> None:
+        """``rates``: "auto" stores a tick's rates only where a reader recomputing them
+        would get something else; "derive" never stores them (ticks built from samples,
+        whose rates are by definition the recomputed ones); "store" always does (ticks
+        whose rates were set by hand, e.g. reconstructed from published figures)."""
+        self.path = Path(path)
+        self.rates_mode = rates
+        self.meta = meta.model_copy(update={"chunk_ticks": chunk_ticks})
+        self.chunk_ticks = chunk_ticks
+        self.level = level
+        self.ticks = 0
+        self.first_wall: float | None = None
+        self.size = 0
+        self._f: BinaryIO | None = open(self.path, "xb", buffering=0)  # noqa: SIM115
+        self._z: Any = None
+        self._in_chunk = 0
+        self._prev_key = NO_OFFSET
+        self._last: dict[str, NodeTick] = {}
+        """Mirror of the collector's RateTracker: each role's last ok sample per source."""
+        self._prev_seq: int | None = None
+
+    # -- encoding ---------------------------------------------------------------
+
+    def _put(self, frame: bytes) -> None:
+        if self._f is None:
+            raise SessionError(f"{self.path}: recording already closed")
+        self._f.write(frame)
+        self.size += len(frame)
+
+    def _header(self, tick: Tick | None) -> None:
+        meta = self.meta
+        if tick is not None:
+            nodes = dict(meta.nodes)
+            for n in tick.nodes:
+                old = nodes.get(n.role, NodeInfo(name=n.name))
+                nodes[n.role] = old.model_copy(update={
+                    "name": n.name,
+                    "mysql_version": n.mysql.version if _ok(n, "mysql") else old.mysql_version,
+                    "redis_version": n.redis.version if _ok(n, "redis") else old.redis_version,
+                    "drbd_version": (n.drbd.version or "") if _ok(n, "drbd")
+                    else old.drbd_version,
+                })
+            meta = meta.model_copy(update={"nodes": nodes, "started_wall": tick.wall})
+        self.meta = meta
+        self._put(MAGIC + pack_frame(KIND_HEADER, meta.model_dump_json().encode()))
+
+    def _key(self, tick: Tick) -> None:
+        base = {role: (n.model_dump(mode="json", exclude={"rates"}) if n else None)
+                for role in ("primary", "replica") for n in [self._last.get(role)]}
+        self._z = zlib.compressobj(self.level)
+        data = self._z.compress(json.dumps(base, separators=(",", ":")).encode())
+        data += self._z.flush(zlib.Z_SYNC_FLUSH)
+        offset = self.size
+        self._put(pack_frame(KIND_KEY, KEY_PREFIX.pack(KEY_MARK, self._prev_key) + data,
+                             self.ticks, tick.wall))
+        self._prev_key = offset
+        self._in_chunk = 0
+
+    def _rates_to_store(self, tick: Tick) -> dict[str, Any]:
+        """Rates a reader could not recompute exactly (first tick after a gap, a
+        recorder attached mid-session): stored explicitly; usually none."""
+        out: dict[str, Any] = {}
+        continuous = self._prev_seq is not None and tick.seq == self._prev_seq + 1
+        for n in tick.nodes:
+            prev = self._last.get(n.role)
+            if self.rates_mode == "store" or (self.rates_mode == "auto" and (
+                    not continuous or derive_node_rates(prev, n) != n.rates)):
+                out[n.role] = n.rates.model_dump(mode="json")
+            if prev is None:
+                self._last[n.role] = n
+            else:
+                self._last[n.role] = prev.model_copy(
+                    update={k: getattr(n, k) for k in SOURCE_KINDS if _ok(n, k)})
+        self._prev_seq = tick.seq
+        return out
+
+    def write(self, tick: Tick, update: Update | None = None) -> None:
+        """Append one tick (and the live engine's update for it, if any)."""
+        if self.ticks == 0:
+            self.first_wall = tick.wall
+            self._header(tick)
+        if self._z is None or self._in_chunk >= self.chunk_ticks:
+            self._key(tick)
+        extra: dict[str, Any] = {}
+        rates = self._rates_to_store(tick)
+        if rates:
+            extra["r"] = rates
+        if update is not None:
+            extra["u"] = encode_update(update)
+        record = tick.model_dump_json(exclude=_NO_RATES).encode() + b"\n"
+        if extra:
+            record += json.dumps(extra, separators=(",", ":")).encode()
+        data = self._z.compress(record) + self._z.flush(zlib.Z_SYNC_FLUSH)
+        self._put(pack_frame(KIND_TICK, data, self.ticks, tick.wall))
+        self.ticks += 1
+        self._in_chunk += 1
+
+    def sync(self) -> None:
+        if self._f is not None:
+            os.fsync(self._f.fileno())
+
+    def close(self, *, reason: str = "close", next_file: str | None = None,
+              dropped: int = 0) -> None:
+        """Write the end frame and fsync. Idempotent."""
+        if self._f is None:
+            return
+        if self.ticks == 0:
+            self._header(None)
+        end = {"ticks": self.ticks, "closed_wall": time.time(), "reason": reason,
+               "next": next_file, "dropped": dropped}
+        self._put(pack_frame(KIND_END, json.dumps(end).encode(), self.ticks, time.time()))
+        self.sync()
+        self._f.close()
+        self._f = None
+
+    def __enter__(self) -> RecordingWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def part_path(path: Path, n: int) -> Path:
+    """``pair.rmrec`` part 3 -> ``pair.0003.rmrec``."""
+    return path.with_name(f"{path.stem}.{n:04d}{path.suffix}")
+
+
+def existing_parts(path: Path) -> list[tuple[int, Path]]:
+    pat = re.compile(re.escape(path.stem) + r"\.(\d{4,})" + re.escape(path.suffix) + "$")
+    out = [(int(m.group(1)), p) for p in path.parent.glob(f"{path.stem}.*{path.suffix}")
+           if (m := pat.match(p.name))]
+    return sorted(out)
+
+
+class Recorder:
+    """Records ticks beside a live collector, in a writer thread.
+
+        async with Recorder(path, meta_for(config)) as rec:
+            async for tick in collector.ticks():
+                rec.write(tick, engine.feed(tick))
+
+    ``write`` never blocks: when the writer falls ``queue_max`` ticks behind
+    (a stalled disk), the newest ticks are dropped and counted in ``dropped``.
+    With ``max_bytes`` or ``max_age_s`` every file gets a part number
+    (``pair.0001.rmrec``, ``pair.0002.rmrec``...) and starts with its own header;
+    ``keep`` deletes the oldest parts beyond that many."""
+
+    def __init__(self, path: str | Path, meta: RecordingMeta, *, max_bytes: int | None = None,
+                 max_age_s: float | None = None, keep: int | None = None,
+                 chunk_ticks: int = 60, fsync_s: float = 5.0, queue_max: int = 600) -> None:
+        self.path = Path(path)
+        self.meta = meta
+        self.max_bytes, self.max_age_s, self.keep = max_bytes, max_age_s, keep
+        self.chunk_ticks, self.fsync_s = chunk_ticks, fsync_s
+        self.rotating = max_bytes is not None or max_age_s is not None
+        self.files: list[Path] = []
+        self.ticks_written = 0
+        self.dropped = 0
+        self.cpu_s = 0.0
+        """Thread CPU time spent encoding and writing (time.thread_time)."""
+        self.error: BaseException | None = None
+        self._q: queue.Queue[tuple[Tick, Update | None] | None] = queue.Queue(queue_max)
+        self._thread: threading.Thread | None = None
+        self._writer: RecordingWriter | None = None
+        self._part = 0
+
+    async def __aenter__(self) -> Recorder:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def start(self) -> None:
+        if self.rotating:
+            parts = existing_parts(self.path)
+            self._part = parts[-1][0] if parts else 0
+        elif self.path.exists():
+            raise SessionError(f"{self.path} exists: choose another file (never overwritten)")
+        self._thread = threading.Thread(target=self._run, name="replmon-recorder", daemon=True)
+        self._thread.start()
+
+    def write(self, tick: Tick, update: Update | None = None) -> None:
+        """Queue a tick for writing; returns at once."""
+        try:
+            self._q.put_nowait((tick, update))
+        except queue.Full:
+            self.dropped += 1
+
+    def close(self) -> None:
+        """Flush everything queued, write the end frame, fsync (blocking)."""
+        if self._thread is None:
+            return
+        self._q.put(None)
+        self._thread.join()
+        self._thread = None
+        if self.error is not None:
+            raise SessionError(f"recording to {self.path} failed: {self.error}") from self.error
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    # -- writer thread ------------------------------------------------------------
+
+    def _open_next(self) -> RecordingWriter:
+        previous = self._writer.path.name if self._writer else None
+        if self.rotating:
+            self._part += 1
+            path = part_path(self.path, self._part)
+        else:
+            path = self.path
+        meta = self.meta.model_copy(update={"part": self._part if self.rotating else 0,
+                                            "previous": previous})
+        w = RecordingWriter(path, meta, chunk_ticks=self.chunk_ticks)
+        self.files.append(path)
+        if self.keep is not None:
+            for _, old in existing_parts(self.path)[:-self.keep]:
+                with contextlib.suppress(OSError):
+                    old.unlink()
+        return w
+
+    def _due_rotation(self, w: RecordingWriter, tick: Tick) -> bool:
+        if not self.rotating or w.ticks == 0:
+            return False
+        if self.max_bytes is not None and w.size >= self.max_bytes:
+            return True
+        return (self.max_age_s is not None and w.first_wall is not None
+                and tick.wall - w.first_wall >= self.max_age_s)
+
+    def _run(self) -> None:
+        last_sync = time.monotonic()
+        try:
+            while True:
+                item = self._q.get()
+                if item is None:
+                    break
+                c0 = time.thread_time()
+                tick, update = item
+                if self._writer is None:
+                    self._writer = self._open_next()
+                elif self._due_rotation(self._writer, tick):
+                    old = self._writer
+                    self._writer = self._open_next()
+                    old.close(reason="rotate", next_file=self._writer.path.name)
+                self._writer.write(tick, update)
+                self.ticks_written += 1
+                if time.monotonic() - last_sync >= self.fsync_s:
+                    self._writer.sync()
+                    last_sync = time.monotonic()
+                self.cpu_s += time.thread_time() - c0
+        except BaseException as e:  # surfaced by close(); the collector keeps running
+            log.exception("recorder failed; ticks are no longer recorded")
+            self.error = e
+            while self._q.get() is not None:  # keep draining so write() never blocks
+                self.dropped += 1
+        finally:
+            if self._writer is not None:
+                try:
+                    self._writer.close(dropped=self.dropped)
+                except OSError as e:
+                    self.error = self.error or e

@@ -1,0 +1,355 @@
+"""Reading recordings: open, seek, iterate, re-run the checks.
+
+``open_recording(path)`` maps the file, reads the header and finds the chunks
+by walking the key frames' back pointers from the last one (found from the
+end of the file), so opening a day-long recording touches ~1,500 small frames,
+with or without a clean close. Damage never raises past open: it is described
+in ``problems`` (byte offset, tick range) and everything intact stays readable.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import logging
+import mmap
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from replmon.engine import Update, build_engine
+from replmon.errors import SessionError
+from replmon.model.findings import Finding
+from replmon.model.tick import NodeRates, NodeTick, RateTracker, Tick
+from replmon.session.format import (
+    HEADER_SIZE,
+    KEY_MARK,
+    KEY_PREFIX,
+    KIND_END,
+    KIND_HEADER,
+    KIND_KEY,
+    KIND_TICK,
+    MAGIC,
+    MAX_RECORD,
+    NO_OFFSET,
+    Frame,
+    FrameError,
+    RecordingMeta,
+    parse_meta,
+    read_frame,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    offset: int
+    first: int
+    """Index of its first tick."""
+    wall: float
+
+
+@dataclass
+class Entry:
+    tick: Tick
+    update: Update | None
+
+
+def _decompress(z: Any, data: bytes, offset: int) -> bytes:
+    out = bytes(z.decompress(data, MAX_RECORD))
+    if z.unconsumed_tail:
+        raise FrameError(offset, f"record larger than {MAX_RECORD} bytes")
+    return out
+
+
+def decode_update(seq: int, raw: dict[str, Any]) -> Update:
+    opened = set(raw.get("opened", []))
+    open_ = [Finding.model_validate(f) for f in raw.get("open", [])]
+    return Update(seq=seq, open=open_, opened=[f for i, f in enumerate(open_) if i in opened],
+                  closed=[Finding.model_validate(f) for f in raw.get("closed", [])])
+
+
+class Recording:
+    """One recording file, opened read-only. ``len(rec)`` ticks, by index 0..len-1."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.problems: list[str] = []
+        """What was damaged, each with its byte offset and tick range; empty when intact."""
+        self.end: dict[str, Any] | None = None
+        """The end frame's JSON (None: the recorder did not close cleanly)."""
+        try:
+            with open(self.path, "rb") as f:
+                size = f.seek(0, 2)
+                if size == 0:
+                    raise SessionError(f"{self.path}: empty file (the recorder stopped before "
+                                       "its first tick)")
+                self._buf: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as e:
+            raise SessionError(f"cannot open recording {self.path}: {e}") from None
+        if self._buf[:len(MAGIC)] != MAGIC:
+            raise SessionError(f"{self.path}: not a replmon recording (no signature at byte 0)")
+        try:
+            head = read_frame(self._buf, len(MAGIC))
+        except FrameError as e:
+            raise SessionError(f"{self.path}: recording header unreadable at {e}") from None
+        if head.kind != KIND_HEADER:
+            raise SessionError(f"{self.path}: byte {head.offset}: expected the header frame")
+        self.meta: RecordingMeta = parse_meta(head.payload)
+        self._data_start = head.end
+        self.chunks: list[Chunk] = self._find_chunks()
+        self._count = self._count_tail()
+        self._cache: tuple[int, Iterator[Entry], list[Entry]] | None = None
+
+    # -- structure ----------------------------------------------------------------
+
+    def _key_at(self, offset: int) -> tuple[Chunk, int]:
+        fr = read_frame(self._buf, offset)
+        if fr.kind != KIND_KEY or fr.payload[:8] != KEY_MARK:
+            raise FrameError(offset, "not a key frame")
+        _, prev = KEY_PREFIX.unpack_from(fr.payload)
+        return Chunk(offset, fr.index, fr.wall), prev
+
+    def _find_chunks(self) -> list[Chunk]:
+        """Walk back from the last intact key frame; on a broken link, scan forward."""
+        pos = len(self._buf)
+        while True:
+            mark = self._buf.rfind(KEY_MARK, self._data_start, pos)
+            if mark < 0:
+                return []
+            try:
+                chunk, prev = self._key_at(mark - HEADER_SIZE)
+                break
+            except FrameError:
+                pos = mark  # a damaged last key frame (or a chance match): look further back
+        chunks = [chunk]
+        while prev != NO_OFFSET:
+            try:
+                chunk, prev = self._key_at(prev)
+            except FrameError:
+                return self._scan_forward()
+            chunks.append(chunk)
+        chunks.reverse()
+        if chunks[0].offset != self._data_start or chunks[0].first != 0:
+            return self._scan_forward()
+        return chunks
+
+    def _scan_forward(self) -> list[Chunk]:
+        chunks: list[Chunk] = []
+        pos = self._data_start
+        while pos < len(self._buf):
+            try:
+                fr = read_frame(self._buf, pos)
+                if fr.kind == KIND_KEY:
+                    chunks.append(self._key_at(pos)[0])
+                pos = fr.end
+            except FrameError as e:
+                nxt = self._buf.find(KEY_MARK, pos + HEADER_SIZE + 1)
+                skip_to = nxt - HEADER_SIZE if nxt >= 0 else len(self._buf)
+                self._problem(e, self._tick_range(chunks, skip_to))
+                pos = skip_to
+        return chunks
+
+    def _tick_range(self, chunks: list[Chunk], upto: int) -> str:
+        first = chunks[-1].first if chunks else 0
+        return f"ticks from {first} on, up to byte {upto}"
+
+    def _problem(self, e: FrameError, where: str) -> None:
+        msg = f"{self.path.name}: byte {e.offset}: {e.reason} ({where})"
+        if msg not in self.problems:
+            log.warning("%s", msg)
+            self.problems.append(msg)
+
+    def _frames(self, ci: int) -> Iterator[Frame]:
+        """Frames of chunk ``ci``, stopping (with a problem) at the first damaged one."""
+        pos = self.chunks[ci].offset
+        stop = self.chunks[ci + 1].offset if ci + 1 < len(self.chunks) else len(self._buf)
+        n = self.chunks[ci].first
+        while pos < stop:
+            try:
+                fr = read_frame(self._buf, pos)
+            except FrameError as e:
+                self._problem(e, self._lost(ci, n))
+                return
+            if fr.kind == KIND_END:
+                try:
+                    self.end = json.loads(fr.payload)
+                except ValueError:
+                    self.end = {}
+            yield fr
+            if fr.kind == KIND_TICK:
+                n = fr.index + 1
+            pos = fr.end
+
+    def _lost(self, ci: int, n: int) -> str:
+        if ci + 1 < len(self.chunks):
+            return f"ticks {n} to {self.chunks[ci + 1].first - 1} lost"
+        return (f"the readable recording ends here: ticks from {n} on are missing "
+                "(recorder killed mid-write, or the file was truncated or damaged)")
+
+    def _count_tail(self) -> int:
+        if not self.chunks:
+            return 0
+        last = self.chunks[-1].first - 1
+        for fr in self._frames(len(self.chunks) - 1):
+            if fr.kind == KIND_TICK:
+                last = fr.index
+        if self.end is None and not self.problems:
+            log.info("%s: no end frame (the recorder did not close cleanly)", self.path)
+        return last + 1
+
+    # -- decoding -----------------------------------------------------------------
+
+    def _chunk_entries(self, ci: int) -> Iterator[Entry]:
+        """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem)."""
+        tracker = RateTracker()
+        z: Any = None
+        for fr in self._frames(ci):
+            try:
+                if fr.kind == KIND_KEY:
+                    z = zlib.decompressobj()
+                    base = json.loads(_decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset))
+                    for role in ("primary", "replica"):
+                        if base.get(role) is not None:
+                            tracker.attach(NodeTick.model_validate(base[role]))
+                elif fr.kind == KIND_TICK and z is not None:
+                    entry = self._decode_tick(z, tracker, fr)
+                    yield entry
+            except (FrameError, ValueError, ValidationError, zlib.error) as e:
+                err = e if isinstance(e, FrameError) else FrameError(fr.offset, f"bad record: {e}")
+                self._problem(err, self._lost(ci, fr.index))
+                return
+
+    def _decoded(self, ci: int, k: int | None = None) -> list[Entry]:
+        """Entries of chunk ``ci`` decoded at least up to its ``k``-th (all when None);
+        the chunk being read stays cached, so stepping through it decodes each tick once."""
+        if self._cache is None or self._cache[0] != ci:
+            self._cache = (ci, self._chunk_entries(ci), [])
+        _, gen, out = self._cache
+        while k is None or len(out) <= k:
+            nxt = next(gen, None)
+            if nxt is None:
+                break
+            out.append(nxt)
+        return out
+
+    @staticmethod
+    def _decode_tick(z: Any, tracker: RateTracker, fr: Frame) -> Entry:
+        record = _decompress(z, fr.payload, fr.offset)
+        tick_json, _, extra_json = record.partition(b"\n")
+        tick = Tick.model_validate_json(tick_json)
+        extra: dict[str, Any] = json.loads(extra_json) if extra_json else {}
+        stored = extra.get("r", {})
+        nodes: dict[str, NodeTick] = {}
+        for n in tick.nodes:
+            derived = tracker.attach(n)
+            if n.role in stored:
+                derived = derived.model_copy(
+                    update={"rates": NodeRates.model_validate(stored[n.role])})
+            nodes[n.role] = derived
+        tick = tick.model_copy(update=nodes)
+        upd = decode_update(tick.seq, extra["u"]) if "u" in extra else None
+        return Entry(tick, upd)
+
+    def _chunk_of(self, i: int) -> int:
+        if not 0 <= i < self._count:
+            raise IndexError(f"tick {i} out of range 0..{self._count - 1}")
+        return bisect.bisect_right([c.first for c in self.chunks], i) - 1
+
+    def entry(self, i: int) -> Entry:
+        ci = self._chunk_of(i)
+        k = i - self.chunks[ci].first
+        entries = self._decoded(ci, k)
+        if k >= len(entries):
+            raise SessionError(f"{self.path.name}: tick {i} is in a damaged part of the "
+                               f"recording: {'; '.join(self.problems[-1:])}")
+        return entries[k]
+
+    # -- public -------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._count
+
+    def tick_at(self, i: int) -> Tick:
+        return self.entry(i).tick
+
+    def update_at(self, i: int) -> Update | None:
+        """The findings the live engine reported with tick ``i`` (None if not recorded)."""
+        return self.entry(i).update
+
+    def entries(self) -> Iterator[Entry]:
+        """Every intact tick with its recorded update, in order (damaged ranges skipped)."""
+        for ci in range(len(self.chunks)):
+            yield from self._chunk_entries(ci)
+
+    def ticks(self) -> Iterator[Tick]:
+        for e in self.entries():
+            yield e.tick
+
+    def __iter__(self) -> Iterator[Tick]:
+        return self.ticks()
+
+    def seek(self, wall: float) -> int:
+        """Index of the first tick at or after ``wall`` (epoch s); clamped to the ends."""
+        if not self._count:
+            raise SessionError(f"{self.path.name}: the recording holds no tick")
+        walls = [c.wall for c in self.chunks]
+        ci = max(0, bisect.bisect_right(walls, wall) - 1)
+        for fr in self._frames(ci):
+            if fr.kind == KIND_TICK and fr.wall >= wall:
+                return fr.index
+        return min(self.chunks[ci + 1].first if ci + 1 < len(self.chunks) else self._count - 1,
+                   self._count - 1)
+
+    def verify(self) -> list[str]:
+        """Decode every frame (CRC, zlib, JSON, models); ``problems`` afterwards."""
+        for _ in self.entries():
+            pass
+        return self.problems
+
+    def close(self) -> None:
+        self._cache = None
+        self._buf.close()
+
+    def __enter__(self) -> Recording:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_recording(path: str | Path) -> Recording:
+    """Open a recording. SessionError when it is not one, its header is unreadable or its
+    format version is unsupported; damage further in is listed in ``problems``."""
+    return Recording(path)
+
+
+def rerun_checks(recording: Recording, settings: dict[str, dict[str, Any]] | None = None,
+                 *, entry_points: bool = True) -> list[Update]:
+    """Today's checks over the recorded ticks, with the recorded [checks.*] settings
+    (or ``settings``). One Update per tick, in order."""
+    engine = build_engine(recording.meta.checks if settings is None else settings,
+                          entry_points=entry_points)
+    return [engine.feed(t) for t in recording.ticks()]
+
+
+def raw_records(path: str | Path) -> Iterator[bytes]:
+    """Every payload of a recording, decompressed where compressed (for audits such as
+    'no password anywhere in this file')."""
+    with open_recording(path) as rec:
+        yield bytes(rec._buf[:rec._data_start])
+        for ci in range(len(rec.chunks)):
+            z: Any = None
+            for fr in rec._frames(ci):
+                if fr.kind == KIND_KEY:
+                    z = zlib.decompressobj()
+                    yield _decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset)
+                elif fr.kind == KIND_TICK and z is not None:
+                    yield _decompress(z, fr.payload, fr.offset)
+                else:
+                    yield fr.payload

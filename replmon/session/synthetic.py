@@ -1,0 +1,113 @@
+"""Long, realistic sessions from a few real ticks (benchmarks, tests, reconstructions).
+
+``loop_ticks(real, n)`` replays a short real capture over and over: every
+value is a real one, cumulative counters keep counting (each lap adds what the
+capture added), clocks keep advancing, so a 24 h session has the size and the
+counter deltas of the real thing. ``with_drbd`` gives both nodes a DRBD sample
+(from a parsed fixture) whose counters advance, for sessions with all four
+sources where the lab has no DRBD.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from replmon.model.drbd import DrbdSample
+from replmon.model.tick import RateTracker, Tick
+
+Path_ = tuple[str | int, ...]
+_CLOCKS = ("wall", "mono", "due_mono")
+
+
+def _leaves(o: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+    if isinstance(o, dict):
+        for k, v in o.items():
+            yield from _leaves(v, (*path, k))
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            yield from _leaves(v, (*path, i))
+    else:
+        yield path, o
+
+
+def _add(d: Any, path: Path_, delta: float) -> None:
+    for p in path[:-1]:
+        d = d[p]
+    d[path[-1]] += delta
+
+
+def _dump(t: Tick) -> dict[str, Any]:
+    return t.model_dump(mode="json", exclude={"primary": {"rates"}, "replica": {"rates"}})
+
+
+def with_drbd(real: Sequence[Tick], samples: dict[str, DrbdSample], *,
+              kib_per_s: float = 2048.0, seed: int = 0) -> list[dict[str, Any]]:
+    """Tick dicts (no rates) of ``real`` with each role's DRBD sample set to
+    ``samples[role]``, stamped with the host's clock; written/sent/received KiB grow
+    by about ``kib_per_s`` per second."""
+    rnd = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    grown = 0
+    prev_mono = real[0].mono if real else 0.0
+    for t in real:
+        grown += int(kib_per_s * (t.mono - prev_mono) * rnd.uniform(0.5, 1.5))
+        prev_mono = t.mono
+        d = _dump(t)
+        for role, sample in samples.items():
+            s = sample.model_dump(mode="json")
+            host = d[role]["host"]
+            s.update(wall=host["wall"], mono=host["mono"], elapsed_ms=rnd.uniform(0.05, 0.4))
+            for path, v in list(_leaves(s)):
+                if path[-1] in ("written_kib", "sent_kib", "received_kib") and v:
+                    _add(s, path, grown)
+            d[role]["drbd"] = s
+        out.append(d)
+    return out
+
+
+def loop_ticks(real: Sequence[Tick] | Sequence[dict[str, Any]], count: int, *,
+               rates: bool = False) -> Iterator[Tick]:
+    """``count`` ticks made by repeating ``real`` (Ticks or their dicts): seq/slot
+    renumbered, clocks shifted by one capture span per lap, and every int that only
+    grew during the capture (a counter) advanced by what it grew per lap.
+    ``rates=True`` attaches rates as the collector does (slower)."""
+    dicts = [_dump(t) if isinstance(t, Tick) else t for t in real]
+    n = len(dicts)
+    if n < 2:
+        raise ValueError("loop_ticks needs at least two real ticks")
+    texts = [json.dumps(d) for d in dicts]
+    monos = [d["mono"] for d in dicts]
+    step = (monos[-1] - monos[0]) / (n - 1)
+    span = monos[-1] - monos[0] + step
+    series: dict[Path_, list[Any]] = {}
+    for d in dicts:
+        for path, v in _leaves(d):
+            series.setdefault(path, []).append(v)
+    counters: list[tuple[Path_, int]] = []
+    clocks: list[Path_] = []
+    for path, vs in series.items():
+        if len(vs) != n or path in (("seq",), ("slot",)):
+            continue
+        if path[-1] in _CLOCKS and all(isinstance(v, float) for v in vs):
+            clocks.append(path)
+        elif (all(type(v) is int for v in vs) and vs[-1] > vs[0]
+              and all(a <= b for a, b in zip(vs, vs[1:], strict=False))):
+            counters.append((path, vs[-1] - vs[0] + max(1, round((vs[-1] - vs[0]) / (n - 1)))))
+    tracker = RateTracker() if rates else None
+    for i in range(count):
+        lap, j = divmod(i, n)
+        d = json.loads(texts[j])
+        d["seq"] = d["slot"] = i
+        if lap:
+            for path in clocks:
+                _add(d, path, lap * span)
+            for path, grow in counters:
+                _add(d, path, lap * grow)
+        t = Tick.model_validate(d)
+        if tracker is not None:
+            t = t.model_copy(update={"primary": tracker.attach(t.primary),
+                                     "replica": tracker.attach(t.replica)})
+        yield t

@@ -1,0 +1,263 @@
+"""The same screen on a recording: pause, step, speed, jump to a time, jump to
+the next/previous finding, and a position bar.
+
+Checks re-run with today's check code as the replay advances. After a jump, the
+engine is rebuilt and warmed on the ticks just before the new position (the
+longest check window), so findings at the new position are what a live engine
+would show; a finding that opened before that warm-up shows its since-time from
+within it. The findings the live engine recorded at capture time are shown too
+("rec" in the findings list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, Label, Static
+
+from replmon.engine import Engine
+from replmon.model.findings import Finding
+from replmon.model.tick import Tick
+from replmon.session.replay import Recording
+from replmon.tui.app import ReplmonApp, TickReceived
+
+SPEEDS = (1, 2, 4, 8, 16, 32, 64)
+
+
+async def _never() -> AsyncIterator[Tick]:
+    if False:  # pragma: no cover - an empty async generator
+        yield
+
+
+class JumpScreen(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="jump"):
+            yield Label("jump to (HH:MM:SS, +90s, -5m, or a tick number #1234):")
+            yield Input(id="jump-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def parse_jump(text: str, rec_first: float, current: float, n: int,
+               localtime: Callable[[float], time.struct_time] = time.localtime
+               ) -> tuple[str, float] | None:
+    """('index', i) or ('wall', epoch) from the user's text; None if unreadable."""
+    t = text.strip()
+    if not t:
+        return None
+    if t.startswith("#") and t[1:].isdigit():
+        return ("index", float(min(int(t[1:]), n - 1)))
+    if t[0] in "+-":
+        unit = {"s": 1, "m": 60, "h": 3600}.get(t[-1], 1)
+        num = t[1:-1] if t[-1] in "smh" else t[1:]
+        try:
+            delta = float(num) * unit
+        except ValueError:
+            return None
+        return ("wall", current + (delta if t[0] == "+" else -delta))
+    parts = t.split(":")
+    try:
+        h, m, s = (int(p) for p in (parts + ["0", "0"])[:3])
+    except ValueError:
+        return None
+    day = localtime(rec_first)
+    wall = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, h, m, s, 0, 0, -1))
+    if wall < rec_first - 1:
+        wall += 86400  # past midnight in the recording
+    return ("wall", wall)
+
+
+class ReplayApp(ReplmonApp):
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("space", "pause", "Play/Pause"),
+        Binding("right", "step(1)", "Step"),
+        Binding("left", "step(-1)", "Back"),
+        Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+"),
+        Binding("minus", "speed(-1)", "Slower", key_display="-"),
+        Binding("g", "jump", "Go to"),
+        Binding("n", "finding(1)", "Next finding"),
+        Binding("N", "finding(-1)", "Prev finding", key_display="N"),
+        Binding("f", "focus_findings", "Findings", show=False),
+        Binding("question_mark", "help", "Help", key_display="?"),
+    ]
+
+    def __init__(self, recording: Recording, engine_factory: Callable[[], Engine], *,
+                 start_paused: bool = False) -> None:
+        super().__init__(_never(), None, source="replay")
+        self.recording = recording
+        self.engine_factory = engine_factory
+        self.engine = engine_factory()
+        self.pos = -1
+        """Index of the tick on screen (-1 before the first)."""
+        self.speed = 1
+        self.playing = not start_paused
+        self._wake = asyncio.Event()
+        self._marks: list[int] | None = None
+        """Tick indexes where the recorded engine opened a finding (for n / N)."""
+
+    def compose(self) -> ComposeResult:
+        for w in super().compose():
+            if isinstance(w, Footer):
+                yield Static(id="position")
+            yield w
+
+    # -- the feed -------------------------------------------------------------
+
+    def consume(self) -> None:  # type: ignore[override]
+        self.run_worker(self._play(), exclusive=True, group="feed")
+
+    async def _play(self) -> None:
+        n = len(self.recording)
+        while True:
+            if self.playing and self.pos < n - 1:
+                self._show(self.pos + 1)
+                interval = self.recording.meta.interval or 1.0
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), interval / self.speed)
+            else:
+                if self.playing:  # reached the end
+                    self.playing = False
+                    self._refresh_header()
+                self._wake.clear()
+                await self._wake.wait()
+
+    def _show(self, i: int) -> None:
+        """Advance the engine to tick i (one step) and post it."""
+        tick = self.recording.tick_at(i)
+        upd = self.engine.feed(tick) if self.engine is not None else None
+        self.pos = i
+        self.ticks_seen += 1
+        findings = list(upd.open) if upd is not None else []
+        rec = self.recording.update_at(i)
+        if rec is not None:
+            seen = {(f.check, f.node, f.key) for f in findings}
+            findings += [f.model_copy(update={"check": f"{f.check} (rec)"})
+                         for f in rec.open if (f.check, f.node, f.key) not in seen]
+        self.post_message(TickReceived(tick, findings))
+
+    def _goto(self, i: int) -> None:
+        """Jump: rebuild the engine, warm it on the ticks before i, show i."""
+        i = max(0, min(i, len(self.recording) - 1))
+        self.engine = self.engine_factory()
+        warm = max((c.window for c, _ in self.engine.checks), default=1)
+        for j in range(max(0, i - warm), i):
+            self.engine.feed(self.recording.tick_at(j))
+        self._show(i)
+        self._wake.set()
+
+    # -- display -----------------------------------------------------------------
+
+    def on_tick_received(self, msg: TickReceived) -> None:
+        super().on_tick_received(msg)
+        self._refresh_position()
+
+    def _refresh_position(self) -> None:
+        if not self._mounted():
+            return
+        n = len(self.recording)
+        bar = self.main_widget("#position", Static)
+        width = max(10, (self.size.width or 80) - 46)
+        filled = 0 if n <= 1 else round(self.pos / (n - 1) * width)
+        t = Text()
+        t.append("▶ " if self.playing else "⏸ ", style="bold")
+        t.append(f"x{self.speed:<3}")
+        t.append("━" * filled, style="bold cyan")
+        t.append("─" * (width - filled), style="dim")
+        if self.pos >= 0:
+            tick = self.recording.tick_at(self.pos)
+            t.append(f" {time.strftime('%H:%M:%S', time.localtime(tick.wall))}", style="bold")
+        t.append(f"  tick {self.pos + 1}/{n}", style="dim")
+        bar.update(t)
+
+    def _refresh_header(self) -> None:
+        from replmon.tui import render
+
+        if not self._mounted():
+            return
+        self.main_widget("#header", Static).update(render.header_text(
+            self.tick, self.findings, age_s=None, paused=not self.playing, source="replay"))
+
+    # -- actions -------------------------------------------------------------------
+
+    def action_pause(self) -> None:
+        self.playing = not self.playing
+        self.paused = False  # the base app's freeze is not used in replay
+        self._wake.set()
+        self._refresh_header()
+        self._refresh_position()
+
+    def action_step(self, delta: int) -> None:
+        self.playing = False
+        if delta > 0 and self.pos < len(self.recording) - 1:
+            self._show(self.pos + 1)
+        elif delta < 0 and self.pos > 0:
+            self._goto(self.pos - 1)
+        self._refresh_header()
+
+    def action_speed(self, delta: int) -> None:
+        k = SPEEDS.index(self.speed) + delta
+        self.speed = SPEEDS[max(0, min(k, len(SPEEDS) - 1))]
+        self._wake.set()
+        self._refresh_position()
+
+    def _finding_marks(self) -> list[int]:
+        if self._marks is None:
+            marks = []
+            for i in range(len(self.recording)):
+                upd = self.recording.update_at(i)
+                if upd is not None and upd.opened:
+                    marks.append(i)
+            self._marks = marks
+        return self._marks
+
+    def action_finding(self, direction: int) -> None:
+        marks = self._finding_marks()
+        if direction > 0:
+            k = bisect.bisect_right(marks, self.pos)
+            target = marks[k] if k < len(marks) else None
+        else:
+            k = bisect.bisect_left(marks, self.pos) - 1
+            target = marks[k] if k >= 0 else None
+        if target is None:
+            self.notify("no further finding in the recording", timeout=2)
+            return
+        self.playing = False
+        self._goto(target)
+
+    def action_jump(self) -> None:
+        def done(text: str | None) -> None:
+            if not text or not len(self.recording):
+                return
+            first = self.recording.tick_at(0).wall
+            current = self.recording.tick_at(max(self.pos, 0)).wall
+            target = parse_jump(text, first, current, len(self.recording))
+            if target is None:
+                self.notify(f"cannot read {text!r}: try 03:12:00, +90s or #1234",
+                            severity="error")
+                return
+            kind, value = target
+            self.playing = False
+            self._goto(int(value) if kind == "index" else self.recording.seek(value))
+
+        self.push_screen(JumpScreen(), done)
+
+    @property
+    def finding_list(self) -> list[Finding]:
+        return self.findings

@@ -1,0 +1,110 @@
+"""The replay screen on a real recording of lab ticks: play, pause, step, speed,
+jump, next finding, and the findings recorded at capture time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
+from tickdata import lab_ticks, with_replica_mysql_down
+
+from replmon.engine import build_engine
+from replmon.session.format import meta_for
+from replmon.session.recorder import RecordingWriter
+from replmon.session.replay import open_recording
+from replmon.tui.replay import ReplayApp, parse_jump
+
+TICKS = lab_ticks()
+
+
+@pytest.fixture
+def recording(tmp_path: Path) -> Path:
+    """12 real lab ticks; the replica's MySQL is unreachable from tick 6 on, and the
+    live engine's findings are recorded beside the ticks."""
+    ticks = TICKS[:6] + [with_replica_mysql_down(t, TICKS[6].wall) for t in TICKS[6:]]
+    path = tmp_path / "pair.rmrec"
+    eng = build_engine(entry_points=False)
+    with RecordingWriter(path, meta_for(interval=TICKS[0].interval)) as w:
+        for t in ticks:
+            w.write(t, eng.feed(t))
+    return path
+
+
+def make(path: Path) -> ReplayApp:
+    return ReplayApp(open_recording(path), lambda: build_engine(entry_points=False),
+                     start_paused=True)
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    for _ in range(5):
+        await pilot.pause()
+
+
+def position(app: ReplayApp) -> str:
+    return str(app.query_one("#position", Static).render())
+
+
+async def test_step_forward_and_back(recording: Path) -> None:
+    app = make(recording)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("right", "right", "right")
+        await settle(pilot)
+        assert app.pos == 2 and "tick 3/12" in position(app)
+        await pilot.press("left")
+        await settle(pilot)
+        assert app.pos == 1
+        shown = str(app.query_one("#primary-mysql", Static).render())
+        r = TICKS[1].primary.rates.mysql
+        assert r.qps is not None and f"{r.qps:.0f}" in shown
+
+
+async def test_next_finding_jumps_to_where_the_recorded_engine_opened_one(
+    recording: Path,
+) -> None:
+    app = make(recording)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("right")
+        await pilot.press("n")
+        await settle(pilot)
+        rec = open_recording(recording)
+        first_open = next(i for i in range(len(rec)) if (u := rec.update_at(i)) and u.opened)
+        assert app.pos == first_open
+        assert "UNREACHABLE" in str(app.query_one("#replica-mysql", Static).render())
+        checks = {f.check.removesuffix(" (rec)") for f in app.findings}
+        assert "source_health" in checks  # re-run with today's checks, warmed after the jump
+
+
+async def test_play_at_speed_reaches_the_end_and_stops(recording: Path) -> None:
+    app = make(recording)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(6):
+            await pilot.press("plus")
+        await pilot.press("space")
+        for _ in range(400):
+            await pilot.pause(0.02)
+            if app.pos == 11 and not app.playing:
+                break
+        assert app.pos == 11 and not app.playing
+        assert "x64" in position(app)
+
+
+async def test_jump_to_a_time(recording: Path) -> None:
+    app = make(recording)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press(*"#7", "enter")
+        await settle(pilot)
+        assert app.pos == 7
+
+
+def test_parse_jump() -> None:
+    first = 1_700_000_000.0  # 22:13:20 UTC
+    assert parse_jump("+90s", first, first + 10, 100) == ("wall", first + 100)
+    assert parse_jump("-1m", first, first + 100, 100) == ("wall", first + 40)
+    assert parse_jump("#5000", first, first, 100) == ("index", 99.0)
+    assert parse_jump("nonsense", first, first, 100) is None
+    kind, wall = parse_jump("22:15:00", first, first, 100)  # type: ignore[misc]
+    assert kind == "wall" and wall == first + 100
