@@ -51,7 +51,6 @@ move load off the host.
 from __future__ import annotations
 
 from collections.abc import Callable
-from statistics import median
 
 from replmon.check import (
     Check,
@@ -60,6 +59,7 @@ from replmon.check import (
     Severity,
     Thresholds,
     Window,
+    baseline_drop,
     fmt,
     numbers,
     source_ok,
@@ -114,14 +114,10 @@ def collapse(w: Window, role: Role, t: Limits) -> tuple[str, float, float] | Non
     """(what, before, now) when the node's throughput fell below collapse_ratio of the
     median of the earlier loaded ticks of the window; None otherwise."""
     for label, get in THROUGHPUT:
-        values = w.series(role, get)
-        now = values[-1]
-        loaded = [v for v in values[:-1] if v is not None and v >= t.min_baseline_per_s]
-        if now is None or len(loaded) < t.min_baseline_ticks:
-            continue
-        before = median(loaded)
-        if now < t.collapse_ratio * before:
-            return label, before, now
+        fell = baseline_drop(w.series(role, get), min_rate=t.min_baseline_per_s,
+                             min_ticks=t.min_baseline_ticks, ratio=t.collapse_ratio)
+        if fell is not None:
+            return label, fell[0], fell[1]
     return None
 
 

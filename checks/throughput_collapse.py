@@ -44,6 +44,7 @@ from replmon.check import (
     Severity,
     Thresholds,
     Window,
+    baseline_drop,
     fmt,
     numbers,
     source_ok,
@@ -80,13 +81,8 @@ def drop(w: Window, role: Role, rate: Getter, t: Limits
          ) -> tuple[float, float, list[int]] | None:
     """(baseline, now, indexes of the baseline ticks) when the last tick's rate is
     below warning_ratio of the median of the earlier loaded ticks."""
-    values = w.series(role, rate)
-    now = values[-1]
-    idx = [i for i, v in enumerate(values[:-1]) if v is not None and v >= t.min_baseline_per_s]
-    if now is None or len(idx) < t.min_baseline_ticks:
-        return None
-    before = median(values[i] or 0.0 for i in idx)
-    return (before, now, idx) if now < t.warning_ratio * before else None
+    return baseline_drop(w.series(role, rate), min_rate=t.min_baseline_per_s,
+                         min_ticks=t.min_baseline_ticks, ratio=t.warning_ratio)
 
 
 def hints(node: NodeTick, kind: str) -> tuple[list[str], dict[str, Number]]:

@@ -24,6 +24,7 @@ finding of its own (check id "engine"), never silently dropped.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -36,7 +37,7 @@ from replmon.model.tick import NodeTick, Role, Tick
 
 __all__ = [
     "Check", "NodeRef", "Number", "Observation", "Role", "Severity", "Thresholds", "Window",
-    "fmt", "numbers", "source_ok",
+    "baseline_drop", "fmt", "numbers", "source_ok",
 ]
 
 
@@ -103,6 +104,20 @@ class Window:
         """``get`` applied to ``role`` over the last ``n`` ticks (all by default), oldest first."""
         ticks = self.ticks if n is None else self.ticks[-n:]
         return [get(getattr(t, role)) for t in ticks]
+
+
+def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks: int,
+                  ratio: float) -> tuple[float, float, list[int]] | None:
+    """(baseline, now, indexes of the baseline values) when the last value fell below
+    ``ratio`` x the median of the earlier values that were at least ``min_rate``
+    (at least ``min_ticks`` of them); None otherwise. A throughput fall, judged
+    against the window's own recent past, so an idle server is never "collapsed"."""
+    now = values[-1] if values else None
+    idx = [i for i, v in enumerate(values[:-1]) if v is not None and v >= min_rate]
+    if now is None or len(idx) < min_ticks:
+        return None
+    before = statistics.median(values[i] or 0.0 for i in idx)
+    return (before, now, idx) if now < ratio * before else None
 
 
 def source_ok(node: NodeTick, kind: str) -> bool:
