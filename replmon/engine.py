@@ -30,6 +30,9 @@ from replmon.plugins import LoadFailure
 
 log = logging.getLogger(__name__)
 
+HISTORY = 1000
+"""Closed findings the engine remembers."""
+
 ENGINE_ID = "engine"
 """Check id of the engine's own findings: a check that failed to load or raised."""
 
@@ -85,8 +88,9 @@ class Engine:
         size = max((c.window for c, _ in self.checks), default=1)
         self._window: deque[Tick] = deque(maxlen=max(size, 1))
         self._tracks: dict[tuple[str, str, str], _Track] = {}
-        self.history: list[Finding] = []
-        """Every finding that closed, in closing order (bounded by the caller's session)."""
+        self.history: deque[Finding] = deque(maxlen=HISTORY)
+        """The last HISTORY findings that closed, in closing order (bounded: a live
+        session runs for weeks)."""
 
     @property
     def open_findings(self) -> list[Finding]:

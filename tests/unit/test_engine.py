@@ -47,7 +47,7 @@ def test_opens_after_n_consecutive_ticks_with_since_at_the_first() -> None:
 def test_a_blip_shorter_than_open_after_never_opens() -> None:
     eng = feed({1, 2, 4, 5, 7}, 9)
     assert eng.open_findings == []
-    assert eng.history == []
+    assert list(eng.history) == []
 
 
 def test_closes_only_after_m_clear_ticks_and_keeps_worst() -> None:
