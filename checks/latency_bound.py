@@ -104,7 +104,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     modes = sync_modes(w)
     for role in ("primary", "replica"):
-        series = [node_rtt(getattr(tk, role)) for tk in w.ticks]
+        series = w.series(role, node_rtt)
         last = series[-1]
         if last is None:
             continue

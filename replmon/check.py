@@ -56,6 +56,7 @@ class Thresholds(BaseModel):
 
 
 T = TypeVar("T", bound=Thresholds)
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,11 @@ class Check(Generic[T]):
 class Window:
     """Recent ticks, oldest first; ``last`` is the tick being judged."""
 
-    def __init__(self, ticks: Sequence[Tick]) -> None:
+    def __init__(self, ticks: Sequence[Tick], cache: SeriesCache | None = None) -> None:
         if not ticks:
             raise ValueError("a window holds at least one tick")
         self.ticks = ticks
+        self._cache = cache
 
     def __len__(self) -> int:
         return len(self.ticks)
@@ -99,11 +101,64 @@ class Window:
         """``role``'s share of the tick ``back`` ticks before the last."""
         return getattr(self.ticks[-1 - back], role)  # type: ignore[no-any-return]
 
-    def series(self, role: Role, get: Callable[[NodeTick], float | None],
-               n: int | None = None) -> list[float | None]:
+    def series(self, role: Role, get: Callable[[NodeTick], V],
+               n: int | None = None) -> list[V]:
         """``get`` applied to ``role`` over the last ``n`` ticks (all by default), oldest first."""
         ticks = self.ticks if n is None else self.ticks[-n:]
-        return [get(getattr(t, role)) for t in ticks]
+        if self._cache is None:
+            return [get(getattr(t, role)) for t in ticks]
+        col = self._cache.column(get, role)
+        out: list[V] = []
+        for t in ticks:
+            v = col.get(t.seq, _MISSING)
+            if v is _MISSING:
+                v = col[t.seq] = get(getattr(t, role))
+            out.append(v)  # type: ignore[arg-type]
+        return out
+
+
+_MISSING = object()
+
+
+class SeriesCache:
+    """Values of ``Window.series`` kept from tick to tick by the engine, so a check that
+    scans its whole window each tick computes each tick's value once (a 300-tick window
+    otherwise costs 300 getter calls per tick). Keyed by the getter object: module-level
+    functions and lambdas hit; a closure made anew on each call just misses. Ticks are
+    told apart by seq, which only grows within one feed (the engine clears the cache
+    when it does not)."""
+
+    def __init__(self) -> None:
+        self._cols: dict[tuple[object, str], dict[int, object]] = {}
+        self._used: set[tuple[object, str]] = set()
+
+    def column(self, get: object, role: str) -> dict[int, object]:
+        key = (get, role)
+        self._used.add(key)
+        col = self._cols.get(key)
+        if col is None:
+            col = self._cols[key] = {}
+        return col
+
+    def prune(self, oldest_seq: int) -> None:
+        """After a tick: forget getters not used in it and seqs that left the window."""
+        for key in list(self._cols):
+            if key not in self._used:
+                del self._cols[key]
+                continue
+            col = self._cols[key]
+            old = []
+            for seq in col:  # insertion order = seq order: the old ones come first
+                if seq >= oldest_seq:
+                    break
+                old.append(seq)
+            for seq in old:
+                del col[seq]
+        self._used.clear()
+
+    def clear(self) -> None:
+        self._cols.clear()
+        self._used.clear()
 
 
 def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks: int,

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from replmon.check import Check, Thresholds, Window
+from replmon.check import Check, SeriesCache, Thresholds, Window
 from replmon.errors import ConfigError
 from replmon.model.findings import Finding, Observation, Severity
 from replmon.model.tick import Tick
@@ -88,6 +88,7 @@ class Engine:
         size = max((c.window for c, _ in self.checks), default=1)
         self._window: deque[Tick] = deque(maxlen=max(size, 1))
         self._tracks: dict[tuple[str, str, str], _Track] = {}
+        self._cache = SeriesCache()
         self.history: deque[Finding] = deque(maxlen=HISTORY)
         """The last HISTORY findings that closed, in closing order (bounded: a live
         session runs for weeks)."""
@@ -98,7 +99,7 @@ class Engine:
         return sorted(found, key=lambda f: (-f.severity, f.since_seq, f.check, f.node, f.key))
 
     def _observe(self) -> list[tuple[str, Observation, Thresholds | None]]:
-        w = Window(list(self._window))
+        w = Window(list(self._window), self._cache)
         seen: list[tuple[str, Observation, Thresholds | None]] = []
         for f in self.failures:
             seen.append((ENGINE_ID, Observation(
@@ -121,6 +122,8 @@ class Engine:
         return seen
 
     def feed(self, tick: Tick) -> Update:
+        if self._window and tick.seq <= self._window[-1].seq:
+            self._cache.clear()  # a new feed (seq went back): cached values are not its
         self._window.append(tick)
         upd = Update(seq=tick.seq, open=[])
         seen_now: set[tuple[str, str, str]] = set()
@@ -165,6 +168,7 @@ class Engine:
                 self.history.append(closed)
                 del self._tracks[ident]
         upd.open = self.open_findings
+        self._cache.prune(self._window[0].seq)
         return upd
 
 

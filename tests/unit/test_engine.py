@@ -138,3 +138,27 @@ def test_third_party_checks_come_from_the_entry_point_group(
     checks, failures = discover()
     assert "acme" in {c.id for c in checks}
     assert [(f.name, "numpy 9" in f.error) for f in failures] == [("broken", True)]
+
+
+def test_series_cache_changes_nothing_but_speed() -> None:
+    """Every check observes the same with the engine's SeriesCache as without it, over
+    real lab ticks looped into a longer session (and after seq restarts: a new feed)."""
+    from pathlib import Path
+
+    from replmon.check import SeriesCache
+    from replmon.model.tick import Tick
+    from replmon.session.synthetic import loop_ticks
+
+    path = Path(__file__).parent.parent / "fixtures" / "ticks" / "lab_pair.jsonl"
+    real = [Tick.model_validate_json(line) for line in path.read_text().splitlines()]
+    ticks = list(loop_ticks([t.model_dump(mode="json") for t in real], 90, rates=True))
+    checks, _ = discover(entry_points=False)
+    configured = configure(checks)
+    cache = SeriesCache()
+    for feed in (ticks, ticks[:30]):  # the second feed starts at seq 0 again
+        cache.clear()
+        for i in range(len(feed)):
+            win = feed[max(0, i - 59): i + 1]
+            for c, th in configured:
+                assert c.evaluate(Window(win, cache), th) == c.evaluate(Window(win), th), c.id
+            cache.prune(win[0].seq)
