@@ -159,13 +159,17 @@ class ReplmonApp(App[None]):
             if self.on_tick is not None:
                 self.on_tick(tick, upd)
             findings = upd.open if upd is not None else []
-            for node in tick.nodes:
-                h = self.history[node.role]
-                h["qps"].append(node.rates.mysql.qps or 0.0)
-                h["ops"].append(node.rates.redis.ops_per_s or 0.0)
-            self.ticks_seen += 1
+            self.remember(tick)
             self.post_message(TickReceived(tick, findings))
         self.post_message(FeedEnded())
+
+    def remember(self, tick: Tick) -> None:
+        """Every tick's sparkline points (also for ticks whose message gets folded)."""
+        for node in tick.nodes:
+            h = self.history[node.role]
+            h["qps"].append(node.rates.mysql.qps or 0.0)
+            h["ops"].append(node.rates.redis.ops_per_s or 0.0)
+        self.ticks_seen += 1
 
     def on_tick_received(self, msg: TickReceived) -> None:
         self.findings = msg.findings

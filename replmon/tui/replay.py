@@ -85,9 +85,9 @@ def parse_jump(text: str, rec_first: float, current: float, n: int,
 class ReplayApp(ReplmonApp):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
-        Binding("space", "pause", "Play/Pause"),
-        Binding("right", "step(1)", "Step"),
-        Binding("left", "step(-1)", "Back"),
+        Binding("space,p", "pause", "Play/Pause", priority=True),
+        Binding("right", "step(1)", "Step", priority=True),
+        Binding("left", "step(-1)", "Back", priority=True),
         Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+"),
         Binding("minus", "speed(-1)", "Slower", key_display="-"),
         Binding("g", "jump", "Go to"),
@@ -143,7 +143,7 @@ class ReplayApp(ReplmonApp):
         tick = self.recording.tick_at(i)
         upd = self.engine.feed(tick) if self.engine is not None else None
         self.pos = i
-        self.ticks_seen += 1
+        self.remember(tick)
         findings = list(upd.open) if upd is not None else []
         rec = self.recording.update_at(i)
         if rec is not None:
@@ -156,6 +156,9 @@ class ReplayApp(ReplmonApp):
         """Jump: rebuild the engine, warm it on the ticks before i, show i."""
         i = max(0, min(i, len(self.recording) - 1))
         self.engine = self.engine_factory()
+        for h in self.history.values():  # the sparklines restart at the new position
+            for points in h.values():
+                points.clear()
         warm = max((c.window for c, _ in self.engine.checks), default=1)
         for j in range(max(0, i - warm), i):
             self.engine.feed(self.recording.tick_at(j))
