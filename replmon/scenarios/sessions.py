@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from replmon.scenarios import LabScenario, SeedScenario, all_scenarios
+from replmon.scenarios import LabScenario, SeedScenario, all_scenarios, run_lab_scenario
 
 SUFFIX = ".rmrec"
 
@@ -103,14 +103,8 @@ def make(session: Session, out_dir: Path) -> Path:
         meta = meta_for(config, note=f"{session.title}; lab scenario {sc.name!r}, induced "
                                      f"at tick {session.healthy_ticks}")
         with RecordingWriter(path, meta) as w:
-            asyncio.run(run_lab_scenario_recorded(lab, sc, w))
+            asyncio.run(run_lab_scenario(lab, sc, on_tick=w.write))
     return path
-
-
-async def run_lab_scenario_recorded(lab: object, sc: LabScenario, writer: object) -> None:
-    from replmon.scenarios import run_lab_scenario
-
-    await run_lab_scenario(lab, sc, on_tick=writer.write)  # type: ignore[attr-defined]
 
 
 def main(argv: list[str]) -> int:
