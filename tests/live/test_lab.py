@@ -12,10 +12,12 @@ pytestmark = pytest.mark.live
 
 
 def test_mysql_replication_carries_writes(lab: Lab) -> None:
-    lab.primary.sql("INSERT INTO lab.t (v) VALUES (41), (42)")
+    # Values no write load ever produces (the session's lab is shared by every test).
+    a, b = -41_000_001, -41_000_002
+    lab.primary.sql("INSERT INTO lab.t (v) VALUES (%s), (%s)", a, b)
     lab.wait_replica_caught_up()
-    rows = lab.replica.sql("SELECT v FROM lab.t WHERE v IN (41, 42) ORDER BY v")
-    assert rows == [(41,), (42,)]
+    rows = lab.replica.sql("SELECT v FROM lab.t WHERE v IN (%s, %s) ORDER BY v", a, b)
+    assert rows == [(b,), (a,)]
     status = lab.replica.sql("SELECT @@read_only, @@server_id")[0]
     assert status == (1, 2)
 
