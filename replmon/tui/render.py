@@ -242,6 +242,16 @@ def header_text(tick: Tick | None, findings: list[Finding], *, age_s: float | No
         lag = "NULL" if ch.seconds_behind is None else f"{ch.seconds_behind}s"
         t.append(f"=sql {lag}=> " if healthy else "=sql BROKEN=> ",
                  style="green" if healthy else "bold red")
+    if p.drbd.status.ok and p.drbd.resources:
+        conns = [c for res in p.drbd.resources for c in res.connections]
+        # DRBD 8 users read WFConnection/SyncSource: show the raw cs where there is one.
+        shown = {c.cs or c.connection_state or "?" for c in conns}
+        connected = all(c.connection_state == "Connected" for c in conns)
+        if connected and shown <= {"Connected"}:
+            t.append("=drbd=> ", style="green")
+        else:
+            t.append(f"=drbd {'/'.join(sorted(shown))}=> ",
+                     style="bold yellow" if connected else "bold red")
     if r.redis.status.ok and r.redis.role == "replica":
         up = r.redis.link_status == "up"
         t.append("=rds=> " if up else "=rds DOWN=> ", style="green" if up else "bold red")

@@ -133,3 +133,20 @@ async def test_ticks_keep_coming_while_help_is_open() -> None:
         await pilot.pause()
         r = TICKS[5].primary.rates.mysql
         assert r.qps is not None and f"{r.qps:.0f}" in text_of(app, "#primary-mysql")
+
+
+def test_header_shows_a_disconnected_drbd_peer() -> None:
+    """The pair at a glance includes DRBD's connection (seed 000's WFConnection)."""
+    from pathlib import Path
+
+    from replmon.sources.drbd_parse import parse_proc_drbd
+    from replmon.tui.render import header_text
+
+    fixtures = Path(__file__).parent.parent / "fixtures" / "drbd"
+    wfc = parse_proc_drbd((fixtures / "seed_844_primary_wfconnection.txt").read_text())
+    ok = parse_proc_drbd((fixtures / "s1_846_replica_connected.txt").read_text())
+    tick = TICKS[3]
+    for sample, want in ((wfc, "=drbd WFConnection=>"), (ok, "=drbd=>")):
+        primary = tick.primary.model_copy(update={"drbd": sample})
+        text = header_text(tick.model_copy(update={"primary": primary}), [], age_s=0.1).plain
+        assert want in text, text
