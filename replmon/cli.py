@@ -12,7 +12,14 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from replmon import __version__
-from replmon.config import Config, build_config, load_toml, merge, parse_endpoint_spec
+from replmon.config import (
+    Config,
+    build_config,
+    load_toml,
+    merge,
+    parse_endpoint_spec,
+    parse_ssh_spec,
+)
 from replmon.errors import ConfigError, LabError, SessionError
 from replmon.output.nagios import CheckRun
 
@@ -36,6 +43,10 @@ examples:
       --primary-mysql monitor@:3306 --replica-mysql monitor@:3307 \\
       --primary-redis :6379 --replica-redis :6380 --json --count 5
   replmon sample --config replmon.toml --json | jq .replica.mysql.replication
+
+remote nodes: host and DRBD metrics of a node that is not this machine are read
+  over ssh (BatchMode, one connection per node; ~/.ssh/config applies); override
+  with --primary-ssh / --replica-ssh off | local | [USER@]HOST[:PORT]
 
 endpoint syntax (--primary-mysql, --replica-mysql, --primary-redis, --replica-redis):
   off | :PORT | HOST:PORT | USER@HOST:PORT | /path/to/socket | mysql://USER@HOST:PORT
@@ -193,6 +204,9 @@ def add_node_options(s: argparse.ArgumentParser) -> None:
     for role in ("primary", "replica"):
         s.add_argument(f"--{role}-mysql", metavar="ENDPOINT", help=f"{role}'s MySQL endpoint")
         s.add_argument(f"--{role}-redis", metavar="ENDPOINT", help=f"{role}'s Redis endpoint")
+        s.add_argument(f"--{role}-ssh", metavar="DEST",
+                       help=f"how {role}'s host/DRBD metrics are read: off, local or "
+                       "[USER@]HOST[:PORT] (default: local for this machine, else ssh)")
     s.add_argument("--no-drbd", action="store_true", help="do not read DRBD state")
     s.add_argument("--no-host", action="store_true", help="do not read host metrics")
     s.add_argument("--drbd-proc", metavar="PATH", help="path of /proc/drbd (default /proc/drbd)")
@@ -218,6 +232,9 @@ def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = Non
             spec = getattr(args, f"{role}_{kind}")
             if spec:
                 node[kind] = parse_endpoint_spec(spec, kind)
+        ssh_spec = getattr(args, f"{role}_ssh", None)
+        if ssh_spec:
+            node["ssh"] = parse_ssh_spec(ssh_spec)
         if args.no_drbd:
             node["drbd"] = {"enabled": False}
         elif args.drbd_proc:

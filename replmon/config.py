@@ -70,6 +70,52 @@ class HostConfig(Record):
     enabled: bool = True
 
 
+class SshConfig(Record):
+    """How host and DRBD metrics of the node are read (MySQL and Redis use their own
+    protocols). ``auto``: this machine locally, any other node over ssh."""
+
+    enabled: bool = True
+    """false is the same as mode = "off"."""
+    mode: Literal["auto", "local", "ssh", "off"] = "auto"
+    host: str | None = None
+    """ssh destination; defaults to the node's host (an alias from ~/.ssh/config works)."""
+    user: str | None = None
+    port: int | None = Field(default=None, gt=0, lt=65536)
+    options: list[str] = Field(default_factory=list)
+    """Extra ``-o`` options, e.g. ["ProxyJump=bastion"]."""
+    config_file: str | None = None
+    """An ssh_config to use instead of ~/.ssh/config (``ssh -F``)."""
+
+    def resolved_mode(self, node_host: str) -> Literal["local", "ssh", "off"]:
+        if not self.enabled or self.mode == "off":
+            return "off"
+        if self.mode == "auto":
+            return "local" if is_local(node_host) else "ssh"
+        return self.mode
+
+
+def parse_ssh_spec(spec: str) -> dict[str, Any]:
+    """``off``, ``local`` or ``[user@]host[:port]`` (host may be empty: the node's)."""
+    spec = spec.strip()
+    if spec in ("off", "local"):
+        return {"mode": spec}
+    out: dict[str, Any] = {"mode": "ssh"}
+    user, _, hostport = spec.rpartition("@")
+    host, port = hostport, ""
+    if hostport.count(":") == 1 or hostport.startswith("["):
+        host, _, port = hostport.rpartition(":")
+        host = host.strip("[]")
+    if port:
+        if not port.isdigit():
+            raise ConfigError(f"bad ssh destination {spec!r}: port must be a number")
+        out["port"] = int(port)
+    if user:
+        out["user"] = user
+    if host:
+        out["host"] = host
+    return out
+
+
 class NodeConfig(Record):
     host: str
     """Name or address of the node (db163, 10.0.0.3, 127.0.0.1)."""
@@ -79,6 +125,7 @@ class NodeConfig(Record):
     redis: RedisConfig = Field(default_factory=RedisConfig)
     drbd: DrbdConfig = Field(default_factory=DrbdConfig)
     host_metrics: HostConfig = Field(default_factory=HostConfig)
+    ssh: SshConfig = Field(default_factory=SshConfig)
 
 
 class Config(Record):

@@ -6,40 +6,46 @@ from __future__ import annotations
 from typing import Any
 
 from replmon.collector import Collector, NodeSources
-from replmon.config import Config, NodeConfig, Role, is_local, mysql_endpoint, redis_endpoint
+from replmon.config import Config, NodeConfig, Role, mysql_endpoint, redis_endpoint
 from replmon.sources.base import Source
 from replmon.sources.drbd import DrbdSource
 from replmon.sources.host import HostSource
 from replmon.sources.mysql import MysqlSource
 from replmon.sources.redis_info import RedisSource
-from replmon.sources.runner import LocalRunner
+from replmon.sources.runner import LocalRunner, Runner
+from replmon.sources.ssh import SshDrbdSource, SshHostSource, SshRunner
 
-REMOTE_HOST_REASON = (
-    "host and DRBD metrics of a remote node come over SSH, which this version "
-    "does not have yet; run replmon on the node itself to see them"
-)
+SSH_OFF_REASON = "host and DRBD metrics of this node are switched off ([node.ssh] mode = off)"
 
 
 def node_sources(role: Role, node: NodeConfig, timeout: float) -> NodeSources:
     sources: dict[str, Source[Any]] = {}
     off: dict[str, str] = {}
-    local = is_local(node.host)
-    runner = LocalRunner()
+    mode = node.ssh.resolved_mode(node.host)
+    runner: Runner = LocalRunner()
+    host_cls, drbd_cls = HostSource, DrbdSource
+    if mode == "ssh":
+        runner = SshRunner(
+            node.ssh.host or node.host, user=node.ssh.user, port=node.ssh.port,
+            options=node.ssh.options, config_file=node.ssh.config_file,
+            command_timeout=max(2.0, 2 * timeout),  # a hung drbdsetup frees the channel
+        )
+        host_cls, drbd_cls = SshHostSource, SshDrbdSource
     if not node.host_metrics.enabled:
         off["host"] = "host metrics switched off in the config"
-    elif local:
-        sources["host"] = HostSource(runner, timeout=timeout)
+    elif mode == "off":
+        off["host"] = SSH_OFF_REASON
     else:
-        off["host"] = REMOTE_HOST_REASON
+        sources["host"] = host_cls(runner, timeout=timeout)
     if not node.drbd.enabled:
         off["drbd"] = "DRBD switched off in the config"
-    elif local:
-        sources["drbd"] = DrbdSource(
+    elif mode == "off":
+        off["drbd"] = SSH_OFF_REASON
+    else:
+        sources["drbd"] = drbd_cls(
             runner, proc_path=node.drbd.proc_path, drbdsetup_cmd=tuple(node.drbd.command),
             timeout=timeout,
         )
-    else:
-        off["drbd"] = REMOTE_HOST_REASON
     if node.mysql.enabled:
         sources["mysql"] = MysqlSource(mysql_endpoint(role, node, timeout), timeout=timeout,
                                        variables_every=node.mysql.variables_every)
