@@ -22,6 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 
 from replmon.engine import Engine
@@ -116,6 +117,11 @@ class ReplayApp(ReplmonApp):
             if isinstance(w, Footer):
                 yield Static(id="position")
             yield w
+
+    def on_mount(self) -> None:
+        # (Textual also runs ReplmonApp.on_mount: handlers are called along the MRO.)
+        # The position bar takes a row: at 80x24 the findings list gives it up.
+        self.main_widget("#findings", Widget).styles.min_height = 4
 
     # -- the feed -------------------------------------------------------------
 

@@ -108,3 +108,13 @@ def test_parse_jump() -> None:
     assert parse_jump("nonsense", first, first, 100) is None
     kind, wall = parse_jump("22:15:00", first, first, 100)  # type: ignore[misc]
     assert kind == "wall" and wall == first + 100
+
+
+async def test_position_bar_is_on_screen_at_80x24(recording: Path) -> None:
+    app = make(recording)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("right")
+        await settle(pilot)
+        bar = app.query_one("#position", Static)
+        assert bar.region.height == 1 and bar.region.bottom <= 23, bar.region
+        assert "tick 1/12" in position(app)
