@@ -10,12 +10,14 @@ Also reads whether replication is synchronous: DRBD protocol C on any resource
 (either node), or MySQL semi-sync on the primary (``Rpl_semi_sync_*_status`` ON,
 else ``rpl_semi_sync_*_enabled``).
 
-Important: the round trip is measured from replmon to each server, not between
-the primary and the replica (a later version measures that link). It stands for
-the latency the application sees if replmon runs where the application runs, and
-for the replication link when replmon runs on one node of the pair or on the same
-network. A server that does not answer at all is a timeout, reported by source
-health, not here.
+The round trips above are measured from replmon to each server: the latency the
+application sees if replmon runs where the application runs. The replication link
+itself is timed from the primary: each tick the primary's host source times one TCP
+connect to the replica's Redis port on the primary (over its SSH channel when
+remote; ``HostSample.peer_rtt_ms``), judged with the same thresholds as a finding on
+the pair (key "link"). A pair without Redis has no link timing (a bare connect to
+MySQL would count toward max_connect_errors). A server that does not answer at all
+is a timeout, reported by source health, not here.
 
 Why it matters: a client waits one round trip per statement, so one connection can
 run at most ~1000 / rtt_ms statements/s, however fast the server is. Seed 001:
@@ -139,7 +141,49 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                        "(link_saturation) or a stalled host; keep clients and the replica on "
                        "the same low-latency network, and batch or pipeline statements."),
         ))
+    link = _link(w, t, modes)
+    if link is not None:
+        out.append(link)
     return out
+
+
+def link_rtt(node: NodeTick) -> float | None:
+    """The primary's own timing of a TCP connect to the replica (HostSample.peer_rtt_ms)."""
+    return node.host.peer_rtt_ms if source_ok(node, "host") else None
+
+
+def _link(w: Window, t: Limits, modes: list[str]) -> Observation | None:
+    """The replication link itself, timed from the primary (node "pair", key "link")."""
+    series = w.series("primary", link_rtt)
+    now = series[-1]
+    if now is None:
+        return None
+    earlier = [x for x in series[:-t.recent_ticks] if x is not None]
+    recent = [x for x in series[-t.recent_ticks:] if x is not None]
+    base = median(earlier) if len(earlier) >= t.min_baseline_ticks else None
+    cur = median(recent)
+    p, r = w.node("primary"), w.node("replica")
+    what = f"Primary {p.name} -> replica {r.name} round trip"
+    if now >= t.warning_ms:
+        sev = Severity.CRITICAL if now >= t.critical_ms else Severity.WARNING
+        title = f"{what} {now:.1f} ms (TCP connect to {p.host.peer})"
+    elif (base is not None and cur >= t.rise_factor * max(base, 0.01)
+          and cur - base >= t.rise_min_ms):
+        sev = Severity.WARNING if modes else Severity.INFO
+        title = f"{what} rising: {cur:.1f} ms vs {base:.1f} ms before"
+    else:
+        return None
+    sync = f" with {' + '.join(modes)} replication" if modes else ""
+    return Observation(
+        key="link", node="pair", severity=sev, title=title + sync,
+        numbers=numbers(link_rtt_ms=now, link_rtt_recent_median_ms=cur, link_rtt_before_ms=base,
+                        peer=p.host.peer, sync_replication="+".join(modes) or None),
+        cause=("The network between the primary and the replica is slow (a WAN or VPN hop, "
+               "congestion, a shaped link); replication traffic pays it: " + _bound(now, modes)),
+        next_step=("Check the path between the nodes (ss -tin on the primary, mtr to the "
+                   "replica); a saturated link shows in link_saturation; keep the pair on one "
+                   "low-latency network, or use asynchronous replication across a WAN."),
+    )
 
 
 CHECK = Check(id="latency_bound", title="Latency bound", needs=("mysql", "redis", "drbd"),

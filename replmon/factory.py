@@ -18,7 +18,10 @@ from replmon.sources.ssh import SshDrbdSource, SshHostSource, SshRunner
 SSH_OFF_REASON = "host and DRBD metrics of this node are switched off ([node.ssh] mode = off)"
 
 
-def node_sources(role: Role, node: NodeConfig, timeout: float) -> NodeSources:
+def node_sources(role: Role, node: NodeConfig, timeout: float,
+                 peer: tuple[str, int] | None = None) -> NodeSources:
+    """``peer``: the other node's server whose TCP connect time this node's host source
+    measures each tick (the primary times its replica: the replication link)."""
     sources: dict[str, Source[Any]] = {}
     off: dict[str, str] = {}
     mode = node.ssh.resolved_mode(node.host)
@@ -36,7 +39,7 @@ def node_sources(role: Role, node: NodeConfig, timeout: float) -> NodeSources:
     elif mode == "off":
         off["host"] = SSH_OFF_REASON
     else:
-        sources["host"] = host_cls(runner, timeout=timeout)
+        sources["host"] = host_cls(runner, timeout=timeout, peer=peer)
     if not node.drbd.enabled:
         off["drbd"] = "DRBD switched off in the config"
     elif mode == "off":
@@ -58,10 +61,23 @@ def node_sources(role: Role, node: NodeConfig, timeout: float) -> NodeSources:
     return NodeSources(role=role, name=node.name or node.host, sources=sources, off_reason=off)
 
 
+def link_peer(config: Config) -> tuple[str, int] | None:
+    """What the primary connects to, to time the replication link: the replica's Redis
+    port. A TCP connect that sends nothing is harmless there; on MySQL it would count
+    as a handshake error toward max_connect_errors and could get the primary's address
+    blocked, so a pair without Redis gets no link round trip."""
+    if not config.replica.redis.enabled:
+        return None
+    ep = redis_endpoint("replica", config.replica, config.source_timeout)
+    if ep.socket:
+        return None
+    return (ep.host, ep.port)
+
+
 def build_collector(config: Config) -> Collector:
     t = config.source_timeout
     return Collector(
-        node_sources("primary", config.primary, t),
+        node_sources("primary", config.primary, t, peer=link_peer(config)),
         node_sources("replica", config.replica, t),
         interval=config.interval,
     )

@@ -206,6 +206,13 @@ class HostSample(SampleBase):
     """Memory pressure; None without /proc/pressure."""
     psi_io: Psi | None = None
     """I/O pressure; None without /proc/pressure."""
+    peer: str | None = None
+    """"host:port" of the other node's server this node times a TCP connect to (the
+    primary measures its replica: the replication link's round trip)."""
+    peer_rtt_ms: float | None = None
+    """Milliseconds of one TCP connect from this node to ``peer`` (SYN -> SYN/ACK: one
+    network round trip), measured on the node itself with bash's /dev/tcp and
+    $EPOCHREALTIME; None when not measured, refused, or over the time limit."""
 
 
 

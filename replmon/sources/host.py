@@ -22,6 +22,7 @@ files may be missing: their fields stay None/empty.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from typing import ClassVar
@@ -31,6 +32,23 @@ from replmon.model.host import HostSample
 from replmon.sources.base import Source
 from replmon.sources.host_parse import PROC_FILES, build_host_sample, speed_path
 from replmon.sources.runner import Runner
+
+PEER_RTT_SCRIPT = ('s=$EPOCHREALTIME; exec 3<>"/dev/tcp/$1/$2" || exit 3; '
+                   'e=$EPOCHREALTIME; exec 3>&-; echo "$s $e"')
+"""bash (5.0+ for $EPOCHREALTIME, no fork between the two clock reads): connect, close."""
+
+
+def parse_peer_rtt(text: str) -> float | None:
+    """'<start> <end>' epoch seconds (a locale may print a decimal comma) -> ms."""
+    parts = text.replace(",", ".").split()
+    if len(parts) != 2:
+        return None
+    try:
+        start, end = float(parts[0]), float(parts[1])
+    except ValueError:
+        return None
+    return (end - start) * 1000.0 if end >= start else None
+
 
 SPEED_REFRESH_S = 60.0
 """Seconds between re-reads of the link speeds when the interface set is unchanged."""
@@ -52,9 +70,12 @@ class HostSource(Source[HostSample]):
         timeout: float = 0.8,
         proc_root: str = "/proc",
         sys_root: str = "/sys",
+        peer: tuple[str, int] | None = None,
     ) -> None:
         super().__init__(timeout=timeout)
         self.runner = runner
+        self.peer = peer
+        """(host, port) of the other node's server to time a TCP connect to, each tick."""
         self.proc_root = proc_root.rstrip("/")
         self.sys_root = sys_root.rstrip("/")
         self._proc_paths: dict[str, str] = {self.real_path(c): c for c in PROC_FILES}
@@ -76,7 +97,12 @@ class HostSource(Source[HostSample]):
         return canonical
 
     async def _fetch(self) -> HostSample:
-        texts = await self.runner.read_files(list(self._proc_paths))
+        if self.peer is None:
+            texts = await self.runner.read_files(list(self._proc_paths))
+            rtt = None
+        else:  # files first: on an SSH channel the batch runs in this order
+            texts, rtt = await asyncio.gather(self.runner.read_files(list(self._proc_paths)),
+                                              self._peer_rtt(self.peer))
         files = {canon: texts.get(real) for real, canon in self._proc_paths.items()}
         if files["/proc/stat"] is None:
             raise SourceError(
@@ -91,7 +117,21 @@ class HostSource(Source[HostSample]):
             self._speeds = await self._read_speeds(nics)
             self._speed_nics, self._speeds_mono = nics, now
             sample = build_host_sample({**files, **self._speeds})
+        if self.peer is not None:
+            sample = sample.model_copy(update={"peer": f"{self.peer[0]}:{self.peer[1]}",
+                                               "peer_rtt_ms": rtt})
         return sample
+
+    async def _peer_rtt(self, peer: tuple[str, int]) -> float | None:
+        """One TCP connect from the node to ``peer``, timed on the node; None on failure.
+        Bounded by coreutils timeout, so a dead peer never holds up the host sample."""
+        limit = f"{max(0.1, 0.4 * self.timeout):.2f}"
+        try:
+            out = await self.runner.run(["timeout", limit, "bash", "-c", PEER_RTT_SCRIPT,
+                                         "replmon-peer-rtt", peer[0], str(peer[1])])
+        except (FileNotFoundError, SourceError):
+            return None
+        return parse_peer_rtt(out)
 
     async def _read_speeds(self, nics: frozenset[str]) -> dict[str, str | None]:
         """Each NIC's speed file text; None where it is missing or unreadable (EINVAL).

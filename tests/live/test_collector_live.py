@@ -56,6 +56,10 @@ async def test_every_source_of_both_nodes_samples_ok(lab: Lab) -> None:
     assert p.rates.mysql.qps is not None and p.rates.mysql.qps > 50
     assert p.rates.redis.ops_per_s is not None and p.rates.redis.ops_per_s > 50
     assert p.rates.host.cpu_idle_pct is not None
+    # The primary times the replication link itself: a TCP connect to the replica's Redis.
+    assert p.host.peer == f"127.0.0.1:{lab.replica.redis_port}"
+    assert p.host.peer_rtt_ms is not None and 0 < p.host.peer_rtt_ms < 50
+    assert r.host.peer is None
     assert ticks[0].primary.rates.mysql.qps is None  # no previous sample yet
     assert [t.seq for t in ticks] == [0, 1, 2, 3] and not any(t.missed for t in ticks)
 

@@ -185,3 +185,39 @@ async def test_live_sample_matches_psutil_and_os() -> None:
     assert before.hostname == os.uname().nodename
     assert before.btime is not None
     assert abs(before.btime - psutil.boot_time()) <= 1
+
+
+@pytest.mark.parametrize(("text", "ms"), [
+    ("1795452892.846903 1795452892.847153\n", 0.25),
+    ("1795452892,846903 1795452892,856903\n", 10.0),  # a locale with a decimal comma
+    ("", None), ("garbage\n", None), ("1795452892.9 1795452892.8\n", None),
+])
+def test_peer_rtt_output(text: str, ms: float | None) -> None:
+    from replmon.sources.host import parse_peer_rtt
+
+    got = parse_peer_rtt(text)
+    assert (got is None) if ms is None else got == pytest.approx(ms, abs=1e-3)
+
+
+async def test_peer_rtt_is_timed_on_this_machine_and_a_closed_port_is_none() -> None:
+    """A real TCP connect through LocalRunner: to a listening loopback socket it gives a
+    small round trip; to a closed port None, quickly, and the sample is still ok."""
+    import asyncio
+    import socket
+
+    from replmon.sources.host import HostSource
+    from replmon.sources.runner import LocalRunner
+
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        s = await HostSource(LocalRunner(), timeout=0.8, peer=("127.0.0.1", port)).sample()
+    finally:
+        server.close()
+    assert s.status.ok and s.peer == f"127.0.0.1:{port}"
+    assert s.peer_rtt_ms is not None and 0 < s.peer_rtt_ms < 50
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    s = await HostSource(LocalRunner(), timeout=0.8, peer=("127.0.0.1", closed)).sample()
+    assert s.status.ok and s.peer_rtt_ms is None

@@ -169,3 +169,29 @@ def test_replica_is_judged_too() -> None:
 
 def test_seed_scenarios_of_this_check_are_registered() -> None:
     assert [s.name for s in SEEDS if s.check == "latency_bound"]
+
+
+def _link_ticks(rtts: list[float | None]) -> list:  # type: ignore[type-arg]
+    from replmon.model.host import HostSample
+    from replmon.synth import node, tick
+
+    return [tick(i, primary=node("primary", host=HostSample(peer="db162:6379", peer_rtt_ms=r)))
+            for i, r in enumerate(rtts)]
+
+
+def test_replication_link_timed_from_the_primary_flags_on_the_pair() -> None:
+    """Seed 001's 10 ms, seen by the primary's own TCP connect to the replica."""
+    from replmon.synth import run_check
+
+    open_now, opened = run_check(CHECK, _link_ticks([0.3] * 10 + [10.4] * 3))
+    (f,) = [f for f in open_now if f.key == "link"]
+    assert f.node == "pair" and f.severity.label == "warning"
+    assert "10.4 ms" in f.title and "db162:6379" in f.title
+    assert list(opened) == [12]  # third tick at 10 ms
+
+
+def test_replication_link_quiet_when_fast_or_unmeasured() -> None:
+    from replmon.synth import run_check
+
+    assert run_check(CHECK, _link_ticks([0.3] * 12))[0] == []
+    assert run_check(CHECK, _link_ticks([None] * 12))[0] == []
