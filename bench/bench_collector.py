@@ -10,44 +10,21 @@ Measures, with all four sources on both lab nodes and a write load running:
 3. Tick start jitter (start - due) p50/p99/max at 1 Hz while the replica's
    mariadbd is SIGSTOPped (a hung server). Target p99 <= 50 ms.
 
-The write load runs in a forked child process, so the figures are replmon's
-own CPU and nothing else.
+The write load runs in its own process (WriteLoad spawns one), so the figures
+are replmon's own CPU and nothing else.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import statistics
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 from replmon.config import build_config
 from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
 from replmon.model.tick import Tick
-
-
-def _load(lab: Lab, rate: float, stop: Any) -> None:
-    with WriteLoad(lab, rate=rate):
-        stop.wait()
-
-
-@contextmanager
-def load_process(lab: Lab, rate: float) -> Iterator[None]:
-    """WriteLoad in a forked child: its CPU is not replmon's."""
-    ctx = multiprocessing.get_context("fork")
-    stop = ctx.Event()
-    proc = ctx.Process(target=_load, args=(lab, rate, stop), daemon=True)
-    proc.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        proc.join(15)
 
 
 async def collect(lab: Lab, interval: float, count: int) -> tuple[list[Tick], float, float]:
@@ -69,7 +46,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=60, help="length of each 1 Hz phase")
     ap.add_argument("--rate", type=float, default=300, help="write load, statements/s")
     args = ap.parse_args()
-    with Lab() as lab, load_process(lab, args.rate):
+    with Lab() as lab, WriteLoad(lab, rate=args.rate):
         time.sleep(2)
 
         # 1. CPU per tick: back-to-back ticks (interval 0.25 s) so the per-tick cost dominates.
