@@ -245,3 +245,24 @@ def test_ssh_spec_parsing() -> None:
                                                 "port": 2222}
     assert parse_ssh_spec("db163") == {"mode": "ssh", "host": "db163"}
     assert parse_ssh_spec("[fe80::1]:22") == {"mode": "ssh", "host": "fe80::1", "port": 22}
+
+
+async def test_link_round_trip_is_timed_on_the_remote_node(trusted: Sshd) -> None:
+    """The primary's link timing runs on the node, through its SSH channel, in the same
+    tick as the /proc reads; a closed port gives None and the sample stays ok."""
+    server = await asyncio.start_server(lambda rd, wr: wr.close(), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    r = runner(trusted)
+    try:
+        src = HostSource(r, timeout=5, peer=("127.0.0.1", port))
+        await src.sample()  # connect
+        s = await src.sample()
+        server.close()
+        await server.wait_closed()
+        closed = await HostSource(r, timeout=5, peer=("127.0.0.1", port)).sample()
+    finally:
+        server.close()
+        await r.close()
+    assert s.status.ok and s.peer == f"127.0.0.1:{port}"
+    assert s.peer_rtt_ms is not None and 0 < s.peer_rtt_ms < 50
+    assert closed.status.ok and closed.peer_rtt_ms is None
