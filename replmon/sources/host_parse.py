@@ -59,7 +59,7 @@ SECTOR_BYTES = 512
 
 _DROPPED_DISK = re.compile(r"(?:loop|ram|zram)\d*")
 _PARTITION = re.compile(r"(?:[shv]d|xvd)[a-z]+\d+|.*\dp\d+")
-_STACKED_DISK = re.compile(r"dm-\d+|md\d+|drbd\d+")
+_STACKED_DISK = re.compile(r"dm-\d+|md\d+|drbd\d+|bcache\d+")
 _DECIMAL = re.compile(r"\d+(?:\.\d+)?")
 _NO_SPEED = frozenset({65535, 4294967295})  # SPEED_UNKNOWN as printed by old drivers
 

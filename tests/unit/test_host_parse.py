@@ -185,6 +185,7 @@ OLD_AND_STACKED = """\
    9       0 md0 400 0 3200 0 900 0 7200 0 0 0 0 0 0 0 0 0 0
  253       0 dm-0 300 0 2400 120 800 0 6400 900 2 700 1020 0 0 0 0 0 0
  147       0 drbd0 100 0 800 0 500 0 4000 0 0 300 0 0 0 0 0
+ 252       0 bcache0 90 0 720 0 400 0 3200 0 0 250 0 0 0 0 0
  259       0 nvme0n1 7 0 56 1 0 0 0 0 0 4 1 0 0 0 0 3 0
  259       1 nvme0n1p1 7 0 56 1 0 0 0 0 0 4 1 0 0 0 0 0 0
 """
@@ -192,14 +193,16 @@ OLD_AND_STACKED = """\
 
 def test_diskstats_layouts_and_stacked_devices() -> None:
     disks = parse_diskstats(OLD_AND_STACKED)
-    assert list(disks) == ["sda", "sdb", "md0", "dm-0", "drbd0", "nvme0n1"]
+    assert list(disks) == ["sda", "sdb", "md0", "dm-0", "drbd0", "bcache0", "nvme0n1"]
     assert disks["sda"] == DiskCounters(
         reads=5021, read_bytes=331126 * 512, read_ms=9010, writes=88120,
         write_bytes=3180962 * 512, write_ms=401230, in_flight=0, io_ms=95210,
         weighted_ms=410220,
     )
     assert disks["dm-0"].in_flight == 2
-    assert {n for n, d in disks.items() if d.stacked} == {"md0", "dm-0", "drbd0"}
+    # bcache (seed 003) sits on a backing disk and a cache device: counting it too
+    # would count its I/O twice in disk_total.
+    assert {n for n, d in disks.items() if d.stacked} == {"md0", "dm-0", "drbd0", "bcache0"}
 
 
 def test_diskstats_whole_disk_set_overrides_the_name_rule() -> None:
