@@ -102,6 +102,26 @@ def _bound(rtt: float, modes: list[str]) -> str:
     return text + "."
 
 
+def _judge(series: list[float | None], t: Limits, modes: list[str]
+           ) -> tuple[Severity, bool, float, float | None] | None:
+    """(severity, rising?, recent median, earlier median) for a round-trip series whose
+    last value is high (>= warning_ms) or rising; None when neither or no last value."""
+    now = series[-1]
+    if now is None:
+        return None
+    earlier = [x for x in series[:-t.recent_ticks] if x is not None]
+    recent = [x for x in series[-t.recent_ticks:] if x is not None]
+    base = median(earlier) if len(earlier) >= t.min_baseline_ticks else None
+    cur = median(recent)
+    if now >= t.warning_ms:
+        return (Severity.CRITICAL if now >= t.critical_ms else Severity.WARNING,
+                False, cur, base)
+    if (base is not None and cur >= t.rise_factor * max(base, 0.01)
+            and cur - base >= t.rise_min_ms):
+        return (Severity.WARNING if modes else Severity.INFO, True, cur, base)
+    return None
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     modes = sync_modes(w)
@@ -111,22 +131,17 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         if last is None:
             continue
         now, parts = last
-        earlier = [x[0] for x in series[:-t.recent_ticks] if x is not None]
-        recent = [x[0] for x in series[-t.recent_ticks:] if x is not None]
-        base = median(earlier) if len(earlier) >= t.min_baseline_ticks else None
-        cur = median(recent)
+        judged = _judge([x[0] if x is not None else None for x in series], t, modes)
+        if judged is None:
+            continue
+        sev, rising, cur, base = judged
         was = f", was {base:.1f} ms" if base is not None else ""
         each = ", ".join(f"{k} {v:.1f}" for k, v in parts.items())
         name = w.node(role).name
-        if now >= t.warning_ms:
-            sev = Severity.CRITICAL if now >= t.critical_ms else Severity.WARNING
-            title = f"Round trip to {name} {now:.1f} ms ({each} ms{was})"
-        elif (base is not None and cur >= t.rise_factor * max(base, 0.01)
-              and cur - base >= t.rise_min_ms):
-            sev = Severity.WARNING if modes else Severity.INFO
+        if rising:
             title = f"Round trip to {name} rising: {cur:.1f} ms vs {base:.1f} ms before"
         else:
-            continue
+            title = f"Round trip to {name} {now:.1f} ms ({each} ms{was})"
         sync = f" with {' + '.join(modes)} replication" if modes else ""
         out.append(Observation(
             node=role, severity=sev, title=title + sync,
@@ -156,23 +171,16 @@ def _link(w: Window, t: Limits, modes: list[str]) -> Observation | None:
     """The replication link itself, timed from the primary (node "pair", key "link")."""
     series = w.series("primary", link_rtt)
     now = series[-1]
-    if now is None:
+    judged = _judge(series, t, modes)
+    if now is None or judged is None:
         return None
-    earlier = [x for x in series[:-t.recent_ticks] if x is not None]
-    recent = [x for x in series[-t.recent_ticks:] if x is not None]
-    base = median(earlier) if len(earlier) >= t.min_baseline_ticks else None
-    cur = median(recent)
+    sev, rising, cur, base = judged
     p, r = w.node("primary"), w.node("replica")
     what = f"Primary {p.name} -> replica {r.name} round trip"
-    if now >= t.warning_ms:
-        sev = Severity.CRITICAL if now >= t.critical_ms else Severity.WARNING
-        title = f"{what} {now:.1f} ms (TCP connect to {p.host.peer})"
-    elif (base is not None and cur >= t.rise_factor * max(base, 0.01)
-          and cur - base >= t.rise_min_ms):
-        sev = Severity.WARNING if modes else Severity.INFO
+    if rising:
         title = f"{what} rising: {cur:.1f} ms vs {base:.1f} ms before"
     else:
-        return None
+        title = f"{what} {now:.1f} ms (TCP connect to {p.host.peer})"
     sync = f" with {' + '.join(modes)} replication" if modes else ""
     return Observation(
         key="link", node="pair", severity=sev, title=title + sync,

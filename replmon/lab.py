@@ -112,12 +112,15 @@ class LabNode:
         )
 
     # --- test helpers ------------------------------------------------------
+    def root_connection(self, **kw: Any) -> pymysql.connections.Connection[Any]:
+        """A root connection over the unix socket (autocommit, no TLS), for tests and
+        scenarios that must hold a session open (a lock, a slow statement)."""
+        return pymysql.connect(unix_socket=self.mysql_socket, user="root", autocommit=True,
+                               connect_timeout=5, ssl_disabled=True, **kw)
+
     def sql(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
         """Run one statement as root over the unix socket (autocommit)."""
-        conn = pymysql.connect(
-            unix_socket=self.mysql_socket, user="root", autocommit=True, connect_timeout=5,
-            ssl_disabled=True,
-        )
+        conn = self.root_connection()
         try:
             with conn.cursor() as cur:
                 cur.execute(query, args or None)

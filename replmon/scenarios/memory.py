@@ -29,7 +29,6 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import pymysql
 import redis
 
 from replmon.errors import LabError
@@ -231,8 +230,7 @@ def redis_at_maxmemory(lab: Any) -> Iterator[None]:
 def global_read_lock(lab: Any) -> Iterator[None]:
     """FLUSH TABLES WITH READ LOCK held on its own root connection on the primary (as
     a backup tool does): every write blocks, the writer stays connected."""
-    conn = pymysql.connect(unix_socket=lab.primary.mysql_socket, user="root",
-                           autocommit=True, ssl_disabled=True)
+    conn = lab.primary.root_connection()
     try:
         with conn.cursor() as cur:
             cur.execute("FLUSH TABLES WITH READ LOCK")

@@ -37,8 +37,7 @@ def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None
 
 
 def slave_status(lab: Any) -> dict[str, Any]:
-    conn = pymysql.connect(unix_socket=lab.replica.mysql_socket, user="root", autocommit=True,
-                           ssl_disabled=True, cursorclass=pymysql.cursors.DictCursor)
+    conn = lab.replica.root_connection(cursorclass=pymysql.cursors.DictCursor)
     try:
         with conn.cursor() as cur:
             cur.execute("SHOW SLAVE STATUS")
@@ -89,13 +88,11 @@ def long_statement_lag(lab: Any) -> Iterator[None]:
     p.sql(f"CREATE TABLE IF NOT EXISTS {LAG_TABLE} (id INT PRIMARY KEY AUTO_INCREMENT, "
           f"v INT NOT NULL DEFAULT 0) ENGINE=InnoDB")
     lab.wait_replica_caught_up(timeout=30)
-    locker = pymysql.connect(unix_socket=r.mysql_socket, user="root", autocommit=True,
-                             ssl_disabled=True)
+    locker = r.root_connection()
     try:
         with locker.cursor() as cur:
             cur.execute(f"LOCK TABLES {LAG_TABLE} WRITE")
-        writer = pymysql.connect(unix_socket=p.mysql_socket, user="root", autocommit=True,
-                                 ssl_disabled=True)
+        writer = p.root_connection()
         try:
             with writer.cursor() as cur:
                 cur.execute(f"SET timestamp = UNIX_TIMESTAMP() - {LONG_STATEMENT_S}")
@@ -116,8 +113,7 @@ def long_statement_lag(lab: Any) -> Iterator[None]:
 def applier_blocked(lab: Any) -> Iterator[None]:
     """A session on the replica holds LOCK TABLES lab.t WRITE: the applier waits for it
     while the write load goes on, and the lag grows for real, about 60 s per minute."""
-    locker = pymysql.connect(unix_socket=lab.replica.mysql_socket, user="root",
-                             autocommit=True, ssl_disabled=True)
+    locker = lab.replica.root_connection()
     try:
         with locker.cursor() as cur:
             cur.execute("LOCK TABLES lab.t WRITE")
