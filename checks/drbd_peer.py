@@ -96,15 +96,22 @@ def _conn(r: DrbdResource | None, peer: str) -> DrbdConnection | None:
     return None if r is None else next((c for c in r.connections if c.peer == peer), None)
 
 
+def _down_links(node: NodeTick) -> frozenset[tuple[str, str]] | None:
+    """(resource, peer) of each connection the node lists as not Connected."""
+    if not source_ok(node, "drbd"):
+        return None
+    return frozenset((r.name, c.peer) for r in node.drbd.resources for c in r.connections
+                     if c.connection_state != "Connected")
+
+
 def _down_s(w: Window, role: Role, res: str, peer: str) -> float:
-    """Seconds the connection has been down, from the first down tick in the window."""
-    first = w.last.wall
-    for t in reversed(w.ticks):
-        c = _conn(_res(getattr(t, role), res), peer)
-        if c is None or c.connection_state == "Connected":
-            break
-        first = t.wall
-    return w.last.wall - first
+    """Seconds the connection has been down, from the first down tick in the window (so
+    at most the window's span: the finding's since-time tells the whole outage)."""
+    down = w.series(role, _down_links)
+    i = len(down)
+    while i > 1 and (d := down[i - 2]) is not None and (res, peer) in d:
+        i -= 1
+    return w.last.wall - w.ticks[i - 1].wall
 
 
 def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Limits
@@ -151,7 +158,9 @@ def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Li
         key=f"{r.name}/{c.peer}", node=role,
         severity=(Severity.CRITICAL if down_s >= t.disconnected_critical_s else Severity.WARNING),
         numbers=nums,
-        title=f"{where}: peer disconnected ({shown}) for {down_s:.0f} s: {roles}{oos_txt}",
+        title=(f"{where}: peer disconnected ({shown}) for "
+               f"{'at least ' if down_s >= w.last.wall - w.ticks[0].wall else ''}"
+               f"{down_s:.0f} s: {roles}{oos_txt}"),
         cause=("writes are not replicated: the primary runs without a current replica and a "
                "failover now loses everything written since (out-of-sync)" if unprotected else
                "this node's copy is no longer updated and falls behind the primary"),

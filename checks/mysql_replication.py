@@ -47,13 +47,11 @@ replica's disk.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
 from replmon.model.base import SourceState
 from replmon.model.findings import Number
 from replmon.model.mysql import ReplicaChannel
-from replmon.model.tick import NodeTick, Role, Tick
+from replmon.model.tick import NodeTick, Role
 
 Part = tuple[Severity, str, str, str]
 """severity, title part, cause, next step."""
@@ -83,12 +81,6 @@ def channel_key(ch: ReplicaChannel) -> str:
     return ch.name or "default"
 
 
-def _find(node: NodeTick, name: str) -> ReplicaChannel | None:
-    if not source_ok(node, "mysql"):
-        return None
-    return next((c for c in node.mysql.replication if c.name == name), None)
-
-
 def effective_lag(ch: ReplicaChannel) -> int | None:
     """Seconds_Behind_Master minus the configured delay; None when unknown or a thread is down."""
     if ch.seconds_behind is None or ch.io_running != "Yes" or not ch.sql_running:
@@ -96,20 +88,39 @@ def effective_lag(ch: ReplicaChannel) -> int | None:
     return max(0, ch.seconds_behind - (ch.sql_delay or 0))
 
 
-def lag_trend(ticks: Sequence[Tick], role: Role, name: str, t: Limits
+def _lags(node: NodeTick) -> dict[str, int | None] | None:
+    """Channel name -> effective lag (None: unknown or a thread down); None without MySQL."""
+    if not source_ok(node, "mysql"):
+        return None
+    out: dict[str, int | None] = {}
+    for ch in node.mysql.replication:
+        out.setdefault(ch.name, effective_lag(ch))
+    return out
+
+
+def _io_states(node: NodeTick) -> dict[str, str | None] | None:
+    """Channel name -> Slave_IO_Running; None without MySQL."""
+    if not source_ok(node, "mysql"):
+        return None
+    out: dict[str, str | None] = {}
+    for ch in node.mysql.replication:
+        out.setdefault(ch.name, ch.io_running)
+    return out
+
+
+def lag_trend(w: Window, role: Role, name: str, t: Limits
               ) -> tuple[float, float, float, bool] | None:
     """(slope s/min, rise s, span s, steady) over the trailing run of lag readings within
     growth_window_s; None when that run spans less than growth_min_span_s."""
-    end = ticks[-1].wall
+    start = w.start_within(t.growth_window_s)
+    lags = w.series(role, _lags)
     pts: list[tuple[float, float]] = []
-    for tk in reversed(ticks):
-        if end - tk.wall > t.growth_window_s:
-            break
-        ch = _find(getattr(tk, role), name)
-        lag = effective_lag(ch) if ch is not None else None
+    for i in range(len(lags) - 1, start - 1, -1):
+        by_name = lags[i]
+        lag = by_name.get(name) if by_name is not None else None
         if lag is None:
             break
-        pts.append((tk.wall, float(lag)))
+        pts.append((w.ticks[i].wall, float(lag)))
     pts.reverse()
     if len(pts) < 3 or pts[-1][0] - pts[0][0] < t.growth_min_span_s:
         return None
@@ -125,15 +136,13 @@ def lag_trend(ticks: Sequence[Tick], role: Role, name: str, t: Limits
     return slope, pts[-1][1] - pts[0][1], pts[-1][0] - pts[0][0], steady
 
 
-def _connecting_for(ticks: Sequence[Tick], role: Role, name: str) -> float:
+def _connecting_for(w: Window, role: Role, name: str) -> float:
     """Seconds the channel has been 'Connecting' without interruption (within the window)."""
-    since = ticks[-1].wall
-    for tk in reversed(ticks):
-        ch = _find(getattr(tk, role), name)
-        if ch is None or ch.io_running != "Connecting":
-            break
-        since = tk.wall
-    return ticks[-1].wall - since
+    states = w.series(role, _io_states)
+    i = len(states)
+    while i > 0 and (s := states[i - 1]) is not None and s.get(name, "") == "Connecting":
+        i -= 1
+    return w.last.wall - (w.ticks[i].wall if i < len(states) else w.last.wall)
 
 
 def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Observation | None:
@@ -149,7 +158,7 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
                       "IO_THREAD, or it gave up after an error).",
                       "Read Last_IO_Error in SHOW SLAVE STATUS\\G, fix it, then START SLAVE."))
     elif ch.io_running == "Connecting":
-        secs = _connecting_for(w.ticks, role, ch.name)
+        secs = _connecting_for(w, role, ch.name)
         nums["connecting_s"] = round(secs, 1)
         sev = Severity.CRITICAL if secs >= t.connecting_critical_s else Severity.WARNING
         parts.append((sev, f"IO thread Connecting to {src} for {fmt(secs)} s{io_err}",
@@ -176,7 +185,7 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
             "the receiver has not connected to the source yet or has received nothing.",
             "Check SHOW SLAVE STATUS\\G for Slave_IO_State and Last_IO_Error.")], nums)
     nums["lag_s"] = lag
-    trend = lag_trend(w.ticks, role, ch.name, t)
+    trend = lag_trend(w, role, ch.name, t)
     slope = trend[0] if trend else None
     nums["lag_trend_s_per_min"] = None if slope is None else round(slope, 1)
     growing = (trend is not None and trend[3] and trend[1] >= t.growth_min_rise_s

@@ -203,21 +203,28 @@ def lag(w: Window, t: Limits) -> Observation | None:
                   "replica's CPU, swap and disk.")
 
 
+def _syncs(node: NodeTick) -> tuple[int, int] | None:
+    """(full syncs, partial syncs refused) the master served since its previous tick."""
+    if not source_ok(node, "redis"):
+        return None
+    rates = node.rates.redis
+    if rates.full_syncs is not None:
+        return rates.full_syncs, rates.partial_syncs_err or 0
+    if rates.reset == "restart":  # a new master: its counters start from 0
+        return node.redis.counters.get("sync_full", 0), 0
+    return 0, 0
+
+
 def full_resync(w: Window, t: Limits) -> Observation | None:
     last = w.last
     p, r = last.primary, last.replica
     if not source_ok(p, "redis"):
         return None
     count, refused = 0, 0
-    for tk in w.ticks:
-        if last.wall - tk.wall > t.resync_hold_s or not source_ok(tk.primary, "redis"):
-            continue
-        rates = tk.primary.rates.redis
-        if rates.full_syncs is not None:
-            count += rates.full_syncs
-            refused += rates.partial_syncs_err or 0
-        elif rates.reset == "restart":  # a new master: its counters start from 0
-            count += tk.primary.redis.counters.get("sync_full", 0)
+    for syncs in w.series("primary", _syncs)[w.start_within(t.resync_hold_s):]:
+        if syncs is not None:
+            count += syncs[0]
+            refused += syncs[1]
     pr = p.redis
     now = [e.addr for e in pr.replicas if e.state in SYNCING]
     syncing = bool(now) or (source_ok(r, "redis") and bool(r.redis.sync_in_progress))

@@ -37,6 +37,10 @@ ENGINE_ID = "engine"
 """Check id of the engine's own findings: a check that failed to load or raised."""
 
 
+Seen = tuple[str, Observation]
+"""(check id, observation): what one check saw in one tick."""
+
+
 @dataclass
 class _Track:
     first_seq: int
@@ -86,7 +90,10 @@ class Engine:
         self.checks = [(c, th) for c, th in checks if th.enabled]
         self.failures = list(failures)
         size = max((c.window for c, _ in self.checks), default=1)
-        self._window: deque[Tick] = deque(maxlen=max(size, 1))
+        self.window = max(size, 1)
+        """Ticks ``observe`` keeps: the longest check window. Each check sees its own."""
+        self._window: deque[Tick] = deque(maxlen=self.window)
+        self._limits = {c.id: th for c, th in self.checks}
         self._tracks: dict[tuple[str, str, str], _Track] = {}
         self._cache = SeriesCache()
         self.history: deque[Finding] = deque(maxlen=HISTORY)
@@ -98,16 +105,24 @@ class Engine:
         found = [t.finding for t in self._tracks.values() if t.finding is not None]
         return sorted(found, key=lambda f: (-f.severity, f.since_seq, f.check, f.node, f.key))
 
-    def _observe(self) -> list[tuple[str, Observation, Thresholds | None]]:
-        w = Window(list(self._window), self._cache)
-        seen: list[tuple[str, Observation, Thresholds | None]] = []
+    def observe(self, tick: Tick) -> list[Seen]:
+        """Add ``tick`` to the window and run every check on it: what each check sees,
+        before hysteresis. A pure function of the last ``window`` ticks (the longest
+        check window), which is what lets a long re-run split into parts that run in
+        parallel and then feed ``apply`` in order."""
+        if self._window and tick.seq <= self._window[-1].seq:
+            self._cache.clear()  # a new feed (seq went back): cached values are not its
+        self._window.append(tick)
+        ticks = list(self._window)
+        seen: list[Seen] = []
         for f in self.failures:
             seen.append((ENGINE_ID, Observation(
                 key=f.name, node="pair", severity=Severity.WARNING,
                 title=f"check {f.name} did not load: {f.error}",
                 cause="a broken or incompatible check module",
-                next_step="fix or remove the module; the other checks still run"), None))
+                next_step="fix or remove the module; the other checks still run")))
         for c, th in self.checks:
+            w = Window(ticks if c.window >= len(ticks) else ticks[-c.window:], self._cache)
             try:
                 obs = c.evaluate(w, th)
             except Exception as e:  # a buggy check must not stop the others; shown as a finding
@@ -116,44 +131,44 @@ class Engine:
                     key=c.id, node="pair", severity=Severity.WARNING,
                     title=f"check {c.id} failed: {type(e).__name__}: {e}",
                     cause="a bug in the check (traceback in the log)",
-                    next_step="report it; the other checks still run"), None))
+                    next_step="report it; the other checks still run")))
                 continue
-            seen.extend((c.id, o, th) for o in obs)
+            seen.extend((c.id, o) for o in obs)
+        self._cache.prune()
         return seen
 
-    def feed(self, tick: Tick) -> Update:
-        if self._window and tick.seq <= self._window[-1].seq:
-            self._cache.clear()  # a new feed (seq went back): cached values are not its
-        self._window.append(tick)
-        upd = Update(seq=tick.seq, open=[])
+    def apply(self, seq: int, wall: float, seen: Iterable[Seen]) -> Update:
+        """Hysteresis: turn one tick's observations (from ``observe``) into findings
+        opened, updated and closed. Must be called for every tick, in order."""
+        upd = Update(seq=seq, open=[])
         seen_now: set[tuple[str, str, str]] = set()
         ident: tuple[str, str, str]
-        for check_id, o, th in self._observe():
+        for check_id, o in seen:
             ident = (check_id, o.node, o.key)
             if ident in seen_now:
                 continue  # a check reported the same thing twice: first one wins
             seen_now.add(ident)
+            th = self._limits.get(check_id)
             open_after = th.open_after if th else 1
             tr = self._tracks.get(ident)
             if tr is None:
-                tr = self._tracks[ident] = _Track(first_seq=tick.seq, first_wall=tick.wall)
+                tr = self._tracks[ident] = _Track(first_seq=seq, first_wall=wall)
             tr.held += 1
             tr.clear = 0
             if tr.finding is not None:
                 tr.finding = tr.finding.model_copy(update={
                     "severity": o.severity, "title": o.title, "numbers": o.numbers,
-                    "cause": o.cause, "next_step": o.next_step, "last_seq": tick.seq,
+                    "cause": o.cause, "next_step": o.next_step, "last_seq": seq,
                     "worst": max(tr.finding.worst, o.severity),
                 })
             elif tr.held >= open_after:
                 tr.finding = Finding(
                     check=check_id, key=o.key, node=o.node, severity=o.severity, title=o.title,
                     numbers=o.numbers, cause=o.cause, next_step=o.next_step,
-                    since_seq=tr.first_seq, since_wall=tr.first_wall, last_seq=tick.seq,
+                    since_seq=tr.first_seq, since_wall=tr.first_wall, last_seq=seq,
                     worst=o.severity,
                 )
                 upd.opened.append(tr.finding)
-        close_after = {c.id: th.close_after for c, th in self.checks}
         for ident in list(self._tracks):
             if ident in seen_now:
                 continue
@@ -162,14 +177,18 @@ class Engine:
                 del self._tracks[ident]  # did not hold long enough: forget it
                 continue
             tr.clear += 1
-            if tr.clear >= close_after.get(ident[0], 1):
-                closed = tr.finding.model_copy(update={"state": "closed", "closed_seq": tick.seq})
+            th = self._limits.get(ident[0])
+            if tr.clear >= (th.close_after if th else 1):
+                closed = tr.finding.model_copy(update={"state": "closed", "closed_seq": seq})
                 upd.closed.append(closed)
                 self.history.append(closed)
                 del self._tracks[ident]
         upd.open = self.open_findings
-        self._cache.prune(self._window[0].seq)
         return upd
+
+    def feed(self, tick: Tick) -> Update:
+        """``observe`` then ``apply``: one tick through the checks and the hysteresis."""
+        return self.apply(tick.seq, tick.wall, self.observe(tick))
 
 
 def build_engine(settings: Mapping[str, Mapping[str, Any]] | None = None, *,
