@@ -85,17 +85,26 @@ def _disks(node: NodeTick) -> list[str]:
     return sorted(real or raw)
 
 
+_UNKNOWN: tuple[None, None] = (None, None)
+
+
+def _disk_load(node: NodeTick) -> dict[str, tuple[float | None, float | None]]:
+    """Disk name -> (IOPS, % busy) of one tick (a module-level getter: Window.series
+    caches it from tick to tick)."""
+    return {name: (_iops(d), d.util_pct) for name, d in node.rates.host.disks.items()}
+
+
 def _erratic(w: Window, role: Role, disk: str, t: Limits) -> tuple[float, int, float] | None:
     """(cv, swings, mean IOPS) when the disk's IOPS are erratic."""
-    xs = w.series(role, lambda n: _iops(n.rates.host.disks.get(disk)), t.cv_ticks)
+    load = w.series(role, _disk_load, t.cv_ticks)
+    xs = [per.get(disk, _UNKNOWN)[0] for per in load]
     if len(xs) < t.cv_ticks or any(x is None for x in xs):
         return None
     vals = [x for x in xs if x is not None]
     mean = fmean(vals)
     if mean < t.cv_min_iops:
         return None
-    utils = w.series(role, lambda n: (n.rates.host.disks.get(disk) or DiskRates()).util_pct,
-                     t.cv_ticks)
+    utils = [per.get(disk, _UNKNOWN)[1] for per in load]
     known = [u for u in utils if u is not None]
     if not known or fmean(known) < t.cv_min_util_pct:
         return None

@@ -108,10 +108,11 @@ def _io_states(node: NodeTick) -> dict[str, str | None] | None:
     return out
 
 
-def lag_trend(w: Window, role: Role, name: str, t: Limits
+def lag_trend(w: Window, role: Role, name: str, t: Limits, *, min_rise: float | None = None
               ) -> tuple[float, float, float, bool] | None:
     """(slope s/min, rise s, span s, steady) over the trailing run of lag readings within
-    growth_window_s; None when that run spans less than growth_min_span_s."""
+    growth_window_s; None when that run spans less than growth_min_span_s, or rose less
+    than ``min_rise`` s (when only growth matters, the fit is not worth computing)."""
     start = w.start_within(t.growth_window_s)
     lags = w.series(role, _lags)
     pts: list[tuple[float, float]] = []
@@ -123,6 +124,8 @@ def lag_trend(w: Window, role: Role, name: str, t: Limits
         pts.append((w.ticks[i].wall, float(lag)))
     pts.reverse()
     if len(pts) < 3 or pts[-1][0] - pts[0][0] < t.growth_min_span_s:
+        return None
+    if min_rise is not None and pts[-1][1] - pts[0][1] < min_rise:
         return None
     n = len(pts)
     mx = sum(x for x, _ in pts) / n
@@ -185,7 +188,9 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
             "the receiver has not connected to the source yet or has received nothing.",
             "Check SHOW SLAVE STATUS\\G for Slave_IO_State and Last_IO_Error.")], nums)
     nums["lag_s"] = lag
-    trend = lag_trend(w, role, ch.name, t)
+    # below the warning level only growth can raise a finding: skip the fit without it
+    trend = lag_trend(w, role, ch.name, t,
+                      min_rise=None if lag >= t.lag_warning_s else t.growth_min_rise_s)
     slope = trend[0] if trend else None
     nums["lag_trend_s_per_min"] = None if slope is None else round(slope, 1)
     growing = (trend is not None and trend[3] and trend[1] >= t.growth_min_rise_s

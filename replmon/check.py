@@ -150,11 +150,14 @@ class SeriesCache:
         if col is None:
             col = self._cols[key] = _Column()
         vals, last = col.vals, col.last_seq
-        new = 0
-        for t in reversed(ticks):
-            if t.seq <= last:
-                break
-            new += 1
+        if len(ticks) > 1 and ticks[-2].seq == last:  # the usual case: one tick more
+            new = 1
+        else:
+            new = 0
+            for t in reversed(ticks):
+                if t.seq <= last:
+                    break
+                new += 1
         old = len(ticks) - new  # ticks the column should already hold, ending at last
         if old == 0 or ticks[old - 1].seq != last or len(vals) < old:
             vals[:] = [get(getattr(t, role)) for t in ticks]  # new, or not contiguous: whole
@@ -184,11 +187,16 @@ def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks:
     (at least ``min_ticks`` of them); None otherwise. A throughput fall, judged
     against the window's own recent past, so an idle server is never "collapsed"."""
     now = values[-1] if values else None
-    idx = [i for i, v in enumerate(values[:-1]) if v is not None and v >= min_rate]
-    if now is None or len(idx) < min_ticks:
+    if now is None:
         return None
-    before = statistics.median(values[i] or 0.0 for i in idx)
-    return (before, now, idx) if now < ratio * before else None
+    base = [v for v in values[:-1] if v is not None and v >= min_rate]
+    if not base or len(base) < min_ticks or now >= ratio * max(base):
+        return None  # the median is at most the max: no fall (and no sort, most ticks)
+    before = statistics.median(base)
+    if not now < ratio * before:
+        return None
+    idx = [i for i, v in enumerate(values[:-1]) if v is not None and v >= min_rate]
+    return before, now, idx
 
 
 def source_ok(node: NodeTick, kind: str) -> bool:

@@ -9,7 +9,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replmon import __version__
 from replmon.config import (
@@ -22,6 +22,9 @@ from replmon.config import (
 )
 from replmon.errors import ConfigError, LabError, SessionError
 from replmon.output.nagios import CheckRun
+
+if TYPE_CHECKING:
+    from replmon.session.replay import Recording
 
 log = logging.getLogger("replmon")
 
@@ -423,29 +426,39 @@ def report_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _node_names(rec: Recording) -> dict[str, str]:
+    """Role -> node name, from the recording's header (or its first tick)."""
+    names = {role: info.name for role, info in rec.meta.nodes.items() if info.name}
+    if len(names) < 2 and len(rec):
+        with contextlib.suppress(SessionError):
+            t = rec.tick_at(0)
+            names = {"primary": t.primary.name, "replica": t.replica.name}
+    return names
+
+
 def check_replay(args: argparse.Namespace) -> CheckRun:
-    from replmon.engine import build_engine
     from replmon.model.findings import Finding
     from replmon.session.replay import open_recording
+    from replmon.session.rerun import Rerun
 
     with open_recording(args.replay) as rec:
-        engine = build_engine(rec.meta.checks)
+        run = Rerun(rec)  # on every core for a long recording
         cleared: list[Finding] = []
         first = last = None
-        for tick in rec.ticks():
-            first = first or tick
-            last = tick
-            cleared.extend(engine.feed(tick).closed)
+        for upd in run:
+            first = first or upd
+            last = upd
+            cleared.extend(upd.closed)
         problems = list(rec.problems)
+        nodes = _node_names(rec)
     if first is None or last is None:
         return CheckRun(open=[], cleared=[], ticks=0, span_s=0.0, nodes={},
                         unknown=f"{args.replay}: no tick could be read")
-    run = CheckRun(open=engine.open_findings, cleared=cleared, ticks=last.seq - first.seq + 1,
-                   span_s=last.wall - first.wall,
-                   nodes={"primary": last.primary.name, "replica": last.replica.name})
+    run_ = CheckRun(open=run.engine.open_findings, cleared=cleared,
+                    ticks=last.seq - first.seq + 1, span_s=last.wall - first.wall, nodes=nodes)
     for problem in problems:
         print(f"replmon: {args.replay}: {problem}", file=sys.stderr)
-    return run
+    return run_
 
 
 async def run_sample(config: Config, *, count: int | None, as_json: bool) -> None:

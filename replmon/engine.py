@@ -57,6 +57,8 @@ class Update:
     seq: int
     open: list[Finding]
     """Every finding open after this tick, worst first."""
+    wall: float = 0.0
+    """The tick's wall time (epoch s)."""
     opened: list[Finding] = field(default_factory=list)
     closed: list[Finding] = field(default_factory=list)
 
@@ -140,7 +142,7 @@ class Engine:
     def apply(self, seq: int, wall: float, seen: Iterable[Seen]) -> Update:
         """Hysteresis: turn one tick's observations (from ``observe``) into findings
         opened, updated and closed. Must be called for every tick, in order."""
-        upd = Update(seq=seq, open=[])
+        upd = Update(seq=seq, open=[], wall=wall)
         seen_now: set[tuple[str, str, str]] = set()
         ident: tuple[str, str, str]
         for check_id, o in seen:

@@ -14,6 +14,7 @@ Units are in every field's docstring.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
@@ -384,12 +385,20 @@ def rebooted(prev: HostSample, cur: HostSample) -> bool:
     return prev.btime is not None and cur.btime is not None and abs(cur.btime - prev.btime) > 1
 
 
-def _gauges(cur: HostSample) -> dict[str, Any]:
+def _gauge_disk(d: DiskCounters) -> DiskRates:
+    return DiskRates(in_flight=d.in_flight)
+
+
+def _gauge_nic(c: NicCounters) -> NicRates:
+    return NicRates(speed_mbps=c.speed_mbps)
+
+
+def _gauges(cur: HostSample, devices: bool = True) -> dict[str, Any]:
+    """The readings that need no previous sample (and, with ``devices``, each disk's and
+    NIC's gauges alone)."""
     out: dict[str, Any] = {
         "ncpu": cur.ncpu, "load1": cur.load1, "load5": cur.load5, "load15": cur.load15,
         "procs_blocked": cur.procs_blocked,
-        "disks": {n: DiskRates(in_flight=d.in_flight) for n, d in cur.disks.items()},
-        "nics": {n: NicRates(speed_mbps=c.speed_mbps) for n, c in cur.nics.items()},
     }
     m = cur.mem
     if m is not None:
@@ -401,6 +410,9 @@ def _gauges(cur: HostSample) -> dict[str, Any]:
             swap_used_bytes=None if m.swap_total is None or m.swap_free is None
             else max(0, m.swap_total - m.swap_free),
         )
+    if devices:
+        out["disks"] = {n: _gauge_disk(d) for n, d in cur.disks.items()}
+        out["nics"] = {n: _gauge_nic(c) for n, c in cur.nics.items()}
     return out
 
 
@@ -416,47 +428,80 @@ def _cpu_pcts(prev: CpuTimes, cur: CpuTimes) -> dict[str, float | None]:
     return out
 
 
-def _sum_deltas(prev: list[int], cur: list[int]) -> float | None:
-    """Σ(cur - prev) over paired counters; None if any of them went down."""
-    ds = [counter_delta(p, c) for p, c in zip(prev, cur, strict=True)]
-    return None if any(d is None for d in ds) else float(sum(d for d in ds if d is not None))
+_DISK_GROUPS: dict[str, tuple[str, ...]] = {
+    "read_bytes": ("read_bytes",), "write_bytes": ("write_bytes",), "reads": ("reads",),
+    "writes": ("writes",), "io_ms": ("io_ms",), "weighted_ms": ("weighted_ms",),
+    "ms": ("read_ms", "write_ms"), "ios": ("reads", "writes"),
+}
+_NIC_GROUPS: dict[str, tuple[str, ...]] = {
+    "rx_bytes": ("rx_bytes",), "tx_bytes": ("tx_bytes",), "rx_packets": ("rx_packets",),
+    "tx_packets": ("tx_packets",), "errors": ("rx_errors", "tx_errors"),
+    "drops": ("rx_drops", "tx_drops"),
+}
 
 
-def _disk_rates(prev: list[DiskCounters], cur: list[DiskCounters], dt: float) -> DiskRates:
-    def per_s(field: str) -> float | None:
-        d = _sum_deltas([getattr(x, field) for x in prev], [getattr(x, field) for x in cur])
-        return None if d is None else d / dt
+def _sum_deltas(prev: Sequence[Record], cur: Sequence[Record],
+                groups: dict[str, tuple[str, ...]]) -> dict[str, float | None]:
+    """For each group of counters: Σ over the paired devices of the increase of the
+    group's sum; None when any device's sum went down. (Runs for every NIC and disk
+    of every tick of a replay, so: plain loops over the models' field dicts.)"""
+    pairs = [(p.__dict__, c.__dict__) for p, c in zip(prev, cur, strict=True)]
+    out: dict[str, float | None] = {}
+    for name, fields in groups.items():
+        total: int | None = 0
+        for pd, cd in pairs:
+            d = 0
+            for f in fields:
+                d += cd[f] - pd[f]
+            if d < 0:
+                total = None
+                break
+            total += d  # type: ignore[operator]
+        out[name] = None if total is None else float(total)
+    return out
 
-    ms = _sum_deltas([p.read_ms + p.write_ms for p in prev], [c.read_ms + c.write_ms for c in cur])
-    ios = _sum_deltas([p.reads + p.writes for p in prev], [c.reads + c.writes for c in cur])
-    single = len(cur) == 1
+
+def _disk_rates(prev: Sequence[DiskCounters], cur: Sequence[DiskCounters], dt: float,
+                total: bool = False) -> DiskRates:
+    """One disk's rates, or (``total``) the sum over several, without the per-disk
+    gauges (% busy, in flight)."""
+    d = _sum_deltas(prev, cur, _DISK_GROUPS)
+
+    def per_s(name: str) -> float | None:
+        v = d[name]
+        return None if v is None else v / dt
+
+    single = len(cur) == 1 and not total
     util = per_s("io_ms") if single else None
     queue = per_s("weighted_ms")
     return DiskRates(
         read_bytes_per_s=per_s("read_bytes"), write_bytes_per_s=per_s("write_bytes"),
         read_iops=per_s("reads"), write_iops=per_s("writes"),
-        await_ms=ratio(ms, ios),
+        await_ms=ratio(d["ms"], d["ios"]),
         util_pct=None if util is None else min(100.0, util / 10.0),  # ms/s -> %
         queue=None if queue is None else queue / 1000.0,
         in_flight=cur[0].in_flight if single else None,
     )
 
 
-def _nic_rates(prev: list[NicCounters], cur: list[NicCounters], dt: float) -> NicRates:
-    def per_s(*fields: str) -> float | None:
-        d = _sum_deltas([sum(getattr(x, f) for f in fields) for x in prev],
-                        [sum(getattr(x, f) for f in fields) for x in cur])
-        return None if d is None else d / dt
+def _nic_rates(prev: Sequence[NicCounters], cur: Sequence[NicCounters], dt: float,
+               total: bool = False) -> NicRates:
+    """One NIC's rates, or (``total``) the sum over several, without speed and % used."""
+    d = _sum_deltas(prev, cur, _NIC_GROUPS)
+
+    def per_s(name: str) -> float | None:
+        v = d[name]
+        return None if v is None else v / dt
 
     recv, send = per_s("rx_bytes"), per_s("tx_bytes")
-    speed = cur[0].speed_mbps if len(cur) == 1 else None
+    speed = cur[0].speed_mbps if len(cur) == 1 and not total else None
     util = None
     if speed and recv is not None and send is not None:
         util = max(recv, send) * 8 / (speed * 1e6) * 100.0
     return NicRates(
         recv_bytes_per_s=recv, send_bytes_per_s=send,
         recv_packets_per_s=per_s("rx_packets"), send_packets_per_s=per_s("tx_packets"),
-        errors_per_s=per_s("rx_errors", "tx_errors"), drops_per_s=per_s("rx_drops", "tx_drops"),
+        errors_per_s=per_s("errors"), drops_per_s=per_s("drops"),
         speed_mbps=speed, util_pct=util,
     )
 
@@ -469,13 +514,13 @@ def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
     counter that went down gives None for the rates built on it."""
     if not cur.status.ok:
         return HostRates()
-    values = _gauges(cur)
     if prev is None or not prev.status.ok or cur.mono - prev.mono <= 0:
-        return HostRates.model_validate(values)
+        return HostRates.model_validate(_gauges(cur))
     dt = cur.mono - prev.mono
-    values["dt_s"] = dt
     if rebooted(prev, cur):
-        return HostRates.model_validate({**values, "reset": "reboot"})
+        return HostRates.model_validate({**_gauges(cur), "dt_s": dt, "reset": "reboot"})
+    values = _gauges(cur, devices=False)
+    values["dt_s"] = dt
 
     if prev.cpu is not None and cur.cpu is not None:
         values.update(_cpu_pcts(prev.cpu, cur.cpu))
@@ -499,27 +544,21 @@ def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
         if p.full is not None and c.full is not None:
             values[f"psi_{res}_full_us_per_s"] = counter_rate(p.full.total_us, c.full.total_us, dt)
 
-    common = [n for n in cur.disks if n in prev.disks]
-    disks = dict(values["disks"])
-    for n in common:
-        disks[n] = _disk_rates([prev.disks[n]], [cur.disks[n]], dt)
+    pd, pn = prev.disks, prev.nics
+    disks = {n: _disk_rates([pd[n]], [d], dt) if n in pd else _gauge_disk(d)
+             for n, d in cur.disks.items()}
     values["disks"] = disks
     utils = [r.util_pct for r in disks.values() if r.util_pct is not None]
     values["disk_max_util_pct"] = max(utils) if utils else None
-    counted = [n for n in common if not cur.disks[n].stacked]
+    counted = [n for n, d in cur.disks.items() if n in pd and not d.stacked]
     if counted:
-        values["disk_total"] = _disk_rates(
-            [prev.disks[n] for n in counted], [cur.disks[n] for n in counted], dt
-        ).model_copy(update={"util_pct": None, "in_flight": None})
+        values["disk_total"] = _disk_rates([pd[n] for n in counted],
+                                           [cur.disks[n] for n in counted], dt, total=True)
 
-    nics = dict(values["nics"])
-    shared = [n for n in cur.nics if n in prev.nics]
-    for n in shared:
-        nics[n] = _nic_rates([prev.nics[n]], [cur.nics[n]], dt)
-    values["nics"] = nics
-    counted = [n for n in shared if n != "lo"]
+    values["nics"] = {n: _nic_rates([pn[n]], [c], dt) if n in pn else _gauge_nic(c)
+                      for n, c in cur.nics.items()}
+    counted = [n for n in cur.nics if n in pn and n != "lo"]
     if counted:
-        values["net_total"] = _nic_rates(
-            [prev.nics[n] for n in counted], [cur.nics[n] for n in counted], dt
-        ).model_copy(update={"speed_mbps": None, "util_pct": None})
+        values["net_total"] = _nic_rates([pn[n] for n in counted],
+                                         [cur.nics[n] for n in counted], dt, total=True)
     return HostRates.model_validate(values)

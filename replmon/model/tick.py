@@ -9,7 +9,8 @@ collector computed.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -104,16 +105,21 @@ def derive_node_rates(prev: NodeTick | None, cur: NodeTick) -> NodeRates:
     ``prev`` normally holds the last *ok* sample of each source (see RateTracker),
     so a source that failed for a few ticks gets its rate over the whole gap,
     measured with the real timestamps, instead of none at all."""
-    p = prev
+    last = {} if prev is None else {k: getattr(prev, k) for k in SOURCE_KINDS}
+    return _derive(last, cur)
+
+
+def _derive(last: Mapping[str, AnySample], cur: NodeTick) -> NodeRates:
+    """derive_node_rates with the previous samples by kind (missing or not ok: none)."""
+    def prev(kind: str) -> Any:
+        p = last.get(kind)
+        return p if _ok(p) else None
+
     return NodeRates(
-        host=derive_host_rates(p.host if p and _ok(p.host) else None, cur.host)
-        if _ok(cur.host) else HostRates(),
-        drbd=derive_drbd_rates(p.drbd if p and _ok(p.drbd) else None, cur.drbd)
-        if _ok(cur.drbd) else DrbdRates(),
-        mysql=derive_mysql_rates(p.mysql if p and _ok(p.mysql) else None, cur.mysql)
-        if _ok(cur.mysql) else MysqlRates(),
-        redis=derive_redis_rates(p.redis if p and _ok(p.redis) else None, cur.redis)
-        if _ok(cur.redis) else RedisRates(),
+        host=derive_host_rates(prev("host"), cur.host) if _ok(cur.host) else HostRates(),
+        drbd=derive_drbd_rates(prev("drbd"), cur.drbd) if _ok(cur.drbd) else DrbdRates(),
+        mysql=derive_mysql_rates(prev("mysql"), cur.mysql) if _ok(cur.mysql) else MysqlRates(),
+        redis=derive_redis_rates(prev("redis"), cur.redis) if _ok(cur.redis) else RedisRates(),
     )
 
 
@@ -123,17 +129,18 @@ class RateTracker:
     gets exactly the rates the live one had."""
 
     def __init__(self) -> None:
-        self._last: dict[Role, NodeTick] = {}
+        self._last: dict[Role, dict[str, AnySample]] = {}
+
+    def rates(self, node: NodeTick) -> NodeRates:
+        """``node``'s rates; remembers its ok samples for the next call."""
+        last = self._last.setdefault(node.role, {})
+        rates = _derive(last, node)
+        for kind in SOURCE_KINDS:
+            sample = getattr(node, kind)
+            if _ok(sample) or kind not in last:
+                last[kind] = sample
+        return rates
 
     def attach(self, node: NodeTick) -> NodeTick:
         """``node`` with its ``rates`` filled in."""
-        prev = self._last.get(node.role)
-        rates = derive_node_rates(prev, node)
-        if prev is None:
-            self._last[node.role] = node
-        else:
-            self._last[node.role] = prev.model_copy(update={
-                kind: getattr(node, kind)
-                for kind in SOURCE_KINDS if _ok(getattr(node, kind))
-            })
-        return node.model_copy(update={"rates": rates})
+        return node.model_copy(update={"rates": self.rates(node)})

@@ -9,9 +9,10 @@
 
 from replmon.session.format import FORMAT_VERSION, NodeInfo, RecordingMeta, meta_for
 from replmon.session.recorder import Recorder, RecordingWriter
-from replmon.session.replay import Recording, open_recording, rerun_checks
+from replmon.session.replay import Recording, open_recording
+from replmon.session.rerun import Rerun, rerun_checks
 
 __all__ = [
     "FORMAT_VERSION", "NodeInfo", "Recorder", "Recording", "RecordingMeta", "RecordingWriter",
-    "meta_for", "open_recording", "rerun_checks",
+    "Rerun", "meta_for", "open_recording", "rerun_checks",
 ]

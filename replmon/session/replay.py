@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from replmon.engine import Update, build_engine
+from replmon.engine import Update
 from replmon.errors import SessionError
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeRates, NodeTick, RateTracker, Tick
@@ -160,7 +160,10 @@ class Recording:
         return f"ticks from {first} on, up to byte {upto}"
 
     def _problem(self, e: FrameError, where: str) -> None:
-        msg = f"{self.path.name}: byte {e.offset}: {e.reason} ({where})"
+        self.add_problem(f"{self.path.name}: byte {e.offset}: {e.reason} ({where})")
+
+    def add_problem(self, msg: str) -> None:
+        """Note damage (once per message; also logged as a warning)."""
         if msg not in self.problems:
             log.warning("%s", msg)
             self.problems.append(msg)
@@ -205,7 +208,7 @@ class Recording:
 
     # -- decoding -----------------------------------------------------------------
 
-    def _chunk_entries(self, ci: int) -> Iterator[Entry]:
+    def chunk_entries(self, ci: int) -> Iterator[Entry]:
         """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem)."""
         tracker = RateTracker()
         z: Any = None
@@ -216,7 +219,7 @@ class Recording:
                     base = json.loads(_decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset))
                     for role in ("primary", "replica"):
                         if base.get(role) is not None:
-                            tracker.attach(NodeTick.model_validate(base[role]))
+                            tracker.rates(NodeTick.model_validate(base[role]))
                 elif fr.kind == KIND_TICK and z is not None:
                     entry = self._decode_tick(z, tracker, fr)
                     yield entry
@@ -229,7 +232,7 @@ class Recording:
         """Entries of chunk ``ci`` decoded at least up to its ``k``-th (all when None);
         the chunk being read stays cached, so stepping through it decodes each tick once."""
         if self._cache is None or self._cache[0] != ci:
-            self._cache = (ci, self._chunk_entries(ci), [])
+            self._cache = (ci, self.chunk_entries(ci), [])
         _, gen, out = self._cache
         while k is None or len(out) <= k:
             nxt = next(gen, None)
@@ -247,11 +250,10 @@ class Recording:
         stored = extra.get("r", {})
         nodes: dict[str, NodeTick] = {}
         for n in tick.nodes:
-            derived = tracker.attach(n)
+            rates = tracker.rates(n)
             if n.role in stored:
-                derived = derived.model_copy(
-                    update={"rates": NodeRates.model_validate(stored[n.role])})
-            nodes[n.role] = derived
+                rates = NodeRates.model_validate(stored[n.role])
+            nodes[n.role] = n.model_copy(update={"rates": rates})
         tick = tick.model_copy(update=nodes)
         upd = decode_update(tick.seq, extra["u"]) if "u" in extra else None
         return Entry(tick, upd)
@@ -285,7 +287,7 @@ class Recording:
     def entries(self) -> Iterator[Entry]:
         """Every intact tick with its recorded update, in order (damaged ranges skipped)."""
         for ci in range(len(self.chunks)):
-            yield from self._chunk_entries(ci)
+            yield from self.chunk_entries(ci)
 
     def ticks(self) -> Iterator[Tick]:
         for e in self.entries():
@@ -327,15 +329,6 @@ def open_recording(path: str | Path) -> Recording:
     """Open a recording. SessionError when it is not one, its header is unreadable or its
     format version is unsupported; damage further in is listed in ``problems``."""
     return Recording(path)
-
-
-def rerun_checks(recording: Recording, settings: dict[str, dict[str, Any]] | None = None,
-                 *, entry_points: bool = True) -> list[Update]:
-    """Today's checks over the recorded ticks, with the recorded [checks.*] settings
-    (or ``settings``). One Update per tick, in order."""
-    engine = build_engine(recording.meta.checks if settings is None else settings,
-                          entry_points=entry_points)
-    return [engine.feed(t) for t in recording.ticks()]
 
 
 def raw_records(path: str | Path) -> Iterator[bytes]:

@@ -9,7 +9,8 @@ import pytest
 
 from replmon.model.findings import Severity
 from replmon.scenarios.sessions import SESSIONS, SUFFIX, Session
-from replmon.session.replay import open_recording, rerun_checks
+from replmon.session.replay import open_recording
+from replmon.session.rerun import rerun_checks
 
 FOLDER = Path(__file__).resolve().parents[2] / "sample_sessions"
 

@@ -16,7 +16,8 @@ from replmon.model.mysql import MysqlSample
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import MAGIC
-from replmon.session.replay import raw_records, rerun_checks
+from replmon.session.replay import raw_records
+from replmon.session.rerun import rerun_checks
 
 
 def write(path: Path, ticks: list[Tick], **kw: object) -> Path:
