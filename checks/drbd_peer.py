@@ -96,11 +96,11 @@ def _conn(r: DrbdResource | None, peer: str) -> DrbdConnection | None:
     return None if r is None else next((c for c in r.connections if c.peer == peer), None)
 
 
-def _down_links(node: NodeTick) -> frozenset[tuple[str, str]] | None:
-    """(resource, peer) of each connection the node lists as not Connected."""
+def _down_links(node: NodeTick) -> frozenset[str] | None:
+    """"resource/peer" of each connection the node lists as not Connected."""
     if not source_ok(node, "drbd"):
         return None
-    return frozenset((r.name, c.peer) for r in node.drbd.resources for c in r.connections
+    return frozenset(f"{r.name}/{c.peer}" for r in node.drbd.resources for c in r.connections
                      if c.connection_state != "Connected")
 
 
@@ -108,8 +108,9 @@ def _down_s(w: Window, role: Role, res: str, peer: str) -> float:
     """Seconds the connection has been down, from the first down tick in the window (so
     at most the window's span: the finding's since-time tells the whole outage)."""
     down = w.series(role, _down_links)
+    key = f"{res}/{peer}"  # a str: its hash is cached, unlike a tuple's
     i = len(down)
-    while i > 1 and (d := down[i - 2]) is not None and (res, peer) in d:
+    while i > 1 and (d := down[i - 2]) is not None and key in d:
         i -= 1
     return w.last.wall - w.ticks[i - 1].wall
 

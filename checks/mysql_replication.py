@@ -113,20 +113,20 @@ def lag_trend(w: Window, role: Role, name: str, t: Limits, *, min_rise: float | 
     """(slope s/min, rise s, span s, steady) over the trailing run of lag readings within
     growth_window_s; None when that run spans less than growth_min_span_s, or rose less
     than ``min_rise`` s (when only growth matters, the fit is not worth computing)."""
-    start = w.start_within(t.growth_window_s)
     lags = w.series(role, _lags)
-    pts: list[tuple[float, float]] = []
-    for i in range(len(lags) - 1, start - 1, -1):
-        by_name = lags[i]
+    run: list[int] = []  # the trailing run of readings, newest first
+    for k in range(len(lags) - 1, w.start_within(t.growth_window_s) - 1, -1):
+        by_name = lags[k]
         lag = by_name.get(name) if by_name is not None else None
         if lag is None:
             break
-        pts.append((w.ticks[i].wall, float(lag)))
-    pts.reverse()
-    if len(pts) < 3 or pts[-1][0] - pts[0][0] < t.growth_min_span_s:
+        run.append(lag)
+    ticks, first = w.ticks, len(lags) - len(run)
+    if len(run) < 3 or ticks[-1].wall - ticks[first].wall < t.growth_min_span_s:
         return None
-    if min_rise is not None and pts[-1][1] - pts[0][1] < min_rise:
+    if min_rise is not None and run[0] - run[-1] < min_rise:
         return None
+    pts = [(ticks[first + k].wall, float(lag)) for k, lag in enumerate(reversed(run))]
     n = len(pts)
     mx = sum(x for x, _ in pts) / n
     my = sum(y for _, y in pts) / n

@@ -161,6 +161,8 @@ class SeriesCache:
         old = len(ticks) - new  # ticks the column should already hold, ending at last
         if old == 0 or ticks[old - 1].seq != last or len(vals) < old:
             vals[:] = [get(getattr(t, role)) for t in ticks]  # new, or not contiguous: whole
+        elif new == 1:
+            vals.append(get(getattr(ticks[-1], role)))
         elif new:
             vals.extend(get(getattr(t, role)) for t in ticks[old:])
         col.last_seq = ticks[-1].seq

@@ -417,7 +417,8 @@ def _gauges(cur: HostSample, devices: bool = True) -> dict[str, Any]:
 
 
 def _cpu_pcts(prev: CpuTimes, cur: CpuTimes) -> dict[str, float | None]:
-    deltas = {f: getattr(cur, f) - getattr(prev, f) for f in CpuTimes.model_fields}
+    pd = prev.__dict__
+    deltas = {f: v - pd[f] for f, v in cur.__dict__.items()}  # every CpuTimes field
     total = sum(max(0, d) for d in deltas.values())  # a counter that went down counts 0
     out: dict[str, float | None] = {}
     for name, fields in _CPU_GROUPS.items():
@@ -428,73 +429,70 @@ def _cpu_pcts(prev: CpuTimes, cur: CpuTimes) -> dict[str, float | None]:
     return out
 
 
-_DISK_GROUPS: dict[str, tuple[str, ...]] = {
-    "read_bytes": ("read_bytes",), "write_bytes": ("write_bytes",), "reads": ("reads",),
-    "writes": ("writes",), "io_ms": ("io_ms",), "weighted_ms": ("weighted_ms",),
-    "ms": ("read_ms", "write_ms"), "ios": ("reads", "writes"),
-}
-_NIC_GROUPS: dict[str, tuple[str, ...]] = {
-    "rx_bytes": ("rx_bytes",), "tx_bytes": ("tx_bytes",), "rx_packets": ("rx_packets",),
-    "tx_packets": ("tx_packets",), "errors": ("rx_errors", "tx_errors"),
-    "drops": ("rx_drops", "tx_drops"),
-}
+_DISK_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("read_bytes", ("read_bytes",)), ("write_bytes", ("write_bytes",)), ("reads", ("reads",)),
+    ("writes", ("writes",)), ("io_ms", ("io_ms",)), ("weighted_ms", ("weighted_ms",)),
+    ("ms", ("read_ms", "write_ms")), ("ios", ("reads", "writes")),
+)
+_NIC_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("rx_bytes", ("rx_bytes",)), ("tx_bytes", ("tx_bytes",)), ("rx_packets", ("rx_packets",)),
+    ("tx_packets", ("tx_packets",)), ("errors", ("rx_errors", "tx_errors")),
+    ("drops", ("rx_drops", "tx_drops")),
+)
+Deltas = dict[str, int | None]
+"""Counter group -> its increase on one device (None: it went down), or the sum of those
+over several devices (None if any is None)."""
 
 
-def _sum_deltas(prev: Sequence[Record], cur: Sequence[Record],
-                groups: dict[str, tuple[str, ...]]) -> dict[str, float | None]:
-    """For each group of counters: Σ over the paired devices of the increase of the
-    group's sum; None when any device's sum went down. (Runs for every NIC and disk
-    of every tick of a replay, so: plain loops over the models' field dicts.)"""
-    pairs = [(p.__dict__, c.__dict__) for p, c in zip(prev, cur, strict=True)]
-    out: dict[str, float | None] = {}
-    for name, fields in groups.items():
-        total: int | None = 0
-        for pd, cd in pairs:
-            d = 0
-            for f in fields:
-                d += cd[f] - pd[f]
-            if d < 0:
-                total = None
-                break
-            total += d  # type: ignore[operator]
-        out[name] = None if total is None else float(total)
+def _deltas(prev: Record, cur: Record, groups: tuple[tuple[str, tuple[str, ...]], ...]
+            ) -> Deltas:
+    """One device's increase per group of counters. (Runs for every NIC and disk of
+    every tick of a replay, so: plain loops over the models' field dicts.)"""
+    pd, cd = prev.__dict__, cur.__dict__
+    out: Deltas = {}
+    for name, fields in groups:
+        d = 0
+        for f in fields:
+            d += cd[f] - pd[f]
+        out[name] = d if d >= 0 else None
     return out
 
 
-def _disk_rates(prev: Sequence[DiskCounters], cur: Sequence[DiskCounters], dt: float,
-                total: bool = False) -> DiskRates:
-    """One disk's rates, or (``total``) the sum over several, without the per-disk
-    gauges (% busy, in flight)."""
-    d = _sum_deltas(prev, cur, _DISK_GROUPS)
+def _total(per_device: Sequence[Deltas]) -> Deltas:
+    out: Deltas = {}
+    for name in per_device[0]:
+        vals = [d[name] for d in per_device]
+        out[name] = None if None in vals else sum(vals)  # type: ignore[arg-type]
+    return out
 
+
+def _disk_rates(d: Deltas, dt: float, one: DiskCounters | None = None) -> DiskRates:
+    """A disk's rates from its deltas; ``one``: the disk itself, for the gauges (% busy,
+    in flight) that a sum over disks does not have."""
     def per_s(name: str) -> float | None:
         v = d[name]
         return None if v is None else v / dt
 
-    single = len(cur) == 1 and not total
-    util = per_s("io_ms") if single else None
+    util = per_s("io_ms") if one is not None else None
     queue = per_s("weighted_ms")
+    ms, ios = d["ms"], d["ios"]
     return DiskRates(
         read_bytes_per_s=per_s("read_bytes"), write_bytes_per_s=per_s("write_bytes"),
         read_iops=per_s("reads"), write_iops=per_s("writes"),
-        await_ms=ratio(d["ms"], d["ios"]),
+        await_ms=ratio(None if ms is None else float(ms), None if ios is None else float(ios)),
         util_pct=None if util is None else min(100.0, util / 10.0),  # ms/s -> %
         queue=None if queue is None else queue / 1000.0,
-        in_flight=cur[0].in_flight if single else None,
+        in_flight=one.in_flight if one is not None else None,
     )
 
 
-def _nic_rates(prev: Sequence[NicCounters], cur: Sequence[NicCounters], dt: float,
-               total: bool = False) -> NicRates:
-    """One NIC's rates, or (``total``) the sum over several, without speed and % used."""
-    d = _sum_deltas(prev, cur, _NIC_GROUPS)
-
+def _nic_rates(d: Deltas, dt: float, speed: int | None = None) -> NicRates:
+    """A NIC's rates from its deltas (``speed``: its link speed, for % used)."""
     def per_s(name: str) -> float | None:
         v = d[name]
         return None if v is None else v / dt
 
     recv, send = per_s("rx_bytes"), per_s("tx_bytes")
-    speed = cur[0].speed_mbps if len(cur) == 1 and not total else None
     util = None
     if speed and recv is not None and send is not None:
         util = max(recv, send) * 8 / (speed * 1e6) * 100.0
@@ -545,20 +543,20 @@ def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
             values[f"psi_{res}_full_us_per_s"] = counter_rate(p.full.total_us, c.full.total_us, dt)
 
     pd, pn = prev.disks, prev.nics
-    disks = {n: _disk_rates([pd[n]], [d], dt) if n in pd else _gauge_disk(d)
+    disk_d = {n: _deltas(pd[n], d, _DISK_GROUPS) for n, d in cur.disks.items() if n in pd}
+    disks = {n: _disk_rates(disk_d[n], dt, d) if n in disk_d else _gauge_disk(d)
              for n, d in cur.disks.items()}
     values["disks"] = disks
     utils = [r.util_pct for r in disks.values() if r.util_pct is not None]
     values["disk_max_util_pct"] = max(utils) if utils else None
-    counted = [n for n, d in cur.disks.items() if n in pd and not d.stacked]
+    counted = [disk_d[n] for n, d in cur.disks.items() if n in disk_d and not d.stacked]
     if counted:
-        values["disk_total"] = _disk_rates([pd[n] for n in counted],
-                                           [cur.disks[n] for n in counted], dt, total=True)
+        values["disk_total"] = _disk_rates(_total(counted), dt)
 
-    values["nics"] = {n: _nic_rates([pn[n]], [c], dt) if n in pn else _gauge_nic(c)
+    nic_d = {n: _deltas(pn[n], c, _NIC_GROUPS) for n, c in cur.nics.items() if n in pn}
+    values["nics"] = {n: _nic_rates(nic_d[n], dt, c.speed_mbps) if n in nic_d else _gauge_nic(c)
                       for n, c in cur.nics.items()}
-    counted = [n for n in cur.nics if n in pn and n != "lo"]
+    counted = [d for n, d in nic_d.items() if n != "lo"]
     if counted:
-        values["net_total"] = _nic_rates([pn[n] for n in counted],
-                                         [cur.nics[n] for n in counted], dt, total=True)
+        values["net_total"] = _nic_rates(_total(counted), dt)
     return HostRates.model_validate(values)
