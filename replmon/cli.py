@@ -395,6 +395,7 @@ async def run_record(config: Config, args: argparse.Namespace) -> int:
 def replay_main(args: argparse.Namespace) -> int:
     from replmon.engine import build_engine
     from replmon.session.replay import open_recording
+    from replmon.session.rerun import rerun_file
     from replmon.tui.replay import ReplayApp
 
     rec = open_recording(args.file)
@@ -403,7 +404,8 @@ def replay_main(args: argparse.Namespace) -> int:
     if not len(rec):
         print(f"replmon: {args.file}: no tick could be read", file=sys.stderr)
         return 1
-    ReplayApp(rec, lambda: build_engine(rec.meta.checks), start_paused=args.paused).run()
+    ReplayApp(rec, lambda: build_engine(rec.meta.checks), start_paused=args.paused,
+              rerun=lambda: rerun_file(rec.path)).run()
     return 0
 
 

@@ -56,6 +56,8 @@ class Chunk:
 
 @dataclass
 class Entry:
+    index: int
+    """Position of the tick in the recording (0 for the first)."""
     tick: Tick
     update: Update | None
 
@@ -67,10 +69,11 @@ def _decompress(z: Any, data: bytes, offset: int) -> bytes:
     return out
 
 
-def decode_update(seq: int, raw: dict[str, Any]) -> Update:
+def decode_update(seq: int, raw: dict[str, Any], wall: float = 0.0) -> Update:
     opened = set(raw.get("opened", []))
     open_ = [Finding.model_validate(f) for f in raw.get("open", [])]
-    return Update(seq=seq, open=open_, opened=[f for i, f in enumerate(open_) if i in opened],
+    return Update(seq=seq, wall=wall, open=open_,
+                  opened=[f for i, f in enumerate(open_) if i in opened],
                   closed=[Finding.model_validate(f) for f in raw.get("closed", [])])
 
 
@@ -255,8 +258,8 @@ class Recording:
                 rates = NodeRates.model_validate(stored[n.role])
             nodes[n.role] = n.model_copy(update={"rates": rates})
         tick = tick.model_copy(update=nodes)
-        upd = decode_update(tick.seq, extra["u"]) if "u" in extra else None
-        return Entry(tick, upd)
+        upd = decode_update(tick.seq, extra["u"], tick.wall) if "u" in extra else None
+        return Entry(fr.index, tick, upd)
 
     def _chunk_of(self, i: int) -> int:
         if not 0 <= i < self._count:
@@ -307,6 +310,29 @@ class Recording:
                 return fr.index
         return min(self.chunks[ci + 1].first if ci + 1 < len(self.chunks) else self._count - 1,
                    self._count - 1)
+
+    def recorded_openings(self) -> list[int]:
+        """Indexes of the ticks at which the live engine opened a finding. Reads only the
+        recorded findings (no tick is validated, no rate derived): about 25 us a tick,
+        2 s for a day."""
+        out: list[int] = []
+        for ci in range(len(self.chunks)):
+            z: Any = None
+            for fr in self._frames(ci):
+                try:
+                    if fr.kind == KIND_KEY:
+                        z = zlib.decompressobj()
+                        _decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset)
+                    elif fr.kind == KIND_TICK and z is not None:
+                        extra = _decompress(z, fr.payload, fr.offset).partition(b"\n")[2]
+                        if extra and json.loads(extra).get("u", {}).get("opened"):
+                            out.append(fr.index)
+                except (FrameError, ValueError, zlib.error) as e:
+                    err = e if isinstance(e, FrameError) else FrameError(fr.offset,
+                                                                          f"bad record: {e}")
+                    self._problem(err, self._lost(ci, fr.index))
+                    break
+        return out
 
     def verify(self) -> list[str]:
         """Decode every frame (CRC, zlib, JSON, models); ``problems`` afterwards."""

@@ -23,7 +23,6 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,8 +36,8 @@ PARTS_PER_WORKER = 2
 """Parts per worker: smaller parts even out the workers' finishing times, but each
 part warms its checks on up to 300 ticks first."""
 
-Observed = tuple[int, float, list[Seen]]
-"""(seq, wall, what the checks saw) for one tick."""
+Observed = tuple[int, int, float, list[Seen]]
+"""(index, seq, wall, what the checks saw) for one tick."""
 
 
 def cpus() -> int:
@@ -80,8 +79,13 @@ def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_po
         out: list[Observed] = []
         for ci in range(first_chunk, end_chunk):
             for e in rec.chunk_entries(ci):
-                out.append((e.tick.seq, e.tick.wall, engine.observe(e.tick)))
+                out.append((e.index, e.tick.seq, e.tick.wall, engine.observe(e.tick)))
         return out, list(rec.problems)
+
+
+def _observe_job(job: tuple[str, Mapping[str, Mapping[str, Any]], bool, int, int]
+                 ) -> tuple[list[Observed], list[str]]:
+    return _observe_part(*job)
 
 
 def _parts(recording: Recording, n: int) -> list[tuple[int, int]]:
@@ -116,24 +120,32 @@ class Rerun:
         """Processes observing the ticks (1: all in this one)."""
 
     def __iter__(self) -> Iterator[Update]:
+        for _, upd in self.indexed():
+            yield upd
+
+    def indexed(self) -> Iterator[tuple[int, Update]]:
+        """(index of the tick in the recording, its Update), in order."""
         if self.workers == 1:
             with _few_collections():
-                for tick in self.recording.ticks():
-                    yield self.engine.feed(tick)
+                for e in self.recording.entries():
+                    yield e.index, self.engine.feed(e.tick)
             return
         parts = _parts(self.recording, self.workers * PARTS_PER_WORKER)
         path = str(Path(self.recording.path).resolve())
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload([__name__])  # workers fork with replmon already imported
-        with ProcessPoolExecutor(self.workers, mp_context=ctx) as pool:
-            futures = [pool.submit(_observe_part, path, self.settings, self.entry_points, a, b)
-                       for a, b in parts]
-            for fut in futures:
-                observed, problems = fut.result()
+        pool = ctx.Pool(self.workers)
+        try:
+            jobs = [(path, self.settings, self.entry_points, a, b) for a, b in parts]
+            for observed, problems in pool.imap(_observe_job, jobs):
                 for p in problems:
                     self.recording.add_problem(p)
-                for seq, wall, seen in observed:
-                    yield self.engine.apply(seq, wall, seen)
+                for index, seq, wall, seen in observed:
+                    yield index, self.engine.apply(seq, wall, seen)
+            pool.close()
+        finally:
+            pool.terminate()  # at once when the caller stopped early (a closed replay)
+            pool.join()
 
 
 def rerun_checks(recording: Recording, settings: Mapping[str, Mapping[str, Any]] | None = None,
@@ -141,3 +153,12 @@ def rerun_checks(recording: Recording, settings: Mapping[str, Mapping[str, Any]]
     """Today's checks over the recorded ticks, with the recorded [checks.*] settings
     (or ``settings``). One Update per intact tick, in order."""
     return list(Rerun(recording, settings, entry_points=entry_points, workers=workers))
+
+
+def rerun_file(path: str | Path, settings: Mapping[str, Mapping[str, Any]] | None = None, *,
+               entry_points: bool = True, workers: int | None = None
+               ) -> Iterator[tuple[int, Update]]:
+    """``Rerun(...).indexed()`` on a recording it opens (and closes) itself: for a
+    thread that must not share the caller's reader."""
+    with open_recording(path) as rec:
+        yield from Rerun(rec, settings, entry_points=entry_points, workers=workers).indexed()

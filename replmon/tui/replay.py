@@ -7,6 +7,11 @@ longest check window), so findings at the new position are what a live engine
 would show; a finding that opened before that warm-up shows its since-time from
 within it. The findings the live engine recorded at capture time are shown too
 ("rec" in the findings list).
+
+n / N jump to where a finding opened: where the live engine opened one (read from
+the recording), or where today's checks open one (a re-run over the whole
+recording, in a background thread driving worker processes: ~30 s for a day on
+two cores; until it is done, n / N use the recorded ones).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import asyncio
 import bisect
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,8 +29,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
+from textual.worker import get_current_worker
 
-from replmon.engine import Engine
+from replmon.engine import Engine, Update
 from replmon.model.findings import Finding
 from replmon.model.tick import Tick
 from replmon.session.replay import Recording
@@ -99,7 +105,10 @@ class ReplayApp(ReplmonApp):
     ]
 
     def __init__(self, recording: Recording, engine_factory: Callable[[], Engine], *,
-                 start_paused: bool = False) -> None:
+                 start_paused: bool = False,
+                 rerun: Callable[[], Iterable[tuple[int, Update]]] | None = None) -> None:
+        """``rerun``: today's checks over the whole recording, as (tick index, Update)
+        (e.g. ``Rerun(open_recording(path)).indexed``); called in a thread, for n / N."""
         super().__init__(_never(), None, source="replay")
         self.recording = recording
         self.engine_factory = engine_factory
@@ -109,8 +118,11 @@ class ReplayApp(ReplmonApp):
         self.speed = 1
         self.playing = not start_paused
         self._wake = asyncio.Event()
-        self._marks: list[int] | None = None
-        """Tick indexes where the recorded engine opened a finding (for n / N)."""
+        self._rerun = rerun
+        self._recorded_marks: list[int] | None = None
+        """Tick indexes where the live engine opened a finding (for n / N)."""
+        self._rerun_marks: list[int] | None = None
+        """Tick indexes where today's checks open a finding (None until the re-run ends)."""
 
     def compose(self) -> ComposeResult:
         for w in super().compose():
@@ -122,6 +134,26 @@ class ReplayApp(ReplmonApp):
         # (Textual also runs ReplmonApp.on_mount: handlers are called along the MRO.)
         # The position bar takes a row: at 80x24 the findings list gives it up.
         self.main_widget("#findings", Widget).styles.min_height = 4
+        self.marks_worker = self.run_worker(self._find_marks, thread=True, group="marks")
+        """Finds where findings open (n / N); done when it is done."""
+
+    def _find_marks(self) -> None:
+        """Thread: where findings open, recorded (seconds) then re-run (longer)."""
+        from replmon.session.replay import open_recording
+
+        with open_recording(self.recording.path) as rec:  # its own reader: thread-safe
+            recorded = rec.recorded_openings()
+        self.call_from_thread(setattr, self, "_recorded_marks", recorded)
+        if self._rerun is None:
+            return
+        worker = get_current_worker()
+        marks: list[int] = []
+        for i, upd in self._rerun():
+            if worker.is_cancelled:  # the app is closing: stop (and stop the workers)
+                return
+            if upd.opened:
+                marks.append(i)
+        self.call_from_thread(setattr, self, "_rerun_marks", marks)
 
     # -- the feed -------------------------------------------------------------
 
@@ -226,18 +258,18 @@ class ReplayApp(ReplmonApp):
         self._wake.set()
         self._refresh_position()
 
-    def _finding_marks(self) -> list[int]:
-        if self._marks is None:
-            marks = []
-            for i in range(len(self.recording)):
-                upd = self.recording.update_at(i)
-                if upd is not None and upd.opened:
-                    marks.append(i)
-            self._marks = marks
-        return self._marks
+    def _finding_marks(self) -> list[int] | None:
+        """Where findings open (recorded and, once the re-run is done, re-run); None while
+        not even the recorded ones are read."""
+        if self._recorded_marks is None:
+            return None
+        return sorted(set(self._recorded_marks) | set(self._rerun_marks or ()))
 
     def action_finding(self, direction: int) -> None:
         marks = self._finding_marks()
+        if marks is None:
+            self.notify("still reading the recording for findings", timeout=2)
+            return
         if direction > 0:
             k = bisect.bisect_right(marks, self.pos)
             target = marks[k] if k < len(marks) else None

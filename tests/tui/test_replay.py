@@ -14,6 +14,7 @@ from replmon.engine import build_engine
 from replmon.session.format import meta_for
 from replmon.session.recorder import RecordingWriter
 from replmon.session.replay import open_recording
+from replmon.session.rerun import rerun_file
 from replmon.tui.replay import ReplayApp, parse_jump
 
 TICKS = lab_ticks()
@@ -34,7 +35,8 @@ def recording(tmp_path: Path) -> Path:
 
 def make(path: Path) -> ReplayApp:
     return ReplayApp(open_recording(path), lambda: build_engine(entry_points=False),
-                     start_paused=True)
+                     start_paused=True,
+                     rerun=lambda: rerun_file(path, entry_points=False, workers=1))
 
 
 async def settle(pilot: Pilot[None]) -> None:
@@ -65,6 +67,7 @@ async def test_next_finding_jumps_to_where_the_recorded_engine_opened_one(
 ) -> None:
     app = make(recording)
     async with app.run_test(size=(100, 30)) as pilot:
+        await app.workers.wait_for_complete([app.marks_worker])  # read in a thread
         await pilot.press("right")
         await pilot.press("n")
         await settle(pilot)
@@ -74,6 +77,37 @@ async def test_next_finding_jumps_to_where_the_recorded_engine_opened_one(
         assert "UNREACHABLE" in str(app.query_one("#replica-mysql", Static).render())
         checks = {f.check.removesuffix(" (rec)") for f in app.findings}
         assert "source_health" in checks  # re-run with today's checks, warmed after the jump
+
+
+async def test_next_finding_also_stops_where_todays_checks_open_one(tmp_path: Path) -> None:
+    """A recording made without findings (nothing recorded to jump to): n still goes to
+    where the re-run with today's checks opens one, and N comes back."""
+    ticks = TICKS[:6] + [with_replica_mysql_down(t, TICKS[6].wall) for t in TICKS[6:]]
+    path = tmp_path / "bare.rmrec"
+    with RecordingWriter(path, meta_for(interval=TICKS[0].interval)) as w:
+        for t in ticks:
+            w.write(t)
+    rerun_opens = [i for i, u in rerun_file(path, entry_points=False, workers=1) if u.opened]
+    assert rerun_opens and open_recording(path).recorded_openings() == []
+    app = make(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.workers.wait_for_complete([app.marks_worker])
+        await pilot.press("right", "n")
+        await settle(pilot)
+        assert app.pos == rerun_opens[0]
+        await pilot.press("right", "right")
+        await settle(pilot)
+        here = app.pos
+        await pilot.press("N")
+        await settle(pilot)
+        assert app.pos == max(i for i in rerun_opens if i < here)
+
+
+def test_recorded_openings_reads_what_update_at_reads(recording: Path) -> None:
+    rec = open_recording(recording)
+    assert rec.recorded_openings() == [i for i in range(len(rec))
+                                       if (u := rec.update_at(i)) and u.opened]
+    assert rec.recorded_openings()  # the fixture's replica goes down: something opened
 
 
 async def test_play_at_speed_reaches_the_end_and_stops(recording: Path) -> None:

@@ -6,6 +6,7 @@ damaged."""
 
 from __future__ import annotations
 
+import multiprocessing
 import random
 from pathlib import Path
 from typing import Any
@@ -127,3 +128,15 @@ def test_parallel_rerun_of_a_damaged_file(recording: Path, tmp_path: Path) -> No
     assert problems_many == problems_one
     assert TICKS - CHUNK < len(one) < TICKS and 700 not in {u[0] for u in one}
     assert many == one
+
+
+def test_a_rerun_stopped_early_stops_its_workers(recording: Path) -> None:
+    """A replay closed while its re-run runs: closing the iterator ends the worker
+    processes instead of waiting for their parts."""
+    with open_recording(recording) as rec:
+        it = Rerun(rec, entry_points=False, workers=2).indexed()
+        first = next(it)
+        assert first[0] == 0
+        assert multiprocessing.active_children()
+        it.close()
+        assert not multiprocessing.active_children()
