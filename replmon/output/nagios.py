@@ -91,15 +91,23 @@ def _since(f: Finding, localtime: Callable[[float], time.struct_time]) -> str:
     return time.strftime("%H:%M:%S", localtime(f.since_wall))
 
 
+CLEARED_SHOWN = 20
+"""Cleared findings the text output lists (a day's replay can clear thousands)."""
+
+
 def render_text(run: CheckRun, *, width: int = 100, color: bool = False,
                 localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
     buf = io.StringIO()
     con = Console(file=buf, width=width, color_system="standard" if color else None,
                   highlight=False, soft_wrap=False)
     con.print(Text(status_line(run)))
-    for title, findings in (("open", run.open), ("cleared during the run", run.cleared)):
+    cleared = run.cleared[-CLEARED_SHOWN:]
+    for title, findings in (("open", run.open), ("cleared during the run", cleared)):
         if not findings:
             continue
+        if findings is cleared and len(run.cleared) > len(cleared):
+            title += (f" (the last {len(cleared)} of {len(run.cleared)}; "
+                      "--format json lists all)")
         table = Table(title=f"findings {title}", title_justify="left", expand=False,
                       show_lines=False, pad_edge=False)
         table.add_column("sev", no_wrap=True)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import csv
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
-from replmon.engine import Update, build_engine
+from replmon.engine import Update
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
-from replmon.session.replay import Recording
+from replmon.session.replay import Entry, Recording
+from replmon.session.rerun import Rerun
 
 PEAKS: dict[str, str] = {
     "mysql qps": "rates.mysql.qps",
@@ -65,45 +67,69 @@ def _events(upd: Update, wall: float) -> list[dict[str, Any]]:
             + [_event("closed", f, wall) for f in upd.closed])
 
 
-def report(recording: Recording, *, rerun: bool = True) -> dict[str, Any]:
-    """Everything ``replmon report`` prints, as JSON-ready data."""
+@dataclass(frozen=True)
+class TickFacts:
+    """What the report keeps of one tick, taken where the tick is decoded (a worker
+    process, for a long recording)."""
+
+    wall: float
+    interval: float
+    missed: int
+    seq: int
+    versions: list[tuple[str, str]]
+    values: list[tuple[str, float]]
+    """(node + PEAKS label, value) for each key rate this tick has."""
+    recorded: list[dict[str, Any]]
+    """Findings events the live engine recorded with this tick."""
+
+
+def tick_facts(e: Entry) -> TickFacts:
+    t = e.tick
+    versions: list[tuple[str, str]] = []
+    values: list[tuple[str, float]] = []
+    for n in t.nodes:
+        for kind in ("mysql", "redis", "drbd"):
+            sample = getattr(n, kind)
+            if sample.status.ok and sample.version:
+                versions.append((f"{n.role} {kind}", sample.version))
+        for label, path in PEAKS.items():
+            val = metric(n, path)
+            if isinstance(val, int | float):
+                values.append((f"{n.role} {label}", val))
+    return TickFacts(t.wall, t.interval, t.missed, t.seq, versions, values,
+                     _events(e.update, t.wall) if e.update is not None else [])
+
+
+def report(recording: Recording) -> dict[str, Any]:
+    """Everything ``replmon report`` prints, as JSON-ready data. One pass: the checks
+    re-run and the facts are taken together (on every core, for a long recording)."""
     meta = recording.meta
-    engine = build_engine(meta.checks) if rerun else None
+    run = Rerun(recording)
     versions: dict[str, set[str]] = {}
     peaks: dict[str, dict[str, Any]] = {}
     recorded: list[dict[str, Any]] = []
     rerun_events: list[dict[str, Any]] = []
     gaps: list[dict[str, Any]] = []
-    first: Tick | None = None
-    prev: Tick | None = None
+    first: TickFacts | None = None
+    prev: TickFacts | None = None
     count = 0
-    for entry in recording.entries():
-        t = entry.tick
+    for _, upd, t in run.with_facts(tick_facts):
         count += 1
         first = first or t
-        for n in t.nodes:
-            for kind in ("mysql", "redis", "drbd"):
-                v = getattr(n, kind).version if getattr(n, kind).status.ok else ""
-                if v:
-                    versions.setdefault(f"{n.role} {kind}", set()).add(v)
-            for label, path in PEAKS.items():
-                val = metric(n, path)
-                if not isinstance(val, int | float):
-                    continue
-                key = f"{n.role} {label}"
-                best = peaks.get(key)
-                low = "lowest" in label
-                if best is None or (val < best["value"] if low else val > best["value"]):
-                    peaks[key] = {"value": val, "at": t.wall, "time": iso(t.wall)}
+        for key, v in t.versions:
+            versions.setdefault(key, set()).add(v)
+        for key, val in t.values:
+            best = peaks.get(key)
+            low = "lowest" in key
+            if best is None or (val < best["value"] if low else val > best["value"]):
+                peaks[key] = {"value": val, "at": t.wall, "time": iso(t.wall)}
         if prev is not None:
             step = t.wall - prev.wall
             if t.missed or step > 2 * t.interval:
                 gaps.append({"after_seq": prev.seq, "from": iso(prev.wall), "to": iso(t.wall),
                              "gap_s": round(step, 3), "missed": t.missed})
-        if entry.update is not None:
-            recorded.extend(_events(entry.update, t.wall))
-        if engine is not None:
-            rerun_events.extend(_events(engine.feed(t), t.wall))
+        recorded.extend(t.recorded)
+        rerun_events.extend(_events(upd, t.wall))
         prev = t
     last = prev
     return {
@@ -120,8 +146,8 @@ def report(recording: Recording, *, rerun: bool = True) -> dict[str, Any]:
         "nodes": {role: info.model_dump() for role, info in meta.nodes.items()},
         "versions_seen": {k: sorted(v) for k, v in sorted(versions.items())},
         "findings_recorded": recorded if meta.findings_recorded else None,
-        "findings_rerun": rerun_events if rerun else None,
-        "still_open_rerun": [f.title for f in engine.open_findings] if engine else None,
+        "findings_rerun": rerun_events,
+        "still_open_rerun": [f.title for f in run.engine.open_findings],
         "peaks": peaks,
         "gaps": gaps,
         "problems": list(recording.problems),

@@ -22,13 +22,13 @@ import gc
 import logging
 import multiprocessing
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from replmon.engine import Engine, Seen, Update, build_engine
-from replmon.session.replay import Recording, open_recording
+from replmon.session.replay import Entry, Recording, open_recording
 
 PARALLEL_MIN_TICKS = 5_000
 """Below this many ticks (~3 s of checks) a re-run stays in this process."""
@@ -36,8 +36,16 @@ PARTS_PER_WORKER = 2
 """Parts per worker: smaller parts even out the workers' finishing times, but each
 part warms its checks on up to 300 ticks first."""
 
-Observed = tuple[int, int, float, list[Seen]]
-"""(index, seq, wall, what the checks saw) for one tick."""
+Observed = tuple[int, int, float, list[Seen], Any]
+"""(index, seq, wall, what the checks saw, the caller's facts) for one tick."""
+Extract = Callable[[Entry], Any]
+"""What a caller wants from each decoded tick besides the checks (``report``'s peaks,
+versions, gaps): run where the tick is decoded. A module-level function, so that a
+worker process can be handed it; it returns plain, picklable data."""
+
+
+def _none(_: Entry) -> None:
+    return None
 
 
 def cpus() -> int:
@@ -62,7 +70,8 @@ def _few_collections() -> Iterator[None]:
 
 
 def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_points: bool,
-                  first_chunk: int, end_chunk: int) -> tuple[list[Observed], list[str]]:
+                  first_chunk: int, end_chunk: int, extract: Extract = _none
+                  ) -> tuple[list[Observed], list[str]]:
     """Worker: observe every intact tick of chunks [first_chunk, end_chunk), after
     warming the checks on the intact ticks just before them. Also returns the
     problems (damage) met on the way; this process reports them, once."""
@@ -79,11 +88,12 @@ def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_po
         out: list[Observed] = []
         for ci in range(first_chunk, end_chunk):
             for e in rec.chunk_entries(ci):
-                out.append((e.index, e.tick.seq, e.tick.wall, engine.observe(e.tick)))
+                out.append((e.index, e.tick.seq, e.tick.wall, engine.observe(e.tick),
+                            extract(e)))
         return out, list(rec.problems)
 
 
-def _observe_job(job: tuple[str, Mapping[str, Mapping[str, Any]], bool, int, int]
+def _observe_job(job: tuple[str, Mapping[str, Mapping[str, Any]], bool, int, int, Extract]
                  ) -> tuple[list[Observed], list[str]]:
     return _observe_part(*job)
 
@@ -120,15 +130,20 @@ class Rerun:
         """Processes observing the ticks (1: all in this one)."""
 
     def __iter__(self) -> Iterator[Update]:
-        for _, upd in self.indexed():
+        for _, upd, _ in self.with_facts():
             yield upd
 
     def indexed(self) -> Iterator[tuple[int, Update]]:
         """(index of the tick in the recording, its Update), in order."""
+        for index, upd, _ in self.with_facts():
+            yield index, upd
+
+    def with_facts(self, extract: Extract = _none) -> Iterator[tuple[int, Update, Any]]:
+        """(index, Update, ``extract(entry)``) for every intact tick, in order."""
         if self.workers == 1:
             with _few_collections():
                 for e in self.recording.entries():
-                    yield e.index, self.engine.feed(e.tick)
+                    yield e.index, self.engine.feed(e.tick), extract(e)
             return
         parts = _parts(self.recording, self.workers * PARTS_PER_WORKER)
         path = str(Path(self.recording.path).resolve())
@@ -136,12 +151,12 @@ class Rerun:
         ctx.set_forkserver_preload([__name__])  # workers fork with replmon already imported
         pool = ctx.Pool(self.workers)
         try:
-            jobs = [(path, self.settings, self.entry_points, a, b) for a, b in parts]
+            jobs = [(path, self.settings, self.entry_points, a, b, extract) for a, b in parts]
             for observed, problems in pool.imap(_observe_job, jobs):
                 for p in problems:
                     self.recording.add_problem(p)
-                for index, seq, wall, seen in observed:
-                    yield index, self.engine.apply(seq, wall, seen)
+                for index, seq, wall, seen, facts in observed:
+                    yield index, self.engine.apply(seq, wall, seen), facts
             pool.close()
         finally:
             pool.terminate()  # at once when the caller stopped early (a closed replay)

@@ -53,6 +53,16 @@ def test_text_starts_with_the_status_line_and_shows_cause_and_next_step() -> Non
     assert all(len(ln) <= 100 for ln in lines)
 
 
+def test_text_lists_the_last_cleared_findings_and_json_all() -> None:
+    """A day's replay can clear thousands of findings: the text keeps to the newest 20."""
+    r = run()
+    r.cleared = [finding(Severity.WARNING, f"lag {i} s") for i in range(50)]
+    text = render_text(r, localtime=time.gmtime)
+    assert "the last 20 of 50" in text and "lag 49 s" in text and "lag 30 s" in text
+    assert "lag 29 s" not in text
+    assert len(json.loads(render_json(r))["cleared"]) == 50
+
+
 def test_json_round_trips_with_labels() -> None:
     d = json.loads(render_json(run(finding(Severity.CRITICAL, "c"))))
     assert d["status"] == "CRITICAL" and d["code"] == 2

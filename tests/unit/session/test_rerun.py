@@ -140,3 +140,18 @@ def test_a_rerun_stopped_early_stops_its_workers(recording: Path) -> None:
         assert multiprocessing.active_children()
         it.close()
         assert not multiprocessing.active_children()
+
+
+def test_report_facts_are_the_same_from_workers(recording: Path) -> None:
+    """``replmon report`` takes its per-tick facts (peaks, versions, gaps, recorded
+    events) where the tick is decoded: a worker gives what this process gives."""
+    from replmon.output.report import tick_facts
+
+    def facts(workers: int) -> list[Any]:
+        with open_recording(recording) as rec:
+            return [(i, f) for i, _, f in
+                    Rerun(rec, entry_points=False, workers=workers).with_facts(tick_facts)]
+
+    one = facts(1)
+    assert len(one) == TICKS and any(f.values for _, f in one)
+    assert facts(2) == one
