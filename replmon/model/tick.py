@@ -125,21 +125,35 @@ def _derive(last: Mapping[str, AnySample], cur: NodeTick) -> NodeRates:
 
 class RateTracker:
     """Remembers each node's last ok sample per source and attaches rates to
-    new NodeTicks. The collector and replay both use it, so a replayed tick
-    gets exactly the rates the live one had."""
+    new NodeTicks. The collector, the recorder and replay all use it, so a replayed
+    tick gets exactly the rates the live one had."""
 
     def __init__(self) -> None:
         self._last: dict[Role, dict[str, AnySample]] = {}
+        self._names: dict[Role, str] = {}
 
     def rates(self, node: NodeTick) -> NodeRates:
         """``node``'s rates; remembers its ok samples for the next call."""
+        rates = _derive(self._last.get(node.role, {}), node)
+        self.remember(node)
+        return rates
+
+    def remember(self, node: NodeTick) -> None:
+        """Take ``node``'s ok samples as the base of the next rates (without deriving)."""
         last = self._last.setdefault(node.role, {})
-        rates = _derive(last, node)
         for kind in SOURCE_KINDS:
             sample = getattr(node, kind)
             if _ok(sample) or kind not in last:
                 last[kind] = sample
-        return rates
+        self._names[node.role] = node.name
+
+    def baseline(self, role: Role) -> NodeTick | None:
+        """What the next rates of ``role`` will be derived from, as one NodeTick (each
+        source's last ok sample): the rate baseline a recording's key frame stores."""
+        last = self._last.get(role)
+        if last is None:
+            return None
+        return NodeTick(role=role, name=self._names[role], **last)
 
     def attach(self, node: NodeTick) -> NodeTick:
         """``node`` with its ``rates`` filled in."""

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO, Literal
 from replmon.engine import Update
 from replmon.errors import SessionError
 from replmon.model.base import SourceState
-from replmon.model.tick import SOURCE_KINDS, NodeTick, Tick, derive_node_rates
+from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.format import (
     KEY_MARK,
     KEY_PREFIX,
@@ -84,8 +84,8 @@ class RecordingWriter:
         self._z: Any = None
         self._in_chunk = 0
         self._prev_key = NO_OFFSET
-        self._last: dict[str, NodeTick] = {}
-        """Mirror of the collector's RateTracker: each role's last ok sample per source."""
+        self._tracker = RateTracker()
+        """The collector's rate arithmetic, replayed: what a reader will derive."""
         self._prev_seq: int | None = None
 
     # -- encoding ---------------------------------------------------------------
@@ -115,7 +115,7 @@ class RecordingWriter:
 
     def _key(self, tick: Tick) -> None:
         base = {role: (n.model_dump(mode="json", exclude={"rates"}) if n else None)
-                for role in ("primary", "replica") for n in [self._last.get(role)]}
+                for role in ("primary", "replica") for n in [self._tracker.baseline(role)]}
         self._z = zlib.compressobj(self.level)
         data = self._z.compress(json.dumps(base, separators=(",", ":")).encode())
         data += self._z.flush(zlib.Z_SYNC_FLUSH)
@@ -131,15 +131,14 @@ class RecordingWriter:
         out: dict[str, Any] = {}
         continuous = self._prev_seq is not None and tick.seq == self._prev_seq + 1
         for n in tick.nodes:
-            prev = self._last.get(n.role)
-            if self.rates_mode == "store" or (self.rates_mode == "auto" and (
-                    not continuous or derive_node_rates(prev, n) != n.rates)):
-                out[n.role] = n.rates.model_dump(mode="json")
-            if prev is None:
-                self._last[n.role] = n
+            if self.rates_mode == "auto":
+                derived = self._tracker.rates(n)  # (remembers n's samples too)
+                store = not continuous or derived != n.rates
             else:
-                self._last[n.role] = prev.model_copy(
-                    update={k: getattr(n, k) for k in SOURCE_KINDS if _ok(n, k)})
+                self._tracker.remember(n)
+                store = self.rates_mode == "store"
+            if store:
+                out[n.role] = n.rates.model_dump(mode="json")
         self._prev_seq = tick.seq
         return out
 
