@@ -22,6 +22,10 @@ Path_ = tuple[str | int, ...]
 _CLOCKS = ("wall", "mono", "due_mono")
 
 
+_OFFSETS = frozenset({"offset", "master_repl_offset", "repl_offset", "read_repl_offset",
+                      "repl_backlog_first_byte_offset"})
+
+
 def _leaves(o: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
     if isinstance(o, dict):
         for k, v in o.items():
@@ -96,6 +100,12 @@ def loop_ticks(real: Sequence[Tick] | Sequence[dict[str, Any]], count: int, *,
         elif (all(type(v) is int for v in vs) and vs[-1] > vs[0]
               and all(a <= b for a, b in zip(vs, vs[1:], strict=False))):
             counters.append((path, vs[-1] - vs[0] + max(1, round((vs[-1] - vs[0]) / (n - 1)))))
+    # Replication offsets (a Redis replica's, the master's, the backlog's) count the
+    # same byte stream: they advance together, by the master's growth, or the looped
+    # replica would fall a little further behind on every lap.
+    master = dict(counters).get(("primary", "redis", "master_repl_offset"))
+    if master is not None:
+        counters = [(p, master if p[-1] in _OFFSETS else g) for p, g in counters]
     tracker = RateTracker() if rates else None
     for i in range(count):
         lap, j = divmod(i, n)
