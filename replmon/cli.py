@@ -395,7 +395,7 @@ async def run_record(config: Config, args: argparse.Namespace) -> int:
 def replay_main(args: argparse.Namespace) -> int:
     from replmon.engine import build_engine
     from replmon.session.replay import open_recording
-    from replmon.session.rerun import rerun_file
+    from replmon.session.rerun import PARALLEL_MIN_TICKS, rerun_file, start_workers_early
     from replmon.tui.replay import ReplayApp
 
     rec = open_recording(args.file)
@@ -404,8 +404,10 @@ def replay_main(args: argparse.Namespace) -> int:
     if not len(rec):
         print(f"replmon: {args.file}: no tick could be read", file=sys.stderr)
         return 1
+    if len(rec) >= PARALLEL_MIN_TICKS:  # n / N re-run the file in worker processes
+        start_workers_early()
     ReplayApp(rec, lambda: build_engine(rec.meta.checks), start_paused=args.paused,
-              rerun=lambda: rerun_file(rec.path)).run()
+              rerun=lambda stop: rerun_file(rec.path, should_stop=stop)).run()
     return 0
 
 

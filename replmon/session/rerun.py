@@ -32,6 +32,8 @@ from replmon.session.replay import Entry, Recording, open_recording
 
 PARALLEL_MIN_TICKS = 5_000
 """Below this many ticks (~3 s of checks) a re-run stays in this process."""
+STOP_POLL_S = 0.25
+"""How often a parallel re-run waiting on its workers asks ``should_stop``."""
 PARTS_PER_WORKER = 2
 """Parts per worker: smaller parts even out the workers' finishing times, but each
 part warms its checks on up to 300 ticks first."""
@@ -108,6 +110,23 @@ def _parts(recording: Recording, n: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 
 
+def _context() -> Any:
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])  # workers fork with replmon already imported
+    return ctx
+
+
+def start_workers_early() -> None:
+    """Start the fork server (and multiprocessing's resource tracker) now. Call it before
+    a Textual app takes over stdout/stderr: the resource tracker passes
+    ``sys.stderr.fileno()`` to its child, and Textual's stand-in answers -1 ("bad
+    value(s) in fds_to_keep" when the replay's re-run starts its workers)."""
+    from multiprocessing import forkserver
+
+    _context()
+    forkserver.ensure_running()
+
+
 class Rerun:
     """Today's checks over a recording: iterate for one Update per intact tick, in
     order; ``engine`` holds the findings still open at the end and the closed ones.
@@ -119,8 +138,12 @@ class Rerun:
 
     def __init__(self, recording: Recording,
                  settings: Mapping[str, Mapping[str, Any]] | None = None, *,
-                 entry_points: bool = True, workers: int | None = None) -> None:
+                 entry_points: bool = True, workers: int | None = None,
+                 should_stop: Callable[[], bool] = lambda: False) -> None:
+        """``should_stop``: asked between ticks and while waiting on the workers; True
+        ends the iteration early (a replay screen being closed)."""
         self.recording = recording
+        self.should_stop = should_stop
         self.settings = dict(recording.meta.checks if settings is None else settings)
         self.entry_points = entry_points
         self.engine: Engine = build_engine(self.settings, entry_points=entry_points)
@@ -143,20 +166,31 @@ class Rerun:
         if self.workers == 1:
             with _few_collections():
                 for e in self.recording.entries():
+                    if self.should_stop():
+                        return
                     yield e.index, self.engine.feed(e.tick), extract(e)
             return
         parts = _parts(self.recording, self.workers * PARTS_PER_WORKER)
         path = str(Path(self.recording.path).resolve())
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])  # workers fork with replmon already imported
-        pool = ctx.Pool(self.workers)
+        pool = _context().Pool(self.workers)
         try:
             jobs = [(path, self.settings, self.entry_points, a, b, extract) for a, b in parts]
-            for observed, problems in pool.imap(_observe_job, jobs):
+            results = pool.imap(_observe_job, jobs)
+            while True:
+                try:
+                    observed, problems = results.next(timeout=STOP_POLL_S)
+                except StopIteration:
+                    break
+                except multiprocessing.TimeoutError:
+                    if self.should_stop():
+                        return  # the finally below ends the workers at once
+                    continue
                 for p in problems:
                     self.recording.add_problem(p)
                 for index, seq, wall, seen, facts in observed:
                     yield index, self.engine.apply(seq, wall, seen), facts
+                if self.should_stop():
+                    return
             pool.close()
         finally:
             pool.terminate()  # at once when the caller stopped early (a closed replay)
@@ -171,9 +205,11 @@ def rerun_checks(recording: Recording, settings: Mapping[str, Mapping[str, Any]]
 
 
 def rerun_file(path: str | Path, settings: Mapping[str, Mapping[str, Any]] | None = None, *,
-               entry_points: bool = True, workers: int | None = None
+               entry_points: bool = True, workers: int | None = None,
+               should_stop: Callable[[], bool] = lambda: False
                ) -> Iterator[tuple[int, Update]]:
     """``Rerun(...).indexed()`` on a recording it opens (and closes) itself: for a
     thread that must not share the caller's reader."""
     with open_recording(path) as rec:
-        yield from Rerun(rec, settings, entry_points=entry_points, workers=workers).indexed()
+        yield from Rerun(rec, settings, entry_points=entry_points, workers=workers,
+                         should_stop=should_stop).indexed()

@@ -106,9 +106,11 @@ class ReplayApp(ReplmonApp):
 
     def __init__(self, recording: Recording, engine_factory: Callable[[], Engine], *,
                  start_paused: bool = False,
-                 rerun: Callable[[], Iterable[tuple[int, Update]]] | None = None) -> None:
-        """``rerun``: today's checks over the whole recording, as (tick index, Update)
-        (e.g. ``Rerun(open_recording(path)).indexed``); called in a thread, for n / N."""
+                 rerun: Callable[[Callable[[], bool]], Iterable[tuple[int, Update]]] | None
+                 = None) -> None:
+        """``rerun(should_stop)``: today's checks over the whole recording, as (tick index,
+        Update) (e.g. ``rerun_file(path, should_stop=should_stop)``), stopping early when
+        ``should_stop()``; called in a thread, for n / N."""
         super().__init__(_never(), None, source="replay")
         self.recording = recording
         self.engine_factory = engine_factory
@@ -147,13 +149,10 @@ class ReplayApp(ReplmonApp):
         if self._rerun is None:
             return
         worker = get_current_worker()
-        marks: list[int] = []
-        for i, upd in self._rerun():
-            if worker.is_cancelled:  # the app is closing: stop (and stop the workers)
-                return
-            if upd.opened:
-                marks.append(i)
-        self.call_from_thread(setattr, self, "_rerun_marks", marks)
+        # the app closing cancels this worker: the re-run stops (and ends its processes)
+        marks = [i for i, upd in self._rerun(lambda: worker.is_cancelled) if upd.opened]
+        if not worker.is_cancelled:
+            self.call_from_thread(setattr, self, "_rerun_marks", marks)
 
     # -- the feed -------------------------------------------------------------
 
@@ -277,7 +276,11 @@ class ReplayApp(ReplmonApp):
             k = bisect.bisect_left(marks, self.pos) - 1
             target = marks[k] if k >= 0 else None
         if target is None:
-            self.notify("no further finding in the recording", timeout=2)
+            if self._rerun is not None and self._rerun_marks is None:
+                self.notify("today's checks are still re-running over the recording: "
+                            "only the recorded findings are known yet", timeout=3)
+            else:
+                self.notify("no further finding in the recording", timeout=2)
             return
         self.playing = False
         self._goto(target)

@@ -36,7 +36,8 @@ def recording(tmp_path: Path) -> Path:
 def make(path: Path) -> ReplayApp:
     return ReplayApp(open_recording(path), lambda: build_engine(entry_points=False),
                      start_paused=True,
-                     rerun=lambda: rerun_file(path, entry_points=False, workers=1))
+                     rerun=lambda stop: rerun_file(path, entry_points=False, workers=1,
+                                                   should_stop=stop))
 
 
 async def settle(pilot: Pilot[None]) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +157,52 @@ def test_report_facts_are_the_same_from_workers(recording: Path) -> None:
     one = facts(1)
     assert len(one) == TICKS and any(f.values for _, f in one)
     assert facts(2) == one
+
+
+def test_should_stop_ends_a_parallel_rerun_and_its_workers(recording: Path) -> None:
+    """What a closing replay screen does: asked between parts and while waiting on the
+    workers, True ends the re-run within one part and leaves no worker behind."""
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return True
+
+    with open_recording(recording) as rec:
+        out = list(Rerun(rec, entry_points=False, workers=2, should_stop=stop).indexed())
+    assert asked and len(out) <= TICKS // 4
+    assert not multiprocessing.active_children()
+
+
+SCRIPT = """
+import io, sys
+from replmon.session.rerun import rerun_file, start_workers_early
+
+class Captured(io.StringIO):  # what a Textual app puts in place of sys.stderr
+    def fileno(self):
+        return -1
+
+if __name__ == "__main__":
+    if sys.argv[2] == "early":
+        start_workers_early()
+    sys.stderr = Captured()
+    try:
+        n = sum(1 for _ in rerun_file(sys.argv[1], entry_points=False, workers=2))
+    except ValueError as e:
+        sys.__stdout__.write(f"ValueError: {e}")
+    else:
+        sys.__stdout__.write(f"ticks {n}")
+"""
+
+
+@pytest.mark.parametrize(("when", "expect"), [("early", "ticks 1200"),
+                                              ("late", "bad value(s) in fds_to_keep")])
+def test_workers_start_under_a_tui_only_when_started_early(recording: Path, tmp_path: Path,
+                                                           when: str, expect: str) -> None:
+    """Under Textual, sys.stderr.fileno() is -1 and multiprocessing cannot start its
+    helper processes; `replmon replay` starts them before the app (start_workers_early)."""
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    out = subprocess.run([sys.executable, str(script), str(recording), when],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert expect in out.stdout, (out.stdout, out.stderr[-2000:])
