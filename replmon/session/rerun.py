@@ -32,6 +32,9 @@ from replmon.session.replay import Entry, Recording, open_recording
 
 PARALLEL_MIN_TICKS = 5_000
 """Below this many ticks (~3 s of checks) a re-run stays in this process."""
+MAX_WORKERS = 8
+"""Worker processes at most (by default): each holds its part's observations and maps
+the file; past 8 a day's re-run gains little (each part also warms on 299 ticks)."""
 STOP_POLL_S = 0.25
 """How often a parallel re-run waiting on its workers asks ``should_stop``."""
 PARTS_PER_WORKER = 2
@@ -148,7 +151,7 @@ class Rerun:
         self.entry_points = entry_points
         self.engine: Engine = build_engine(self.settings, entry_points=entry_points)
         if workers is None:
-            workers = cpus() if len(recording) >= PARALLEL_MIN_TICKS else 1
+            workers = min(cpus(), MAX_WORKERS) if len(recording) >= PARALLEL_MIN_TICKS else 1
         self.workers = max(1, min(workers, len(recording.chunks) or 1))
         """Processes observing the ticks (1: all in this one)."""
 
