@@ -211,24 +211,45 @@ class Recording:
 
     # -- decoding -----------------------------------------------------------------
 
-    def chunk_entries(self, ci: int) -> Iterator[Entry]:
-        """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem)."""
-        tracker = RateTracker()
+    def _records(self, ci: int) -> Iterator[tuple[Frame, bytes]]:
+        """Chunk ``ci``'s frames with their records: K and T frames decompressed (one
+        zlib stream per chunk), others as stored. Damage ends it, with a problem."""
         z: Any = None
         for fr in self._frames(ci):
             try:
                 if fr.kind == KIND_KEY:
                     z = zlib.decompressobj()
-                    base = json.loads(_decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset))
+                    data = _decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset)
+                elif fr.kind == KIND_TICK and z is not None:
+                    data = _decompress(z, fr.payload, fr.offset)
+                else:
+                    data = fr.payload
+            except (FrameError, zlib.error) as e:
+                self._bad(ci, fr, e)
+                return
+            yield fr, data
+
+    def _bad(self, ci: int, fr: Frame, e: Exception) -> None:
+        err = e if isinstance(e, FrameError) else FrameError(fr.offset, f"bad record: {e}")
+        self._problem(err, self._lost(ci, fr.index))
+
+    def chunk_entries(self, ci: int) -> Iterator[Entry]:
+        """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem)."""
+        tracker = RateTracker()
+        keyed = False
+        for fr, data in self._records(ci):
+            try:
+                if fr.kind == KIND_KEY:
+                    keyed = True
+                    base = json.loads(data)
                     for role in ("primary", "replica"):
                         if base.get(role) is not None:
                             tracker.rates(NodeTick.model_validate(base[role]))
-                elif fr.kind == KIND_TICK and z is not None:
-                    entry = self._decode_tick(z, tracker, fr)
+                elif fr.kind == KIND_TICK and keyed:
+                    entry = self._decode_tick(data, tracker, fr)
                     yield entry
-            except (FrameError, ValueError, ValidationError, zlib.error) as e:
-                err = e if isinstance(e, FrameError) else FrameError(fr.offset, f"bad record: {e}")
-                self._problem(err, self._lost(ci, fr.index))
+            except (ValueError, ValidationError) as e:
+                self._bad(ci, fr, e)
                 return
 
     def _decoded(self, ci: int, k: int | None = None) -> list[Entry]:
@@ -245,8 +266,7 @@ class Recording:
         return out
 
     @staticmethod
-    def _decode_tick(z: Any, tracker: RateTracker, fr: Frame) -> Entry:
-        record = _decompress(z, fr.payload, fr.offset)
+    def _decode_tick(record: bytes, tracker: RateTracker, fr: Frame) -> Entry:
         tick_json, _, extra_json = record.partition(b"\n")
         tick = Tick.model_validate_json(tick_json)
         extra: dict[str, Any] = json.loads(extra_json) if extra_json else {}
@@ -317,20 +337,15 @@ class Recording:
         2 s for a day."""
         out: list[int] = []
         for ci in range(len(self.chunks)):
-            z: Any = None
-            for fr in self._frames(ci):
+            for fr, data in self._records(ci):
+                if fr.kind != KIND_TICK:
+                    continue
+                extra = data.partition(b"\n")[2]
                 try:
-                    if fr.kind == KIND_KEY:
-                        z = zlib.decompressobj()
-                        _decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset)
-                    elif fr.kind == KIND_TICK and z is not None:
-                        extra = _decompress(z, fr.payload, fr.offset).partition(b"\n")[2]
-                        if extra and json.loads(extra).get("u", {}).get("opened"):
-                            out.append(fr.index)
-                except (FrameError, ValueError, zlib.error) as e:
-                    err = e if isinstance(e, FrameError) else FrameError(fr.offset,
-                                                                          f"bad record: {e}")
-                    self._problem(err, self._lost(ci, fr.index))
+                    if extra and json.loads(extra).get("u", {}).get("opened"):
+                        out.append(fr.index)
+                except ValueError as e:
+                    self._bad(ci, fr, e)
                     break
         return out
 
@@ -363,12 +378,5 @@ def raw_records(path: str | Path) -> Iterator[bytes]:
     with open_recording(path) as rec:
         yield bytes(rec._buf[:rec._data_start])
         for ci in range(len(rec.chunks)):
-            z: Any = None
-            for fr in rec._frames(ci):
-                if fr.kind == KIND_KEY:
-                    z = zlib.decompressobj()
-                    yield _decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset)
-                elif fr.kind == KIND_TICK and z is not None:
-                    yield _decompress(z, fr.payload, fr.offset)
-                else:
-                    yield fr.payload
+            for _, data in rec._records(ci):
+                yield data
