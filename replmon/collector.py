@@ -176,7 +176,7 @@ class Collector:
             if kind not in samples:
                 reason = node.off_reason.get(kind, f"{kind} is not configured for this node")
                 samples[kind] = _absent(kind, reason, wall, mono)
-        return NodeTick(role=node.role, name=node.name, **samples)
+        return NodeTick.model_validate({"role": node.role, "name": node.name, **samples})
 
 
 async def _guarded(src: Source[Any]) -> SampleBase:

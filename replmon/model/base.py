@@ -3,15 +3,82 @@ source status that replaces exceptions inside a tick."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any, ClassVar, Literal, Self, TypeVar, dataclass_transform
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+from pydantic.fields import FieldInfo
+from pydantic_core import SchemaSerializer, SchemaValidator
+
+S = TypeVar("S", bound="Struct")
 
 
 class Record(BaseModel):
-    """Immutable, strict record. Every sample, status and tick derives from it."""
+    """Immutable, strict record: configuration, endpoints, findings. (The tick's data,
+    made and dropped by the million in a re-run, are Structs instead.)"""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+_STRUCT_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Field,))
+def struct(cls: type[S]) -> type[S]:
+    """Make ``cls`` (a Struct subclass) a frozen, slotted, validating pydantic dataclass.
+
+    The tick's building blocks are these rather than pydantic BaseModels: a re-run of
+    the checks over a day's recording creates and frees some 15 million of them, and
+    a slotted instance is about a tenth of a BaseModel's size (no ``__dict__``, no
+    fields-set), reads its fields twice as fast, and is freed sooner."""
+    out = pydantic_dataclass(frozen=True, slots=True, kw_only=True, config=_STRUCT_CONFIG)(cls)
+    out.model_fields = out.__pydantic_fields__  # type: ignore[attr-defined]
+    out._field_names = tuple(out.__pydantic_fields__)  # type: ignore[attr-defined]
+    return out  # type: ignore[return-value]
+
+
+class Struct:
+    """Immutable, validated record of tick data (samples, rates, statuses); every
+    subclass is decorated with ``@struct``. It keeps the BaseModel methods replmon
+    uses (``model_validate(_json)``, ``model_dump(_json)``, ``model_copy``,
+    ``model_fields``), so code reads the same for both kinds of model."""
+
+    __slots__ = ()
+    model_fields: ClassVar[dict[str, FieldInfo]]
+    _field_names: ClassVar[tuple[str, ...]]
+    __pydantic_validator__: ClassVar[SchemaValidator]
+    __pydantic_serializer__: ClassVar[SchemaSerializer]
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Self:
+        return cls.__pydantic_validator__.validate_python(obj)  # type: ignore[no-any-return]
+
+    @classmethod
+    def model_validate_json(cls, data: str | bytes) -> Self:
+        return cls.__pydantic_validator__.validate_json(data)  # type: ignore[no-any-return]
+
+    def model_dump(self, *, mode: Literal["python", "json"] = "python",
+                   **kw: Any) -> dict[str, Any]:
+        """As BaseModel.model_dump (``exclude``, ``include``, ``exclude_none``...)."""
+        out = self.__pydantic_serializer__.to_python(self, mode=mode, **kw)
+        return out  # type: ignore[no-any-return]
+
+    def model_dump_json(self, *, indent: int | None = None, **kw: Any) -> str:
+        return self.__pydantic_serializer__.to_json(self, indent=indent, **kw).decode()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
+        """A shallow copy with ``update``'s fields replaced (not validated, as with
+        BaseModel.model_copy)."""
+        new = object.__new__(type(self))
+        for name in self._field_names:
+            object.__setattr__(new, name, getattr(self, name))
+        for name, value in (update or {}).items():
+            if name not in self.model_fields:
+                raise TypeError(f"{type(self).__name__} has no field {name!r}")
+            object.__setattr__(new, name, value)
+        return new
 
 
 class SourceState(StrEnum):
@@ -34,7 +101,8 @@ class SourceState(StrEnum):
     """Any other failure; the error text says what."""
 
 
-class SourceStatus(Record):
+@struct
+class SourceStatus(Struct):
     """Outcome of one sampling attempt."""
 
     state: SourceState = SourceState.OK
@@ -50,7 +118,8 @@ class SourceStatus(Record):
         return self.state is SourceState.OK
 
 
-class SampleBase(Record):
+@struct
+class SampleBase(Struct):
     """Fields every source sample carries. Payload fields of a sample are
     empty/None unless ``status.state`` is ok (or, for partial data, documented per field)."""
 

@@ -27,14 +27,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from replmon.model.base import Record, SampleBase
+from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_rate
 
 Flavour = Literal["8", "9"]
 Protocol = Literal["A", "B", "C"]
 
 
-class DrbdResync(Record):
+@struct
+class DrbdResync(Struct):
     """Progress of a running resync or online verify on one peer device."""
 
     verify: bool = False
@@ -64,7 +65,8 @@ class DrbdResync(Record):
     empty when it runs (same as ``DrbdPeerDevice.resync_suspended``)."""
 
 
-class DrbdDevice(Record):
+@struct
+class DrbdDevice(Struct):
     """One volume of a resource on this node: the local disk and its counters."""
 
     volume: int = 0
@@ -100,7 +102,8 @@ class DrbdDevice(Record):
     b/a -> lower); None when not reported (9 JSON, 4-flag kernels)."""
 
 
-class DrbdPeerDevice(Record):
+@struct
+class DrbdPeerDevice(Struct):
     """One volume as seen over one connection: replication state and traffic to that peer."""
 
     volume: int = 0
@@ -134,7 +137,8 @@ class DrbdPeerDevice(Record):
     """Progress while a resync or verify runs (or is paused); None otherwise."""
 
 
-class DrbdConnection(Record):
+@struct
+class DrbdConnection(Struct):
     """This node's connection to one peer of a resource."""
 
     peer: str = "peer"
@@ -167,7 +171,8 @@ class DrbdConnection(Record):
     """One per volume."""
 
 
-class DrbdResource(Record):
+@struct
+class DrbdResource(Struct):
     """One DRBD resource on this node (8.x: one minor)."""
 
     name: str = ""
@@ -189,6 +194,7 @@ class DrbdResource(Record):
     """One per peer."""
 
 
+@struct
 class DrbdSample(SampleBase):
     """One reading of DRBD on one node."""
 
@@ -216,7 +222,8 @@ class DrbdSample(SampleBase):
 # --- rates -------------------------------------------------------------------------
 
 
-class DrbdDeviceRates(Record):
+@struct
+class DrbdDeviceRates(Struct):
     """One device between two samples."""
 
     written_kib_s: float | None = None
@@ -225,7 +232,8 @@ class DrbdDeviceRates(Record):
     """KiB/s read from the local disk."""
 
 
-class DrbdPeerDeviceRates(Record):
+@struct
+class DrbdPeerDeviceRates(Struct):
     """One peer device between two samples."""
 
     sent_kib_s: float | None = None
@@ -238,7 +246,8 @@ class DrbdPeerDeviceRates(Record):
     be negative; None without both readings."""
 
 
-class DrbdRates(Record):
+@struct
+class DrbdRates(Struct):
     """What changed in DRBD on one node between two DrbdSamples.
 
     Shape: two flat dicts, easy to read from checks and displays::

@@ -19,11 +19,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from replmon.model.base import Record, SampleBase
+from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_delta, counter_rate, ratio
 
 
-class CpuTimes(Record):
+@struct
+class CpuTimes(Struct):
     """The aggregate ``cpu`` line of /proc/stat: time summed over all CPUs since boot,
     in USER_HZ ticks (1/100 s on every mainstream Linux build)."""
 
@@ -51,7 +52,8 @@ class CpuTimes(Record):
                 + self.irq + self.softirq + self.steal)
 
 
-class MemInfo(Record):
+@struct
+class MemInfo(Struct):
     """Gauges from /proc/meminfo, converted from kB to bytes."""
 
     total: int = 0
@@ -75,7 +77,8 @@ class MemInfo(Record):
     """Bytes waiting to be written back to disk (Dirty)."""
 
 
-class VmStat(Record):
+@struct
+class VmStat(Struct):
     """Cumulative paging counters from /proc/vmstat (since boot). None when the kernel
     does not print the line (e.g. oom_kill before 4.13)."""
 
@@ -91,7 +94,8 @@ class VmStat(Record):
     """Processes killed by the OOM killer (kernel 4.13+)."""
 
 
-class DiskCounters(Record):
+@struct
+class DiskCounters(Struct):
     """One whole block device from /proc/diskstats (counters since boot or attach)."""
 
     reads: int = 0
@@ -117,7 +121,8 @@ class DiskCounters(Record):
     disk totals so the same I/O is not counted twice."""
 
 
-class NicCounters(Record):
+@struct
+class NicCounters(Struct):
     """One network interface from /proc/net/dev (counters since the interface appeared)."""
 
     rx_bytes: int = 0
@@ -141,7 +146,8 @@ class NicCounters(Record):
     know it (virtual interfaces, lo, -1, EINVAL, link down). Re-read about once a minute."""
 
 
-class PsiLine(Record):
+@struct
+class PsiLine(Struct):
     """One line ("some" or "full") of a /proc/pressure file."""
 
     avg10: float = 0.0
@@ -154,7 +160,8 @@ class PsiLine(Record):
     """Microseconds stalled since boot (cumulative; take its rate)."""
 
 
-class Psi(Record):
+@struct
+class Psi(Struct):
     """Pressure stall information for one resource (kernel 4.20+ with PSI on)."""
 
     some: PsiLine = Field(default_factory=PsiLine)
@@ -164,6 +171,7 @@ class Psi(Record):
     e.g. /proc/pressure/cpu before 5.13)."""
 
 
+@struct
 class HostSample(SampleBase):
     """One reading of one Linux host's /proc and /sys."""
 
@@ -220,7 +228,8 @@ class HostSample(SampleBase):
 # --- rates -------------------------------------------------------------------------
 
 
-class DiskRates(Record):
+@struct
+class DiskRates(Struct):
     """One disk (or the total over non-stacked disks) between two samples."""
 
     read_bytes_per_s: float | None = None
@@ -243,7 +252,8 @@ class DiskRates(Record):
     """Requests in flight at the current sample (a gauge)."""
 
 
-class NicRates(Record):
+@struct
+class NicRates(Struct):
     """One interface (or the total over all but lo) between two samples."""
 
     recv_bytes_per_s: float | None = None
@@ -265,7 +275,8 @@ class NicRates(Record):
     max(recv, send) x 8 / (speed x 10^6) x 100. None without a known speed."""
 
 
-class HostRates(Record):
+@struct
+class HostRates(Struct):
     """What changed on a host between two HostSamples, per second of real elapsed time,
     plus the current sample's gauges.
 
@@ -417,8 +428,7 @@ def _gauges(cur: HostSample, devices: bool = True) -> dict[str, Any]:
 
 
 def _cpu_pcts(prev: CpuTimes, cur: CpuTimes) -> dict[str, float | None]:
-    pd = prev.__dict__
-    deltas = {f: v - pd[f] for f, v in cur.__dict__.items()}  # every CpuTimes field
+    deltas = {f: getattr(cur, f) - getattr(prev, f) for f in CpuTimes._field_names}
     total = sum(max(0, d) for d in deltas.values())  # a counter that went down counts 0
     out: dict[str, float | None] = {}
     for name, fields in _CPU_GROUPS.items():
@@ -444,16 +454,15 @@ Deltas = dict[str, int | None]
 over several devices (None if any is None)."""
 
 
-def _deltas(prev: Record, cur: Record, groups: tuple[tuple[str, tuple[str, ...]], ...]
+def _deltas(prev: Struct, cur: Struct, groups: tuple[tuple[str, tuple[str, ...]], ...]
             ) -> Deltas:
     """One device's increase per group of counters. (Runs for every NIC and disk of
-    every tick of a replay, so: plain loops over the models' field dicts.)"""
-    pd, cd = prev.__dict__, cur.__dict__
+    every tick of a replay, so: plain loops.)"""
     out: Deltas = {}
     for name, fields in groups:
         d = 0
         for f in fields:
-            d += cd[f] - pd[f]
+            d += getattr(cur, f) - getattr(prev, f)
         out[name] = d if d >= 0 else None
     return out
 

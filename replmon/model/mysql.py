@@ -27,7 +27,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from replmon.model.base import Record, SampleBase
+from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_delta, counter_rate, ratio
 
 Flavour = Literal["mariadb", "mysql"]
@@ -92,7 +92,8 @@ VARIABLE_NAMES: tuple[str, ...] = (
 """SHOW GLOBAL VARIABLES kept in ``MysqlSample.variables`` (lower-case names)."""
 
 
-class SemiSync(Record):
+@struct
+class SemiSync(Struct):
     """Semi-synchronous replication state, normalised over MariaDB/MySQL
     ``master``/``slave`` and MySQL 8.0.26+ ``source``/``replica`` names.
     None means the server does not have the plugin/variable (or it was not read)."""
@@ -110,7 +111,8 @@ class SemiSync(Record):
     """Rpl_semi_sync_slave_status / _replica_status: this replica acks now."""
 
 
-class ReplicaChannel(Record):
+@struct
+class ReplicaChannel(Struct):
     """One row of SHOW ALL SLAVES STATUS (MariaDB) / SHOW REPLICA|SLAVE STATUS
     (MySQL), normalised to the MySQL 8.0.22+ names. Log positions are bytes
     within the named binlog file of the source."""
@@ -173,6 +175,7 @@ class ReplicaChannel(Record):
         return max(0, self.read_source_log_pos - self.exec_source_log_pos)
 
 
+@struct
 class MysqlSample(SampleBase):
     """One reading of one MySQL/MariaDB server: a timed COM_PING, SHOW GLOBAL
     STATUS, the replication status and (when due) SHOW GLOBAL VARIABLES."""
@@ -231,7 +234,8 @@ class MysqlSample(SampleBase):
     """What to do about replication_error (the GRANT to run)."""
 
 
-class MysqlRates(Record):
+@struct
+class MysqlRates(Struct):
     """What changed between two MysqlSamples, per second of real elapsed time.
 
     Every rate is None when it cannot be trusted: no previous sample, a failed

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from replmon.model.base import Record, SampleBase
+from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_delta, counter_rate, ratio
 
 RedisRole = Literal["master", "replica"]
@@ -45,7 +45,8 @@ COUNTER_FIELDS: tuple[str, ...] = (
 All count up from server start (or the last CONFIG RESETSTAT)."""
 
 
-class RedisReplica(Record):
+@struct
+class RedisReplica(Struct):
     """One ``slaveN:`` line of a master's INFO Replication section."""
 
     ip: str = ""
@@ -68,6 +69,7 @@ class RedisReplica(Record):
         return f"{host}:{self.port}"
 
 
+@struct
 class RedisSample(SampleBase):
     """One reading of one Redis server (INFO + a timed PING)."""
 
@@ -182,7 +184,8 @@ class RedisSample(SampleBase):
     """Keys with a TTL over all databases (sum of dbN expires=)."""
 
 
-class RedisRates(Record):
+@struct
+class RedisRates(Struct):
     """What changed between two RedisSamples, per second of real elapsed time.
 
     Every rate is None when it cannot be trusted: no previous sample, a failed

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from replmon.model.base import Record, SourceState, SourceStatus
+from replmon.model.base import SourceState, SourceStatus, Struct, struct
 from replmon.model.drbd import DrbdRates, DrbdSample, derive_drbd_rates
 from replmon.model.host import HostRates, HostSample, derive_host_rates
 from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
@@ -24,7 +24,8 @@ Role = Literal["primary", "replica"]
 SOURCE_KINDS = ("host", "drbd", "mysql", "redis")
 
 
-class NodeRates(Record):
+@struct
+class NodeRates(Struct):
     """Per-second rates for one node, from its previous and current samples."""
 
     host: HostRates = Field(default_factory=HostRates)
@@ -33,7 +34,8 @@ class NodeRates(Record):
     redis: RedisRates = Field(default_factory=RedisRates)
 
 
-class NodeTick(Record):
+@struct
+class NodeTick(Struct):
     """One node's share of a tick. Every source is always present: one that is
     switched off for this node has state "absent" and says so."""
 
@@ -56,7 +58,8 @@ class NodeTick(Record):
         }
 
 
-class Tick(Record):
+@struct
+class Tick(Struct):
     """Both nodes' samples for tick number ``seq``."""
 
     seq: int
@@ -153,7 +156,7 @@ class RateTracker:
         last = self._last.get(role)
         if last is None:
             return None
-        return NodeTick(role=role, name=self._names[role], **last)
+        return NodeTick.model_validate({"role": role, "name": self._names[role], **last})
 
     def attach(self, node: NodeTick) -> NodeTick:
         """``node`` with its ``rates`` filled in."""

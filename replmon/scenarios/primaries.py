@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
@@ -83,13 +83,16 @@ def mysql_replica_writable(lab: Any) -> Iterator[None]:
 # --- synthetic: the read_only flip as replmon sees it on a real pair ----------------
 
 
-def _mysql(read_only: str, replica: bool, io: str = "Yes") -> MysqlSample:
+IoState = Literal["Yes", "No", "Connecting"]
+
+
+def _mysql(read_only: str, replica: bool, io: IoState = "Yes") -> MysqlSample:
     chans = [ReplicaChannel(io_running=io, sql_running=io == "Yes")] if replica else []
     return MysqlSample(variables={"read_only": read_only, "server_id": "2" if replica else "1"},
                        replication=chans)
 
 
-def mysql_flip(replica_ro: str = "OFF", io: str = "Yes") -> tuple[list[Tick], int]:
+def mysql_flip(replica_ro: str = "OFF", io: IoState = "Yes") -> tuple[list[Tick], int]:
     """Four ticks with the replica read_only=ON, then ``replica_ro`` (as MysqlSource
     reports it once its variables are re-read)."""
     def pair(ro: str) -> tuple[NodeTick, NodeTick]:
