@@ -34,6 +34,11 @@ class NodeRates(Struct):
     redis: RedisRates = Field(default_factory=RedisRates)
 
 
+NO_RATES = NodeRates()
+"""No rates: a tick's NodeTicks start with it. One frozen instance for all, as
+validating each recorded tick would otherwise build two of these only to replace them."""
+
+
 @struct
 class NodeTick(Struct):
     """One node's share of a tick. Every source is always present: one that is
@@ -46,7 +51,9 @@ class NodeTick(Struct):
     drbd: DrbdSample = Field(default_factory=DrbdSample)
     mysql: MysqlSample = Field(default_factory=MysqlSample)
     redis: RedisSample = Field(default_factory=RedisSample)
-    rates: NodeRates = Field(default_factory=NodeRates)
+    rates: NodeRates = Field(default_factory=lambda: NO_RATES)
+    """This node's rates (none until a RateTracker attaches them: a recorded tick
+    stores its samples, and a reader derives the rates)."""
 
     def statuses(self) -> dict[str, SourceStatus]:
         """Source kind -> its status, for compact displays."""
