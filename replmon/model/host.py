@@ -15,6 +15,7 @@ Units are in every field's docstring.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, Literal
 
 from pydantic import Field
@@ -388,7 +389,6 @@ _VM_RATES: dict[str, str] = {
     "major_faults_per_s": "pgmajfault",
     "faults_per_s": "pgfault",
 }
-_PSI = ("cpu", "memory", "io")
 
 
 def rebooted(prev: HostSample, cur: HostSample) -> bool:
@@ -427,90 +427,94 @@ def _gauges(cur: HostSample, devices: bool = True) -> dict[str, Any]:
     return out
 
 
+# (The helpers below run for every CPU line, disk and NIC of every tick of a re-run:
+# they read a record's counters with one attrgetter call and keep deltas in tuples.)
+_CPU_FIELDS = tuple(CpuTimes.model_fields)
+_cpu_times = attrgetter(*_CPU_FIELDS)
+_CPU_INDEX = tuple((name, tuple(_CPU_FIELDS.index(f) for f in fields))
+                   for name, fields in _CPU_GROUPS.items())
+
+
 def _cpu_pcts(prev: CpuTimes, cur: CpuTimes) -> dict[str, float | None]:
-    deltas = {f: getattr(cur, f) - getattr(prev, f) for f in CpuTimes._field_names}
-    total = sum(max(0, d) for d in deltas.values())  # a counter that went down counts 0
+    deltas = [c - p for c, p in zip(_cpu_times(cur), _cpu_times(prev), strict=True)]
+    total = sum(max(0, d) for d in deltas)  # a counter that went down counts 0
     out: dict[str, float | None] = {}
-    for name, fields in _CPU_GROUPS.items():
-        if total <= 0 or any(deltas[f] < 0 for f in fields):
+    for name, idx in _CPU_INDEX:
+        if total <= 0 or any(deltas[i] < 0 for i in idx):
             out[name] = None
         else:
-            out[name] = 100.0 * sum(deltas[f] for f in fields) / total
+            out[name] = 100.0 * sum(deltas[i] for i in idx) / total
     return out
 
 
-_DISK_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("read_bytes", ("read_bytes",)), ("write_bytes", ("write_bytes",)), ("reads", ("reads",)),
-    ("writes", ("writes",)), ("io_ms", ("io_ms",)), ("weighted_ms", ("weighted_ms",)),
-    ("ms", ("read_ms", "write_ms")), ("ios", ("reads", "writes")),
-)
-_NIC_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("rx_bytes", ("rx_bytes",)), ("tx_bytes", ("tx_bytes",)), ("rx_packets", ("rx_packets",)),
-    ("tx_packets", ("tx_packets",)), ("errors", ("rx_errors", "tx_errors")),
-    ("drops", ("rx_drops", "tx_drops")),
-)
-Deltas = dict[str, int | None]
-"""Counter group -> its increase on one device (None: it went down), or the sum of those
-over several devices (None if any is None)."""
+Deltas = tuple[int | None, ...]
+"""One device's counter increases (None: that one went down), in the order of
+_disk_deltas or _nic_deltas; or the sum of those over several devices (None if any is)."""
+
+_disk_counters = attrgetter("read_bytes", "write_bytes", "reads", "writes", "io_ms",
+                            "weighted_ms", "read_ms", "write_ms")
+_nic_counters = attrgetter("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors",
+                           "tx_errors", "rx_drops", "tx_drops")
 
 
-def _deltas(prev: Struct, cur: Struct, groups: tuple[tuple[str, tuple[str, ...]], ...]
-            ) -> Deltas:
-    """One device's increase per group of counters. (Runs for every NIC and disk of
-    every tick of a replay, so: plain loops.)"""
-    out: Deltas = {}
-    for name, fields in groups:
-        d = 0
-        for f in fields:
-            d += getattr(cur, f) - getattr(prev, f)
-        out[name] = d if d >= 0 else None
-    return out
+def _disk_deltas(prev: DiskCounters, cur: DiskCounters) -> Deltas:
+    """(read_bytes, write_bytes, reads, writes, io_ms, weighted_ms, read_ms + write_ms,
+    reads + writes) increases."""
+    rb, wb, r, w, io, wt, rms, wms = (
+        c - p for c, p in zip(_disk_counters(cur), _disk_counters(prev), strict=True))
+    return tuple(v if v >= 0 else None for v in (rb, wb, r, w, io, wt, rms + wms, r + w))
+
+
+def _nic_deltas(prev: NicCounters, cur: NicCounters) -> Deltas:
+    """(rx_bytes, tx_bytes, rx_packets, tx_packets, rx + tx errors, rx + tx drops)
+    increases."""
+    rb, tb, rp, tp, re, te, rd, td = (
+        c - p for c, p in zip(_nic_counters(cur), _nic_counters(prev), strict=True))
+    return tuple(v if v >= 0 else None for v in (rb, tb, rp, tp, re + te, rd + td))
 
 
 def _total(per_device: Sequence[Deltas]) -> Deltas:
-    out: Deltas = {}
-    for name in per_device[0]:
-        vals = [d[name] for d in per_device]
-        out[name] = None if None in vals else sum(vals)  # type: ignore[arg-type]
-    return out
+    return tuple(None if None in vals else sum(vals)
+                 for vals in zip(*per_device, strict=True))
+
+
+def _per_s(v: int | None, dt: float) -> float | None:
+    return None if v is None else v / dt
 
 
 def _disk_rates(d: Deltas, dt: float, one: DiskCounters | None = None) -> DiskRates:
     """A disk's rates from its deltas; ``one``: the disk itself, for the gauges (% busy,
     in flight) that a sum over disks does not have."""
-    def per_s(name: str) -> float | None:
-        v = d[name]
-        return None if v is None else v / dt
-
-    util = per_s("io_ms") if one is not None else None
-    queue = per_s("weighted_ms")
-    ms, ios = d["ms"], d["ios"]
-    return DiskRates(
-        read_bytes_per_s=per_s("read_bytes"), write_bytes_per_s=per_s("write_bytes"),
-        read_iops=per_s("reads"), write_iops=per_s("writes"),
-        await_ms=ratio(None if ms is None else float(ms), None if ios is None else float(ios)),
-        util_pct=None if util is None else min(100.0, util / 10.0),  # ms/s -> %
-        queue=None if queue is None else queue / 1000.0,
-        in_flight=one.in_flight if one is not None else None,
-    )
+    rb, wb, r, w, io, wt, ms, ios = d
+    util = _per_s(io, dt) if one is not None else None
+    queue = _per_s(wt, dt)
+    return DiskRates.model_validate({  # (a dict validates faster than keywords)
+        "read_bytes_per_s": _per_s(rb, dt), "write_bytes_per_s": _per_s(wb, dt),
+        "read_iops": _per_s(r, dt), "write_iops": _per_s(w, dt),
+        "await_ms": ratio(None if ms is None else float(ms),
+                          None if ios is None else float(ios)),
+        "util_pct": None if util is None else min(100.0, util / 10.0),  # ms/s -> %
+        "queue": None if queue is None else queue / 1000.0,
+        "in_flight": one.in_flight if one is not None else None,
+    })
 
 
 def _nic_rates(d: Deltas, dt: float, speed: int | None = None) -> NicRates:
     """A NIC's rates from its deltas (``speed``: its link speed, for % used)."""
-    def per_s(name: str) -> float | None:
-        v = d[name]
-        return None if v is None else v / dt
-
-    recv, send = per_s("rx_bytes"), per_s("tx_bytes")
+    rb, tb, rp, tp, errors, drops = d
+    recv, send = _per_s(rb, dt), _per_s(tb, dt)
     util = None
     if speed and recv is not None and send is not None:
         util = max(recv, send) * 8 / (speed * 1e6) * 100.0
-    return NicRates(
-        recv_bytes_per_s=recv, send_bytes_per_s=send,
-        recv_packets_per_s=per_s("rx_packets"), send_packets_per_s=per_s("tx_packets"),
-        errors_per_s=per_s("errors"), drops_per_s=per_s("drops"),
-        speed_mbps=speed, util_pct=util,
-    )
+    return NicRates.model_validate({
+        "recv_bytes_per_s": recv, "send_bytes_per_s": send,
+        "recv_packets_per_s": _per_s(rp, dt), "send_packets_per_s": _per_s(tp, dt),
+        "errors_per_s": _per_s(errors, dt), "drops_per_s": _per_s(drops, dt),
+        "speed_mbps": speed, "util_pct": util,
+    })
+
+
+_NO_VM = VmStat()
 
 
 def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
@@ -534,7 +538,7 @@ def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
     values["interrupts_per_s"] = counter_rate(prev.intr, cur.intr, dt)
     values["ctxt_per_s"] = counter_rate(prev.ctxt, cur.ctxt, dt)
 
-    pv, cv = prev.vm or VmStat(), cur.vm or VmStat()
+    pv, cv = prev.vm or _NO_VM, cur.vm or _NO_VM
     for out, name in _VM_RATES.items():
         values[out] = counter_rate(getattr(pv, name), getattr(cv, name), dt)
     for unit in ("in", "out"):
@@ -543,29 +547,44 @@ def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
     oom = counter_delta(pv.oom_kill, cv.oom_kill)
     values["oom_kills"] = None if oom is None else int(oom)
 
-    for res in _PSI:
-        p, c = getattr(prev, f"psi_{res}"), getattr(cur, f"psi_{res}")
+    for res, p, c in (("cpu", prev.psi_cpu, cur.psi_cpu),
+                      ("memory", prev.psi_memory, cur.psi_memory),
+                      ("io", prev.psi_io, cur.psi_io)):
         if p is None or c is None:
             continue
         values[f"psi_{res}_some_us_per_s"] = counter_rate(p.some.total_us, c.some.total_us, dt)
         if p.full is not None and c.full is not None:
             values[f"psi_{res}_full_us_per_s"] = counter_rate(p.full.total_us, c.full.total_us, dt)
 
-    pd, pn = prev.disks, prev.nics
-    disk_d = {n: _deltas(pd[n], d, _DISK_GROUPS) for n, d in cur.disks.items() if n in pd}
-    disks = {n: _disk_rates(disk_d[n], dt, d) if n in disk_d else _gauge_disk(d)
-             for n, d in cur.disks.items()}
+    disks: dict[str, DiskRates] = {}
+    counted: list[Deltas] = []  # of the non-stacked disks in both samples
+    for name, disk in cur.disks.items():
+        old = prev.disks.get(name)
+        if old is None:
+            disks[name] = _gauge_disk(disk)
+            continue
+        deltas = _disk_deltas(old, disk)
+        disks[name] = _disk_rates(deltas, dt, disk)
+        if not disk.stacked:
+            counted.append(deltas)
     values["disks"] = disks
     utils = [r.util_pct for r in disks.values() if r.util_pct is not None]
     values["disk_max_util_pct"] = max(utils) if utils else None
-    counted = [disk_d[n] for n, d in cur.disks.items() if n in disk_d and not d.stacked]
     if counted:
         values["disk_total"] = _disk_rates(_total(counted), dt)
 
-    nic_d = {n: _deltas(pn[n], c, _NIC_GROUPS) for n, c in cur.nics.items() if n in pn}
-    values["nics"] = {n: _nic_rates(nic_d[n], dt, c.speed_mbps) if n in nic_d else _gauge_nic(c)
-                      for n, c in cur.nics.items()}
-    counted = [d for n, d in nic_d.items() if n != "lo"]
+    nics: dict[str, NicRates] = {}
+    counted = []  # of the NICs in both samples but lo
+    for name, nic in cur.nics.items():
+        old_nic = prev.nics.get(name)
+        if old_nic is None:
+            nics[name] = _gauge_nic(nic)
+            continue
+        deltas = _nic_deltas(old_nic, nic)
+        nics[name] = _nic_rates(deltas, dt, nic.speed_mbps)
+        if name != "lo":
+            counted.append(deltas)
+    values["nics"] = nics
     if counted:
         values["net_total"] = _nic_rates(_total(counted), dt)
     return HostRates.model_validate(values)
