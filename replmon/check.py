@@ -27,7 +27,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -201,6 +201,11 @@ def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks:
     now = values[-1] if values else None
     if now is None:
         return None
+    earlier = values[:-1]
+    if earlier and None not in earlier:
+        top = max(cast("Sequence[float]", earlier))
+        if top >= min_rate and now >= ratio * top:
+            return None  # top is the largest baseline value: no fall (most ticks, no filtering)
     base = [v for v in values[:-1] if v is not None and v >= min_rate]
     if not base or len(base) < min_ticks or now >= ratio * max(base):
         return None  # the median is at most the max: no fall (and no sort, most ticks)
