@@ -42,9 +42,10 @@ What to do: the title says which; the next step names the command (``drbdadm sta
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
-from replmon.model.drbd import DrbdConnection, DrbdResource
+from replmon.model.drbd import DrbdConnection, DrbdDeviceRates, DrbdPeerDeviceRates, DrbdResource
 from replmon.model.tick import NodeTick, Role
 
 SYNC = {"StartingSyncS", "StartingSyncT", "WFBitMapS", "WFBitMapT", "WFSyncUUID", "SyncSource",
@@ -89,19 +90,33 @@ def _dur(s: float | None) -> str:
 def _res(node: NodeTick, name: str) -> DrbdResource | None:
     if not source_ok(node, "drbd"):
         return None
-    return next((r for r in node.drbd.resources if r.name == name), None)
+    for r in node.drbd.resources:
+        if r.name == name:
+            return r
+    return None
 
 
 def _conn(r: DrbdResource | None, peer: str) -> DrbdConnection | None:
-    return None if r is None else next((c for c in r.connections if c.peer == peer), None)
+    if r is not None:
+        for c in r.connections:
+            if c.peer == peer:
+                return c
+    return None
+
+
+@lru_cache(maxsize=64)
+def _same(links: frozenset[str]) -> frozenset[str]:
+    """One object for equal sets (the first one seen): ticks with the same links down then
+    hold the same object, which list.count in _down_s compares by identity alone."""
+    return links
 
 
 def _down_links(node: NodeTick) -> frozenset[str] | None:
     """"resource/peer" of each connection the node lists as not Connected."""
     if not source_ok(node, "drbd"):
         return None
-    return frozenset(f"{r.name}/{c.peer}" for r in node.drbd.resources for c in r.connections
-                     if c.connection_state != "Connected")
+    return _same(frozenset(f"{r.name}/{c.peer}" for r in node.drbd.resources
+                           for c in r.connections if c.connection_state != "Connected"))
 
 
 def _down_s(w: Window, role: Role, res: str, peer: str) -> float:
@@ -257,6 +272,24 @@ def _unfit(role: Role, key: str, where: str, disk: str | None) -> Observation:
                   "connect it; do not fail over to it meanwhile")
 
 
+def _idle(devices: dict[str, DrbdDeviceRates], peer_devices: dict[str, DrbdPeerDeviceRates],
+          prefix: str) -> bool:
+    """True when the rates under ``prefix`` ("<resource>/") are all known and none is above 0
+    KiB/s written (devices) or sent (peer devices), and there is at least one."""
+    seen = False
+    for k, d in devices.items():
+        if k.startswith(prefix):
+            if d.written_kib_s is None or d.written_kib_s > 0:
+                return False  # most ticks: the first device wrote something
+            seen = True
+    for k, p in peer_devices.items():
+        if k.startswith(prefix):
+            if p.sent_kib_s is None or p.sent_kib_s > 0:
+                return False
+            seen = True
+    return seen
+
+
 def _stalled(node: NodeTick) -> dict[str, int]:
     """Resource name -> requests pending (ap+lo+pe) for each resource of the node that moved
     nothing in this tick: its written and sent KiB/s all known and none above 0 (first
@@ -271,10 +304,7 @@ def _stalled(node: NodeTick) -> dict[str, int]:
         if rr.name in done:
             continue
         done.add(rr.name)
-        prefix = f"{rr.name}/"
-        moved = [dr[k].written_kib_s for k in dr if k.startswith(prefix)]
-        moved += [pr[k].sent_kib_s for k in pr if k.startswith(prefix)]
-        if not moved or any(m is None or m > 0 for m in moved):
+        if not _idle(dr, pr, f"{rr.name}/"):
             continue
         out[rr.name] = (sum(d.upper_pending or 0 for d in rr.devices)
                         + sum(d.lower_pending or 0 for d in rr.devices)
@@ -318,7 +348,8 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
 
 def _resource(w: Window, role: Role, r: DrbdResource, t: Limits) -> Iterator[Observation]:
     other: Role = "replica" if role == "primary" else "primary"
-    replica_seen = _res(w.node(other), r.name) is not None
+    # _peer_devices asks only about a Primary's replica
+    replica_seen = r.role == "Primary" and _res(w.node(other), r.name) is not None
     io = _io(w, role, r, t)
     if io is not None:
         yield io
