@@ -37,7 +37,10 @@ await is the better judge there, which is why util alone never fires.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import lru_cache
 from statistics import fmean, pstdev
+from typing import cast
 
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
 from replmon.model.host import DiskRates
@@ -85,27 +88,35 @@ def _disks(node: NodeTick) -> list[str]:
     return sorted(real or raw)
 
 
-_UNKNOWN: tuple[None, None] = (None, None)
+@lru_cache(maxsize=256)
+def _iops_of(disk: str) -> Callable[[NodeTick], float | None]:
+    """The getter of one disk's IOPS per tick. Made once per disk name, so Window.series
+    sees the same getter every tick and caches the column: _erratic then reads one float
+    per tick of the window, where a per-tick dict of all disks cost a lookup each."""
+    def iops(node: NodeTick) -> float | None:
+        return _iops(node.rates.host.disks.get(disk))
+    return iops
 
 
-def _disk_load(node: NodeTick) -> dict[str, tuple[float | None, float | None]]:
-    """Disk name -> (IOPS, % busy) of one tick (a module-level getter: Window.series
-    caches it from tick to tick)."""
-    return {name: (_iops(d), d.util_pct) for name, d in node.rates.host.disks.items()}
+@lru_cache(maxsize=256)
+def _util_of(disk: str) -> Callable[[NodeTick], float | None]:
+    """The getter of one disk's % busy per tick (cached like _iops_of)."""
+    def util(node: NodeTick) -> float | None:
+        d = node.rates.host.disks.get(disk)
+        return None if d is None else d.util_pct
+    return util
 
 
 def _erratic(w: Window, role: Role, disk: str, t: Limits) -> tuple[float, int, float] | None:
     """(cv, swings, mean IOPS) when the disk's IOPS are erratic."""
-    load = w.series(role, _disk_load, t.cv_ticks)
-    xs = [per.get(disk, _UNKNOWN)[0] for per in load]
-    if len(xs) < t.cv_ticks or any(x is None for x in xs):
+    xs = w.series(role, _iops_of(disk), t.cv_ticks)
+    if len(xs) < t.cv_ticks or None in xs:
         return None
-    vals = [x for x in xs if x is not None]
+    vals = cast("list[float]", xs)  # no None in it
     mean = fmean(vals)
     if mean < t.cv_min_iops:
         return None
-    utils = [per.get(disk, _UNKNOWN)[1] for per in load]
-    known = [u for u in utils if u is not None]
+    known = [u for u in w.series(role, _util_of(disk), t.cv_ticks) if u is not None]
     if not known or fmean(known) < t.cv_min_util_pct:
         return None
     cv = pstdev(vals) / mean

@@ -42,9 +42,10 @@ What to do: the title says which; the next step names the command (``drbdadm sta
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
-from replmon.model.drbd import DrbdConnection, DrbdResource
+from replmon.model.drbd import DrbdConnection, DrbdDeviceRates, DrbdPeerDeviceRates, DrbdResource
 from replmon.model.tick import NodeTick, Role
 
 SYNC = {"StartingSyncS", "StartingSyncT", "WFBitMapS", "WFBitMapT", "WFSyncUUID", "SyncSource",
@@ -89,19 +90,33 @@ def _dur(s: float | None) -> str:
 def _res(node: NodeTick, name: str) -> DrbdResource | None:
     if not source_ok(node, "drbd"):
         return None
-    return next((r for r in node.drbd.resources if r.name == name), None)
+    for r in node.drbd.resources:
+        if r.name == name:
+            return r
+    return None
 
 
 def _conn(r: DrbdResource | None, peer: str) -> DrbdConnection | None:
-    return None if r is None else next((c for c in r.connections if c.peer == peer), None)
+    if r is not None:
+        for c in r.connections:
+            if c.peer == peer:
+                return c
+    return None
+
+
+@lru_cache(maxsize=64)
+def _same(links: frozenset[str]) -> frozenset[str]:
+    """One object for equal sets (the first one seen): ticks with the same links down then
+    hold the same object, which list.count in _down_s compares by identity alone."""
+    return links
 
 
 def _down_links(node: NodeTick) -> frozenset[str] | None:
     """"resource/peer" of each connection the node lists as not Connected."""
     if not source_ok(node, "drbd"):
         return None
-    return frozenset(f"{r.name}/{c.peer}" for r in node.drbd.resources for c in r.connections
-                     if c.connection_state != "Connected")
+    return _same(frozenset(f"{r.name}/{c.peer}" for r in node.drbd.resources
+                           for c in r.connections if c.connection_state != "Connected"))
 
 
 def _down_s(w: Window, role: Role, res: str, peer: str) -> float:
@@ -109,9 +124,13 @@ def _down_s(w: Window, role: Role, res: str, peer: str) -> float:
     at most the window's span: the finding's since-time tells the whole outage)."""
     down = w.series(role, _down_links)
     key = f"{res}/{peer}"  # a str: its hash is cached, unlike a tuple's
-    i = len(down)
-    while i > 1 and (d := down[i - 2]) is not None and key in d:
-        i -= 1
+    last = down[-1]
+    if last is not None and key in last and down.count(last) == len(down):
+        i = 1  # the same links down all window long (a long outage): no need to walk back
+    else:
+        i = len(down)
+        while i > 1 and (d := down[i - 2]) is not None and key in d:
+            i -= 1
     return w.last.wall - w.ticks[i - 1].wall
 
 
@@ -253,6 +272,46 @@ def _unfit(role: Role, key: str, where: str, disk: str | None) -> Observation:
                   "connect it; do not fail over to it meanwhile")
 
 
+def _idle(devices: dict[str, DrbdDeviceRates], peer_devices: dict[str, DrbdPeerDeviceRates],
+          prefix: str) -> bool:
+    """True when the rates under ``prefix`` ("<resource>/") are all known and none is above 0
+    KiB/s written (devices) or sent (peer devices), and there is at least one."""
+    seen = False
+    for k, d in devices.items():
+        if k.startswith(prefix):
+            if d.written_kib_s is None or d.written_kib_s > 0:
+                return False  # most ticks: the first device wrote something
+            seen = True
+    for k, p in peer_devices.items():
+        if k.startswith(prefix):
+            if p.sent_kib_s is None or p.sent_kib_s > 0:
+                return False
+            seen = True
+    return seen
+
+
+def _stalled(node: NodeTick) -> dict[str, int]:
+    """Resource name -> requests pending (ap+lo+pe) for each resource of the node that moved
+    nothing in this tick: its written and sent KiB/s all known and none above 0 (first
+    resource of a name, as _res). A module-level getter: Window.series computes it once per
+    tick, so _io looks at io_stall_ticks ticks without walking them again."""
+    out: dict[str, int] = {}
+    if not source_ok(node, "drbd"):
+        return out
+    dr, pr = node.rates.drbd.devices, node.rates.drbd.peer_devices
+    done: set[str] = set()
+    for rr in node.drbd.resources:
+        if rr.name in done:
+            continue
+        done.add(rr.name)
+        if not _idle(dr, pr, f"{rr.name}/"):
+            continue
+        out[rr.name] = (sum(d.upper_pending or 0 for d in rr.devices)
+                        + sum(d.lower_pending or 0 for d in rr.devices)
+                        + sum(p.pending or 0 for c in rr.connections for p in c.peer_devices))
+    return out
+
+
 def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None:
     reasons = list(r.suspend_reasons)
     if any(d.quorum is False for d in r.devices):
@@ -265,30 +324,22 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
             cause="DRBD froze I/O (fencing in progress, on-no-data-accessible suspend-io, "
                   "quorum lost, or drbdadm suspend-io): the database hangs in D state",
             next_step="drbdadm status, dmesg; fix the peer/fencing, then drbdadm resume-io <res>")
-    ticks = w.tail(t.io_stall_ticks)
-    if len(ticks) < t.io_stall_ticks:
+    stalled = w.series(role, _stalled, t.io_stall_ticks)
+    if len(stalled) < t.io_stall_ticks:
         return None
     pend: list[int] = []
-    for tk in ticks:
-        n: NodeTick = getattr(tk, role)
-        rr = _res(n, r.name)
-        if rr is None:
+    for by_name in stalled:
+        p = by_name.get(r.name)
+        if p is None:  # moved something, or the resource was missing, in one of the ticks
             return None
-        pend.append(sum(d.upper_pending or 0 for d in rr.devices)
-                    + sum(d.lower_pending or 0 for d in rr.devices)
-                    + sum(p.pending or 0 for c in rr.connections for p in c.peer_devices))
-        dr, pr = n.rates.drbd.devices, n.rates.drbd.peer_devices
-        moved = [dr[k].written_kib_s for k in dr if k.startswith(f"{r.name}/")]
-        moved += [pr[k].sent_kib_s for k in pr if k.startswith(f"{r.name}/")]
-        if not moved or any(m is None or m > 0 for m in moved):
-            return None
+        pend.append(p)
     if min(pend) == 0:
         return None
     return Observation(
         key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
-        numbers=numbers(pending=pend[-1], ticks=len(ticks)),
+        numbers=numbers(pending=pend[-1], ticks=len(stalled)),
         title=f"{_lbl(r.name)}: I/O stalled, {pend[-1]} requests pending (ap+lo+pe) for "
-              f"{len(ticks)} ticks, 0 KiB/s written or sent",
+              f"{len(stalled)} ticks, 0 KiB/s written or sent",
         cause="requests are stuck in DRBD: the peer does not acknowledge (network or peer disk "
               "hung) or the local backing disk does not complete them",
         next_step="dmesg on both nodes (ko-count / timeout messages), iostat on the backing "
@@ -297,7 +348,8 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
 
 def _resource(w: Window, role: Role, r: DrbdResource, t: Limits) -> Iterator[Observation]:
     other: Role = "replica" if role == "primary" else "primary"
-    replica_seen = _res(w.node(other), r.name) is not None
+    # _peer_devices asks only about a Primary's replica
+    replica_seen = r.role == "Primary" and _res(w.node(other), r.name) is not None
     io = _io(w, role, r, t)
     if io is not None:
         yield io
@@ -338,6 +390,8 @@ def _resource(w: Window, role: Role, r: DrbdResource, t: Limits) -> Iterator[Obs
 def _pair(w: Window, name: str, t: Limits) -> Observation | None:
     seen = {role: r for role in ROLES if (r := _res(w.node(role), name)) is not None}
     prim = [role for role, r in seen.items() if r.role == "Primary"]
+    if len(prim) == 1 and all(c.peer_role != "Primary" for c in seen[prim[0]].connections):
+        return None  # the usual case, one Primary that sees no other: neither finding below
     views = [(role, c) for role, r in seen.items() for c in r.connections]
     peer_prim = [role for role, c in views if seen[role].role == "Primary"
                  and c.peer_role == "Primary"]

@@ -36,6 +36,7 @@ the median of the earlier ticks of the window and ``rise_min_ms`` (2 ms) above i
 
 from __future__ import annotations
 
+from math import isfinite
 from statistics import median
 
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
@@ -88,6 +89,12 @@ def node_rtt(node: NodeTick) -> tuple[float, dict[str, float]] | None:
     return (min(got.values()), got) if got else None
 
 
+def lowest_rtt(node: NodeTick) -> float | None:
+    """The node's round trip alone (node_rtt's first half): the column _judge looks at."""
+    got = node_rtt(node)
+    return None if got is None else got[0]
+
+
 def _bound(rtt: float, modes: list[str]) -> str:
     text = (f"each statement or command waits one round trip: at most ~{fmt(1000 / rtt)}/s "
             f"per connection without pipelining")
@@ -102,39 +109,54 @@ def _bound(rtt: float, modes: list[str]) -> str:
     return text + "."
 
 
-def _judge(series: list[float | None], t: Limits, modes: list[str]
-           ) -> tuple[Severity, bool, float, float | None] | None:
-    """(severity, rising?, recent median, earlier median) for a round-trip series whose
-    last value is high (>= warning_ms) or rising; None when neither or no last value."""
+def _judge(series: list[float | None], t: Limits
+           ) -> tuple[Severity | None, float, float | None] | None:
+    """(severity, recent median, earlier median) for a round-trip series whose last value
+    is high (>= warning_ms) or rising (severity None: the caller knows whether replication
+    is synchronous); None when neither or no last value."""
     now = series[-1]
     if now is None:
         return None
     earlier = [x for x in series[:-t.recent_ticks] if x is not None]
     recent = [x for x in series[-t.recent_ticks:] if x is not None]
-    base = median(earlier) if len(earlier) >= t.min_baseline_ticks else None
     cur = median(recent)
+    if now < t.warning_ms and earlier and isfinite(sum(earlier)):
+        # Not high. The median of `earlier` is at least its minimum, so when even the
+        # minimum is too close below `cur` it cannot be rising: no sort of the window.
+        low = min(earlier)
+        if cur - low < t.rise_min_ms or (t.rise_factor >= 0
+                                         and cur < t.rise_factor * max(low, 0.01)):
+            return None
+    base = median(earlier) if len(earlier) >= t.min_baseline_ticks else None
     if now >= t.warning_ms:
-        return (Severity.CRITICAL if now >= t.critical_ms else Severity.WARNING,
-                False, cur, base)
+        return (Severity.CRITICAL if now >= t.critical_ms else Severity.WARNING), cur, base
     if (base is not None and cur >= t.rise_factor * max(base, 0.01)
             and cur - base >= t.rise_min_ms):
-        return (Severity.WARNING if modes else Severity.INFO, True, cur, base)
+        return None, cur, base
     return None
+
+
+def _severity(judged: Severity | None, modes: list[str]) -> Severity:
+    """A high round trip's own severity; a rising one warns with synchronous replication."""
+    if judged is not None:
+        return judged
+    return Severity.WARNING if modes else Severity.INFO
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
-    modes = sync_modes(w)
+    modes: list[str] | None = None  # sync_modes, looked at only when something is judged
     for role in ("primary", "replica"):
-        series = w.series(role, node_rtt)
-        last = series[-1]
-        if last is None:
-            continue
-        now, parts = last
-        judged = _judge([x[0] if x is not None else None for x in series], t, modes)
+        judged = _judge(w.series(role, lowest_rtt), t)
         if judged is None:
             continue
-        sev, rising, cur, base = judged
+        last = node_rtt(w.node(role))
+        assert last is not None  # _judge saw its lowest reading
+        now, parts = last
+        if modes is None:
+            modes = sync_modes(w)
+        sev, cur, base = _severity(judged[0], modes), judged[1], judged[2]
+        rising = judged[0] is None
         was = f", was {base:.1f} ms" if base is not None else ""
         each = ", ".join(f"{k} {v:.1f}" for k, v in parts.items())
         name = w.node(role).name
@@ -167,14 +189,17 @@ def link_rtt(node: NodeTick) -> float | None:
     return node.host.peer_rtt_ms if source_ok(node, "host") else None
 
 
-def _link(w: Window, t: Limits, modes: list[str]) -> Observation | None:
+def _link(w: Window, t: Limits, modes: list[str] | None) -> Observation | None:
     """The replication link itself, timed from the primary (node "pair", key "link")."""
     series = w.series("primary", link_rtt)
     now = series[-1]
-    judged = _judge(series, t, modes)
+    judged = _judge(series, t)
     if now is None or judged is None:
         return None
-    sev, rising, cur, base = judged
+    if modes is None:
+        modes = sync_modes(w)
+    sev, cur, base = _severity(judged[0], modes), judged[1], judged[2]
+    rising = judged[0] is None
     p, r = w.node("primary"), w.node("replica")
     what = f"Primary {p.name} -> replica {r.name} round trip"
     if rising:

@@ -71,14 +71,18 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         node = w.node(role)
         if not source_ok(node, "host"):
             continue
-        drbd_kib, drbd_keys, sync = _drbd(node)
-        for nic, r in sorted(node.rates.host.nics.items()):
+        full: list[tuple[str, int, float, float]] = []  # (nic, speed, send, pct) to report
+        for nic, r in node.rates.host.nics.items():
             speed, send = r.speed_mbps, r.send_bytes_per_s
             if nic == "lo" or speed is None or speed < t.min_speed_mbps or send is None:
                 continue
             pct = send * 8 / (speed * 1e6) * 100.0
-            if pct < t.warning_pct:
-                continue
+            if pct >= t.warning_pct:
+                full.append((nic, speed, send, pct))
+        if not full:
+            continue  # the usual tick: no need for the DRBD rates
+        drbd_kib, drbd_keys, sync = _drbd(node)
+        for nic, speed, send, pct in sorted(full):
             drbd_bytes = drbd_kib * 1024
             if drbd_bytes >= 0.5 * send:
                 cause = (f"DRBD replication sends {_mb(drbd_bytes)} of it "

@@ -267,8 +267,14 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     for role in ("primary", "replica"):
         node = w.node(role)
-        fell = collapse(w, role, t)
-        for o in (paging(node, t, fell), redis_memory(node, t, fell), evictions(node, t)):
+        page, mem = paging(node, t, None), redis_memory(node, t, None)
+        if page is not None or mem is not None:
+            # a collapse changes what they say and how bad, never whether they are there:
+            # look back at the throughput only for a node with a memory problem
+            fell = collapse(w, role, t)
+            if fell is not None:
+                page, mem = paging(node, t, fell), redis_memory(node, t, fell)
+        for o in (page, mem, evictions(node, t)):
             if o is not None:
                 out.append(o)
     return out

@@ -47,6 +47,10 @@ replica's disk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
+from typing import cast
+
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
 from replmon.model.base import SourceState
 from replmon.model.findings import Number
@@ -88,14 +92,20 @@ def effective_lag(ch: ReplicaChannel) -> int | None:
     return max(0, ch.seconds_behind - (ch.sql_delay or 0))
 
 
-def _lags(node: NodeTick) -> dict[str, int | None] | None:
-    """Channel name -> effective lag (None: unknown or a thread down); None without MySQL."""
-    if not source_ok(node, "mysql"):
+@lru_cache(maxsize=256)
+def _lag_of(name: str) -> Callable[[NodeTick], int | None]:
+    """The getter of one channel's effective lag per tick (None: unknown, a thread down, no
+    such channel or no MySQL; the first channel of that name counts). Made once per name,
+    so Window.series caches its column like a module-level getter's: lag_trend then reads
+    one int per tick of the window."""
+    def lag(node: NodeTick) -> int | None:
+        if not source_ok(node, "mysql"):
+            return None
+        for ch in node.mysql.replication:
+            if ch.name == name:
+                return effective_lag(ch)
         return None
-    out: dict[str, int | None] = {}
-    for ch in node.mysql.replication:
-        out.setdefault(ch.name, effective_lag(ch))
-    return out
+    return lag
 
 
 def _io_states(node: NodeTick) -> dict[str, str | None] | None:
@@ -113,14 +123,11 @@ def lag_trend(w: Window, role: Role, name: str, t: Limits, *, min_rise: float | 
     """(slope s/min, rise s, span s, steady) over the trailing run of lag readings within
     growth_window_s; None when that run spans less than growth_min_span_s, or rose less
     than ``min_rise`` s (when only growth matters, the fit is not worth computing)."""
-    lags = w.series(role, _lags)
-    run: list[int] = []  # the trailing run of readings, newest first
-    for k in range(len(lags) - 1, w.start_within(t.growth_window_s) - 1, -1):
-        by_name = lags[k]
-        lag = by_name.get(name) if by_name is not None else None
-        if lag is None:
-            break
-        run.append(lag)
+    lags = w.series(role, _lag_of(name))
+    recent = lags[w.start_within(t.growth_window_s):]
+    if None in recent:  # the run starts after the last tick without a reading
+        recent = recent[len(recent) - recent[::-1].index(None):]
+    run = cast("list[int]", recent[::-1])  # the trailing run of readings, newest first
     ticks, first = w.ticks, len(lags) - len(run)
     if len(run) < 3 or ticks[-1].wall - ticks[first].wall < t.growth_min_span_s:
         return None
@@ -148,11 +155,16 @@ def _connecting_for(w: Window, role: Role, name: str) -> float:
     return w.last.wall - (w.ticks[i].wall if i < len(states) else w.last.wall)
 
 
-def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Observation | None:
-    src = f"{ch.source_host}:{ch.source_port if ch.source_port is not None else '?'}"
-    nums = numbers(io_running=ch.io_running, sql_running=ch.sql_running,
+def _channel_numbers(ch: ReplicaChannel, src: str) -> dict[str, Number]:
+    """The numbers every finding on a channel starts with."""
+    return numbers(io_running=ch.io_running, sql_running=ch.sql_running,
                    seconds_behind_s=ch.seconds_behind, sql_delay_s=ch.sql_delay, source=src,
                    last_io_errno=ch.last_io_errno, last_sql_errno=ch.last_sql_errno)
+
+
+def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Observation | None:
+    src = f"{ch.source_host}:{ch.source_port if ch.source_port is not None else '?'}"
+    connecting_s: float | None = None
     parts: list[Part] = []
     io_err = f", last_io_errno {ch.last_io_errno}: {ch.last_io_error}" if ch.last_io_errno else ""
     if ch.io_running == "No":
@@ -162,7 +174,7 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
                       "Read Last_IO_Error in SHOW SLAVE STATUS\\G, fix it, then START SLAVE."))
     elif ch.io_running == "Connecting":
         secs = _connecting_for(w, role, ch.name)
-        nums["connecting_s"] = round(secs, 1)
+        connecting_s = round(secs, 1)
         sev = Severity.CRITICAL if secs >= t.connecting_critical_s else Severity.WARNING
         parts.append((sev, f"IO thread Connecting to {src} for {fmt(secs)} s{io_err}",
                       "the receiver cannot connect to the source: the source is down or "
@@ -180,19 +192,21 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
                       "Fix the error (a duplicate key usually means writes on the replica), "
                       "then START SLAVE SQL_THREAD; watch the lag come down."))
     if parts:
+        nums = _channel_numbers(ch, src)
+        if connecting_s is not None:
+            nums["connecting_s"] = connecting_s
         return _merge(role, ch, parts, nums)
     lag = effective_lag(ch)
     if lag is None:
         return _merge(role, ch, [(
             Severity.WARNING, "lag unknown (Seconds_Behind_Master NULL) with both threads running",
             "the receiver has not connected to the source yet or has received nothing.",
-            "Check SHOW SLAVE STATUS\\G for Slave_IO_State and Last_IO_Error.")], nums)
-    nums["lag_s"] = lag
+            "Check SHOW SLAVE STATUS\\G for Slave_IO_State and Last_IO_Error.")],
+            _channel_numbers(ch, src))
     # below the warning level only growth can raise a finding: skip the fit without it
     trend = lag_trend(w, role, ch.name, t,
                       min_rise=None if lag >= t.lag_warning_s else t.growth_min_rise_s)
     slope = trend[0] if trend else None
-    nums["lag_trend_s_per_min"] = None if slope is None else round(slope, 1)
     growing = (trend is not None and trend[3] and trend[1] >= t.growth_min_rise_s
                and trend[0] > 0)
     if lag >= t.lag_critical_s:
@@ -201,6 +215,9 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
         sev = Severity.WARNING
     else:
         return None
+    nums = _channel_numbers(ch, src)  # built only now: most ticks return above
+    nums["lag_s"] = lag
+    nums["lag_trend_s_per_min"] = None if slope is None else round(slope, 1)
     limit = t.lag_critical_s if sev is Severity.CRITICAL else t.lag_warning_s
     title = f"replication lag {fmt(lag)} s"
     if lag >= t.lag_warning_s:

@@ -53,7 +53,7 @@ from __future__ import annotations
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
 from replmon.model.base import SourceState
 from replmon.model.redis import RedisReplica, RedisSample
-from replmon.model.tick import NodeTick
+from replmon.model.tick import NodeTick, Tick
 
 MIB = 1024 * 1024
 SYNCING = ("wait_bgsave", "send_bulk")
@@ -170,19 +170,28 @@ def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
                   "and run_id/master_replid on both.")
 
 
+def _lag_at(tk: Tick) -> int | None:
+    """The replica's offset lag in one tick, as the master lists it (None: unknown)."""
+    p, r = tk.primary, tk.replica
+    if not source_ok(p, "redis"):
+        return None
+    e = our_entry(p.redis, r.redis if source_ok(r, "redis") else None)
+    return p.rates.redis.replica_lag_bytes.get(e.addr) if e is not None else None
+
+
 def lag(w: Window, t: Limits) -> Observation | None:
+    if t.lag_ticks >= 1:
+        last = _lag_at(w.last)
+        if last is None or last < t.lag_warning_bytes:
+            return None  # the last tick alone settles it (the usual case): no walk back
     series: list[int] = []
     backlog: int | None = None
     for tk in w.tail(t.lag_ticks):
-        p, r = tk.primary, tk.replica
-        if not source_ok(p, "redis"):
-            return None
-        e = our_entry(p.redis, r.redis if source_ok(r, "redis") else None)
-        v = p.rates.redis.replica_lag_bytes.get(e.addr) if e is not None else None
+        v = _lag_at(tk)
         if v is None:
             return None
         series.append(v)
-        backlog = p.redis.repl_backlog_size
+        backlog = tk.primary.redis.repl_backlog_size
     if len(series) < t.lag_ticks or min(series) < t.lag_warning_bytes or series[-1] <= series[0]:
         return None
     now = series[-1]
@@ -221,10 +230,12 @@ def full_resync(w: Window, t: Limits) -> Observation | None:
     if not source_ok(p, "redis"):
         return None
     count, refused = 0, 0
-    for syncs in w.series("primary", _syncs)[w.start_within(t.resync_hold_s):]:
-        if syncs is not None:
-            count += syncs[0]
-            refused += syncs[1]
+    held = w.series("primary", _syncs)[w.start_within(t.resync_hold_s):]
+    if held.count(None) + held.count((0, 0)) != len(held):  # else nothing to add up
+        for syncs in held:
+            if syncs is not None:
+                count += syncs[0]
+                refused += syncs[1]
     pr = p.redis
     now = [e.addr for e in pr.replicas if e.state in SYNCING]
     syncing = bool(now) or (source_ok(r, "redis") and bool(r.redis.sync_in_progress))

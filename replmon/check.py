@@ -24,11 +24,10 @@ finding of its own (check id "engine"), never silently dropped.
 
 from __future__ import annotations
 
-import bisect
 import statistics
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,8 +100,16 @@ class Window:
     def start_within(self, seconds: float) -> int:
         """Index of the oldest tick at most ``seconds`` older than the last
         (``last.wall - tick.wall <= seconds``); ticks' walls only grow."""
-        end = self.ticks[-1].wall
-        return bisect.bisect_left(self.ticks, -seconds, key=lambda t: -(end - t.wall))
+        ticks = self.ticks
+        end = ticks[-1].wall
+        lo, hi = 0, len(ticks)
+        while lo < hi:  # bisect by hand: a key function would cost a call per step
+            mid = (lo + hi) // 2
+            if end - ticks[mid].wall > seconds:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
 
     def node(self, role: Role, back: int = 0) -> NodeTick:
         """``role``'s share of the tick ``back`` ticks before the last."""
@@ -173,6 +180,9 @@ class SeriesCache:
 
     def prune(self) -> None:
         """After a tick: forget the getters not used in it."""
+        if len(self._used) == len(self._cols):  # every column was used (the usual case)
+            self._used.clear()
+            return
         for key in [k for k in self._cols if k not in self._used]:
             del self._cols[key]
         self._used.clear()
@@ -191,6 +201,11 @@ def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks:
     now = values[-1] if values else None
     if now is None:
         return None
+    earlier = values[:-1]
+    if earlier and None not in earlier:
+        top = max(cast("Sequence[float]", earlier))
+        if top >= min_rate and now >= ratio * top:
+            return None  # top is the largest baseline value: no fall (most ticks, no filtering)
     base = [v for v in values[:-1] if v is not None and v >= min_rate]
     if not base or len(base) < min_ticks or now >= ratio * max(base):
         return None  # the median is at most the max: no fall (and no sort, most ticks)
@@ -201,8 +216,11 @@ def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks:
     return before, now, idx
 
 
+_OK = SourceState.OK  # an enum member looked up once: SourceState.OK costs a lookup per call
+
+
 def source_ok(node: NodeTick, kind: str) -> bool:
-    return getattr(node, kind).status.state is SourceState.OK
+    return getattr(node, kind).status.state is _OK
 
 
 def fmt(v: float | None, digits: int = 0) -> str:

@@ -94,7 +94,9 @@ class Engine:
         size = max((c.window for c, _ in self.checks), default=1)
         self.window = max(size, 1)
         """Ticks ``observe`` keeps: the longest check window. Each check sees its own."""
-        self._window: deque[Tick] = deque(maxlen=self.window)
+        self._ticks: list[Tick] = []
+        """The window, oldest first: at least the last ``window`` ticks, at most twice that
+        (trimmed in one go when it doubles, cheaper than a deque copied to a list each tick)."""
         self._limits = {c.id: th for c, th in self.checks}
         self._tracks: dict[tuple[str, str, str], _Track] = {}
         self._cache = SeriesCache()
@@ -112,10 +114,12 @@ class Engine:
         before hysteresis. A pure function of the last ``window`` ticks (the longest
         check window), which is what lets a long re-run split into parts that run in
         parallel and then feed ``apply`` in order."""
-        if self._window and tick.seq <= self._window[-1].seq:
+        ticks = self._ticks
+        if ticks and tick.seq <= ticks[-1].seq:
             self._cache.clear()  # a new feed (seq went back): cached values are not its
-        self._window.append(tick)
-        ticks = list(self._window)
+        ticks.append(tick)
+        if len(ticks) > 2 * self.window:
+            del ticks[:-self.window]
         seen: list[Seen] = []
         for f in self.failures:
             seen.append((ENGINE_ID, Observation(
@@ -123,8 +127,12 @@ class Engine:
                 title=f"check {f.name} did not load: {f.error}",
                 cause="a broken or incompatible check module",
                 next_step="fix or remove the module; the other checks still run")))
+        windows: dict[int, Window] = {}  # one Window per length: checks mostly share a few
         for c, th in self.checks:
-            w = Window(ticks if c.window >= len(ticks) else ticks[-c.window:], self._cache)
+            n = min(c.window if c.window >= 1 else self.window, len(ticks))
+            w = windows.get(n)
+            if w is None:
+                w = windows[n] = Window(ticks[-n:], self._cache)
             try:
                 obs = c.evaluate(w, th)
             except Exception as e:  # a buggy check must not stop the others; shown as a finding
@@ -135,7 +143,8 @@ class Engine:
                     cause="a bug in the check (traceback in the log)",
                     next_step="report it; the other checks still run")))
                 continue
-            seen.extend((c.id, o) for o in obs)
+            if obs:
+                seen.extend([(c.id, o) for o in obs])
         self._cache.prune()
         return seen
 
