@@ -4,10 +4,11 @@ source status that replaces exceptions inside a tick."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import field
 from enum import StrEnum
 from typing import Any, ClassVar, Literal, Self, TypeVar, dataclass_transform
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 from pydantic.fields import FieldInfo
 from pydantic_core import SchemaSerializer, SchemaValidator
@@ -25,7 +26,7 @@ class Record(BaseModel):
 _STRUCT_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
-@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Field,))
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
 def struct(cls: type[S]) -> type[S]:
     """Make ``cls`` (a Struct subclass) a frozen, slotted, validating pydantic dataclass.
 
@@ -123,7 +124,7 @@ class SampleBase(Struct):
     """Fields every source sample carries. Payload fields of a sample are
     empty/None unless ``status.state`` is ok (or, for partial data, documented per field)."""
 
-    status: SourceStatus = Field(default_factory=SourceStatus)
+    status: SourceStatus = field(default_factory=SourceStatus)
     wall: float = 0.0
     """Epoch seconds when the reading was taken."""
     mono: float = 0.0

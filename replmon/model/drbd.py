@@ -23,9 +23,8 @@ and per peer device over the real (monotonic) time between the samples.
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Literal
-
-from pydantic import Field
 
 from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_rate
@@ -60,7 +59,7 @@ class DrbdResync(Struct):
     VerifyS only; 9 ``want`` x 1024)."""
     stalled: bool = False
     """DRBD reports no progress (8.x ``(stalled)`` or a ``stalled`` line; 9 ETA 987654321)."""
-    suspended: list[str] = Field(default_factory=list)
+    suspended: list[str] = field(default_factory=list)
     """Why the resync is paused: any of "user", "peer", "dependency", "max-parallel";
     empty when it runs (same as ``DrbdPeerDevice.resync_suspended``)."""
 
@@ -130,7 +129,7 @@ class DrbdPeerDevice(Struct):
     """8.x only: epochs (write barriers) in flight, usually 1 (gauge; ``ep``)."""
     percent_in_sync: float | None = None
     """9 only: percent of the device in sync with this peer (100 x (1 - oos / size))."""
-    resync_suspended: list[str] = Field(default_factory=list)
+    resync_suspended: list[str] = field(default_factory=list)
     """Why a resync with this peer is held: "user", "peer", "dependency", "max-parallel"
     (8.x I/O flags u, p, a). Empty when nothing holds it."""
     resync: DrbdResync | None = None
@@ -167,7 +166,7 @@ class DrbdConnection(Struct):
     """9 only: application writes in flight to the peer, 512-byte sectors (gauge)."""
     rs_in_flight_sectors: int | None = None
     """9 only: resync requests in flight to the peer, 512-byte sectors (gauge)."""
-    peer_devices: list[DrbdPeerDevice] = Field(default_factory=list)
+    peer_devices: list[DrbdPeerDevice] = field(default_factory=list)
     """One per volume."""
 
 
@@ -183,14 +182,14 @@ class DrbdResource(Struct):
     """This node's role: Primary, Secondary or Unknown."""
     suspended: bool | None = None
     """Application I/O is frozen (9 ``suspended``; 8.x 1st I/O flag ``s``)."""
-    suspend_reasons: list[str] = Field(default_factory=list)
+    suspend_reasons: list[str] = field(default_factory=list)
     """9 only: why I/O is frozen: any of "user", "no-data", "fencing", "quorum"."""
     write_ordering: str | None = None
     """How DRBD orders writes on the backing disk: "none", "drain", "flush" or "barrier"
     (8.x ``wo:`` n/d/f/b)."""
-    devices: list[DrbdDevice] = Field(default_factory=list)
+    devices: list[DrbdDevice] = field(default_factory=list)
     """One per volume."""
-    connections: list[DrbdConnection] = Field(default_factory=list)
+    connections: list[DrbdConnection] = field(default_factory=list)
     """One per peer."""
 
 
@@ -202,7 +201,7 @@ class DrbdSample(SampleBase):
     """DRBD kernel module version from /proc/drbd line 1, e.g. "8.4.6" or "9.0.22-2"."""
     flavour: Flavour | None = None
     """"8": read from /proc/drbd; "9": read from ``drbdsetup status --json``."""
-    resources: list[DrbdResource] = Field(default_factory=list)
+    resources: list[DrbdResource] = field(default_factory=list)
     """Resources in the order DRBD lists them (8.x: by minor). Empty when none is configured."""
 
     def devices_by_key(self) -> dict[str, DrbdDevice]:
@@ -263,9 +262,9 @@ class DrbdRates(Struct):
 
     dt_s: float | None = None
     """Seconds between the two readings (monotonic clock); None without a usable pair."""
-    devices: dict[str, DrbdDeviceRates] = Field(default_factory=dict)
+    devices: dict[str, DrbdDeviceRates] = field(default_factory=dict)
     """Per device, keyed "resource/volume"."""
-    peer_devices: dict[str, DrbdPeerDeviceRates] = Field(default_factory=dict)
+    peer_devices: dict[str, DrbdPeerDeviceRates] = field(default_factory=dict)
     """Per peer device, keyed "resource/peer/volume"."""
 
 

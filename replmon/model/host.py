@@ -15,10 +15,9 @@ Units are in every field's docstring.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import field
 from operator import attrgetter
 from typing import Any, Literal
-
-from pydantic import Field
 
 from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_delta, counter_rate, ratio
@@ -165,7 +164,7 @@ class PsiLine(Struct):
 class Psi(Struct):
     """Pressure stall information for one resource (kernel 4.20+ with PSI on)."""
 
-    some: PsiLine = Field(default_factory=PsiLine)
+    some: PsiLine = field(default_factory=PsiLine)
     """At least one runnable task was stalled on the resource."""
     full: PsiLine | None = None
     """All non-idle tasks were stalled at once (None where the kernel has no full line,
@@ -205,10 +204,10 @@ class HostSample(SampleBase):
     page_size: int = 4096
     """Bytes per page, used to turn pswpin/pswpout into bytes. /proc does not say; 4096 on
     x86-64 (arm64 kernels may use 16 or 64 KiB pages)."""
-    disks: dict[str, DiskCounters] = Field(default_factory=dict)
+    disks: dict[str, DiskCounters] = field(default_factory=dict)
     """Whole block devices by kernel name ("vda", "nvme0n1", "dm-0"); partitions, loop, ram
     and zram devices are left out."""
-    nics: dict[str, NicCounters] = Field(default_factory=dict)
+    nics: dict[str, NicCounters] = field(default_factory=dict)
     """Network interfaces by name, all of them including lo (lo is left out of totals)."""
     psi_cpu: Psi | None = None
     """CPU pressure; None without /proc/pressure."""
@@ -341,16 +340,16 @@ class HostRates(Struct):
     """us/s during which all non-idle tasks waited for I/O at once."""
 
     # --- disks and network ----------------------------------------------------
-    disks: dict[str, DiskRates] = Field(default_factory=dict)
+    disks: dict[str, DiskRates] = field(default_factory=dict)
     """Per whole disk, every device of the current sample (gauges only when no rate)."""
-    disk_total: DiskRates = Field(default_factory=DiskRates)
+    disk_total: DiskRates = field(default_factory=DiskRates)
     """Sum over non-stacked disks present in both samples (dstat's dsk/total); util_pct
     and in_flight stay None (see disk_max_util_pct)."""
     disk_max_util_pct: float | None = None
     """util_pct of the busiest disk (stacked ones included)."""
-    nics: dict[str, NicRates] = Field(default_factory=dict)
+    nics: dict[str, NicRates] = field(default_factory=dict)
     """Per interface, every interface of the current sample, lo included."""
-    net_total: NicRates = Field(default_factory=NicRates)
+    net_total: NicRates = field(default_factory=NicRates)
     """Sum over interfaces present in both samples, lo excluded (dstat's net/total)."""
 
     # --- gauges from the current sample ---------------------------------------------

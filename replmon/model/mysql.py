@@ -23,9 +23,8 @@ tick and says why in ``reset``; a single counter that went down gives None.
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Literal
-
-from pydantic import Field
 
 from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_delta, counter_rate, ratio
@@ -194,11 +193,11 @@ class MysqlSample(SampleBase):
     """Seconds since the last FLUSH STATUS (Uptime_since_flush_status); lower = flush."""
 
     # --- status ---------------------------------------------------------------
-    counters: dict[str, int] = Field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
     """Cumulative counters of COUNTER_FIELDS the server has, by status name."""
-    gauges: dict[str, int | float] = Field(default_factory=dict)
+    gauges: dict[str, int | float] = field(default_factory=dict)
     """Point-in-time values of GAUGE_FIELDS the server has, by status name."""
-    semi_sync: SemiSync = Field(default_factory=SemiSync)
+    semi_sync: SemiSync = field(default_factory=SemiSync)
     """Semi-sync state (enabled flags come from ``variables``)."""
     row_counters: RowFamily | None = None
     """Which counters the rows_* fields come from: "innodb" (Innodb_rows_*) when the
@@ -216,7 +215,7 @@ class MysqlSample(SampleBase):
     """Rows read (cumulative)."""
 
     # --- variables -------------------------------------------------------------
-    variables: dict[str, str] = Field(default_factory=dict)
+    variables: dict[str, str] = field(default_factory=dict)
     """SHOW GLOBAL VARIABLES subset (VARIABLE_NAMES present on this server), raw strings
     as the server prints them ("ON", "1", "ROW"...)."""
     variables_age_s: float | None = None
@@ -224,7 +223,7 @@ class MysqlSample(SampleBase):
     and after every reconnect)."""
 
     # --- replication -----------------------------------------------------------
-    replication: list[ReplicaChannel] = Field(default_factory=list)
+    replication: list[ReplicaChannel] = field(default_factory=list)
     """One entry per replication connection/channel; empty when the server is not a
     replica (or when replication_error is set)."""
     replication_error: str | None = None
@@ -247,7 +246,7 @@ class MysqlRates(Struct):
     reset: Literal["restart", "flush"] | None = None
     """"restart": Uptime went down (or the server version changed). "flush": Uptime_since_
     flush_status went down (FLUSH STATUS). Either way every rate of this tick is None."""
-    counters: dict[str, float | None] = Field(default_factory=dict)
+    counters: dict[str, float | None] = field(default_factory=dict)
     """Per-second rate of every counter in the current sample's ``counters``, by name."""
     row_counters: RowFamily | None = None
     """The row family the rows_*_per_s rates come from (see MysqlSample.row_counters)."""

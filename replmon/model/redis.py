@@ -17,9 +17,8 @@ CONFIG RESETSTAT) give None, never a negative rate.
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Literal
-
-from pydantic import Field
 
 from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_delta, counter_rate, ratio
@@ -86,7 +85,7 @@ class RedisSample(SampleBase):
     """"master" or "replica" (INFO's "slave" normalised)."""
 
     # --- counters and clients ----------------------------------------------
-    counters: dict[str, int] = Field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
     """Cumulative INFO Stats counters (see COUNTER_FIELDS), by INFO name; only those present."""
     instantaneous_ops_per_sec: int | None = None
     """Commands/s as the server itself estimates it (sampled over its last ~1.6 s)."""
@@ -162,7 +161,7 @@ class RedisSample(SampleBase):
     # --- replication: this server as a master (a replica may have sub-replicas) --
     connected_replicas: int | None = None
     """connected_slaves: replicas attached, including ones still in handshake."""
-    replicas: list[RedisReplica] = Field(default_factory=list)
+    replicas: list[RedisReplica] = field(default_factory=list)
     """The slaveN lines (handshaking replicas are not printed, so len() may be smaller)."""
     master_repl_offset: int | None = None
     """Bytes: this server's replication stream offset (on a replica: what it has processed)."""
@@ -225,7 +224,7 @@ class RedisRates(Struct):
     """Partial resyncs accepted during the interval (Δsync_partial_ok)."""
     partial_syncs_err: int | None = None
     """Partial resyncs refused during the interval (Δsync_partial_err)."""
-    replica_lag_bytes: dict[str, int | None] = Field(default_factory=dict)
+    replica_lag_bytes: dict[str, int | None] = field(default_factory=dict)
     """Per replica ("ip:port"): master_repl_offset - acknowledged offset, bytes, from the
     current sample (a gauge). None for a replica that is not online yet."""
 

@@ -10,9 +10,10 @@ collector computed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import field
 from typing import Any, Literal
 
-from pydantic import Field
+import msgspec
 
 from replmon.model.base import SourceState, SourceStatus, Struct, struct
 from replmon.model.drbd import DrbdRates, DrbdSample, derive_drbd_rates
@@ -28,10 +29,10 @@ SOURCE_KINDS = ("host", "drbd", "mysql", "redis")
 class NodeRates(Struct):
     """Per-second rates for one node, from its previous and current samples."""
 
-    host: HostRates = Field(default_factory=HostRates)
-    drbd: DrbdRates = Field(default_factory=DrbdRates)
-    mysql: MysqlRates = Field(default_factory=MysqlRates)
-    redis: RedisRates = Field(default_factory=RedisRates)
+    host: HostRates = field(default_factory=HostRates)
+    drbd: DrbdRates = field(default_factory=DrbdRates)
+    mysql: MysqlRates = field(default_factory=MysqlRates)
+    redis: RedisRates = field(default_factory=RedisRates)
 
 
 NO_RATES = NodeRates()
@@ -47,11 +48,11 @@ class NodeTick(Struct):
     role: Role
     name: str
     """The node's name as the user gave it (e.g. db163)."""
-    host: HostSample = Field(default_factory=HostSample)
-    drbd: DrbdSample = Field(default_factory=DrbdSample)
-    mysql: MysqlSample = Field(default_factory=MysqlSample)
-    redis: RedisSample = Field(default_factory=RedisSample)
-    rates: NodeRates = Field(default_factory=lambda: NO_RATES)
+    host: HostSample = field(default_factory=HostSample)
+    drbd: DrbdSample = field(default_factory=DrbdSample)
+    mysql: MysqlSample = field(default_factory=MysqlSample)
+    redis: RedisSample = field(default_factory=RedisSample)
+    rates: NodeRates = field(default_factory=lambda: NO_RATES)
     """This node's rates (none until a RateTracker attaches them: a recorded tick
     stores its samples, and a reader derives the rates)."""
 
@@ -103,6 +104,21 @@ class Tick(Struct):
 
 
 AnySample = HostSample | DrbdSample | MysqlSample | RedisSample
+
+_TICK_JSON = msgspec.json.Decoder(Tick)
+
+
+def tick_from_json(data: bytes | str) -> Tick:
+    """The Tick in ``data`` (JSON as ``Tick.model_dump_json`` writes it): what
+    ``Tick.model_validate_json`` gives, in half the time. Replay and re-run read ticks
+    by the hundred thousand, and JSON validation was a fifth of a re-run's time.
+
+    msgspec builds the same slotted records from the same annotations, and checks
+    every value's type as strictly (a wrong type, a missing field or bad JSON is a
+    ValueError, as pydantic's ValidationError is); unlike pydantic, it skips unknown
+    fields, which only a newer format version has (and the header refuses those).
+    ``tests/unit/test_tick_json.py`` holds the two readers to the same result."""
+    return _TICK_JSON.decode(data)
 
 
 def _ok(sample: AnySample | None) -> bool:

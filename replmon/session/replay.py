@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from replmon.engine import Update
 from replmon.errors import SessionError
 from replmon.model.findings import Finding
-from replmon.model.tick import NodeRates, NodeTick, RateTracker, Tick
+from replmon.model.tick import NodeRates, NodeTick, RateTracker, Tick, tick_from_json
 from replmon.session.format import (
     HEADER_SIZE,
     KEY_MARK,
@@ -268,7 +268,7 @@ class Recording:
     @staticmethod
     def _decode_tick(record: bytes, tracker: RateTracker, fr: Frame) -> Entry:
         tick_json, _, extra_json = record.partition(b"\n")
-        tick = Tick.model_validate_json(tick_json)
+        tick = tick_from_json(tick_json)
         extra: dict[str, Any] = json.loads(extra_json) if extra_json else {}
         stored = extra.get("r", {})
         nodes: dict[str, NodeTick] = {}

@@ -1,0 +1,93 @@
+"""tick_from_json (msgspec, the replay's fast path) against Tick.model_validate_json
+(pydantic, the reference): the same Tick, value for value and type for type, on
+every tick of the shipped sessions and the lab fixture; the same refusals."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replmon.model.base import SourceState
+from replmon.model.tick import NO_RATES, Tick, tick_from_json
+from replmon.session.replay import open_recording
+
+ROOT = Path(__file__).resolve().parents[2]
+SESSIONS = sorted((ROOT / "sample_sessions").glob("*.rmrec"))
+NO_RATES_DUMP: Any = {"primary": {"rates"}, "replica": {"rates"}}
+
+
+def leaves(o: object, path: str = "") -> Iterator[tuple[str, type, object]]:
+    """Every value in a tick with its path and exact type (an int is not a float)."""
+    if isinstance(o, dict):
+        for k, v in o.items():
+            yield from leaves(v, f"{path}.{k}")
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            yield from leaves(v, f"{path}[{i}]")
+    elif hasattr(o, "_field_names"):
+        yield path, type(o), None
+        for name in o._field_names:
+            yield from leaves(getattr(o, name), f"{path}.{name}")
+    else:
+        yield path, type(o), o
+
+
+def recorded_tick_json(path: Path) -> list[bytes]:
+    """The tick JSON of every intact tick as stored (samples only; rates are derived)."""
+    with open_recording(path) as rec:
+        return [t.model_dump_json(exclude=NO_RATES_DUMP).encode() for t in rec.ticks()]
+
+
+def test_sessions_are_there() -> None:
+    assert len(SESSIONS) >= 7
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
+def test_same_tick_as_pydantic_on_every_recorded_tick(path: Path) -> None:
+    ticks = recorded_tick_json(path)
+    assert ticks
+    for raw in ticks:
+        ours, ref = tick_from_json(raw), Tick.model_validate_json(raw)
+        assert ours == ref
+        assert list(leaves(ours)) == list(leaves(ref))
+        assert ours.primary.rates is NO_RATES  # the default, as pydantic fills it
+
+
+def test_same_tick_on_the_lab_fixture_with_rates() -> None:
+    lines = (ROOT / "tests/fixtures/ticks/lab_pair.jsonl").read_bytes().splitlines()
+    for raw in lines:
+        ours, ref = tick_from_json(raw), Tick.model_validate_json(raw)
+        assert ours == ref
+        assert list(leaves(ours)) == list(leaves(ref))
+    assert isinstance(ours.primary.host.status.state, SourceState)
+
+
+def _tampered(change: Any) -> bytes:
+    raw = (ROOT / "tests/fixtures/ticks/lab_pair.jsonl").read_bytes().splitlines()[3]
+    d = json.loads(raw)
+    change(d)
+    return json.dumps(d).encode()
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d["primary"]["host"].update(ncpu="two"),          # wrong type
+    lambda d: d["primary"]["host"]["status"].update(state="on fire"),  # not a SourceState
+    lambda d: d.update(role="primary") or d["replica"].pop("role"),  # missing field
+    lambda d: d["primary"]["mysql"]["counters"].update(Questions=1.5),  # float for an int
+    lambda d: d.update(seq=None),
+], ids=["wrong-type", "bad-enum", "missing-field", "float-for-int", "null-for-int"])
+def test_both_refuse_the_same_bad_values(change: Any) -> None:
+    bad = _tampered(change)
+    with pytest.raises(ValueError):
+        Tick.model_validate_json(bad)
+    with pytest.raises(ValueError):
+        tick_from_json(bad)
+
+
+def test_bad_json_is_a_value_error() -> None:
+    with pytest.raises(ValueError):
+        tick_from_json(b'{"seq": 1, "interval"')
