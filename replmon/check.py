@@ -101,7 +101,15 @@ class Window:
         """Index of the oldest tick at most ``seconds`` older than the last
         (``last.wall - tick.wall <= seconds``); ticks' walls only grow."""
         ticks = self.ticks
-        end = ticks[-1].wall
+        last = ticks[-1]
+        end = last.wall
+        back = seconds / last.interval if last.interval > 0 and seconds >= 0 else len(ticks)
+        if back < len(ticks):
+            # ticks are usually one interval apart: try the index that gives, and keep it
+            # if it is the first within `seconds` (two reads instead of a bisect's ~9)
+            i = len(ticks) - 1 - int(back)
+            if end - ticks[i].wall <= seconds and (i == 0 or end - ticks[i - 1].wall > seconds):
+                return i
         lo, hi = 0, len(ticks)
         while lo < hi:  # bisect by hand: a key function would cost a call per step
             mid = (lo + hi) // 2
@@ -156,8 +164,26 @@ class SeriesCache:
         col = self._cols.get(key)
         if col is None:
             col = self._cols[key] = _Column()
+        vals, last, n = col.vals, col.last_seq, len(ticks)
+        if n > 1 and ticks[-2].seq == last and len(vals) >= n - 1:
+            vals.append(get(getattr(ticks[-1], role)))  # the usual case: one tick more
+        elif ticks[-1].seq == last and len(vals) >= n:
+            pass  # asked again within the tick
+        else:
+            self._fill(col, get, role, ticks)
+        col.last_seq = ticks[-1].seq
+        if n > col.keep:
+            col.keep = n
+        if len(vals) > 2 * col.keep:
+            del vals[:-col.keep]
+        return vals[-n:]
+
+    @staticmethod
+    def _fill(col: _Column, get: Callable[[NodeTick], object], role: str,
+              ticks: Sequence[Tick]) -> None:
+        """Bring the column up to ``ticks``: the values it lacks, or all of them anew."""
         vals, last = col.vals, col.last_seq
-        if len(ticks) > 1 and ticks[-2].seq == last:  # the usual case: one tick more
+        if len(ticks) > 1 and ticks[-2].seq == last:
             new = 1
         else:
             new = 0
@@ -172,11 +198,6 @@ class SeriesCache:
             vals.append(get(getattr(ticks[-1], role)))
         elif new:
             vals.extend(get(getattr(t, role)) for t in ticks[old:])
-        col.last_seq = ticks[-1].seq
-        col.keep = max(col.keep, len(ticks))
-        if len(vals) > 2 * col.keep:
-            del vals[:-col.keep]
-        return vals[-len(ticks):]
 
     def prune(self) -> None:
         """After a tick: forget the getters not used in it."""
@@ -201,11 +222,12 @@ def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks:
     now = values[-1] if values else None
     if now is None:
         return None
-    earlier = values[:-1]
-    if earlier and None not in earlier:
-        top = max(cast("Sequence[float]", earlier))
+    try:  # most ticks: the largest earlier value is a baseline value, and no fall from it
+        top = max(cast("Sequence[float]", values[:-1]))
         if top >= min_rate and now >= ratio * top:
-            return None  # top is the largest baseline value: no fall (most ticks, no filtering)
+            return None
+    except (TypeError, ValueError):
+        pass  # a None among them (a tick without a rate), or no earlier value: filter below
     base = [v for v in values[:-1] if v is not None and v >= min_rate]
     if not base or len(base) < min_ticks or now >= ratio * max(base):
         return None  # the median is at most the max: no fall (and no sort, most ticks)
