@@ -101,16 +101,17 @@ class Window:
         """Index of the oldest tick at most ``seconds`` older than the last
         (``last.wall - tick.wall <= seconds``); ticks' walls only grow."""
         ticks = self.ticks
-        last = ticks[-1]
-        end = last.wall
-        back = seconds / last.interval if last.interval > 0 and seconds >= 0 else len(ticks)
-        if back < len(ticks):
-            # ticks are usually one interval apart: try the index that gives, and keep it
-            # if it is the first within `seconds` (two reads instead of a bisect's ~9)
-            i = len(ticks) - 1 - int(back)
-            if end - ticks[i].wall <= seconds and (i == 0 or end - ticks[i - 1].wall > seconds):
-                return i
-        lo, hi = 0, len(ticks)
+        n, end, interval = len(ticks), ticks[-1].wall, ticks[-1].interval
+        lo, hi = 0, n
+        back = seconds / interval if interval > 0 and seconds >= 0 else n
+        if back < n:
+            # Ticks are usually one interval apart: the answer is then within a tick or two
+            # of where that puts it. When it is (the tick before a is too old, b is not),
+            # bisect only between them.
+            i = n - 1 - int(back)
+            a, b = max(i - 2, 0), min(i + 2, n - 1)
+            if end - ticks[b].wall <= seconds and (a == 0 or end - ticks[a - 1].wall > seconds):
+                lo, hi = a, b
         while lo < hi:  # bisect by hand: a key function would cost a call per step
             mid = (lo + hi) // 2
             if end - ticks[mid].wall > seconds:
