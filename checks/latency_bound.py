@@ -91,9 +91,15 @@ def node_rtt(node: NodeTick) -> tuple[float, dict[str, float]] | None:
 
 
 def lowest_rtt(node: NodeTick) -> float | None:
-    """The node's round trip alone (node_rtt's first half): the column _judge looks at."""
-    got = node_rtt(node)
-    return None if got is None else got[0]
+    """The node's round trip alone (node_rtt's first half, without its dict): the column
+    _judge looks at."""
+    low = None
+    for kind, _ in SOURCES:
+        if source_ok(node, kind):
+            rtt = getattr(node, kind).rtt_ms
+            if rtt is not None and (low is None or rtt < low):  # min() keeps the first
+                low = rtt
+    return low
 
 
 def _bound(rtt: float, modes: list[str]) -> str:

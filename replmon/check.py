@@ -255,7 +255,4 @@ def fmt(v: float | None, digits: int = 0) -> str:
 
 def numbers(**values: Any) -> dict[str, Number]:
     """Rounded numbers for a finding (floats to 3 significant decimals)."""
-    out: dict[str, Number] = {}
-    for k, v in values.items():
-        out[k] = round(v, 3) if isinstance(v, float) else v
-    return out
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in values.items()}
