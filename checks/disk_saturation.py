@@ -84,7 +84,8 @@ def _iops(d: DiskRates | None) -> float | None:
 def _disks(node: NodeTick) -> list[str]:
     """Disks to judge: real ones; stacked ones only on a node that has no real disk."""
     raw = node.host.disks
-    real = [n for n, c in raw.items() if not (c.stacked or _BCACHE.fullmatch(n))]
+    real = [n for n, c in raw.items()
+            if not (c.stacked or (n.startswith("bcache") and _BCACHE.fullmatch(n)))]
     return sorted(real or raw)
 
 

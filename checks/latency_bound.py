@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from math import isfinite
 from statistics import median
+from typing import cast
 
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
 from replmon.model.tick import NodeTick
@@ -90,9 +91,15 @@ def node_rtt(node: NodeTick) -> tuple[float, dict[str, float]] | None:
 
 
 def lowest_rtt(node: NodeTick) -> float | None:
-    """The node's round trip alone (node_rtt's first half): the column _judge looks at."""
-    got = node_rtt(node)
-    return None if got is None else got[0]
+    """The node's round trip alone (node_rtt's first half, without its dict): the column
+    _judge looks at."""
+    low = None
+    for kind, _ in SOURCES:
+        if source_ok(node, kind):
+            rtt = getattr(node, kind).rtt_ms
+            if rtt is not None and (low is None or rtt < low):  # min() keeps the first
+                low = rtt
+    return low
 
 
 def _bound(rtt: float, modes: list[str]) -> str:
@@ -117,8 +124,12 @@ def _judge(series: list[float | None], t: Limits
     now = series[-1]
     if now is None:
         return None
-    earlier = [x for x in series[:-t.recent_ticks] if x is not None]
-    recent = [x for x in series[-t.recent_ticks:] if x is not None]
+    if None in series:
+        earlier = [x for x in series[:-t.recent_ticks] if x is not None]
+        recent = [x for x in series[-t.recent_ticks:] if x is not None]
+    else:  # the usual window, every tick with a reading: no filtering
+        earlier = cast("list[float]", series[:-t.recent_ticks])
+        recent = cast("list[float]", series[-t.recent_ticks:])
     cur = median(recent)
     if now < t.warning_ms and earlier and isfinite(sum(earlier)):
         # Not high. The median of `earlier` is at least its minimum, so when even the

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
 from replmon.model.base import SourceState
+from replmon.model.findings import Number
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import NodeTick, Tick
 
@@ -88,6 +89,14 @@ def _mib(b: int | None) -> str:
     return fmt(None if b is None else b / MIB, 1)
 
 
+def _link_numbers(master: str, rs: RedisSample) -> dict[str, Number]:
+    """The numbers of a link finding (built only when there is one)."""
+    return numbers(master=master, link_status=rs.link_status,
+                   link_down_since_s=rs.link_down_since_seconds,
+                   last_io_seconds_ago=rs.last_io_seconds_ago,
+                   sync_read_bytes=rs.sync_read_bytes, sync_total_bytes=rs.sync_total_bytes)
+
+
 def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
     st = r.redis.status
     if st.state is SourceState.ABSENT:
@@ -116,10 +125,6 @@ def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
     if rs.role != "replica":
         return None
     master = f"{rs.master_host}:{rs.master_port}"
-    nums = numbers(master=master, link_status=rs.link_status,
-                   link_down_since_s=rs.link_down_since_seconds,
-                   last_io_seconds_ago=rs.last_io_seconds_ago,
-                   sync_read_bytes=rs.sync_read_bytes, sync_total_bytes=rs.sync_total_bytes)
     pr = p.redis
     waiting = [e.state for e in pr.replicas if e.state in SYNCING] if master_ok else []
     if rs.sync_in_progress or (rs.link_status == "down" and waiting):
@@ -132,7 +137,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
         return Observation(
             key="link", node="replica", severity=Severity.WARNING,
             title=f"full sync from {master} in progress: {got}",
-            numbers=nums,
+            numbers=_link_numbers(master, rs),
             cause="the replica (re)connected and could not continue from the master's "
                   "backlog: it receives the whole data set (RDB) and then loads it.",
             next_step="Let it finish; see the full_resync finding on the primary for the cost, "
@@ -148,7 +153,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
             key="link", node="replica", severity=Severity.CRITICAL,
             title=(f"replica link to {master} down for {fmt(rs.link_down_since_seconds)} s "
                    f"(last I/O {fmt(rs.last_io_seconds_ago)} s ago)"),
-            numbers=nums, cause=cause,
+            numbers=_link_numbers(master, rs), cause=cause,
             next_step="Read the replica's redis.log; check master_host/port and masterauth "
                       "against the primary; is the master up and reachable from the replica?")
     if rs.link_status != "up" or not master_ok or pr.role != "master":
@@ -212,16 +217,22 @@ def lag(w: Window, t: Limits) -> Observation | None:
                   "replica's CPU, swap and disk.")
 
 
+NO_SYNCS = (0, 0)
+"""_syncs of the usual tick, always this one object: slicing or counting a window of it
+reads no tick's memory."""
+
+
 def _syncs(node: NodeTick) -> tuple[int, int] | None:
     """(full syncs, partial syncs refused) the master served since its previous tick."""
     if not source_ok(node, "redis"):
         return None
     rates = node.rates.redis
     if rates.full_syncs is not None:
-        return rates.full_syncs, rates.partial_syncs_err or 0
+        syncs = rates.full_syncs, rates.partial_syncs_err or 0
+        return NO_SYNCS if syncs == NO_SYNCS else syncs
     if rates.reset == "restart":  # a new master: its counters start from 0
         return node.redis.counters.get("sync_full", 0), 0
-    return 0, 0
+    return NO_SYNCS
 
 
 def full_resync(w: Window, t: Limits) -> Observation | None:
@@ -231,7 +242,7 @@ def full_resync(w: Window, t: Limits) -> Observation | None:
         return None
     count, refused = 0, 0
     held = w.series("primary", _syncs)[w.start_within(t.resync_hold_s):]
-    if held.count(None) + held.count((0, 0)) != len(held):  # else nothing to add up
+    if held.count(None) + held.count(NO_SYNCS) != len(held):  # else nothing to add up
         for syncs in held:
             if syncs is not None:
                 count += syncs[0]

@@ -27,6 +27,7 @@ from pydantic import Field
 
 from replmon.check import Check, Observation, Severity, Thresholds, Window, numbers
 from replmon.model.base import SourceState
+from replmon.model.tick import SOURCE_KINDS
 
 LABEL = {"host": "host metrics", "drbd": "DRBD", "mysql": "MySQL", "redis": "Redis"}
 NEXT = {
@@ -52,7 +53,8 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     last = w.last
     for role in ("primary", "replica"):
         node = w.node(role)
-        for kind, st in node.statuses().items():
+        for kind in SOURCE_KINDS:  # node.statuses() without building its dict
+            st = getattr(node, kind).status
             if st.state in (SourceState.OK, SourceState.ABSENT):
                 continue
             serious = st.state in (SourceState.UNREACHABLE, SourceState.TIMEOUT,

@@ -51,7 +51,6 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             continue
         r = node.rates.mysql
         family = r.row_counters or "rows"
-        inc = node.mysql.variables.get("auto_increment_increment")
         for key, stmt_field, row_field, verb in KINDS:
             stmts: float | None = getattr(r, stmt_field)
             rows: float | None = getattr(r, row_field)
@@ -60,6 +59,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             per = rows / stmts
             if per >= t.max_rows_per_statement:
                 continue
+            inc = node.mysql.variables.get("auto_increment_increment")
             missed_pct = max(0.0, 100.0 * (1 - per))
             cause = (f"~{missed_pct:.0f} % of {verb}s changed no row: they matched no row "
                      f"or set values already there, and returned at once")

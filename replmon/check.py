@@ -101,8 +101,17 @@ class Window:
         """Index of the oldest tick at most ``seconds`` older than the last
         (``last.wall - tick.wall <= seconds``); ticks' walls only grow."""
         ticks = self.ticks
-        end = ticks[-1].wall
-        lo, hi = 0, len(ticks)
+        n, end, interval = len(ticks), ticks[-1].wall, ticks[-1].interval
+        lo, hi = 0, n
+        back = seconds / interval if interval > 0 and seconds >= 0 else n
+        if back < n:
+            # Ticks are usually one interval apart: the answer is then within a tick or two
+            # of where that puts it. When it is (the tick before a is too old, b is not),
+            # bisect only between them.
+            i = n - 1 - int(back)
+            a, b = max(i - 2, 0), min(i + 2, n - 1)
+            if end - ticks[b].wall <= seconds and (a == 0 or end - ticks[a - 1].wall > seconds):
+                lo, hi = a, b
         while lo < hi:  # bisect by hand: a key function would cost a call per step
             mid = (lo + hi) // 2
             if end - ticks[mid].wall > seconds:
@@ -156,8 +165,26 @@ class SeriesCache:
         col = self._cols.get(key)
         if col is None:
             col = self._cols[key] = _Column()
+        vals, last, n = col.vals, col.last_seq, len(ticks)
+        if n > 1 and ticks[-2].seq == last and len(vals) >= n - 1:
+            vals.append(get(getattr(ticks[-1], role)))  # the usual case: one tick more
+        elif ticks[-1].seq == last and len(vals) >= n:
+            pass  # asked again within the tick
+        else:
+            self._fill(col, get, role, ticks)
+        col.last_seq = ticks[-1].seq
+        if n > col.keep:
+            col.keep = n
+        if len(vals) > 2 * col.keep:
+            del vals[:-col.keep]
+        return vals[-n:]
+
+    @staticmethod
+    def _fill(col: _Column, get: Callable[[NodeTick], object], role: str,
+              ticks: Sequence[Tick]) -> None:
+        """Bring the column up to ``ticks``: the values it lacks, or all of them anew."""
         vals, last = col.vals, col.last_seq
-        if len(ticks) > 1 and ticks[-2].seq == last:  # the usual case: one tick more
+        if len(ticks) > 1 and ticks[-2].seq == last:
             new = 1
         else:
             new = 0
@@ -172,11 +199,6 @@ class SeriesCache:
             vals.append(get(getattr(ticks[-1], role)))
         elif new:
             vals.extend(get(getattr(t, role)) for t in ticks[old:])
-        col.last_seq = ticks[-1].seq
-        col.keep = max(col.keep, len(ticks))
-        if len(vals) > 2 * col.keep:
-            del vals[:-col.keep]
-        return vals[-len(ticks):]
 
     def prune(self) -> None:
         """After a tick: forget the getters not used in it."""
@@ -201,11 +223,12 @@ def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks:
     now = values[-1] if values else None
     if now is None:
         return None
-    earlier = values[:-1]
-    if earlier and None not in earlier:
-        top = max(cast("Sequence[float]", earlier))
+    try:  # most ticks: the largest earlier value is a baseline value, and no fall from it
+        top = max(cast("Sequence[float]", values[:-1]))
         if top >= min_rate and now >= ratio * top:
-            return None  # top is the largest baseline value: no fall (most ticks, no filtering)
+            return None
+    except (TypeError, ValueError):
+        pass  # a None among them (a tick without a rate), or no earlier value: filter below
     base = [v for v in values[:-1] if v is not None and v >= min_rate]
     if not base or len(base) < min_ticks or now >= ratio * max(base):
         return None  # the median is at most the max: no fall (and no sort, most ticks)
@@ -232,7 +255,4 @@ def fmt(v: float | None, digits: int = 0) -> str:
 
 def numbers(**values: Any) -> dict[str, Number]:
     """Rounded numbers for a finding (floats to 3 significant decimals)."""
-    out: dict[str, Number] = {}
-    for k, v in values.items():
-        out[k] = round(v, 3) if isinstance(v, float) else v
-    return out
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in values.items()}
