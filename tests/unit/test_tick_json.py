@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
+from pydantic import ValidationError
 
 from replmon.model.base import SourceState
 from replmon.model.tick import NO_RATES, Tick, tick_from_json
@@ -82,12 +84,16 @@ def _tampered(change: Any) -> bytes:
 ], ids=["wrong-type", "bad-enum", "missing-field", "float-for-int", "null-for-int"])
 def test_both_refuse_the_same_bad_values(change: Any) -> None:
     bad = _tampered(change)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValidationError):
         Tick.model_validate_json(bad)
-    with pytest.raises(ValueError):
+    with pytest.raises(msgspec.ValidationError):
         tick_from_json(bad)
 
 
-def test_bad_json_is_a_value_error() -> None:
-    with pytest.raises(ValueError):
+def test_bad_json_is_a_value_error_the_decoder_reports() -> None:
+    # the replay decoder turns ValueError (both libraries' errors are ones) into a problem
+    assert issubclass(msgspec.DecodeError, ValueError)
+    assert issubclass(msgspec.ValidationError, ValueError)
+    assert issubclass(ValidationError, ValueError)
+    with pytest.raises(msgspec.DecodeError, match="truncated"):
         tick_from_json(b'{"seq": 1, "interval"')
