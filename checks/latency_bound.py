@@ -124,14 +124,15 @@ def _judge(series: list[float | None], t: Limits
     now = series[-1]
     if now is None:
         return None
-    if None in series:
-        earlier = [x for x in series[:-t.recent_ticks] if x is not None]
-        recent = [x for x in series[-t.recent_ticks:] if x is not None]
-    else:  # the usual window, every tick with a reading: no filtering
-        earlier = cast("list[float]", series[:-t.recent_ticks])
-        recent = cast("list[float]", series[-t.recent_ticks:])
+    earlier = cast("list[float]", series[:-t.recent_ticks])
+    try:
+        total = sum(earlier)  # the usual window has a reading on every tick
+    except TypeError:  # a None in it: keep the readings only
+        earlier = [x for x in earlier if x is not None]
+        total = sum(earlier)
+    recent = [x for x in series[-t.recent_ticks:] if x is not None]
     cur = median(recent)
-    if now < t.warning_ms and earlier and isfinite(sum(earlier)):
+    if now < t.warning_ms and earlier and isfinite(total):
         # Not high. The median of `earlier` is at least its minimum, so when even the
         # minimum is too close below `cur` it cannot be rising: no sort of the window.
         low = min(earlier)

@@ -73,8 +73,10 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             continue
         full: list[tuple[str, int, float, float]] = []  # (nic, speed, send, pct) to report
         for nic, r in node.rates.host.nics.items():
+            if nic == "lo":
+                continue
             speed, send = r.speed_mbps, r.send_bytes_per_s
-            if nic == "lo" or speed is None or speed < t.min_speed_mbps or send is None:
+            if speed is None or speed < t.min_speed_mbps or send is None:
                 continue
             pct = send * 8 / (speed * 1e6) * 100.0
             if pct >= t.warning_pct:
