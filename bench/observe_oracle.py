@@ -23,7 +23,7 @@ Two runs of the same code give byte-identical files, so an optimisation of the c
 is exact when ``cmp`` finds no difference with the dump of the code before it.
 
 ``time`` measures only the checks: it decodes each day stretch into a list first
-(about 130 KB per tick in memory), then runs ``observe`` over it with a fresh engine
+(about 50 KB per tick in memory), then runs ``observe`` over it with a fresh engine
 and takes ``time.process_time()`` around the loop. The cyclic GC is collected before
 and disabled during the timed loop (decoded ticks are acyclic; a full GC pass over
 3,600 held ticks would otherwise land in whichever check happens to run). Each
