@@ -14,10 +14,10 @@ Units are in every field's docstring.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_delta, counter_rate, ratio
@@ -514,6 +514,28 @@ def _nic_rates(d: Deltas, dt: float, speed: int | None = None) -> NicRates:
 
 
 _NO_VM = VmStat()
+D = TypeVar("D", DiskCounters, NicCounters)
+R = TypeVar("R", DiskRates, NicRates)
+
+
+def _per_device(cur: Mapping[str, D], prev: Mapping[str, D],
+                deltas: Callable[[D, D], Deltas], rates: Callable[[Deltas, D], R],
+                gauge: Callable[[D], R], in_total: Callable[[str, D], bool]
+                ) -> tuple[dict[str, R], list[Deltas]]:
+    """Rates of every device of ``cur`` (gauges only for one new since ``prev``), and the
+    deltas of those ``in_total`` (for the disk or network total)."""
+    out: dict[str, R] = {}
+    counted: list[Deltas] = []
+    for name, dev in cur.items():
+        old = prev.get(name)
+        if old is None:
+            out[name] = gauge(dev)
+            continue
+        d = deltas(old, dev)
+        out[name] = rates(d, dev)
+        if in_total(name, dev):
+            counted.append(d)
+    return out, counted
 
 
 def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
@@ -555,35 +577,18 @@ def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
         if p.full is not None and c.full is not None:
             values[f"psi_{res}_full_us_per_s"] = counter_rate(p.full.total_us, c.full.total_us, dt)
 
-    disks: dict[str, DiskRates] = {}
-    counted: list[Deltas] = []  # of the non-stacked disks in both samples
-    for name, disk in cur.disks.items():
-        old = prev.disks.get(name)
-        if old is None:
-            disks[name] = _gauge_disk(disk)
-            continue
-        deltas = _disk_deltas(old, disk)
-        disks[name] = _disk_rates(deltas, dt, disk)
-        if not disk.stacked:
-            counted.append(deltas)
+    disks, counted = _per_device(
+        cur.disks, prev.disks, _disk_deltas, lambda d, disk: _disk_rates(d, dt, disk),
+        _gauge_disk, lambda _, disk: not disk.stacked)
     values["disks"] = disks
     utils = [r.util_pct for r in disks.values() if r.util_pct is not None]
     values["disk_max_util_pct"] = max(utils) if utils else None
     if counted:
         values["disk_total"] = _disk_rates(_total(counted), dt)
 
-    nics: dict[str, NicRates] = {}
-    counted = []  # of the NICs in both samples but lo
-    for name, nic in cur.nics.items():
-        old_nic = prev.nics.get(name)
-        if old_nic is None:
-            nics[name] = _gauge_nic(nic)
-            continue
-        deltas = _nic_deltas(old_nic, nic)
-        nics[name] = _nic_rates(deltas, dt, nic.speed_mbps)
-        if name != "lo":
-            counted.append(deltas)
-    values["nics"] = nics
+    values["nics"], counted = _per_device(
+        cur.nics, prev.nics, _nic_deltas, lambda d, nic: _nic_rates(d, dt, nic.speed_mbps),
+        _gauge_nic, lambda name, _: name != "lo")
     if counted:
         values["net_total"] = _nic_rates(_total(counted), dt)
     return HostRates.model_validate(values)
