@@ -59,6 +59,8 @@ def _unpack(packed: list[Packed]) -> list[Seen]:
     return [(cid, Observation(key=key, node=node, severity=Severity(sev), title=title,
                               numbers=numbers, cause=cause, next_step=next_step))
             for cid, key, node, sev, title, numbers, cause, next_step in packed]
+
+
 Extract = Callable[[Entry], Any]
 """What a caller wants from each decoded tick besides the checks (``report``'s peaks,
 versions, gaps): run where the tick is decoded. A module-level function, so that a
