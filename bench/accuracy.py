@@ -20,7 +20,7 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
-from replmon.scenarios import all_scenarios, judge, run_lab_scenario, run_seed_scenario
+from replmon.testing.scenarios import all_scenarios, judge, run_lab_scenario, run_seed_scenario
 
 
 def row(kind: str, name: str, check: str, ok: bool, why: str) -> None:

@@ -32,8 +32,8 @@ from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, Rerun, meta_for, open_recording
 from replmon.session.rerun import cpus
-from replmon.session.synthetic import loop_ticks, with_drbd
 from replmon.sources.drbd_parse import parse_proc_drbd
+from replmon.testing.synthetic import loop_ticks, with_drbd
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY = 86_400

@@ -15,7 +15,7 @@ b. stretches of 60 consecutive chunks (~3,600 ticks each) of the 24 h recording
    (``--day``, default /tmp/day.rmrec), by default 5 of them spread over the day
    (300 chunks); each stretch starts on a fresh engine, so its windows fill as in a
    live session;
-c. the SEEDS scenarios of ``replmon.scenarios`` (ticks rebuilt from the seeds'
+c. the SEEDS scenarios of ``replmon.testing.scenarios`` (ticks rebuilt from the seeds'
    figures: DRBD, disks, swapping... paths the recordings do not reach), each on a
    fresh engine with the scenario's own settings.
 
@@ -90,7 +90,7 @@ def sources(day: str, starts: list[int] | None, seeds: bool = True
     for s in starts if starts is not None else default_starts(n_chunks):
         yield f"day@{s}", day_stretch(day, s), {}
     if seeds:
-        from replmon.scenarios import all_scenarios
+        from replmon.testing.scenarios import all_scenarios
 
         for i, sc in enumerate(all_scenarios()[0]):
             ticks, _ = sc.build()

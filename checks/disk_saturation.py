@@ -37,14 +37,22 @@ await is the better judge there, which is why util alone never fires.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from functools import lru_cache
 from statistics import fmean, pstdev
 from typing import cast
 
-from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
-from replmon.model.host import DiskRates
-from replmon.model.tick import NodeTick, Role
+from replmon.check import (
+    Check,
+    DiskRates,
+    NodeTick,
+    Observation,
+    Role,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    numbers,
+    source_ok,
+)
 
 _BCACHE = re.compile(r"bcache\d+")
 """Stacked too (on a backing HDD and a cache SSD), though the host source does not mark it."""
@@ -81,6 +89,10 @@ def _iops(d: DiskRates | None) -> float | None:
     return d.read_iops + d.write_iops
 
 
+def _util(d: DiskRates | None) -> float | None:
+    return None if d is None else d.util_pct
+
+
 def _disks(node: NodeTick) -> list[str]:
     """Disks to judge: real ones; stacked ones only on a node that has no real disk."""
     raw = node.host.disks
@@ -89,35 +101,17 @@ def _disks(node: NodeTick) -> list[str]:
     return sorted(real or raw)
 
 
-@lru_cache(maxsize=256)
-def _iops_of(disk: str) -> Callable[[NodeTick], float | None]:
-    """The getter of one disk's IOPS per tick. Made once per disk name, so Window.series
-    sees the same getter every tick and caches the column: _erratic then reads one float
-    per tick of the window, where a per-tick dict of all disks cost a lookup each."""
-    def iops(node: NodeTick) -> float | None:
-        return _iops(node.rates.host.disks.get(disk))
-    return iops
-
-
-@lru_cache(maxsize=256)
-def _util_of(disk: str) -> Callable[[NodeTick], float | None]:
-    """The getter of one disk's % busy per tick (cached like _iops_of)."""
-    def util(node: NodeTick) -> float | None:
-        d = node.rates.host.disks.get(disk)
-        return None if d is None else d.util_pct
-    return util
-
-
 def _erratic(w: Window, role: Role, disk: str, t: Limits) -> tuple[float, int, float] | None:
     """(cv, swings, mean IOPS) when the disk's IOPS are erratic."""
-    xs = w.series(role, _iops_of(disk), t.cv_ticks)
+    xs = w.series(role, lambda n: _iops(n.rates.host.disks.get(disk)), t.cv_ticks)
     if len(xs) < t.cv_ticks or None in xs:
         return None
     vals = cast("list[float]", xs)  # no None in it
     mean = fmean(vals)
     if mean < t.cv_min_iops:
         return None
-    known = [u for u in w.series(role, _util_of(disk), t.cv_ticks) if u is not None]
+    utils = w.series(role, lambda n: _util(n.rates.host.disks.get(disk)), t.cv_ticks)
+    known = [u for u in utils if u is not None]
     if not known or fmean(known) < t.cv_min_util_pct:
         return None
     cv = pstdev(vals) / mean

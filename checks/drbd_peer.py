@@ -42,11 +42,23 @@ What to do: the title says which; the next step names the command (``drbdadm sta
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 
-from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
-from replmon.model.drbd import DrbdConnection, DrbdDeviceRates, DrbdPeerDeviceRates, DrbdResource
-from replmon.model.tick import NodeTick, Role
+from replmon.check import (
+    Check,
+    DrbdConnection,
+    DrbdDeviceRates,
+    DrbdPeerDeviceRates,
+    DrbdResource,
+    NodeTick,
+    Observation,
+    Role,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    numbers,
+    source_ok,
+)
 
 SYNC = {"StartingSyncS", "StartingSyncT", "WFBitMapS", "WFBitMapT", "WFSyncUUID", "SyncSource",
         "SyncTarget", "PausedSyncS", "PausedSyncT", "VerifyS", "VerifyT"}
@@ -104,34 +116,26 @@ def _conn(r: DrbdResource | None, peer: str) -> DrbdConnection | None:
     return None
 
 
-@lru_cache(maxsize=64)
-def _same(links: frozenset[str]) -> frozenset[str]:
-    """One object for equal sets (the first one seen): ticks with the same links down then
-    hold the same object, which list.count in _down_s compares by identity alone."""
-    return links
-
-
-def _down_links(node: NodeTick) -> frozenset[str] | None:
-    """"resource/peer" of each connection the node lists as not Connected."""
+def _is_down(node: NodeTick, link: tuple[str, str]) -> bool | None:
+    """The node lists the (resource, peer) connection as not Connected; None without a
+    DRBD reading."""
     if not source_ok(node, "drbd"):
         return None
-    return _same(frozenset(f"{r.name}/{c.peer}" for r in node.drbd.resources
-                           for c in r.connections if c.connection_state != "Connected"))
+    res, peer = link
+    return any(c.connection_state != "Connected" for r in node.drbd.resources
+               if r.name == res for c in r.connections if c.peer == peer)
 
 
 def _down_s(w: Window, role: Role, res: str, peer: str) -> float:
     """Seconds the connection has been down, from the first down tick in the window (so
     at most the window's span: the finding's since-time tells the whole outage)."""
-    down = w.series(role, _down_links)
-    key = f"{res}/{peer}"  # a str: its hash is cached, unlike a tuple's
-    last = down[-1]
-    if last is not None and key in last and down.count(last) == len(down):
-        i = 1  # the same links down all window long (a long outage): no need to walk back
-    else:
-        i = len(down)
-        while i > 1 and (d := down[i - 2]) is not None and key in d:
-            i -= 1
-    return w.last.wall - w.ticks[i - 1].wall
+    link = (res, peer)
+    down = w.series(role, lambda n: _is_down(n, link))
+    before = down[-2::-1]  # the ticks before the last, newest first
+    if before.count(True) == len(before):  # down all window long (a long outage)
+        return w.last.wall - w.ticks[0].wall
+    run = min([before.index(v) for v in (False, None) if v in before])
+    return w.last.wall - w.ticks[len(down) - 1 - run].wall
 
 
 def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Limits

@@ -40,8 +40,17 @@ from math import isfinite
 from statistics import median
 from typing import cast
 
-from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
-from replmon.model.tick import NodeTick
+from replmon.check import (
+    Check,
+    NodeTick,
+    Observation,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    numbers,
+    source_ok,
+)
 
 SOURCES = (("mysql", "MySQL"), ("redis", "Redis"))
 ON = ("ON", "1", "YES", "TRUE")

@@ -26,8 +26,16 @@ the rate must hold ``open_after`` ticks in a row (3) before the finding opens;
 
 from __future__ import annotations
 
-from replmon.check import Check, Observation, Severity, Thresholds, Window, numbers, source_ok
-from replmon.model.tick import NodeTick
+from replmon.check import (
+    Check,
+    NodeTick,
+    Observation,
+    Severity,
+    Thresholds,
+    Window,
+    numbers,
+    source_ok,
+)
 
 
 class Limits(Thresholds):

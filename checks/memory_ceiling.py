@@ -54,6 +54,7 @@ from collections.abc import Callable
 
 from replmon.check import (
     Check,
+    NodeTick,
     Observation,
     Role,
     Severity,
@@ -64,7 +65,6 @@ from replmon.check import (
     numbers,
     source_ok,
 )
-from replmon.model.tick import NodeTick
 
 
 class Limits(Thresholds):

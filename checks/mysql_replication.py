@@ -47,15 +47,23 @@ replica's disk.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import lru_cache
 from typing import cast
 
-from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
-from replmon.model.base import SourceState
-from replmon.model.findings import Number
-from replmon.model.mysql import ReplicaChannel
-from replmon.model.tick import NodeTick, Role
+from replmon.check import (
+    Check,
+    NodeTick,
+    Number,
+    Observation,
+    ReplicaChannel,
+    Role,
+    Severity,
+    SourceState,
+    Thresholds,
+    Window,
+    fmt,
+    numbers,
+    source_ok,
+)
 
 Part = tuple[Severity, str, str, str]
 """severity, title part, cause, next step."""
@@ -92,20 +100,15 @@ def effective_lag(ch: ReplicaChannel) -> int | None:
     return max(0, ch.seconds_behind - (ch.sql_delay or 0))
 
 
-@lru_cache(maxsize=256)
-def _lag_of(name: str) -> Callable[[NodeTick], int | None]:
-    """The getter of one channel's effective lag per tick (None: unknown, a thread down, no
-    such channel or no MySQL; the first channel of that name counts). Made once per name,
-    so Window.series caches its column like a module-level getter's: lag_trend then reads
-    one int per tick of the window."""
-    def lag(node: NodeTick) -> int | None:
-        if not source_ok(node, "mysql"):
-            return None
-        for ch in node.mysql.replication:
-            if ch.name == name:
-                return effective_lag(ch)
+def _lag(node: NodeTick, name: str) -> int | None:
+    """One channel's effective lag (None: unknown, a thread down, no such channel or no
+    MySQL; the first channel of that name counts)."""
+    if not source_ok(node, "mysql"):
         return None
-    return lag
+    for ch in node.mysql.replication:
+        if ch.name == name:
+            return effective_lag(ch)
+    return None
 
 
 def _io_states(node: NodeTick) -> dict[str, str | None] | None:
@@ -123,7 +126,7 @@ def lag_trend(w: Window, role: Role, name: str, t: Limits, *, min_rise: float | 
     """(slope s/min, rise s, span s, steady) over the trailing run of lag readings within
     growth_window_s; None when that run spans less than growth_min_span_s, or rose less
     than ``min_rise`` s (when only growth matters, the fit is not worth computing)."""
-    lags = w.series(role, _lag_of(name))
+    lags = w.series(role, lambda n: _lag(n, name))
     recent = lags[w.start_within(t.growth_window_s):]
     if None in recent:  # the run starts after the last tick without a reading
         recent = recent[len(recent) - recent[::-1].index(None):]

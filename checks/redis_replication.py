@@ -50,11 +50,22 @@ why the link drops, and keep the master's memory well under half the host's RAM.
 
 from __future__ import annotations
 
-from replmon.check import Check, Observation, Severity, Thresholds, Window, fmt, numbers, source_ok
-from replmon.model.base import SourceState
-from replmon.model.findings import Number
-from replmon.model.redis import RedisReplica, RedisSample
-from replmon.model.tick import NodeTick, Tick
+from replmon.check import (
+    Check,
+    NodeTick,
+    Number,
+    Observation,
+    RedisReplica,
+    RedisSample,
+    Severity,
+    SourceState,
+    Thresholds,
+    Tick,
+    Window,
+    fmt,
+    numbers,
+    source_ok,
+)
 
 MIB = 1024 * 1024
 SYNCING = ("wait_bgsave", "send_bulk")

@@ -25,9 +25,16 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from replmon.check import Check, Observation, Severity, Thresholds, Window, numbers
-from replmon.model.base import SourceState
-from replmon.model.tick import SOURCE_KINDS
+from replmon.check import (
+    SOURCE_KINDS,
+    Check,
+    Observation,
+    Severity,
+    SourceState,
+    Thresholds,
+    Window,
+    numbers,
+)
 
 LABEL = {"host": "host metrics", "drbd": "DRBD", "mysql": "MySQL", "redis": "Redis"}
 NEXT = {

@@ -39,6 +39,8 @@ from statistics import median
 
 from replmon.check import (
     Check,
+    NodeTick,
+    Number,
     Observation,
     Role,
     Severity,
@@ -49,8 +51,6 @@ from replmon.check import (
     numbers,
     source_ok,
 )
-from replmon.model.findings import Number
-from replmon.model.tick import NodeTick
 
 Getter = Callable[[NodeTick], float | None]
 

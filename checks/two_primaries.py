@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
+    NodeTick,
     Observation,
     Severity,
     Thresholds,
@@ -38,7 +39,6 @@ from replmon.check import (
     numbers,
     source_ok,
 )
-from replmon.model.tick import NodeTick
 
 OFF = {"OFF", "0"}
 ON = {"ON", "1"}

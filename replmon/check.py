@@ -25,19 +25,35 @@ finding of its own (check id "engine"), never silently dropped.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from replmon.model.base import SourceState
+from replmon.model.drbd import (
+    DrbdConnection,
+    DrbdDeviceRates,
+    DrbdPeerDeviceRates,
+    DrbdResource,
+)
 from replmon.model.findings import NodeRef, Number, Observation, Severity
-from replmon.model.tick import NodeTick, Role, Tick
+from replmon.model.host import DiskRates
+from replmon.model.mysql import ReplicaChannel
+from replmon.model.redis import RedisReplica, RedisSample
+from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
 
 __all__ = [
-    "Check", "NodeRef", "Number", "Observation", "Role", "Severity", "Thresholds", "Window",
+    # the contract
+    "Check", "Observation", "Severity", "Thresholds", "Window",
+    # helpers
     "baseline_drop", "fmt", "numbers", "source_ok",
+    # what a window holds, for type hints and field access (the records of replmon.model)
+    "SOURCE_KINDS", "DiskRates", "DrbdConnection", "DrbdDeviceRates", "DrbdPeerDeviceRates",
+    "DrbdResource", "NodeRef", "NodeTick", "Number", "RedisReplica", "RedisSample",
+    "ReplicaChannel", "Role", "SourceState", "Tick",
 ]
 
 
@@ -133,14 +149,45 @@ class Window:
         return self._cache.values(get, role, ticks)  # type: ignore[return-value]
 
 
-class _Column:
-    __slots__ = ("keep", "last_seq", "vals")
+PRUNE_EVERY = 64
+"""Ticks between two prunes of the series cache."""
 
-    def __init__(self) -> None:
+
+class _Column:
+    __slots__ = ("getter", "keep", "last_seq", "vals")
+
+    def __init__(self, getter: object) -> None:
+        self.getter = getter
+        """The first getter object seen for this column (found by identity after)."""
         self.last_seq = -1
         self.keep = 1
         """The longest window that asked for this column."""
         self.vals: list[object] = []
+
+
+def getter_key(get: Callable[..., object]) -> Hashable | None:
+    """What a getter computes, as a dict key: its code plus the values it closes over
+    (and its defaults; a captured function by its own key; a bound method's object).
+    Two getters with equal keys compute the same thing (checks are pure), so a lambda or
+    closure made anew on every call, ``w.series(role, lambda n: _iops(n, disk))``, finds
+    the column the previous tick's copy filled. None when a captured value cannot be
+    read (a cell not yet bound); a key holding an unhashable value (a list) fails to
+    hash, and ``SeriesCache`` then computes that getter's values without caching."""
+    if type(get) is not FunctionType:
+        func = getattr(get, "__func__", None)  # a bound method: its function and object
+        return get if func is None else (getter_key(func), getattr(get, "__self__", None))
+    cells = get.__closure__
+    if cells is None:
+        defaults = get.__defaults__
+        return get.__code__ if defaults is None else (get.__code__, defaults)
+    try:
+        if len(cells) == 1 and get.__defaults__ is None:  # the usual closure: one name
+            v = cells[0].cell_contents
+            return (get.__code__, getter_key(v) if type(v) is FunctionType else v)
+        return (get.__code__, get.__defaults__, *[
+            getter_key(v) if type(v := c.cell_contents) is FunctionType else v for c in cells])
+    except ValueError:  # an empty cell
+        return None
 
 
 class SeriesCache:
@@ -148,23 +195,49 @@ class SeriesCache:
     scans its whole window each tick computes one new value per tick and gets the rest
     as a list slice (a 300-tick window otherwise costs 300 getter calls per tick).
 
-    A column per (getter, role) holds the values of consecutive ticks, newest last.
-    Keyed by the getter object: module-level functions and lambdas hit; a closure made
-    anew on each call just misses. Ticks are told apart by seq, which only grows within
-    one feed (the engine clears the cache when it does not); a column not used in a
-    tick is dropped, so a column never has a hole."""
+    A column per (role, what the getter computes) holds the values of consecutive ticks,
+    newest last. What a getter computes is ``getter_key``: its code and what it closes
+    over, so a check written the plain way, with a fresh lambda per call, is cached like
+    a module-level function. Ticks are told apart by seq, which only grows within one
+    feed (the engine clears the cache when it does not); columns no check asked for in
+    the last tick are dropped every ``PRUNE_EVERY`` ticks."""
 
     def __init__(self) -> None:
-        self._cols: dict[tuple[object, str], _Column] = {}
-        self._used: set[tuple[object, str]] = set()
+        self._cols: dict[str, dict[Hashable, _Column]] = {"primary": {}, "replica": {}}
+        self._by_getter: dict[str, dict[object, _Column]] = {"primary": {}, "replica": {}}
+        """The column of a getter object seen before (a module-level function): one
+        identity lookup instead of its key."""
+        self._ticks = 0
+        """Ticks since the last prune."""
+
+    def _column(self, get: Callable[[NodeTick], object], role: str) -> _Column | None:
+        """The column for what ``get`` computes (made when new); None: not cacheable."""
+        if role not in self._cols:
+            self._cols[role], self._by_getter[role] = {}, {}
+        key = getter_key(get)
+        if key is None:
+            return None
+        cols = self._cols[role]
+        try:
+            col = cols.get(key)
+        except TypeError:  # an unhashable captured value
+            return None
+        if col is None:
+            col = cols[key] = _Column(get)
+        if col.getter is get:  # the same object next tick: found by identity
+            self._by_getter[role][get] = col
+        return col
 
     def values(self, get: Callable[[NodeTick], object], role: str,
                ticks: Sequence[Tick]) -> list[object]:
-        key = (get, role)
-        self._used.add(key)
-        col = self._cols.get(key)
+        try:
+            col = self._by_getter[role].get(get)
+        except (KeyError, TypeError):  # a new role, or an unhashable callable
+            col = None
         if col is None:
-            col = self._cols[key] = _Column()
+            col = self._column(get, role)
+            if col is None:
+                return [get(getattr(t, role)) for t in ticks]
         vals, last, n = col.vals, col.last_seq, len(ticks)
         if n > 1 and ticks[-2].seq == last and len(vals) >= n - 1:
             vals.append(get(getattr(ticks[-1], role)))  # the usual case: one tick more
@@ -200,18 +273,22 @@ class SeriesCache:
         elif new:
             vals.extend(get(getattr(t, role)) for t in ticks[old:])
 
-    def prune(self) -> None:
-        """After a tick: forget the getters not used in it."""
-        if len(self._used) == len(self._cols):  # every column was used (the usual case)
-            self._used.clear()
+    def prune(self, seq: int) -> None:
+        """After tick ``seq``: every ``PRUNE_EVERY`` ticks, forget the columns not asked
+        for in it (a disk that went away). Memory only: a column skipped for a tick is
+        filled in when asked again (``_fill``), so it never has a hole."""
+        self._ticks += 1
+        if self._ticks < PRUNE_EVERY:
             return
-        for key in [k for k in self._cols if k not in self._used]:
-            del self._cols[key]
-        self._used.clear()
+        self._ticks = 0
+        for by_key in (*self._cols.values(), *self._by_getter.values()):
+            for k in [k for k, c in by_key.items() if c.last_seq != seq]:
+                del by_key[k]
 
     def clear(self) -> None:
-        self._cols.clear()
-        self._used.clear()
+        for by_key in (*self._cols.values(), *self._by_getter.values()):
+            by_key.clear()
+        self._ticks = 0
 
 
 def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks: int,

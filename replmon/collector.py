@@ -1,5 +1,5 @@
 """The collector: samples both nodes' sources concurrently, once per interval,
-and hands each Tick to its subscribers.
+and yields each Tick (``ticks()``): the live feed of a ``replmon.pipeline.Pipeline``.
 
 Scheduling: tick slot n is due at t0 + n x interval (monotonic clock), so the
 schedule never drifts. Each source has a timeout shorter than the interval, so
@@ -8,8 +8,8 @@ on time. If a tick still overruns (the machine stalled), the collector skips
 the slots it missed and marks the next tick late, with the number missed;
 it never fires a burst of catch-up ticks.
 
-Readers never block the collector: each subscriber gets a bounded queue; when
-a reader falls behind, its oldest ticks are dropped and counted.
+Readers never block the collector: the pipeline takes each tick at once and gives
+readers that may block a bounded queue and a thread of their own (pipeline.py).
 """
 
 from __future__ import annotations
@@ -47,33 +47,6 @@ class NodeSources:
         return list(self.sources.values())
 
 
-class Subscription:
-    """A reader's bounded queue of ticks. Iterate it with ``async for``."""
-
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = maxsize
-        self._queue: asyncio.Queue[Tick | None] = asyncio.Queue()
-        self.dropped = 0
-        """Ticks discarded because this reader fell behind."""
-
-    def _offer(self, tick: Tick | None) -> None:
-        """Queue a tick (dropping the oldest when full), or None to end the stream."""
-        if tick is not None:
-            while self._queue.qsize() >= self.maxsize:
-                self._queue.get_nowait()
-                self.dropped += 1
-        self._queue.put_nowait(tick)
-
-    def __aiter__(self) -> Subscription:
-        return self
-
-    async def __anext__(self) -> Tick:
-        tick = await self._queue.get()
-        if tick is None:
-            raise StopAsyncIteration
-        return tick
-
-
 class Collector:
     """Samples a primary and a replica every ``interval`` seconds."""
 
@@ -92,7 +65,6 @@ class Collector:
         self.interval = interval
         self._clock = clock
         self._rates = RateTracker()
-        self._subs: list[Subscription] = []
         self._opened = False
 
     async def __aenter__(self) -> Collector:
@@ -113,23 +85,7 @@ class Collector:
         for node in (self.primary, self.replica):
             for src in node.all():
                 await src.close()
-        for sub in self._subs:
-            sub._offer(None)
         self._opened = False
-
-    def subscribe(self, maxsize: int = 120) -> Subscription:
-        """A queue that receives every tick from now on (oldest dropped when full)."""
-        sub = Subscription(maxsize)
-        self._subs.append(sub)
-        return sub
-
-    async def run(self, count: int | None = None) -> None:
-        """Sample until cancelled (or ``count`` ticks), feeding subscribers."""
-        async for tick in self.ticks(count):
-            for sub in self._subs:
-                sub._offer(tick)
-        for sub in self._subs:
-            sub._offer(None)
 
     async def ticks(self, count: int | None = None) -> AsyncIterator[Tick]:
         """Yield ticks on schedule. The time the consumer spends between ticks

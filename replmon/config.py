@@ -144,6 +144,36 @@ class Config(Record):
         return self.timeout if self.timeout is not None else 0.8 * self.interval
 
 
+def parse_duration_text(text: str) -> float:
+    """Seconds from "10s", "2m", "1h", "500ms", "1d" or a plain number of seconds."""
+    t = text.strip().lower()
+    scale = 1.0
+    if t.endswith("ms"):
+        t, scale = t[:-2], 0.001
+    elif t and t[-1] in "smhd":
+        t, scale = t[:-1], {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}[t[-1]]
+    try:
+        value = float(t) * scale
+    except ValueError:
+        raise ConfigError(f"not a duration: {text!r} (try 10s, 2m)") from None
+    if not value > 0:
+        raise ConfigError(f"duration must be positive: {text!r}")
+    return value
+
+
+def parse_size_text(text: str) -> int:
+    """Bytes from "100M", "1G", "512K" or a plain number of bytes."""
+    t = text.strip().upper().removesuffix("B")
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(t[-1:], 1)
+    try:
+        value = int(float(t[:-1] if scale > 1 else t) * scale)
+    except ValueError:
+        raise ConfigError(f"not a size: {text!r} (try 100M, 1G)") from None
+    if value <= 0:
+        raise ConfigError(f"size must be positive: {text!r}")
+    return value
+
+
 # --- loading -----------------------------------------------------------------
 
 def load_toml(path: str | Path) -> dict[str, Any]:
@@ -240,9 +270,11 @@ def _env_secret(*names: str | None) -> SecretStr | None:
     return None
 
 
-def mysql_endpoint(role: Role, node: NodeConfig, timeout: float) -> MysqlEndpoint:
+def mysql_endpoint(role: Role, node: NodeConfig, timeout: float,
+                   cnf: dict[str, str] | None = None) -> MysqlEndpoint:
+    """``cnf``: ~/.my.cnf's [client] section, read once by ``resolve`` (read here if None)."""
     c = node.mysql
-    cnf = read_mycnf()
+    cnf = read_mycnf() if cnf is None else cnf
     password = c.password or _env_secret(
         c.password_env, f"REPLMON_{role.upper()}_MYSQL_PASSWORD", "REPLMON_MYSQL_PASSWORD",
         "MYSQL_PWD",
@@ -276,6 +308,79 @@ def redis_endpoint(role: Role, node: NodeConfig, timeout: float) -> RedisEndpoin
         connect_timeout=max(timeout, 0.5),
         read_timeout=max(timeout, 0.5),
     )
+
+
+class SshTarget(Record):
+    """Where and how to ssh to a node for its host and DRBD metrics."""
+
+    host: str
+    user: str | None = None
+    port: int | None = None
+    options: tuple[str, ...] = ()
+    config_file: str | None = None
+
+
+class NodeEndpoints(Record):
+    """One node with everything resolved: what the factory builds its sources from.
+    A source that is off is None. Passwords stay SecretStr."""
+
+    role: Role
+    name: str
+    host: str
+    access: Literal["local", "ssh", "off"]
+    """How host and DRBD metrics are read."""
+    ssh: SshTarget | None = None
+    host_metrics: bool = True
+    drbd: DrbdConfig | None = None
+    mysql: MysqlEndpoint | None = None
+    mysql_variables_every: float = 60.0
+    redis: RedisEndpoint | None = None
+
+
+class PairEndpoints(Record):
+    """A pair resolved from a Config, once: ``resolve(config)``."""
+
+    interval: float
+    timeout: float
+    """Per-source timeout, seconds."""
+    primary: NodeEndpoints
+    replica: NodeEndpoints
+    link_peer: tuple[str, int] | None = None
+    """What the primary connects to each tick to time the replication link: the replica's
+    Redis port. A TCP connect that sends nothing is harmless there; on MySQL it would
+    count as a handshake error toward max_connect_errors and could get the primary's
+    address blocked, so a pair without Redis (or with Redis on a socket) gets none."""
+
+    @property
+    def nodes(self) -> tuple[NodeEndpoints, NodeEndpoints]:
+        return (self.primary, self.replica)
+
+
+def resolve(config: Config) -> PairEndpoints:
+    """Every node's endpoints with the credentials from the URL/TOML, the environment
+    and ~/.my.cnf (read once) applied, and how its host metrics are read."""
+    timeout = config.source_timeout
+    cnf = read_mycnf()
+
+    def node(role: Role, n: NodeConfig) -> NodeEndpoints:
+        access = n.ssh.resolved_mode(n.host)
+        ssh = None
+        if access == "ssh":
+            ssh = SshTarget(host=n.ssh.host or n.host, user=n.ssh.user, port=n.ssh.port,
+                            options=tuple(n.ssh.options), config_file=n.ssh.config_file)
+        return NodeEndpoints(
+            role=role, name=n.name or n.host, host=n.host, access=access, ssh=ssh,
+            host_metrics=n.host_metrics.enabled,
+            drbd=n.drbd if n.drbd.enabled else None,
+            mysql=mysql_endpoint(role, n, timeout, cnf) if n.mysql.enabled else None,
+            mysql_variables_every=n.mysql.variables_every,
+            redis=redis_endpoint(role, n, timeout) if n.redis.enabled else None)
+
+    primary, replica = node("primary", config.primary), node("replica", config.replica)
+    r = replica.redis
+    return PairEndpoints(interval=config.interval, timeout=timeout, primary=primary,
+                         replica=replica,
+                         link_peer=(r.host, r.port) if r is not None and not r.socket else None)
 
 
 def is_local(host: str) -> bool:

@@ -145,7 +145,7 @@ class Engine:
                 continue
             if obs:
                 seen.extend([(c.id, o) for o in obs])
-        self._cache.prune()
+        self._cache.prune(tick.seq)
         return seen
 
     def apply(self, seq: int, wall: float, seen: Iterable[Seen]) -> Update:

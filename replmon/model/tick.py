@@ -17,7 +17,8 @@ import msgspec
 
 from replmon.model.base import SourceState, SourceStatus, Struct, struct
 from replmon.model.drbd import DrbdRates, DrbdSample, derive_drbd_rates
-from replmon.model.host import HostRates, HostSample, derive_host_rates
+from replmon.model.host import HostRates, HostSample
+from replmon.model.host_rates import derive_host_rates
 from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
 from replmon.model.redis import RedisRates, RedisSample, derive_redis_rates
 

@@ -23,7 +23,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from replmon.engine import Update
 from replmon.model.findings import Finding, Severity
+from replmon.model.tick import Tick
+from replmon.pipeline import BaseReader
 
 
 class Status(IntEnum):
@@ -61,6 +64,39 @@ class CheckRun:
     def counts(self) -> dict[str, int]:
         return {s.label: sum(f.severity is s for f in self.open)
                 for s in (Severity.CRITICAL, Severity.WARNING, Severity.INFO)}
+
+
+class CheckSummary(BaseReader):
+    """The pipeline reader behind ``replmon check``: what a run saw, for ``CheckRun``."""
+
+    name = "check-summary"
+    inline = True
+
+    def __init__(self) -> None:
+        self.cleared: list[Finding] = []
+        self.first: Tick | None = None
+        self.last: Tick | None = None
+        self.last_update: Update | None = None
+        self.ok_samples = 0
+        """Source samples that were read (0 at the end: nothing could be read: UNKNOWN)."""
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        self.first = self.first or tick
+        self.last = tick
+        self.ok_samples += sum(s.ok for n in tick.nodes for s in n.statuses().values())
+        if update is not None:
+            self.cleared.extend(update.closed)
+            self.last_update = update
+
+    def result(self, ticks: int) -> CheckRun:
+        if self.first is None or self.last is None:
+            return CheckRun(open=[], cleared=[], ticks=0, span_s=0.0, nodes={},
+                            unknown="no tick was sampled")
+        nodes = {"primary": self.last.primary.name, "replica": self.last.replica.name}
+        unknown = None if self.ok_samples else "no source of either node could be read"
+        return CheckRun(open=self.last_update.open if self.last_update else [],
+                        cleared=self.cleared, ticks=ticks,
+                        span_s=self.last.wall - self.first.wall, nodes=nodes, unknown=unknown)
 
 
 def where(f: Finding, nodes: dict[str, str]) -> str:

@@ -19,14 +19,19 @@ Columns (per second unless noted):
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
+from replmon.engine import Update
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
+from replmon.pipeline import BaseReader
+
+log = logging.getLogger(__name__)
 
 
 def human(v: float | None, width: int = 5) -> str:
@@ -209,3 +214,58 @@ def finding_row(tick: Tick, f: Finding, what: str,
     mark = "!" if what == "open" else "="
     sev = f.severity.label.upper()
     return f"{hhmmss}{mark} {sev:<8} {f.node:<7} {f.check}: {f.title} [{what}]"
+
+
+class PlainReader(BaseReader):
+    """The pipeline's text-row reader (``--plain``): rows per tick, a line per finding
+    opened or closed. Threaded: a stalled terminal or pipe never delays sampling."""
+
+    name = "plain"
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.writer = PlainWriter(out)
+
+    def on_drop(self, n: int) -> None:
+        self.out.write(f"# {n} tick(s) not written: this output fell behind\n")
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        self.writer.write(tick)
+        if update is not None:
+            for f in update.opened:
+                self.out.write(finding_row(tick, f, "open") + "\n")
+            for f in update.closed:
+                self.out.write(finding_row(tick, f, "closed") + "\n")
+        self.out.flush()
+
+
+class JsonLinesReader(BaseReader):
+    """``sample --json``: one JSON object per tick."""
+
+    name = "json"
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def on_drop(self, n: int) -> None:
+        log.warning("%d tick(s) not written: the JSON output fell behind", n)
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        self.out.write(tick.model_dump_json() + "\n")
+        self.out.flush()
+
+
+class FindingLog(BaseReader):
+    """Findings opened/closed to the log (``record``, a daemon's journal)."""
+
+    name = "finding-log"
+    inline = True
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        if update is None:
+            return
+        for f in update.opened:
+            log.warning("finding opened: %s %s %s: %s", f.severity.label, f.node, f.check,
+                        f.title)
+        for f in update.closed:
+            log.info("finding closed: %s %s: %s", f.node, f.check, f.title)

@@ -211,7 +211,12 @@ class Recorder:
     (a stalled disk), the newest ticks are dropped and counted in ``dropped``.
     With ``max_bytes`` or ``max_age_s`` every file gets a part number
     (``pair.0001.rmrec``, ``pair.0002.rmrec``...) and starts with its own header;
-    ``keep`` deletes the oldest parts beyond that many."""
+    ``keep`` deletes the oldest parts beyond that many.
+
+    A pipeline reader (``replmon.pipeline``): inline, since ``write`` only queues."""
+
+    name = "recorder"
+    inline = True
 
     def __init__(self, path: str | Path, meta: RecordingMeta, *, max_bytes: int | None = None,
                  max_age_s: float | None = None, keep: int | None = None,
@@ -254,6 +259,9 @@ class Recorder:
             self._q.put_nowait((tick, update))
         except queue.Full:
             self.dropped += 1
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        self.write(tick, update)
 
     def close(self) -> None:
         """Flush everything queued, write the end frame, fsync (blocking)."""

@@ -10,6 +10,7 @@ in ``problems`` (byte offset, tick range) and everything intact stays readable.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import logging
 import mmap
@@ -281,13 +282,14 @@ class Recording:
         upd = decode_update(tick.seq, extra["u"], tick.wall) if "u" in extra else None
         return Entry(fr.index, tick, upd)
 
-    def _chunk_of(self, i: int) -> int:
+    def chunk_of(self, i: int) -> int:
+        """Index of the chunk holding tick ``i``."""
         if not 0 <= i < self._count:
             raise IndexError(f"tick {i} out of range 0..{self._count - 1}")
         return bisect.bisect_right([c.first for c in self.chunks], i) - 1
 
     def entry(self, i: int) -> Entry:
-        ci = self._chunk_of(i)
+        ci = self.chunk_of(i)
         k = i - self.chunks[ci].first
         entries = self._decoded(ci, k)
         if k >= len(entries):
@@ -330,6 +332,15 @@ class Recording:
                 return fr.index
         return min(self.chunks[ci + 1].first if ci + 1 < len(self.chunks) else self._count - 1,
                    self._count - 1)
+
+    def node_names(self) -> dict[str, str]:
+        """Role -> node name, from the header (or, when it lacks them, the first tick)."""
+        names = {role: info.name for role, info in self.meta.nodes.items() if info.name}
+        if len(names) < 2 and len(self):
+            with contextlib.suppress(SessionError):
+                t = self.tick_at(0)
+                names = {"primary": t.primary.name, "replica": t.replica.name}
+        return names
 
     def recorded_openings(self) -> list[int]:
         """Indexes of the ticks at which the live engine opened a finding. Reads only the

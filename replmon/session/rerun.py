@@ -29,6 +29,7 @@ from typing import Any
 
 from replmon.engine import Engine, Seen, Update, build_engine
 from replmon.model.findings import Observation, Severity
+from replmon.session.cursor import intact_before, warm_up
 from replmon.session.replay import Entry, Recording, open_recording
 
 PARALLEL_MIN_TICKS = 5_000
@@ -103,13 +104,8 @@ def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_po
     logging.disable(logging.WARNING)  # this worker process only
     with _few_collections(), open_recording(path) as rec:
         engine = build_engine(settings, entry_points=entry_points)
-        warm: list[Any] = []
-        ci = first_chunk
-        while ci > 0 and len(warm) < engine.window - 1:  # whole chunks, newest first
-            ci -= 1
-            warm[:0] = [e.tick for e in rec.chunk_entries(ci)]
-        for t in warm[len(warm) - (engine.window - 1):] if engine.window > 1 else []:
-            engine.observe(t)
+        before = intact_before(rec, rec.chunks[first_chunk].first, engine.window - 1)
+        warm_up(engine, before, hysteresis=False)
         out: list[Observed] = []
         for ci in range(first_chunk, end_chunk):
             for e in rec.chunk_entries(ci):

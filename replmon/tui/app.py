@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterable, Callable, Sequence
 from typing import TypeVar
 
 from rich.text import Text
@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 from replmon.engine import Engine, Update
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Role, Tick
+from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import render
 from replmon.tui.screens import FindingScreen, HelpScreen
 
@@ -52,6 +53,19 @@ class TickReceived(Message):
 
 class FeedEnded(Message):
     pass
+
+
+class Poster(BaseReader):
+    """The screen as a pipeline reader: inline, it only posts a message."""
+
+    name = "screen"
+    inline = True
+
+    def __init__(self, app: ReplmonApp) -> None:
+        self.app = app
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        self.app.show_tick(tick, update.open if update is not None else [])
 
 
 class NodePanel(VerticalScroll):
@@ -98,13 +112,15 @@ class ReplmonApp(App[None]):
         Binding("tab", "focus_next", "Next panel", show=False),
     ]
 
-    def __init__(self, feed: AsyncIterator[Tick], engine: Engine | None = None, *,
+    def __init__(self, feed: AsyncIterable[Tick] | None, engine: Engine | None = None, *,
                  clock: Callable[[], float] = time.time, source: str = "live",
+                 readers: Sequence[Reader] = (),
                  on_tick: Callable[[Tick, Update | None], None] | None = None) -> None:
-        """``on_tick`` sees every tick with the engine's update (e.g. Recorder.write); it
-        must not block."""
+        """The app runs ``Pipeline(feed, engine, readers + [its poster])``: ``readers``
+        see every tick with the engine's update (e.g. a Recorder); ``on_tick`` is a
+        plain function as one more inline reader."""
         super().__init__()
-        self.on_tick = on_tick
+        self.readers = [*readers, *([CallbackReader(on_tick)] if on_tick else [])]
         self.feed = feed
         self.engine = engine
         self.clock = clock
@@ -154,14 +170,19 @@ class ReplmonApp(App[None]):
 
     @work(exclusive=True, group="feed")
     async def consume(self) -> None:
-        async for tick in self.feed:
-            upd = self.engine.feed(tick) if self.engine is not None else None
-            if self.on_tick is not None:
-                self.on_tick(tick, upd)
-            findings = upd.open if upd is not None else []
-            self.remember(tick)
-            self.post_message(TickReceived(tick, findings))
+        await self.drive()
         self.post_message(FeedEnded())
+
+    async def drive(self) -> None:
+        """Take ticks until the feed ends: the pipeline, with this screen as a reader."""
+        if self.feed is not None:
+            await Pipeline(self.feed, self.engine, [*self.readers, Poster(self)]).run()
+
+    def show_tick(self, tick: Tick, findings: list[Finding]) -> None:
+        """Keep the tick's graph points and post it to the screen (a newer one replaces
+        it while queued). Called in the app's event loop."""
+        self.remember(tick)
+        self.post_message(TickReceived(tick, findings))
 
     def remember(self, tick: Tick) -> None:
         """Every tick's sparkline points (also for ticks whose message gets folded)."""

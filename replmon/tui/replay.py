@@ -20,7 +20,7 @@ import asyncio
 import bisect
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -33,16 +33,11 @@ from textual.worker import get_current_worker
 
 from replmon.engine import Engine, Update
 from replmon.model.findings import Finding
-from replmon.model.tick import Tick
+from replmon.session.cursor import ReplayCursor, Step
 from replmon.session.replay import Recording
 from replmon.tui.app import ReplmonApp, TickReceived
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
-
-
-async def _never() -> AsyncIterator[Tick]:
-    if False:  # pragma: no cover - an empty async generator
-        yield
 
 
 class JumpScreen(ModalScreen[str | None]):
@@ -111,12 +106,10 @@ class ReplayApp(ReplmonApp):
         """``rerun(should_stop)``: today's checks over the whole recording, as (tick index,
         Update) (e.g. ``rerun_file(path, should_stop=should_stop)``), stopping early when
         ``should_stop()``; called in a thread, for n / N."""
-        super().__init__(_never(), None, source="replay")
+        super().__init__(None, None, source="replay")
         self.recording = recording
-        self.engine_factory = engine_factory
-        self.engine = engine_factory()
-        self.pos = -1
-        """Index of the tick on screen (-1 before the first)."""
+        self.cursor = ReplayCursor(recording, engine_factory)
+        """Position and engine (session/cursor.py); this screen only drives it."""
         self.speed = 1
         self.playing = not start_paused
         self._wake = asyncio.Event()
@@ -156,14 +149,16 @@ class ReplayApp(ReplmonApp):
 
     # -- the feed -------------------------------------------------------------
 
-    def consume(self) -> None:  # type: ignore[override]
-        self.run_worker(self._play(), exclusive=True, group="feed")
+    @property
+    def pos(self) -> int:
+        """Index of the tick on screen (-1 before the first)."""
+        return self.cursor.pos
 
-    async def _play(self) -> None:
-        n = len(self.recording)
+    async def drive(self) -> None:
+        """Play: one step per recorded interval / speed, until paused or at the end."""
         while True:
-            if self.playing and self.pos < n - 1:
-                self._show(self.pos + 1)
+            if self.playing and not self.cursor.at_end:
+                self._show(self.cursor.step())
                 interval = self.recording.meta.interval or 1.0
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
@@ -175,31 +170,16 @@ class ReplayApp(ReplmonApp):
                 self._wake.clear()
                 await self._wake.wait()
 
-    def _show(self, i: int) -> None:
-        """Advance the engine to tick i (one step) and post it."""
-        tick = self.recording.tick_at(i)
-        upd = self.engine.feed(tick) if self.engine is not None else None
-        self.pos = i
-        self.remember(tick)
-        findings = list(upd.open) if upd is not None else []
-        rec = self.recording.update_at(i)
-        if rec is not None:
-            seen = {(f.check, f.node, f.key) for f in findings}
-            findings += [f.model_copy(update={"check": f"{f.check} (rec)"})
-                         for f in rec.open if (f.check, f.node, f.key) not in seen]
-        self.post_message(TickReceived(tick, findings))
+    def _show(self, step: Step | None) -> None:
+        if step is not None:
+            self.show_tick(step.tick, step.findings)
 
     def _goto(self, i: int) -> None:
-        """Jump: rebuild the engine, warm it on the ticks before i, show i."""
-        i = max(0, min(i, len(self.recording) - 1))
-        self.engine = self.engine_factory()
-        for h in self.history.values():  # the sparklines restart at the new position
+        """Jump: the cursor rebuilds and warms its engine; the sparklines restart there."""
+        for h in self.history.values():
             for points in h.values():
                 points.clear()
-        warm = max((c.window for c, _ in self.engine.checks), default=1)
-        for j in range(max(0, i - warm), i):
-            self.engine.feed(self.recording.tick_at(j))
-        self._show(i)
+        self._show(self.cursor.seek(i))
         self._wake.set()
 
     # -- display -----------------------------------------------------------------
@@ -245,8 +225,8 @@ class ReplayApp(ReplmonApp):
 
     def action_step(self, delta: int) -> None:
         self.playing = False
-        if delta > 0 and self.pos < len(self.recording) - 1:
-            self._show(self.pos + 1)
+        if delta > 0 and not self.cursor.at_end:
+            self._show(self.cursor.step())
         elif delta < 0 and self.pos > 0:
             self._goto(self.pos - 1)
         self._refresh_header()

@@ -70,7 +70,20 @@ def collector(primary: dict[str, Any], replica: dict[str, Any]) -> Collector:
 
 
 def ssh_children() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=True) if p.name() == "ssh"]
+    """Our `ssh` client processes still alive.
+
+    The walk is recursive, so it also meets the test sshd's per-connection
+    children, which exit on their own schedule: one gone between the listing
+    and its name() is not an ssh we left behind (CI failed on exactly that).
+    """
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.name() == "ssh":
+                found.append(p)
+        except psutil.NoSuchProcess:
+            continue
+    return found
 
 
 # --- (a) same numbers as LocalRunner ---------------------------------------------

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from replmon.check import Window, baseline_drop
 from replmon.model.tick import Tick
-from replmon.synth import node
+from replmon.testing.synth import node
 
 PRIMARY, REPLICA = node("primary"), node("replica")
 

@@ -127,12 +127,3 @@ async def test_unconfigured_sources_are_absent_with_a_reason() -> None:
     assert tick.primary.redis.status.error == "Redis switched off"
     assert tick.replica.mysql.status.state is SourceState.ABSENT
     assert "not configured" in (tick.replica.mysql.status.error or "")
-
-
-async def test_slow_subscriber_loses_oldest_ticks_not_the_collector() -> None:
-    c = pair({"host": TimedHost()}, {"host": TimedHost()}, 0.02)
-    sub = c.subscribe(maxsize=3)
-    await c.run(count=10)
-    got = [t.seq async for t in sub]
-    assert got == [7, 8, 9]
-    assert sub.dropped == 7

@@ -116,3 +116,36 @@ def test_missing_node_and_bad_values_are_clear_errors(tmp_path: Path) -> None:
     bad.write_text("[primary\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         config_from_args(_parser().parse_args(["sample", "--config", str(bad)]))
+
+
+def test_resolve_reads_mycnf_once_and_the_factory_never_reads_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """Endpoints are resolved once, when the config is read: the factory builds sources
+    from the resolved records without calling back into the config module."""
+    import replmon.config as config_mod
+    from replmon.config import resolve
+    from replmon.factory import build_collector
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".my.cnf").write_text("[client]\nuser = cnfuser\npassword = cnf-pw\n")
+    monkeypatch.setenv("REPLMON_REDIS_PASSWORD", "redis-pw")
+    reads: list[object] = []
+    real = config_mod.read_mycnf
+    monkeypatch.setattr(config_mod, "read_mycnf", lambda *a: reads.append(a) or real(*a))
+    cfg = config_from_args(_parser().parse_args(
+        ["--primary", "127.0.0.1", "--replica", "127.0.0.2", "--replica-redis", ":6380",
+         "--primary-redis", "off"]))
+    pair = resolve(cfg)
+    assert len(reads) == 1
+    assert pair.primary.mysql is not None and pair.primary.mysql.user == "cnfuser"
+    assert pair.replica.redis is not None and pair.replica.redis.port == 6380
+    assert pair.primary.redis is None
+    assert pair.link_peer == ("127.0.0.2", 6380)
+    assert "cnf-pw" not in repr(pair) and "redis-pw" not in pair.model_dump_json()
+    monkeypatch.setenv("REPLMON_REDIS_PASSWORD", "changed later")
+    for name in ("read_mycnf", "mysql_endpoint", "redis_endpoint", "resolve"):
+        monkeypatch.setattr(config_mod, name, None)  # a call back into config would fail
+    c = build_collector(pair)
+    assert c.replica.sources["redis"].endpoint.password.get_secret_value() == "redis-pw"  # type: ignore[attr-defined]
+    assert "redis" not in c.primary.sources

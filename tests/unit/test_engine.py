@@ -8,7 +8,7 @@ from replmon.check import Check, Observation, Severity, Thresholds, Window
 from replmon.engine import ENGINE_ID, Engine, build_engine, configure
 from replmon.errors import ConfigError
 from replmon.plugins import LoadFailure, discover
-from replmon.synth import tick
+from replmon.testing.synth import tick
 
 
 class Limits(Thresholds):
@@ -29,7 +29,7 @@ CHECK = Check(id="fake", title="Fake", needs=(), thresholds=Limits, evaluate=fla
 
 
 def feed(bad: set[int], n: int, **limits: object) -> Engine:
-    from replmon.synth import node
+    from replmon.testing.synth import node
 
     eng = Engine([(CHECK, Limits.model_validate(limits))])
     names = ",".join(str(s) for s in sorted(bad)) or "none"
@@ -72,7 +72,7 @@ def test_a_check_that_raises_becomes_a_finding_and_others_still_run() -> None:
 
     bad = Check(id="boom", title="Boom", needs=(), thresholds=Thresholds, evaluate=boom)
     eng = Engine([(bad, Thresholds()), (CHECK, Limits(open_after=1))])
-    from replmon.synth import node
+    from replmon.testing.synth import node
 
     upd = eng.feed(tick(0, replica=node("replica", name="0")))
     ids = {(f.check, f.key) for f in upd.open}
@@ -99,7 +99,7 @@ def test_settings_validate_ids_and_keys() -> None:
 
 def test_disabled_check_does_not_run() -> None:
     eng = Engine(configure([CHECK], {"fake": {"enabled": False, "open_after": 1}}))
-    from replmon.synth import node
+    from replmon.testing.synth import node
 
     assert eng.feed(tick(0, replica=node("replica", name="0"))).open == []
 
@@ -147,7 +147,7 @@ def test_series_cache_changes_nothing_but_speed() -> None:
 
     from replmon.check import SeriesCache
     from replmon.model.tick import Tick
-    from replmon.session.synthetic import loop_ticks
+    from replmon.testing.synthetic import loop_ticks
 
     path = Path(__file__).parent.parent / "fixtures" / "ticks" / "lab_pair.jsonl"
     real = [Tick.model_validate_json(line) for line in path.read_text().splitlines()]
@@ -162,4 +162,4 @@ def test_series_cache_changes_nothing_but_speed() -> None:
             for c, th in configured:  # windows of different lengths share the cache
                 for w in (win, win[-c.window:]):
                     assert c.evaluate(Window(w, cache), th) == c.evaluate(Window(w), th), c.id
-            cache.prune()
+            cache.prune(feed[i].seq)

@@ -9,15 +9,8 @@ from pathlib import Path
 import pytest
 
 from replmon.model.base import SourceState, SourceStatus
-from replmon.model.host import (
-    CpuTimes,
-    DiskCounters,
-    DiskRates,
-    HostRates,
-    HostSample,
-    NicRates,
-    derive_host_rates,
-)
+from replmon.model.host import CpuTimes, DiskCounters, DiskRates, HostRates, HostSample, NicRates
+from replmon.model.host_rates import derive_host_rates
 from replmon.sources.host_parse import build_host_sample
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "host"

@@ -21,8 +21,8 @@ HEADLESS = [
     "replmon.check",
     "replmon.engine",
     "replmon.plugins",
-    "replmon.synth",
-    "replmon.scenarios",
+    "replmon.testing.synth",
+    "replmon.testing.scenarios",
     "replmon.output.nagios",
     "replmon.output.checkdoc",
 ]
@@ -58,3 +58,34 @@ def test_checks_folder_installs_as_replmon_checks() -> None:
 
     assert replmon.checks.__file__ is not None
     assert replmon.checks.__file__.replace("\\", "/").endswith("checks/__init__.py")
+
+
+def test_the_product_never_imports_the_test_scaffolding() -> None:
+    """replmon.testing (scenarios, synthetic ticks, looped sessions) is for tests,
+    benchmarks and demos: no module of the product imports it."""
+    import ast
+    from pathlib import Path
+
+    import replmon
+
+    root = Path(replmon.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if "testing" in path.relative_to(root).parts:
+            continue
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in n.names] if isinstance(n, ast.Import)
+                     else [n.module or ""] if isinstance(n, ast.ImportFrom) else [])
+            offenders += [f"{path.relative_to(root)}: {m}" for m in names
+                          if m.startswith("replmon.testing")]
+    assert offenders == []
+
+
+def test_every_check_has_scenarios_found_from_its_id() -> None:
+    from replmon.plugins import discover
+    from replmon.testing.scenarios import for_check
+
+    checks, _ = discover(entry_points=False)
+    # source_health fires on what a scenario breaks (tested by the live source tests)
+    missing = [c.id for c in checks if c.id != "source_health" and not any(for_check(c.id))]
+    assert missing == []

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from replmon.model.findings import Severity
-from replmon.scenarios.sessions import SESSIONS, SUFFIX, Session
 from replmon.session.replay import open_recording
 from replmon.session.rerun import rerun_checks
+from replmon.testing.scenarios.sessions import SESSIONS, SUFFIX, Session
 
 FOLDER = Path(__file__).resolve().parents[2] / "sample_sessions"
 

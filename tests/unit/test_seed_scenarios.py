@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from replmon.scenarios import SeedScenario, all_scenarios, judge, run_seed_scenario
+from replmon.testing.scenarios import SeedScenario, all_scenarios, judge, run_seed_scenario
 
 SEEDS, _ = all_scenarios()
 

@@ -26,7 +26,7 @@ from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
-from replmon.scenarios import host, run_lab_scenario
+from replmon.testing.scenarios import host, run_lab_scenario
 
 pytestmark = pytest.mark.live
 

@@ -7,7 +7,7 @@ import pytest
 
 from replmon.lab import Lab
 from replmon.model.findings import Finding, Severity
-from replmon.scenarios import Outcome, memory, run_lab_scenario
+from replmon.testing.scenarios import Outcome, memory, run_lab_scenario
 
 pytestmark = pytest.mark.live
 

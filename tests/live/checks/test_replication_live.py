@@ -8,8 +8,8 @@ import pytest
 
 from replmon.lab import Lab
 from replmon.model.findings import Finding, Severity
-from replmon.scenarios import LabScenario, Outcome, run_lab_scenario
-from replmon.scenarios import replication as R
+from replmon.testing.scenarios import LabScenario, Outcome, run_lab_scenario
+from replmon.testing.scenarios import replication as R
 
 pytestmark = pytest.mark.live
 

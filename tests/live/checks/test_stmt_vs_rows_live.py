@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from replmon.lab import Lab
-from replmon.scenarios import mysql_rows, run_lab_scenario
+from replmon.testing.scenarios import mysql_rows, run_lab_scenario
 
 pytestmark = pytest.mark.live
 

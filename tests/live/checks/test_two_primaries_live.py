@@ -8,7 +8,7 @@ import pytest
 
 from replmon.lab import Lab
 from replmon.model.findings import Severity
-from replmon.scenarios import primaries, run_lab_scenario
+from replmon.testing.scenarios import primaries, run_lab_scenario
 
 pytestmark = pytest.mark.live
 

@@ -1,4 +1,4 @@
-"""disk_saturation on host ticks built from /proc counters (replmon.scenarios.host), on the
+"""disk_saturation on host ticks built from /proc counters (replmon.testing.scenarios.host), on the
 real capture pair (tests/fixtures/host/a -> b), and on the seeds' own numbers: seed 003
 (fio on Ceph RBD behind bcache: IOPS, slow ops > 500 ms, unstable IOPS once the writeback
 cache is full) and seed 000 (primary iowait 47-59 % while writing 13-21 MB/s)."""
@@ -12,11 +12,12 @@ from replmon.checks.disk_saturation import CHECK
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Observation, Severity
-from replmon.model.host import DiskCounters, HostSample, derive_host_rates
+from replmon.model.host import DiskCounters, HostSample
+from replmon.model.host_rates import derive_host_rates
 from replmon.model.tick import NodeRates
-from replmon.scenarios.host import SEED_000_WAI, SEEDS, Disk, Load, host_ticks
 from replmon.sources.host_parse import build_host_sample
-from replmon.synth import node, observe, run_check, tick
+from replmon.testing.scenarios.host import SEED_000_WAI, SEEDS, Disk, Load, host_ticks
+from replmon.testing.synth import node, observe, run_check, tick
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "host"
 T_A, T_B = 5327.130409911, 5328.805380011  # the captures' time.monotonic() (fixtures README)
@@ -178,7 +179,7 @@ def test_bursty_iops_on_a_mostly_idle_disk_is_not_erratic() -> None:
     from replmon.check import Window
     from replmon.model.host import DiskCounters, DiskRates, HostRates, HostSample
     from replmon.model.tick import NodeRates
-    from replmon.synth import node, tick
+    from replmon.testing.synth import node, tick
 
     ticks = []
     for i, iops in enumerate([10, 150, 5, 160, 8, 140, 12, 155, 6, 150, 9, 145]):

@@ -11,10 +11,10 @@ from replmon.checks.drbd_peer import CHECK
 from replmon.model.drbd import DrbdConnection, DrbdDevice, DrbdPeerDevice, DrbdResource, DrbdSample
 from replmon.model.findings import Observation, Severity
 from replmon.model.tick import Tick
-from replmon.scenarios import drbd as sc
-from replmon.scenarios import run_seed_scenario
 from replmon.sources.drbd_parse import parse_drbdsetup_json, parse_proc_drbd
-from replmon.synth import node, observe, run_check, status, tick
+from replmon.testing.scenarios import drbd as sc
+from replmon.testing.scenarios import run_seed_scenario
+from replmon.testing.synth import node, observe, run_check, status, tick
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "drbd"
 C, W, INFO = Severity.CRITICAL, Severity.WARNING, Severity.INFO

@@ -16,9 +16,9 @@ from replmon.model.findings import Observation, Severity
 from replmon.model.mysql import MysqlSample, SemiSync
 from replmon.model.redis import RedisSample
 from replmon.model.tick import Tick
-from replmon.scenarios.host import SEEDS
 from replmon.sources.drbd_parse import parse_proc_drbd
-from replmon.synth import node, observe, run_check, status, tick
+from replmon.testing.scenarios.host import SEEDS
+from replmon.testing.synth import node, observe, run_check, status, tick
 
 PING_BEFORE = [0.299, 0.180, 0.297, 0.329, 0.263, 0.367, 0.237, 0.160]  # seed 001 ping
 PING_AFTER = [10.5, 10.4, 10.5, 10.4, 10.4, 10.4, 10.4, 10.5, 10.5, 10.2]
@@ -173,7 +173,7 @@ def test_seed_scenarios_of_this_check_are_registered() -> None:
 
 def _link_ticks(rtts: list[float | None]) -> list:  # type: ignore[type-arg]
     from replmon.model.host import HostSample
-    from replmon.synth import node, tick
+    from replmon.testing.synth import node, tick
 
     return [tick(i, primary=node("primary", host=HostSample(peer="db162:6379", peer_rtt_ms=r)))
             for i, r in enumerate(rtts)]
@@ -181,7 +181,7 @@ def _link_ticks(rtts: list[float | None]) -> list:  # type: ignore[type-arg]
 
 def test_replication_link_timed_from_the_primary_flags_on_the_pair() -> None:
     """Seed 001's 10 ms, seen by the primary's own TCP connect to the replica."""
-    from replmon.synth import run_check
+    from replmon.testing.synth import run_check
 
     open_now, opened = run_check(CHECK, _link_ticks([0.3] * 10 + [10.4] * 3))
     (f,) = [f for f in open_now if f.key == "link"]
@@ -191,7 +191,7 @@ def test_replication_link_timed_from_the_primary_flags_on_the_pair() -> None:
 
 
 def test_replication_link_quiet_when_fast_or_unmeasured() -> None:
-    from replmon.synth import run_check
+    from replmon.testing.synth import run_check
 
     assert run_check(CHECK, _link_ticks([0.3] * 12))[0] == []
     assert run_check(CHECK, _link_ticks([None] * 12))[0] == []

@@ -1,4 +1,4 @@
-"""link_saturation on host ticks built from /proc counters (replmon.scenarios.host) and on
+"""link_saturation on host ticks built from /proc counters (replmon.testing.scenarios.host) and on
 seed 000's own numbers: dd at 12.6 MB/s over DRBD protocol C on a 100 Mbit link."""
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from replmon.checks.link_saturation import CHECK
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Observation, Severity
-from replmon.model.host import HostSample, NicCounters, derive_host_rates
+from replmon.model.host import HostSample, NicCounters
+from replmon.model.host_rates import derive_host_rates
 from replmon.model.tick import NodeRates
-from replmon.scenarios.host import MB, SEEDS, Disk, Load, Nic, host_ticks
 from replmon.sources.host_parse import build_host_sample
-from replmon.synth import node, observe, run_check, tick
+from replmon.testing.scenarios.host import MB, SEEDS, Disk, Load, Nic, host_ticks
+from replmon.testing.synth import node, observe, run_check, tick
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "host"
 T_A, T_B = 5327.130409911, 5328.805380011  # the captures' time.monotonic() (fixtures README)

@@ -10,13 +10,14 @@ import pytest
 from replmon.checks.memory_ceiling import CHECK
 
 from replmon.model.findings import Observation, Severity
-from replmon.model.host import HostRates, HostSample, MemInfo, derive_host_rates
+from replmon.model.host import HostRates, HostSample, MemInfo
+from replmon.model.host_rates import derive_host_rates
 from replmon.model.redis import RedisRates, RedisSample, derive_redis_rates
 from replmon.model.tick import NodeRates, NodeTick, Tick
-from replmon.scenarios import memory
 from replmon.sources.host_parse import build_host_sample
 from replmon.sources.redis_parse import build_redis_sample, parse_info
-from replmon.synth import node, observe, run_check, series, status
+from replmon.testing.scenarios import memory
+from replmon.testing.synth import node, observe, run_check, series, status
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GIB = 1 << 30

@@ -16,7 +16,7 @@ from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.tick import NodeTick, Tick
 from replmon.sources.mysql_parse import parse_replica_status
-from replmon.synth import node, observe, run_check, status, tick
+from replmon.testing.synth import node, observe, run_check, status, tick
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mysql"
 

@@ -12,9 +12,9 @@ from replmon.checks.redis_replication import CHECK, our_entry
 from replmon.model.findings import Observation, Severity
 from replmon.model.redis import RedisReplica, RedisSample, derive_redis_rates
 from replmon.model.tick import NodeRates, NodeTick, Tick
-from replmon.scenarios import replication, run_seed_scenario
 from replmon.sources.redis_parse import build_redis_sample, parse_info
-from replmon.synth import node, observe, run_check, status, tick
+from replmon.testing.scenarios import replication, run_seed_scenario
+from replmon.testing.synth import node, observe, run_check, status, tick
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "redis"
 MIB = 1024 * 1024

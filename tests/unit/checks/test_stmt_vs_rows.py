@@ -8,7 +8,7 @@ from replmon.checks.stmt_vs_rows import CHECK
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlRates, MysqlSample
 from replmon.model.tick import NodeRates
-from replmon.synth import node, observe, run_check, status, tick
+from replmon.testing.synth import node, observe, run_check, status, tick
 
 
 def mysql_node(role: str, upd: float | None, rows: float | None, *, inc: str = "1",

@@ -13,8 +13,8 @@ from replmon.model.host import HostRates
 from replmon.model.mysql import MysqlRates, MysqlSample
 from replmon.model.redis import RedisRates, RedisSample
 from replmon.model.tick import NodeRates, NodeTick, Tick
-from replmon.scenarios import memory
-from replmon.synth import node, observe, run_check, series, status
+from replmon.testing.scenarios import memory
+from replmon.testing.synth import node, observe, run_check, series, status
 
 
 def my(qps: float | None, clients: int | None = 20, *, role: str = "primary",

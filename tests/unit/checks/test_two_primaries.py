@@ -12,10 +12,10 @@ from replmon.checks.two_primaries import CHECK
 from replmon.model.findings import Observation, Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.redis import RedisSample
-from replmon.scenarios import primaries, run_seed_scenario
 from replmon.sources.drbd_parse import parse_proc_drbd
 from replmon.sources.redis_parse import build_redis_sample, parse_info
-from replmon.synth import node, observe, run_check, status, tick
+from replmon.testing.scenarios import primaries, run_seed_scenario
+from replmon.testing.synth import node, observe, run_check, status, tick
 
 REDIS_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "redis"
 

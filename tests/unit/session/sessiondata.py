@@ -1,15 +1,15 @@
 """Realistic ticks for the recording tests: the real lab ticks of
 tests/fixtures/ticks/lab_pair.jsonl (all sources but DRBD), with a real parsed
 /proc/drbd sample (tests/fixtures/drbd) added to both nodes, looped into longer
-sessions by replmon.session.synthetic."""
+sessions by replmon.testing.synthetic."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from replmon.model.tick import Tick
-from replmon.session.synthetic import loop_ticks, with_drbd
 from replmon.sources.drbd_parse import parse_proc_drbd
+from replmon.testing.synthetic import loop_ticks, with_drbd
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

@@ -22,8 +22,8 @@ from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import HEADER_SIZE, MAGIC, read_frame
 from replmon.session.rerun import Rerun, _parts
-from replmon.session.synthetic import loop_ticks, with_drbd
 from replmon.sources.drbd_parse import parse_proc_drbd
+from replmon.testing.synthetic import loop_ticks, with_drbd
 
 TICKS = 1200
 CHUNK = 30  # 40 chunks; the engine's 300-tick window spans 10 of them

@@ -8,8 +8,8 @@ from typing import Any
 
 from replmon.model.mysql import MysqlRates, MysqlSample
 from replmon.model.tick import NodeRates, Tick
-from replmon.scenarios import LabScenario, SeedScenario, nothing
-from replmon.synth import node, series, status
+from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
+from replmon.testing.synth import node, series, status
 
 AUTO_INC_TABLE = "lab.t_autoinc2"
 

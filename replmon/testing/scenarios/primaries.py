@@ -22,8 +22,8 @@ from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.redis import RedisSample
 from replmon.model.tick import NodeTick, Tick
-from replmon.scenarios import LabScenario, SeedScenario, nothing
-from replmon.synth import node, series
+from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
+from replmon.testing.synth import node, series
 
 
 def wait_for(cond: Any, what: str, timeout: float = 20.0) -> None:

@@ -20,9 +20,9 @@ from replmon.model.host import CpuTimes, DiskCounters, HostSample, NicCounters
 from replmon.model.mysql import MysqlSample, ReplicaChannel, SemiSync
 from replmon.model.redis import RedisSample
 from replmon.model.tick import NodeTick, RateTracker, Role, Tick
-from replmon.scenarios import LabScenario, SeedScenario, nothing
 from replmon.sources.drbd_parse import parse_proc_drbd
-from replmon.synth import T0, node, status, tick
+from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
+from replmon.testing.synth import T0, node, status, tick
 
 MB = 1_000_000  # dstat and dd print decimal megabytes
 DRBD_HEADER = ("version: 8.4.4 (api:1/proto:86-101)\n"

@@ -2,8 +2,8 @@
 each must show. Recorded from the lab where the lab can produce the situation,
 rebuilt from a seed's published figures where it cannot (marked reconstructed).
 
-    python -m replmon.scenarios.sessions sample_sessions/     # remake them all (~15 min)
-    python -m replmon.scenarios.sessions sample_sessions/ seed004_auto_increment
+    python -m replmon.testing.scenarios.sessions sample_sessions/     # remake them all (~15 min)
+    python -m replmon.testing.scenarios.sessions sample_sessions/ seed004_auto_increment
 
 tests/unit/test_sample_sessions.py re-runs today's checks over every shipped
 session and asserts its expected findings.
@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from replmon.scenarios import LabScenario, SeedScenario, all_scenarios, run_lab_scenario
+from replmon.testing.scenarios import LabScenario, SeedScenario, all_scenarios, run_lab_scenario
 
 SUFFIX = ".rmrec"
 
@@ -66,7 +66,7 @@ SESSIONS = (
 
 def _find(name: str) -> LabScenario | SeedScenario:
     seeds, labs = all_scenarios()
-    from replmon.scenarios.replication import LAG_GROWTH
+    from replmon.testing.scenarios.replication import LAG_GROWTH
 
     candidates: list[LabScenario | SeedScenario] = [*labs, LAG_GROWTH, *seeds]
     for sc in candidates:

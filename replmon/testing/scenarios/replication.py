@@ -19,8 +19,8 @@ from replmon.lab import free_port
 from replmon.model.findings import Severity
 from replmon.model.redis import RedisRates, RedisReplica, RedisSample
 from replmon.model.tick import NodeRates, Tick
-from replmon.scenarios import LabScenario, SeedScenario, nothing
-from replmon.synth import node, series
+from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
+from replmon.testing.synth import node, series
 
 LAG_TABLE = "lab.t_lag"
 LONG_STATEMENT_S = 600

@@ -24,9 +24,9 @@ from replmon.model.host import HostSample
 from replmon.model.mysql import MysqlSample
 from replmon.model.redis import RedisSample
 from replmon.model.tick import NodeTick, RateTracker, Role, Tick
-from replmon.scenarios import LabScenario, SeedScenario
 from replmon.sources.drbd_parse import parse_proc_drbd
-from replmon.synth import node, status, tick
+from replmon.testing.scenarios import LabScenario, SeedScenario
+from replmon.testing.synth import node, status, tick
 
 HEADER = ("version: 8.4.4 (api:1/proto:86-101)\n"
           "GIT-hash: 599f286440bd633d15d5ff985204aff4bccffadd build by phil@Build64R6, "

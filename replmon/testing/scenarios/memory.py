@@ -37,8 +37,8 @@ from replmon.model.host import DiskRates, HostRates, HostSample, MemInfo
 from replmon.model.mysql import MysqlSample
 from replmon.model.redis import RedisRates, RedisReplica, RedisSample
 from replmon.model.tick import NodeRates, NodeTick, Role, Tick
-from replmon.scenarios import LabScenario, SeedScenario, nothing
-from replmon.synth import node, series, status
+from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
+from replmon.testing.synth import node, series, status
 
 RAM = 16 << 30
 """Bytes: the seed's 16 GB hosts."""

@@ -1,6 +1,6 @@
 """Situations replmon exists for, reproducible on demand.
 
-Two kinds, one per check group module in this package (``replmon.scenarios.<group>``):
+Two kinds, one per check group module in this package (``replmon.testing.scenarios.<group>``):
 
 - ``LAB``: a :class:`LabScenario` that makes the situation happen on the real lab
   (auto_increment_increment=2 under a random-id update load, a stopped SQL
@@ -8,7 +8,7 @@ Two kinds, one per check group module in this package (``replmon.scenarios.<grou
   real collector and engine, induces the situation after a few healthy ticks, and
   reports when the expected finding opened.
 - ``SEEDS``: a :class:`SeedScenario`, ticks rebuilt from a seed's published figures
-  (replmon.synth), for what the lab cannot produce (a DRBD peer, swapping).
+  (replmon.testing.synth), for what the lab cannot produce (a DRBD peer, swapping).
 
 The live tests, bench/accuracy.py and the shipped sample sessions all use them.
 """
@@ -162,6 +162,13 @@ def all_scenarios() -> tuple[list[SeedScenario], list[LabScenario]]:
         seeds.extend(getattr(mod, "SEEDS", []))
         labs.extend(getattr(mod, "LAB", []))
     return seeds, labs
+
+
+def for_check(check_id: str) -> tuple[list[SeedScenario], list[LabScenario]]:
+    """The scenarios in which ``check_id`` must open a finding ("" : the healthy ones, in
+    which nothing may)."""
+    seeds, labs = all_scenarios()
+    return [s for s in seeds if s.check == check_id], [s for s in labs if s.check == check_id]
 
 
 def judge(out: Outcome, min_severity: Severity, within: int = 3) -> tuple[bool, str]:

@@ -1,0 +1,218 @@
+"""What each command runs: a Config → a pipeline (``replmon.pipeline``) with its readers.
+
+    monitor   live collector → engine → screen poster (+ recorder)
+    --plain   live collector → engine → PlainReader (+ recorder)
+    record    live collector → engine → recorder + FindingLog, until SIGTERM/SIGINT
+    sample    live collector → (no engine) → PlainReader or JsonLinesReader
+    check     live collector → engine → CheckSummary, for --duration
+    replay / report / check --replay read a recording (session/)
+
+Argument parsing lives in cli.py; building sources from a Config in factory.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from replmon.config import Config
+from replmon.output.nagios import CheckRun, CheckSummary
+from replmon.pipeline import Pipeline, Reader
+
+log = logging.getLogger("replmon")
+
+
+@contextlib.contextmanager
+def lab_nodes(enabled: bool) -> Iterator[dict[str, Any]]:
+    """With ``enabled``: start the lab and a write load, yield config keys pointing at
+    it, tear both down after. Without: yield nothing to add."""
+    if not enabled:
+        yield {}
+        return
+    from replmon.lab import Lab, WriteLoad
+
+    print("starting the lab (MariaDB + Redis primary/replica on loopback)...", file=sys.stderr)
+    with Lab() as lab, WriteLoad(lab, rate=300):
+        nodes = lab.settings()
+        del nodes["interval"]  # the command line's --interval, or the default
+        print(f"lab up in {lab.dir}: MariaDB {lab.primary.mysql_port}/{lab.replica.mysql_port}, "
+              f"Redis {lab.primary.redis_port}/{lab.replica.redis_port}", file=sys.stderr)
+        yield nodes
+
+
+@contextlib.asynccontextmanager
+async def maybe_recorder(config: Config, path: str | None, **rotation: Any
+                         ) -> AsyncIterator[list[Reader]]:
+    """[a started Recorder for ``path``], or [] for no recording."""
+    if path is None:
+        yield []
+        return
+    from replmon.session.format import meta_for
+    from replmon.session.recorder import Recorder
+
+    async with Recorder(path, meta_for(config), **rotation) as rec:
+        log.info("recording to %s", path)
+        yield [rec]
+    log.info("recording closed: %d ticks, %d dropped", rec.ticks_written, rec.dropped)
+
+
+async def run_tui(config: Config, record: str | None = None) -> None:
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.tui.app import ReplmonApp
+    from replmon.tui.feeds import live
+
+    engine = build_engine(config.checks)
+    async with build_collector(config) as collector, maybe_recorder(config, record) as extra:
+        await ReplmonApp(live(collector), engine, readers=extra).run_async()
+
+
+async def run_plain(config: Config, *, count: int | None = None,
+                    record: str | None = None) -> None:
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.output.plain import PlainReader
+
+    async with build_collector(config) as collector, maybe_recorder(config, record) as extra:
+        await Pipeline(collector.ticks(count), build_engine(config.checks),
+                       [*extra, PlainReader(sys.stdout)]).run()
+
+
+async def run_record(config: Config, output: str, *, count: int | None,
+                     rotation: dict[str, Any]) -> int:
+    """Headless recording until SIGTERM/SIGINT or ``count`` ticks; systemd-friendly."""
+    import asyncio
+    import signal
+
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.output.plain import FindingLog
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with build_collector(config) as collector, \
+            maybe_recorder(config, output, **rotation) as rec:
+        pipe = Pipeline(collector.ticks(count), build_engine(config.checks), [*rec, FindingLog()])
+        n = await pipe.run(stop=stop)
+        log.info("stopping after %d ticks", n)
+    return 1 if pipe.failed else 0
+
+
+async def run_sample(config: Config, *, count: int | None, as_json: bool) -> None:
+    from replmon.factory import build_collector
+    from replmon.output.plain import JsonLinesReader, PlainReader
+
+    reader = JsonLinesReader(sys.stdout) if as_json else PlainReader(sys.stdout)
+    async with build_collector(config) as collector:
+        await Pipeline(collector.ticks(count), None, [reader]).run()
+
+
+async def run_check(config: Config, *, duration: float) -> CheckRun:
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+
+    count = max(2, round(duration / config.interval) + 1)
+    summary = CheckSummary()
+    async with build_collector(config) as collector:
+        n = await Pipeline(collector.ticks(count), build_engine(config.checks),
+                           [summary]).run()
+    return summary.result(ticks=n)
+
+
+def print_check(run: CheckRun, fmt: str) -> int:
+    """The plugin output on stdout; returns the plugin exit code."""
+    from replmon.output.nagios import render_json, render_text
+
+    if fmt == "json":
+        print(render_json(run))
+    else:
+        sys.stdout.write(render_text(run, color=sys.stdout.isatty()))
+    return int(run.status)
+
+
+def check_replay(path: str) -> CheckRun:
+    """``check --replay``: today's checks over a recording (on every core for a long one)."""
+    from replmon.model.findings import Finding
+    from replmon.session.replay import open_recording
+    from replmon.session.rerun import Rerun
+
+    with open_recording(path) as rec:
+        run = Rerun(rec)
+        cleared: list[Finding] = []
+        first = last = None
+        for upd in run:
+            first = first or upd
+            last = upd
+            cleared.extend(upd.closed)
+        problems = list(rec.problems)
+        nodes = rec.node_names()
+    for problem in problems:
+        print(f"replmon: {path}: {problem}", file=sys.stderr)
+    if first is None or last is None:
+        return CheckRun(open=[], cleared=[], ticks=0, span_s=0.0, nodes={},
+                        unknown=f"{path}: no tick could be read")
+    return CheckRun(open=run.engine.open_findings, cleared=cleared,
+                    ticks=last.seq - first.seq + 1, span_s=last.wall - first.wall, nodes=nodes)
+
+
+def replay(path: str, *, paused: bool) -> int:
+    from replmon.engine import build_engine
+    from replmon.session.replay import open_recording
+    from replmon.session.rerun import PARALLEL_MIN_TICKS, rerun_file, start_workers_early
+    from replmon.tui.replay import ReplayApp
+
+    rec = open_recording(path)
+    for problem in rec.problems:
+        print(f"replmon: {path}: {problem}", file=sys.stderr)
+    if not len(rec):
+        print(f"replmon: {path}: no tick could be read", file=sys.stderr)
+        return 1
+    if len(rec) >= PARALLEL_MIN_TICKS:  # n / N re-run the file in worker processes
+        start_workers_early()
+    ReplayApp(rec, lambda: build_engine(rec.meta.checks), start_paused=paused,
+              rerun=lambda stop: rerun_file(rec.path, should_stop=stop)).run()
+    return 0
+
+
+def report(path: str, *, fmt: str, csv: str | None) -> int:
+    import json
+
+    from replmon.output.report import export_csv, render_text
+    from replmon.output.report import report as build_report
+    from replmon.session.replay import open_recording
+
+    with open_recording(path) as rec:
+        if csv:
+            paths = [p.strip() for p in csv.split(",") if p.strip()]
+            export_csv(rec.ticks(), paths, sys.stdout)
+        elif fmt == "json":
+            print(json.dumps(build_report(rec), indent=2))
+        else:
+            sys.stdout.write(render_text(build_report(rec)))
+        for problem in rec.problems:
+            print(f"replmon: {path}: {problem}", file=sys.stderr)
+    return 0
+
+
+def log_to_file() -> None:
+    """While the TUI owns the terminal, log to $XDG_STATE_HOME/replmon/replmon.log."""
+    import os
+    from pathlib import Path
+
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    path = state / "replmon" / "replmon.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(path)
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    root.addHandler(handler)

@@ -1,0 +1,50 @@
+"""Connection options work before or after the subcommand, defined once: the same
+config either way, for every command that connects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from replmon.cli import _parser, config_from_args
+
+CONN = ["--primary", "db163", "--replica", "db162", "--primary-mysql", "mon@:3307",
+        "--replica-redis", ":6380", "--interval", "2s", "--no-drbd", "-v"]
+COMMANDS = {"sample": ["--count", "3"], "check": ["--duration", "4s"],
+            "record": ["-o", "x.rmrec"]}
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.my.cnf of the machine
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_options_before_and_after_the_command_are_the_same(command: str) -> None:
+    before = _parser().parse_args([*CONN, command, *COMMANDS[command]])
+    after = _parser().parse_args([command, *CONN, *COMMANDS[command]])
+    assert vars(before) == vars(after)
+    cfg = config_from_args(before)
+    assert (cfg.primary.host, cfg.replica.host, cfg.interval) == ("db163", "db162", 2.0)
+    assert cfg.primary.mysql.port == 3307 and cfg.primary.mysql.user == "mon"
+    assert cfg.replica.redis.port == 6380 and not cfg.primary.drbd.enabled
+    assert before.verbose is True
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_option_after_the_command_overrides_the_same_one_before(command: str) -> None:
+    args = _parser().parse_args(["--primary", "a", "--replica", "b", command,
+                                 "--primary", "c", *COMMANDS[command]])
+    assert (args.primary, args.replica) == ("c", "b")
+
+
+def test_the_monitor_takes_them_without_a_command() -> None:
+    args = _parser().parse_args([*CONN, "--plain"])
+    assert args.command is None and args.plain
+    assert config_from_args(args).replica.redis.port == 6380
+
+
+def test_absent_options_keep_their_defaults_after_a_command() -> None:
+    args = _parser().parse_args(["check", "--primary", "a", "--replica", "b"])
+    assert (args.lab, args.no_host, args.interval, args.config) == (False, False, None, None)

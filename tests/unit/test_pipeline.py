@@ -1,0 +1,116 @@
+"""The pipeline: feed -> engine -> readers. A reader that raises is taken off and the
+others go on; a reader that blocks loses its oldest ticks, never the collector's
+schedule; inline readers see every tick, in order, with the engine's update."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from test_collector import TimedHost, pair
+
+from replmon.engine import Update, build_engine
+from replmon.model.tick import Tick
+from replmon.pipeline import BaseReader, CallbackReader, Pipeline, from_ticks
+
+
+class Boom(BaseReader):
+    name = "boom"
+
+    def __init__(self, inline: bool, after: int) -> None:
+        self.inline = inline  # type: ignore[misc]
+        self.after = after
+        self.seen = 0
+        self.closed = False
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        self.seen += 1
+        if self.seen > self.after:
+            raise RuntimeError("disk full")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Slow(BaseReader):
+    name = "slow"
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.seqs: list[int] = []
+        self.drops: list[int] = []
+
+    def on_drop(self, n: int) -> None:
+        self.drops.append(n)
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        time.sleep(self.delay)  # a terminal or pipe that does not take the output
+        self.seqs.append(tick.seq)
+
+
+async def collected(n: int, interval: float = 0.02) -> list[Tick]:
+    c = pair({"host": TimedHost()}, {"host": TimedHost()}, interval)
+    async with c:
+        return [t async for t in c.ticks(n)]
+
+
+@pytest.mark.parametrize("inline", [True, False])
+async def test_a_reader_that_raises_is_reported_and_the_others_go_on(
+        inline: bool, caplog: pytest.LogCaptureFixture) -> None:
+    ticks = await collected(6)
+    got: list[int] = []
+    boom = Boom(inline, after=2)
+    pipe = Pipeline(from_ticks(ticks), build_engine(entry_points=False),
+                    [boom, CallbackReader(lambda t, u: got.append(t.seq))])
+    assert await pipe.run() == 6
+    assert got == [t.seq for t in ticks], "the other reader missed ticks"
+    assert boom.seen == 3, "the failed reader kept getting ticks"
+    assert pipe.failed == [("boom", "RuntimeError: disk full")]
+    assert boom.closed
+    assert "reader boom failed" in caplog.text
+
+
+async def test_inline_readers_see_every_tick_in_order_with_the_update() -> None:
+    ticks = await collected(5)
+    seen: list[tuple[int, int | None]] = []
+    pipe = Pipeline(from_ticks(ticks), build_engine(entry_points=False),
+                    [CallbackReader(lambda t, u: seen.append((t.seq, u.seq if u else None)))])
+    await pipe.run()
+    assert seen == [(t.seq, t.seq) for t in ticks]
+
+
+async def test_a_slow_reader_does_not_delay_the_ticks() -> None:
+    interval = 0.05
+    c = pair({"host": TimedHost()}, {"host": TimedHost()}, interval)
+    slow = Slow(delay=0.4)
+    walls: list[float] = []
+    late: list[bool] = []
+
+    def note(t: Tick, _: Update | None) -> None:
+        walls.append(t.mono)
+        late.append(t.late)
+
+    async with c:
+        pipe = Pipeline(c.ticks(20), None, [slow, CallbackReader(note)], queue_ticks=3)
+        await pipe.run()
+    assert len(walls) == 20
+    gaps = [b - a for a, b in zip(walls, walls[1:], strict=False)]
+    # 20 ticks at 0.05 s while the reader takes 0.4 s each: on schedule all the same
+    assert max(gaps) < 0.2, f"a tick waited on the slow reader: gaps {gaps}"
+    assert walls[-1] - walls[0] < 19 * interval + 0.5
+    assert not any(late[1:]), "ticks went out late"
+    # the reader got the newest ticks and was told how many it lost
+    assert slow.seqs[-1] == 19
+    assert sum(slow.drops) == 20 - len(slow.seqs) > 0
+
+
+async def test_stop_ends_the_run_while_waiting_for_a_tick() -> None:
+    c = pair({"host": TimedHost()}, {"host": TimedHost()}, 0.5)
+    stop = asyncio.Event()
+    async with c:
+        task = asyncio.create_task(Pipeline(c.ticks(None), None, []).run(stop=stop))
+        await asyncio.sleep(0.7)  # two ticks (0 s, 0.5 s), then waiting for the third
+        stop.set()
+        n = await asyncio.wait_for(task, 2)
+    assert n == 2
