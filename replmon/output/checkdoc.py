@@ -35,6 +35,13 @@ Third-party checks: a module exposing `CHECK = replmon.check.Check(...)`, regist
 entry-point group `replmon.checks`. A check that fails to load or raises is itself reported
 as a finding (check `engine`), never silently skipped.
 
+Writing one: everything a check needs is importable from `replmon.check` (`Check`,
+`Window`, `Observation`, the model records). A check reads its window's columns with
+`w.series("replica", lambda n: n.mysql.rows_updated)`: the engine keeps each column from
+tick to tick, keyed by what the getter computes (its code and the values it closes over),
+so a fresh lambda per call costs what a module-level function does; no caching belongs in
+the check itself.
+
 """
 
 
