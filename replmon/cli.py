@@ -64,6 +64,17 @@ examples:
   replmon check --config replmon.toml --duration 30s --format json
   replmon --lab check --duration 5s
 
+exit codes (Monitoring Plugins / Nagios / Icinga):
+  0 OK        no finding above info open at the end
+  1 WARNING   a warning open at the end (none critical)
+  2 CRITICAL  a critical finding open at the end
+  3 UNKNOWN   the pair could not be judged: bad arguments or config, no source of
+              either node readable, an unreadable recording
+
+output: line 1 is the status line with perfdata after '|' ('label'=value[UOM];warn;
+  crit;min;max per node: replication lag, threads, Redis link/offset lag/memory %,
+  DRBD out-of-sync, QPS); it is never wrapped. The lines after it list the findings.
+
 thresholds: [checks.<id>] tables in the TOML config (see docs/checks.md), e.g.
   [checks.mysql_replication]
   lag_warning_s = 60
@@ -242,7 +253,14 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.print_help()
         return 2
     if args.command is None and not args.plain:
-        cmd.log_to_file()  # stderr belongs to the screen
+        from replmon.output.term import screen_ok
+
+        drawable, why = screen_ok(sys.stdout)
+        if drawable:
+            cmd.log_to_file()  # stderr belongs to the screen
+        else:  # as dstat/vmstat do in a pipe: rows, not a screen drawn on stderr
+            print(f"replmon: {why}: writing text rows (--plain)", file=sys.stderr)
+            args.plain = True
     with cmd.lab_nodes(args.lab) as base:
         config = config_from_args(args, base=base)
         if args.command == "check":

@@ -118,26 +118,29 @@ async def run_check(config: Config, *, duration: float) -> CheckRun:
 
     count = max(2, round(duration / config.interval) + 1)
     summary = CheckSummary()
+    engine = build_engine(config.checks)
     async with build_collector(config) as collector:
-        n = await Pipeline(collector.ticks(count), build_engine(config.checks),
-                           [summary]).run()
-    return summary.result(ticks=n)
+        n = await Pipeline(collector.ticks(count), engine, [summary]).run()
+    return summary.result(ticks=n, limits=engine.limits)
 
 
 def print_check(run: CheckRun, fmt: str) -> int:
     """The plugin output on stdout; returns the plugin exit code."""
     from replmon.output.nagios import render_json, render_text
+    from replmon.output.term import color_ok
 
     if fmt == "json":
         print(render_json(run))
     else:
-        sys.stdout.write(render_text(run, color=sys.stdout.isatty()))
+        sys.stdout.write(render_text(run, color=color_ok(sys.stdout),
+                                     table=sys.stdout.isatty()))
     return int(run.status)
 
 
 def check_replay(path: str) -> CheckRun:
     """``check --replay``: today's checks over a recording (on every core for a long one)."""
     from replmon.model.findings import Finding
+    from replmon.output.perfdata import pair_perf
     from replmon.session.replay import open_recording
     from replmon.session.rerun import Rerun
 
@@ -149,6 +152,7 @@ def check_replay(path: str) -> CheckRun:
             first = first or upd
             last = upd
             cleared.extend(upd.closed)
+        perf = pair_perf(rec.tick_at(len(rec) - 1), run.engine.limits) if len(rec) else []
         problems = list(rec.problems)
         nodes = rec.node_names()
     for problem in problems:
@@ -157,11 +161,13 @@ def check_replay(path: str) -> CheckRun:
         return CheckRun(open=[], cleared=[], ticks=0, span_s=0.0, nodes={},
                         unknown=f"{path}: no tick could be read")
     return CheckRun(open=run.engine.open_findings, cleared=cleared,
-                    ticks=last.seq - first.seq + 1, span_s=last.wall - first.wall, nodes=nodes)
+                    ticks=last.seq - first.seq + 1, span_s=last.wall - first.wall, nodes=nodes,
+                    perf=perf)
 
 
 def replay(path: str, *, paused: bool) -> int:
     from replmon.engine import build_engine
+    from replmon.output.term import screen_ok
     from replmon.session.replay import open_recording
     from replmon.session.rerun import PARALLEL_MIN_TICKS, rerun_file, start_workers_early
     from replmon.tui.replay import ReplayApp
@@ -172,6 +178,18 @@ def replay(path: str, *, paused: bool) -> int:
     if not len(rec):
         print(f"replmon: {path}: no tick could be read", file=sys.stderr)
         return 1
+    drawable, why = screen_ok(sys.stdout)
+    if not drawable:  # `replmon replay FILE | less`: the recording as text rows
+        import asyncio
+
+        from replmon.output.plain import PlainReader
+        from replmon.pipeline import from_ticks
+
+        print(f"replmon: {why}: writing the recording as text rows", file=sys.stderr)
+        with rec:
+            asyncio.run(Pipeline(from_ticks(rec.ticks()), build_engine(rec.meta.checks),
+                                 [PlainReader(sys.stdout, inline=True)]).run())
+        return 0
     if len(rec) >= PARALLEL_MIN_TICKS:  # n / N re-run the file in worker processes
         start_workers_early()
     ReplayApp(rec, lambda: build_engine(rec.meta.checks), start_paused=paused,

@@ -105,6 +105,11 @@ class Engine:
         session runs for weeks)."""
 
     @property
+    def limits(self) -> dict[str, Thresholds]:
+        """Check id -> the thresholds it runs with (enabled checks)."""
+        return dict(self._limits)
+
+    @property
     def open_findings(self) -> list[Finding]:
         found = [t.finding for t in self._tracks.values() if t.finding is not None]
         return sorted(found, key=lambda f: (-f.severity, f.since_seq, f.check, f.node, f.key))

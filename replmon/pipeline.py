@@ -166,8 +166,11 @@ class Pipeline:
     last_update: Update | None = None
 
     def _reader_failed(self, reader: Reader, e: BaseException) -> None:
-        log.error("reader %s failed and gets no more ticks: %s: %s", _name(reader),
-                  type(e).__name__, e, exc_info=e)
+        if isinstance(e, BrokenPipeError):  # `| head`: the reader's output went away
+            log.info("reader %s stops: its output was closed", _name(reader))
+        else:
+            log.error("reader %s failed and gets no more ticks: %s: %s", _name(reader),
+                      type(e).__name__, e, exc_info=e)
         self.failed.append((_name(reader), f"{type(e).__name__}: {e}"))
 
     def _close_readers(self) -> None:
@@ -200,6 +203,9 @@ class Pipeline:
                         log.warning("reader %s falls behind: %d ticks dropped so far",
                                     _name(lane.reader), lane.dropped)
                 if count is not None and self.ticks >= count:
+                    break
+                if self.readers and len(self.failed) >= len(self.readers):
+                    log.info("every reader is gone: the run ends")
                     break
         finally:
             for lane in lanes:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import io
 import json
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -26,6 +27,7 @@ from rich.text import Text
 from replmon.engine import Update
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
+from replmon.output.perfdata import Perf, pair_perf
 from replmon.pipeline import BaseReader
 
 
@@ -52,6 +54,8 @@ class CheckRun:
     """role -> node name."""
     unknown: str | None = None
     """Why the run could not judge the pair (status UNKNOWN), if it could not."""
+    perf: list[Perf] = field(default_factory=list)
+    """The last tick's figures per node (``replmon.output.perfdata``)."""
 
     @property
     def status(self) -> Status:
@@ -88,7 +92,7 @@ class CheckSummary(BaseReader):
             self.cleared.extend(update.closed)
             self.last_update = update
 
-    def result(self, ticks: int) -> CheckRun:
+    def result(self, ticks: int, limits: Mapping[str, Any] | None = None) -> CheckRun:
         if self.first is None or self.last is None:
             return CheckRun(open=[], cleared=[], ticks=0, span_s=0.0, nodes={},
                             unknown="no tick was sampled")
@@ -96,7 +100,8 @@ class CheckSummary(BaseReader):
         unknown = None if self.ok_samples else "no source of either node could be read"
         return CheckRun(open=self.last_update.open if self.last_update else [],
                         cleared=self.cleared, ticks=ticks,
-                        span_s=self.last.wall - self.first.wall, nodes=nodes, unknown=unknown)
+                        span_s=self.last.wall - self.first.wall, nodes=nodes, unknown=unknown,
+                        perf=pair_perf(self.last, limits))
 
 
 def where(f: Finding, nodes: dict[str, str]) -> str:
@@ -106,20 +111,23 @@ def where(f: Finding, nodes: dict[str, str]) -> str:
 
 
 def status_line(run: CheckRun) -> str:
+    """The plugin's first line: status, summary, ``|`` perfdata. One line whatever its
+    length (a newline in a title would cut the perfdata: replaced by a space)."""
     c = run.counts()
-    perf = " ".join(f"{k}={v}" for k, v in c.items())
+    perf = " ".join([*(str(p) for p in run.perf), *(f"{k}={v}" for k, v in c.items())])
     if run.unknown:
         summary = run.unknown
     elif run.open and run.status is not Status.OK:
         worst = run.open[0]  # the engine sorts worst first
         summary = f"{where(worst, run.nodes)}: {worst.title}"
-        others = [f"+{n} {k}" for k, n in c.items() if n and not (
-            k == worst.severity.label and n == 1)]
-        if others:
-            summary += f" ({', '.join(others)})"
+        others = {k: n - (k == worst.severity.label) for k, n in c.items()}
+        more = [f"+{n} {k}" for k, n in others.items() if n]
+        if more:
+            summary += f" ({', '.join(more)})"
     else:
         extra = f"; {c['info']} info" if c["info"] else ""
         summary = f"{run.ticks} ticks over {run.span_s:.0f} s, no problem found{extra}"
+    summary = " ".join(summary.replace("|", "/").split())  # '|' would start the perfdata
     return f"REPLMON {run.status.name} - {summary} | {perf}"
 
 
@@ -131,36 +139,61 @@ CLEARED_SHOWN = 20
 """Cleared findings the text output lists (a day's replay can clear thousands)."""
 
 
-def render_text(run: CheckRun, *, width: int = 100, color: bool = False,
-                localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
-    buf = io.StringIO()
-    con = Console(file=buf, width=width, color_system="standard" if color else None,
-                  highlight=False, soft_wrap=False)
-    con.print(Text(status_line(run)))
+def _sections(run: CheckRun) -> list[tuple[str, list[Finding]]]:
     cleared = run.cleared[-CLEARED_SHOWN:]
+    out = []
     for title, findings in (("open", run.open), ("cleared during the run", cleared)):
         if not findings:
             continue
         if findings is cleared and len(run.cleared) > len(cleared):
             title += (f" (the last {len(cleared)} of {len(run.cleared)}; "
                       "--format json lists all)")
-        table = Table(title=f"findings {title}", title_justify="left", expand=False,
-                      show_lines=False, pad_edge=False)
-        table.add_column("sev", no_wrap=True)
-        table.add_column("since", no_wrap=True)
-        table.add_column("node", no_wrap=True)
-        table.add_column("check", no_wrap=True)
-        table.add_column("what")
+        out.append((title, findings))
+    return out
+
+
+def render_text(run: CheckRun, *, width: int = 100, color: bool = False, table: bool = True,
+                localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
+    """Status line, then the findings: a table for a terminal (``table``), or plain
+    lines an agent, a mail or a log keeps readable (no box drawing)."""
+    head = status_line(run) + "\n"  # never through Rich: it would wrap at ``width``
+    if not table:
+        return head + _plain_long_output(run, localtime)
+    buf = io.StringIO()
+    con = Console(file=buf, width=width, color_system="standard" if color else None,
+                  highlight=False, soft_wrap=False)
+    for title, findings in _sections(run):
+        grid = Table(title=f"findings {title}", title_justify="left", expand=False,
+                     show_lines=False, pad_edge=False)
+        grid.add_column("sev", no_wrap=True)
+        grid.add_column("since", no_wrap=True)
+        grid.add_column("node", no_wrap=True)
+        grid.add_column("check", no_wrap=True)
+        grid.add_column("what")
         for f in findings:
             what = Text(f.title)
             if f.cause:
                 what.append(f"\ncause: {f.cause}", style="dim")
             if f.next_step:
                 what.append(f"\nnext: {f.next_step}", style="dim")
-            table.add_row(Text(f.severity.label, style=SEVERITY_STYLE[f.severity]),
-                          _since(f, localtime), where(f, run.nodes), f.check, what)
-        con.print(table)
-    return buf.getvalue()
+            grid.add_row(Text(f.severity.label, style=SEVERITY_STYLE[f.severity]),
+                         _since(f, localtime), where(f, run.nodes), f.check, what)
+        con.print(grid)
+    return head + buf.getvalue()
+
+
+def _plain_long_output(run: CheckRun, localtime: Callable[[float], time.struct_time]) -> str:
+    lines = []
+    for title, findings in _sections(run):
+        lines.append(f"findings {title}:")
+        for f in findings:
+            lines.append(f"{f.severity.label.upper()} since {_since(f, localtime)} "
+                         f"{where(f, run.nodes)} {f.check}: {f.title}")
+            if f.cause:
+                lines.append(f"  cause: {f.cause}")
+            if f.next_step:
+                lines.append(f"  next: {f.next_step}")
+    return "".join(line + "\n" for line in lines)
 
 
 def _finding_json(f: Finding) -> dict[str, object]:

@@ -222,21 +222,40 @@ class PlainReader(BaseReader):
 
     name = "plain"
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, inline: bool = False) -> None:
         self.out = out
         self.writer = PlainWriter(out)
+        self.inline = inline
+        """True over a recording: every tick written, the reader sets the pace."""
 
     def on_drop(self, n: int) -> None:
         self.out.write(f"# {n} tick(s) not written: this output fell behind\n")
 
     def on_tick(self, tick: Tick, update: Update | None) -> None:
-        self.writer.write(tick)
-        if update is not None:
-            for f in update.opened:
-                self.out.write(finding_row(tick, f, "open") + "\n")
-            for f in update.closed:
-                self.out.write(finding_row(tick, f, "closed") + "\n")
-        self.out.flush()
+        try:
+            self.writer.write(tick)
+            if update is not None:
+                for f in update.opened:
+                    self.out.write(finding_row(tick, f, "open") + "\n")
+                for f in update.closed:
+                    self.out.write(finding_row(tick, f, "closed") + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            _quiet(self.out)
+            raise
+
+
+def _quiet(out: TextIO) -> None:
+    """After a broken pipe: point ``out`` at /dev/null, so the interpreter's flush at exit
+    does not print a second error (Python's documented SIGPIPE advice)."""
+    import os
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, out.fileno())
+        os.close(fd)
+    except (OSError, ValueError):  # not a real file (a StringIO in tests)
+        pass
 
 
 class JsonLinesReader(BaseReader):
@@ -251,8 +270,12 @@ class JsonLinesReader(BaseReader):
         log.warning("%d tick(s) not written: the JSON output fell behind", n)
 
     def on_tick(self, tick: Tick, update: Update | None) -> None:
-        self.out.write(tick.model_dump_json() + "\n")
-        self.out.flush()
+        try:
+            self.out.write(tick.model_dump_json() + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            _quiet(self.out)
+            raise
 
 
 class FindingLog(BaseReader):
