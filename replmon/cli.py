@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replmon import __version__
+from replmon.cli_help import CHECK_EXAMPLES, EXAMPLES, RECORD_EXAMPLES
 from replmon.config import (
     Config,
     build_config,
@@ -27,77 +28,19 @@ from replmon.config import (
     parse_ssh_spec,
 )
 from replmon.errors import ConfigError, LabError, SessionError
-
-EXAMPLES = """\
-examples:
-  replmon --primary db163 --replica db162
-      the live screen (q quits, ? explains every column)
-  replmon --lab
-      the live screen on a throwaway MariaDB + Redis pair with a write load
-  replmon --primary db163 --replica db162 --plain | tee pair.log
-      no TUI: text rows, findings as they open and close
-  replmon --lab sample --count 10
-      start a throwaway MariaDB + Redis pair on loopback (needs mariadb-server
-      and redis-server installed), put a write load on it, print 10 ticks
-  replmon --primary db163 --replica db162 sample
-      MySQL on 3306 and Redis on 6379 of each node; credentials from
-      ~/.my.cnf [client] or REPLMON_MYSQL_PASSWORD / REPLMON_REDIS_PASSWORD
-  replmon --primary 127.0.0.1 --replica 127.0.0.1 \\
-      --primary-mysql monitor@:3306 --replica-mysql monitor@:3307 \\
-      --primary-redis :6379 --replica-redis :6380 sample --json --count 5
-  replmon --config replmon.toml sample --json | jq .replica.mysql.replication
-
-connection options go before or after the command (sample, check, record).
-
-remote nodes: host and DRBD metrics of a node that is not this machine are read
-  over ssh (BatchMode, one connection per node; ~/.ssh/config applies); override
-  with --primary-ssh / --replica-ssh off | local | [USER@]HOST[:PORT]
-
-endpoint syntax (--primary-mysql, --replica-mysql, --primary-redis, --replica-redis):
-  off | :PORT | HOST:PORT | USER@HOST:PORT | /path/to/socket | mysql://USER@HOST:PORT
-  (a password in a URL is visible in ps; prefer the environment or ~/.my.cnf)
-"""
-
-CHECK_EXAMPLES = """\
-examples:
-  replmon --primary db163 --replica db162 check
-  replmon check --config replmon.toml --duration 30s --format json
-  replmon --lab check --duration 5s
-
-exit codes (Monitoring Plugins / Nagios / Icinga):
-  0 OK        no finding above info open at the end
-  1 WARNING   a warning open at the end (none critical)
-  2 CRITICAL  a critical finding open at the end
-  3 UNKNOWN   the pair could not be judged: bad arguments or config, no source of
-              either node readable, an unreadable recording
-
-output: line 1 is the status line with perfdata after '|' ('label'=value[UOM];warn;
-  crit;min;max per node: replication lag, threads, Redis link/offset lag/memory %,
-  DRBD out-of-sync, QPS); it is never wrapped. The lines after it list the findings.
-
-thresholds: [checks.<id>] tables in the TOML config (see docs/checks.md), e.g.
-  [checks.mysql_replication]
-  lag_warning_s = 60
-  [checks.throughput_collapse]
-  enabled = false
-"""
-
-RECORD_EXAMPLES = """\
-examples:
-  replmon --primary db163 --replica db162 record -o /var/lib/replmon/pair.rmrec \\
-      --max-age 1d --keep 14
-  replmon --primary db163 --replica db162 --record incident.rmrec   # live screen + recording
-  replmon replay incident.rmrec
-  replmon report incident.rmrec --csv primary.rates.mysql.qps,replica.rates.mysql.qps
-  replmon check --replay incident.rmrec --format json
-"""
+from replmon.passwords import ask_password, scrub_own_command_line
 
 DEFAULTS: dict[str, Any] = {
     "config": None, "primary": None, "replica": None, "no_drbd": False, "no_host": False,
     "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
+    "ask_pass": False, "ask_redis_pass": False,
     **{f"{role}_{kind}": None for role in ("primary", "replica")
        for kind in ("mysql", "redis", "ssh")},
 }
+
+
+FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
+"""shtab's completion of a file name (shtab.FILE), without importing shtab to parse."""
 
 
 def parse_duration(text: str) -> float:
@@ -138,6 +81,10 @@ def _connection_options() -> argparse.ArgumentParser:
                    help="per-source timeout (default 0.8 x interval)")
     g.add_argument("--lab", action="store_true",
                    help="start a throwaway MariaDB + Redis pair with a write load and watch it")
+    g.add_argument("--ask-pass", action="store_true",
+                   help="prompt (no echo) for the MySQL password of both nodes")
+    g.add_argument("--ask-redis-pass", action="store_true",
+                   help="prompt (no echo) for the Redis password of both nodes")
     g.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     return s
 
@@ -193,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Replay a recording on the live screen: space play/pause, left/right "
         "step, +/- speed (x1..x64), g go to a time, n/N next/previous finding. The checks "
         "re-run with this version's code; the findings seen at capture are marked (rec).")
-    rp.add_argument("file", metavar="FILE")
+    rp.add_argument("file", metavar="FILE").complete = FILES  # type: ignore[attr-defined]
     rp.add_argument("--paused", action="store_true", help="start paused on the first tick")
     rp.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     rep = sub.add_parser(
@@ -201,12 +148,19 @@ def _parser() -> argparse.ArgumentParser:
         description="What a recording holds: time span, hosts and server versions, the "
         "findings timeline (recorded and re-run), peaks of the key rates, gaps. "
         "--csv exports chosen metrics per tick for plotting.")
-    rep.add_argument("file", metavar="FILE")
+    rep.add_argument("file", metavar="FILE").complete = FILES  # type: ignore[attr-defined]
     rep.add_argument("--format", choices=("text", "json"), default="text")
     rep.add_argument("--csv", metavar="PATHS",
                      help="comma-separated metrics, e.g. primary.rates.mysql.qps,"
                      "replica.mysql.replication.0.seconds_behind; writes CSV to stdout")
     rep.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    comp = sub.add_parser(
+        "completion", help="print the shell completion script (bash, zsh)",
+        description="Print a completion script for replmon's commands and options.",
+        epilog="install:\n  replmon completion bash > ~/.local/share/bash-completion/"
+        "completions/replmon\n  replmon completion zsh > ~/.zfunc/_replmon   "
+        "# with fpath+=(~/.zfunc) before compinit", formatter_class=raw)
+    comp.add_argument("shell", choices=("bash", "zsh"))
     return p
 
 
@@ -239,6 +193,9 @@ def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = Non
         if node:
             over[role] = node
     data = merge(data, over)
+    for kind, asked in (("mysql", args.ask_pass), ("redis", args.ask_redis_pass)):
+        if asked:
+            ask_password(data, kind)
     for role in ("primary", "replica"):
         if "host" not in data.get(role, {}):
             raise ConfigError(f"no {role} given: use --{role} HOST or a [{role}] table in --config")
@@ -284,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = _parser()
     args = parser.parse_args(argv)
+    if argv is None:  # this process's own command line: hide its passwords from ps
+        scrub_own_command_line()
     logging.basicConfig(
         level=logging.INFO if args.verbose or args.command == "record" else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
@@ -304,6 +263,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd.replay(args.file, paused=args.paused)
         if args.command == "report":
             return cmd.report(args.file, fmt=args.format, csv=args.csv)
+        if args.command == "completion":
+            import shtab
+
+            print(shtab.complete(parser, shell=args.shell))
+            return 0
         return _live(args, parser)
     except (ConfigError, LabError, SessionError) as e:
         print(f"replmon: {e}", file=sys.stderr)

@@ -154,14 +154,45 @@ GROUPS = (
 )
 
 
+NAME_MAX = 16
+"""Widest node name column; longer names are shortened by ``short_names``."""
+
+
+def short_names(names: list[str], width: int) -> list[str]:
+    """Node names cut to ``width`` so that they still tell the nodes apart: a domain both
+    share goes first (db163.example.com, db162.example.com -> db163, db162); then, if
+    the starts differ within ``width``, the start is kept ("~" marks the cut), else the
+    distinguishing end (db-prod-eu-west-163 -> ~eu-west-163)."""
+    parts = [n.split(".") for n in names]
+    common = 0
+    while (all(len(p) > common + 1 for p in parts)
+           and len({p[-1 - common] for p in parts}) == 1):
+        common += 1
+    numeric = all(x.isdigit() for p in parts for x in p)  # IPv4: no domain to drop
+    if common and not numeric and any(len(n) > width for n in names) and len(set(names)) > 1:
+        names = [".".join(p[:-common]) for p in parts]
+    out = []
+    for n in names:
+        if len(n) <= width:
+            out.append(n)
+        elif len({m[: width - 1] for m in names}) == len(set(names)):
+            out.append(n[: width - 1] + "~")
+        else:
+            out.append("~" + n[-(width - 1):])
+    return out
+
+
 class PlainWriter:
     """Writes ticks as aligned text rows to ``out``."""
 
-    def __init__(self, out: TextIO, *, header_every: int = 20, name_width: int = 8,
+    def __init__(self, out: TextIO, *, header_every: int = 20, name_width: int | None = None,
                  localtime: Callable[[float], time.struct_time] = time.localtime) -> None:
         self.out = out
         self.header_every = header_every
-        self.name_width = name_width
+        self.name_width = name_width or 8
+        self._fixed_width = name_width is not None
+        self._names: dict[str, str] = {}
+        """role -> the name as shown (``short_names``)."""
         self._localtime = localtime
         self._groups: tuple[Group, ...] | None = None
         self._rows = 0
@@ -185,7 +216,7 @@ class PlainWriter:
         assert self._groups is not None
         hhmmss = time.strftime("%H:%M:%S", self._localtime(tick.wall))
         mark = "*" if tick.late else " "
-        name = node.name[: self.name_width].ljust(self.name_width)
+        name = self._names.get(node.role, node.name)[: self.name_width].ljust(self.name_width)
         lead = f"{hhmmss}{mark} {node.role[0].upper()} {name}"
         cells = []
         for g in self._groups:
@@ -200,6 +231,11 @@ class PlainWriter:
     def write(self, tick: Tick) -> None:
         if self._groups is None:
             self._groups = self._choose_groups(tick)
+            names = [n.name for n in tick.nodes]
+            if not self._fixed_width:
+                self.name_width = max(4, min(NAME_MAX, max(len(n) for n in names)))
+            self._names = dict(zip((n.role for n in tick.nodes),
+                                   short_names(names, self.name_width), strict=True))
         if self._rows % self.header_every == 0:
             self.out.write(self.header() + "\n")
         for node in tick.nodes:

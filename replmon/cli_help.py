@@ -1,0 +1,67 @@
+"""The epilogs of ``replmon --help`` and its subcommands' help (examples, exit codes)."""
+
+EXAMPLES = """\
+examples:
+  replmon --primary db163 --replica db162
+      the live screen (q quits, ? explains every column)
+  replmon --lab
+      the live screen on a throwaway MariaDB + Redis pair with a write load
+  replmon --primary db163 --replica db162 --plain | tee pair.log
+      no TUI: text rows, findings as they open and close
+  replmon --lab sample --count 10
+      start a throwaway MariaDB + Redis pair on loopback (needs mariadb-server
+      and redis-server installed), put a write load on it, print 10 ticks
+  replmon --primary db163 --replica db162 sample
+      MySQL on 3306 and Redis on 6379 of each node; credentials from
+      ~/.my.cnf [client] or REPLMON_MYSQL_PASSWORD / REPLMON_REDIS_PASSWORD
+  replmon --primary 127.0.0.1 --replica 127.0.0.1 \\
+      --primary-mysql monitor@:3306 --replica-mysql monitor@:3307 \\
+      --primary-redis :6379 --replica-redis :6380 sample --json --count 5
+  replmon --config replmon.toml sample --json | jq .replica.mysql.replication
+
+connection options go before or after the command (sample, check, record).
+
+remote nodes: host and DRBD metrics of a node that is not this machine are read
+  over ssh (BatchMode, one connection per node; ~/.ssh/config applies); override
+  with --primary-ssh / --replica-ssh off | local | [USER@]HOST[:PORT]
+
+endpoint syntax (--primary-mysql, --replica-mysql, --primary-redis, --replica-redis):
+  off | :PORT | HOST:PORT | USER@HOST:PORT | /path/to/socket | mysql://USER@HOST:PORT
+  a password in a URL is hidden from ps once replmon has parsed it (with a warning);
+  safer: ~/.my.cnf, REPLMON_MYSQL_PASSWORD / REPLMON_REDIS_PASSWORD, password_env in
+  the config, or --ask-pass / --ask-redis-pass (no-echo prompts)
+"""
+
+CHECK_EXAMPLES = """\
+examples:
+  replmon --primary db163 --replica db162 check
+  replmon check --config replmon.toml --duration 30s --format json
+  replmon --lab check --duration 5s
+
+exit codes (Monitoring Plugins / Nagios / Icinga):
+  0 OK        no finding above info open at the end
+  1 WARNING   a warning open at the end (none critical)
+  2 CRITICAL  a critical finding open at the end
+  3 UNKNOWN   the pair could not be judged: bad arguments or config, no source of
+              either node readable, an unreadable recording
+
+output: line 1 is the status line with perfdata after '|' ('label'=value[UOM];warn;
+  crit;min;max per node: replication lag, threads, Redis link/offset lag/memory %,
+  DRBD out-of-sync, QPS); it is never wrapped. The lines after it list the findings.
+
+thresholds: [checks.<id>] tables in the TOML config (see docs/checks.md), e.g.
+  [checks.mysql_replication]
+  lag_warning_s = 60
+  [checks.throughput_collapse]
+  enabled = false
+"""
+
+RECORD_EXAMPLES = """\
+examples:
+  replmon --primary db163 --replica db162 record -o /var/lib/replmon/pair.rmrec \\
+      --max-age 1d --keep 14
+  replmon --primary db163 --replica db162 --record incident.rmrec   # live screen + recording
+  replmon replay incident.rmrec
+  replmon report incident.rmrec --csv primary.rates.mysql.qps,replica.rates.mysql.qps
+  replmon check --replay incident.rmrec --format json
+"""
