@@ -1,76 +1,196 @@
-"""Check accuracy over every scenario (run by hand; figures go in the closing note).
+"""Check accuracy at three intervals (run by hand; figures go in the closing note).
 
-    .venv/bin/python bench/accuracy.py [--healthy-seconds 300] [--skip-lab]
+    .venv/bin/python bench/accuracy.py [--intervals 0.2 1 5] [--healthy-seconds 600]
+                                       [--skip-lab]
 
-1. Seed scenarios: ticks rebuilt from the field notes' own figures.
-2. Lab scenarios: each situation induced on a real MariaDB/Redis lab pair.
-   Target for 1 and 2: the expected check flags within 3 ticks of onset; a
-   scenario that expects nothing opens nothing above info.
-3. A healthy lab under steady mixed load (UPDATE/INSERT + Redis SET/GET) for
-   --healthy-seconds at 1 Hz with every check: target, no finding above info.
+Findings must mean the same at any ``--interval`` (#18). For each interval:
+
+1. Seed scenarios: ticks rebuilt from the field notes' own figures (made at 1 s),
+   re-sampled to the interval (``replmon.testing.synthetic.resample``: every 5th tick
+   for 5 s, interpolated numbers for 0.2 s).
+2. Shipped sessions (sample_sessions/), re-sampled the same way: the findings at
+   warning or worse, compared with those at 1 s.
+3. Lab scenarios: each situation induced on a real MariaDB/Redis lab pair sampled at
+   the interval (the scenario's healthy and induced spans kept in seconds, at least
+   its tick counts).
+4. A healthy lab under steady mixed load (UPDATE/INSERT + Redis SET/GET) for
+   --healthy-seconds at each interval.
+
+Targets: the expected check flags, its condition seen within max(3 s, 2 ticks) of the
+onset (``replmon.testing.scenarios.judge``); the same verdict at every interval; a
+scenario that expects nothing, and the healthy lab, open nothing above info and no
+finding twice. A condition shorter than two ticks of an interval cannot be seen at it:
+such rows say "too short" instead of failing.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import glob
+import math
 import time
+from pathlib import Path
 
 from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
-from replmon.testing.scenarios import all_scenarios, judge, run_lab_scenario, run_seed_scenario
+from replmon.model.findings import Severity
+from replmon.model.tick import Tick
+from replmon.session.replay import open_recording
+from replmon.testing.scenarios import (
+    ONSET_S,
+    LabScenario,
+    Outcome,
+    SeedScenario,
+    all_scenarios,
+    judge,
+    run_lab_scenario,
+)
+from replmon.testing.synthetic import resample
+
+ROOT = Path(__file__).resolve().parent.parent
+Verdicts = dict[float, str]
 
 
-def row(kind: str, name: str, check: str, ok: bool, why: str) -> None:
-    print(f"{'PASS' if ok else 'FAIL'}  {kind:4}  {name[:58]:58}  {check or '-':20}  {why[:90]}")
+def feed(ticks: list[Tick], settings: dict[str, dict[str, object]]) -> Outcome:
+    eng = build_engine(settings, entry_points=False)
+    opened = {}
+    for t in ticks:
+        upd = eng.feed(t)
+        if upd.opened:
+            opened[t.seq] = upd.opened
+    return Outcome("", "", -1, ticks, opened)
 
 
-async def healthy(lab: Lab, seconds: int) -> tuple[int, list[str], dict[str, int]]:
+def seed_at(sc: SeedScenario, interval: float) -> tuple[bool | None, str]:
+    """(passed, why) of a seed scenario re-sampled to ``interval`` (None: too short)."""
+    ticks, onset = sc.build()
+    base = ticks[0].interval
+    if interval != base:
+        ticks = resample(ticks, interval, rates="keep")  # synth ticks: rates, no counters
+        onset = math.ceil(onset * base / interval)  # first tick at or after the onset
+    after = (len(ticks) - onset) * interval
+    out = dataclasses.replace(feed(ticks, sc.settings), name=sc.name, check=sc.check,
+                              onset_seq=onset)
+    ok, why = judge(out, sc.min_severity)
+    if not ok and sc.check and after < 2 * interval + 3.0:
+        return None, f"too short: {after:.0f} s after the onset is under 2 ticks + 3 s"
+    return ok, why
+
+
+def session_at(ticks: list[Tick], interval: float) -> set[tuple[str, str, str]]:
+    tt = ticks if interval == ticks[0].interval else resample(ticks, interval)
+    out = feed(tt, {})
+    return {f.ident for fs in out.opened.values() for f in fs if f.severity >= Severity.WARNING}
+
+
+def lab_at(sc: LabScenario, interval: float) -> LabScenario:
+    """``sc`` at ``interval``: its healthy and induced spans kept in seconds, at least its
+    tick counts (baselines need readings), and time to see and open a finding."""
+    healthy = max(sc.healthy_ticks, math.ceil(sc.healthy_ticks * sc.interval / interval))
+    after = max(math.ceil(sc.ticks * sc.interval / interval),
+                2 + math.ceil((ONSET_S + 3.0) / interval))
+    return dataclasses.replace(sc, interval=interval, healthy_ticks=healthy, ticks=after)
+
+
+async def healthy(lab: Lab, seconds: float, interval: float
+                  ) -> tuple[int, list[str], dict[str, int]]:
     eng = build_engine(entry_points=False)
     bad: list[str] = []
     info: dict[str, int] = {}
+    opens: dict[tuple[str, str, str], int] = {}
     n = 0
-    async with build_collector(build_config(lab.settings(1.0))) as c:
-        async for t in c.ticks(seconds):
+    async with build_collector(build_config(lab.settings(interval))) as c:
+        async for t in c.ticks(round(seconds / interval)):
             n += 1
             for f in eng.feed(t).opened:
-                if f.severity > 0:
-                    bad.append(f"tick {t.seq}: {f.check} {f.node}: {f.title}")
+                opens[f.ident] = opens.get(f.ident, 0) + 1
+                if f.severity > Severity.INFO:
+                    bad.append(f"tick {t.seq}: {f.check} {f.node}: {f.headline}")
                 else:
                     info[f.check] = info.get(f.check, 0) + 1
+    bad += [f"{'/'.join(i)} opened {k} times" for i, k in opens.items() if k > 1]
     return n, bad, info
+
+
+def row(kind: str, name: str, check: str, cells: list[str], ok: bool | None) -> None:
+    mark = {True: "PASS", False: "FAIL", None: "n/a "}[ok]
+    print(f"{mark}  {kind:7} {name[:46]:46} {check or '-':19} " + "  ".join(cells))
+
+
+def cell(ok: bool | None, why: str) -> str:
+    if ok is None:
+        return "short"
+    if not ok:
+        return "FAIL"
+    if why == "quiet":
+        return "quiet"
+    return why.split(" after onset")[0].replace("seen ", "")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--healthy-seconds", type=int, default=300)
+    ap.add_argument("--intervals", type=float, nargs="+", default=[0.2, 1.0, 5.0])
+    ap.add_argument("--healthy-seconds", type=float, default=600)
     ap.add_argument("--skip-lab", action="store_true")
     args = ap.parse_args()
+    ivs: list[float] = args.intervals
     seeds, labs = all_scenarios()
     results: list[bool] = []
+    print(f"cells: seconds from the onset to the finding's first tick, at "
+          f"{' / '.join(f'{i:g} s' for i in ivs)}; 'short': the condition spans under "
+          f"2 ticks + 3 s at that interval\n")
     for sc in seeds:
-        out = run_seed_scenario(sc)
-        ok, why = judge(out, sc.min_severity)
+        got = [seed_at(sc, iv) for iv in ivs]
+        judged = [ok for ok, _ in got if ok is not None]
+        ok = all(judged) and len(judged) > 0
         results.append(ok)
-        row("seed", sc.name, sc.check, ok, why)
+        row("seed", sc.name, sc.check, [f"{cell(o, w):>7}" for o, w in got], ok)
+        for o, w in got:
+            if o is False:
+                print(f"        {w[:150]}")
+    for p in sorted(glob.glob(str(ROOT / "sample_sessions" / "*.rmrec"))):
+        with open_recording(p) as rec:
+            ticks = list(rec.ticks())
+        at = {iv: session_at(ticks, iv) for iv in ivs}
+        base = at.get(1.0, set())
+        extra = {iv: s - base for iv, s in at.items()}
+        ok = not any(extra.values())
+        results.append(ok)
+        row("session", Path(p).name, "", [f"{len(s):>5} warn+" for s in at.values()], ok)
+        for iv, s in extra.items():
+            if s:
+                print(f"        only at {iv:g} s: {sorted(s)}")
+        for iv, s in at.items():
+            if base - s:
+                print(f"        not at {iv:g} s (held under 2 ticks, or under open_after "
+                      f"before the session ends): {sorted(base - s)}")
     if args.skip_lab:
         print(f"\n{sum(results)}/{len(results)} passed (lab skipped)")
         return
     with Lab() as lab:
         for lsc in labs:
+            cells, oks = [], []
             t0 = time.monotonic()
-            out = asyncio.run(run_lab_scenario(lab, lsc))
-            ok, why = judge(out, lsc.min_severity)
+            for iv in ivs:
+                out = asyncio.run(run_lab_scenario(lab, lab_at(lsc, iv)))
+                ok, why = judge(out, lsc.min_severity)
+                oks.append(ok)
+                cells.append(f"{cell(ok, why):>7}")
+            results.append(all(oks))
+            row("lab", lsc.name, lsc.check,
+                [*cells, f"({time.monotonic() - t0:.0f} s)"], all(oks))
+        for iv in ivs:
+            with WriteLoad(lab, rate=300):
+                n, bad, info = asyncio.run(healthy(lab, args.healthy_seconds, iv))
+            ok = not bad
             results.append(ok)
-            row("lab", lsc.name, lsc.check, ok, f"{why} ({time.monotonic() - t0:.0f} s)")
-        with WriteLoad(lab, rate=300):
-            n, bad, info = asyncio.run(healthy(lab, args.healthy_seconds))
-        ok = not bad
-        results.append(ok)
-        row("lab", f"healthy, steady mixed load, {n} ticks at 1 Hz", "", ok,
-            "; ".join(bad) or f"no finding above info (info opened: {info or 'none'})")
+            row("healthy", f"steady mixed load, {n} ticks at {iv:g} s", "",
+                ["; ".join(bad)[:200] or f"nothing above info, none twice (info: {info})"],
+                ok)
     print(f"\n{sum(results)}/{len(results)} passed")
 
 

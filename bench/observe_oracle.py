@@ -1,6 +1,7 @@
 """Oracle and CPU timer for ``Engine.observe`` (run by hand while optimising the checks).
 
-    .venv/bin/python bench/observe_oracle.py dump OUT.jsonl [--day FILE] [--stretches ...]
+    .venv/bin/python bench/observe_oracle.py dump OUT.jsonl [--findings] [--day FILE]
+                                               [--stretches ...]
     .venv/bin/python bench/observe_oracle.py time [--repeat 3] [--per-check] [--day FILE]
     cmp baseline.jsonl OUT.jsonl        # a change to the checks must keep this silent
 
@@ -97,12 +98,22 @@ def sources(day: str, starts: list[int] | None, seeds: bool = True
             yield f"seed#{i}:{sc.name}", ticks, sc.settings
 
 
-def dump(out: Path, day: str, starts: list[int] | None) -> int:
+def dump(out: Path, day: str, starts: list[int] | None, findings: bool = False) -> int:
     n = 0
     with open(out, "w", encoding="utf-8") as f:
         for label, ticks, settings in sources(day, starts):
             engine = build_engine(settings)
             for i, t in enumerate(ticks):
+                if findings:  # what the hysteresis made of them: opens and closes
+                    upd = engine.feed(t)
+                    ev = [[k, x.check, x.node, x.key, int(x.severity), x.since_seq, x.title]
+                          for k, xs in (("open", upd.opened), ("close", upd.closed))
+                          for x in xs]
+                    if ev:
+                        f.write(json.dumps({"src": label, "i": i, "seq": t.seq, "ev": ev},
+                                           ensure_ascii=False) + "\n")
+                    n += 1
+                    continue
                 seen = engine.observe(t)
                 obs = [[cid, o.node, o.key, int(o.severity), o.title, o.numbers, o.cause,
                         o.next_step] for cid, o in seen]
@@ -192,6 +203,8 @@ def main() -> int:
     sub = ap.add_subparsers(dest="mode", required=True)
     d = sub.add_parser("dump", help="write every tick's observations as JSON lines")
     d.add_argument("out", type=Path)
+    d.add_argument("--findings", action="store_true",
+                   help="the findings opened and closed per tick (engine.feed) instead")
     tm = sub.add_parser("time", help="CPU µs/tick of observe over day stretches")
     tm.add_argument("--repeat", type=int, default=3)
     tm.add_argument("--per-check", action="store_true")
@@ -202,7 +215,7 @@ def main() -> int:
                             "over the day)")
     args = ap.parse_args()
     if args.mode == "dump":
-        dump(args.out, args.day, args.stretches)
+        dump(args.out, args.day, args.stretches, args.findings)
     else:
         timing(args.day, args.stretches, args.repeat, args.per_check)
     return 0

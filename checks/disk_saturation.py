@@ -11,7 +11,7 @@ also holds the network round trip: see link_saturation and latency_bound.)
 Three signs, each a finding:
 
 * **iowait** (key "iowait"): ``cpu_iowait_pct`` >= ``iowait_pct`` (20 %) for
-  ``open_after`` ticks (3). Seed 000: the primary showed ``wai`` 47-59 % in dstat while
+  ``open_after`` seconds (3 s). Seed 000: the primary showed ``wai`` 47-59 % in dstat while
   writing 13-21 MB/s during sysbench prepare; the replica showed 0 %. iowait is idle
   time with I/O outstanding: a strong sign when high, but a busy CPU hides it.
 * **slow requests** (key = disk name): ``await_ms`` >= ``await_ms`` (50 ms) while
@@ -20,15 +20,17 @@ Three signs, each a finding:
   003) with at least ``min_iops`` (5) requests/s, busy or not. Seed 003: fio randrw
   16k with 30 jobs at depth 1 got 468 IOPS without bcache, so requests waited
   30 / 468 s = 64 ms; with bcache writeback 1,243 IOPS, 24 ms.
-* **erratic IOPS** (same key as the disk): over the last ``cv_ticks`` (10) ticks the
-  disk's IOPS have a coefficient of variation (stdev / mean) above ``max_iops_cv``
-  (0.5) and swing: at least ``min_swings`` (4) tick-to-tick changes larger than half
-  the mean (a load that starts or stops makes one or two, so it is not "erratic"),
-  with a mean of at least ``cv_min_iops`` (50)/s, on a disk busy at least
-  ``cv_min_util_pct`` (50 %) of the time on average (bursty flushes on an idle disk
-  are not a problem). Seed 003: once the bcache
-  writeback cache is full, flushing and new writes share the HDD and IOPS "jump up
-  and down". It needs ``cv_ticks`` ticks of history, so it flags later than the rest.
+* **erratic IOPS** (same key as the disk): over the last ``cv_window`` (10 s, and at
+  least ``cv_min_samples``, 5, ticks: at 5 s that is 25 s) the disk's IOPS have a
+  coefficient of variation (stdev / mean) above ``max_iops_cv`` (0.5) and swing: at
+  least ``min_swings`` (4) tick-to-tick changes larger than half the mean (a load that
+  starts or stops makes one or two, so it is not "erratic"), with a mean of at least
+  ``cv_min_iops`` (50)/s, on a disk busy at least ``cv_min_util_pct`` (50 %) of the
+  time on average (bursty flushes on an idle disk are not a problem). Seed 003: once
+  the bcache writeback cache is full, flushing and new writes share the HDD and IOPS
+  "jump up and down". It needs ``cv_window`` of history, so it flags later than the
+  rest. At intervals above 6 s the 30 s window holds fewer than ``cv_min_samples``
+  ticks and this test is not made.
 
 For an SSD or a RAID, 100 % util means "always something in flight", not "full";
 await is the better judge there, which is why util alone never fires.
@@ -40,12 +42,15 @@ import re
 from statistics import fmean, pstdev
 from typing import cast
 
+from pydantic import AliasChoices, Field
+
 from replmon.check import (
     Check,
     DiskRates,
     NodeTick,
     Observation,
     Role,
+    Seconds,
     Severity,
     Thresholds,
     Window,
@@ -69,16 +74,21 @@ class Limits(Thresholds):
     """Average ms per request that is critical (slow ops), busy or not."""
     min_iops: float = 5.0
     """Requests/s below which await is not judged (a handful of slow requests is noise)."""
-    cv_ticks: int = 10
-    """Ticks of IOPS the erratic test looks at (all of them must have a rate)."""
+    cv_window: Seconds = Field(default=10.0, gt=0,
+                               validation_alias=AliasChoices("cv_window", "cv_ticks"))
+    """Seconds (s) of IOPS the erratic test looks at (every tick in it must have a rate).
+    ``cv_ticks``, its name before durations, is read as seconds."""
+    cv_min_samples: int = Field(default=5, ge=3)
+    """Ticks the erratic test needs at least, on top of ``cv_window`` (a spread of two
+    samples says nothing): at 5 s the test looks at 25 s."""
     max_iops_cv: float = 0.5
     """Coefficient of variation (stdev / mean of IOPS) above which IOPS may be erratic."""
     min_swings: int = 4
-    """Tick-to-tick IOPS changes larger than half the mean needed within ``cv_ticks``."""
+    """Tick-to-tick IOPS changes larger than half the mean needed within ``cv_window``."""
     cv_min_iops: float = 50.0
     """Mean IOPS below which erratic IOPS are not judged (too little load)."""
     cv_min_util_pct: float = 50.0
-    """Mean utilisation (%) over ``cv_ticks`` below which erratic IOPS are not judged: an
+    """Mean utilisation (%) over ``cv_window`` below which erratic IOPS are not judged: an
     idle-ish disk with bursty flushes (InnoDB, binlog fsync) swings without anyone waiting.
     On the healthy lab, 76 IOPS at low util swung with CV 0.91 (a false alarm before this)."""
 
@@ -103,14 +113,15 @@ def _disks(node: NodeTick) -> list[str]:
 
 def _erratic(w: Window, role: Role, disk: str, t: Limits) -> tuple[float, int, float] | None:
     """(cv, swings, mean IOPS) when the disk's IOPS are erratic."""
-    xs = w.series(role, lambda n: _iops(n.rates.host.disks.get(disk)), t.cv_ticks)
-    if len(xs) < t.cv_ticks or None in xs:
+    span = w.span(t.cv_window, t.cv_min_samples)
+    xs = w.series(role, lambda n: _iops(n.rates.host.disks.get(disk)), span)
+    if len(xs) < span or None in xs:
         return None
     vals = cast("list[float]", xs)  # no None in it
     mean = fmean(vals)
     if mean < t.cv_min_iops:
         return None
-    utils = w.series(role, lambda n: _util(n.rates.host.disks.get(disk)), t.cv_ticks)
+    utils = w.series(role, lambda n: _util(n.rates.host.disks.get(disk)), span)
     known = [u for u in utils if u is not None]
     if not known or fmean(known) < t.cv_min_util_pct:
         return None
@@ -195,4 +206,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="disk_saturation", title="Disk saturation", needs=("host",),
-              thresholds=Limits, evaluate=evaluate, window=30)
+              thresholds=Limits, evaluate=evaluate, window=30.0)

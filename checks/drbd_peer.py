@@ -31,8 +31,9 @@ What it reports:
   Reported once per resource (by the primary side when both show it).
 - **I/O suspended** (critical): application I/O frozen (fencing, no data, quorum lost);
   MySQL hangs in D state.
-- **I/O stalled** (critical): requests pending (ap/lo/pe) non-zero for ``io_stall_ticks``
-  ticks in a row while the written and sent counters stay flat.
+- **I/O stalled** (critical): requests pending (ap/lo/pe) non-zero for ``io_stall`` (5 s,
+  and at least ``io_stall_min_samples``, 2, ticks) tick after tick while the written and
+  sent counters stay flat.
 - **Async protocol** A or B (info): a failover may lose the last writes.
 
 What to do: the title says which; the next step names the command (``drbdadm status``,
@@ -43,6 +44,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pydantic import AliasChoices, Field
+
 from replmon.check import (
     Check,
     DrbdConnection,
@@ -52,6 +55,7 @@ from replmon.check import (
     NodeTick,
     Observation,
     Role,
+    Seconds,
     Severity,
     Thresholds,
     Window,
@@ -72,8 +76,13 @@ class Limits(Thresholds):
     """True for a dual-primary setup (allow-two-primaries + a cluster file system)."""
     resync_stall_s: float = 60.0
     """Seconds without out-of-sync falling after which a running resync is stalled."""
-    io_stall_ticks: int = 5
-    """Ticks in a row with requests pending and no KiB written or sent: I/O stalled."""
+    io_stall: Seconds = Field(default=5.0, gt=0,
+                              validation_alias=AliasChoices("io_stall", "io_stall_ticks"))
+    """Seconds (s) with requests pending and no KiB written or sent, tick after tick: I/O
+    stalled. ``io_stall_ticks``, its name before durations, is read as seconds."""
+    io_stall_min_samples: int = Field(default=2, ge=1)
+    """Ticks the stall must span at least, on top of ``io_stall``: one 5 s sample with
+    requests in flight and nothing moved is not yet a stall."""
 
 
 def _lbl(res: str, peer: str | None = None) -> str:
@@ -298,7 +307,7 @@ def _stalled(node: NodeTick) -> dict[str, int]:
     """Resource name -> requests pending (ap+lo+pe) for each resource of the node that moved
     nothing in this tick: its written and sent KiB/s all known and none above 0 (first
     resource of a name, as _res). A module-level getter: Window.series computes it once per
-    tick, so _io looks at io_stall_ticks ticks without walking them again."""
+    tick, so _io looks at the io_stall span without walking the ticks again."""
     out: dict[str, int] = {}
     if not source_ok(node, "drbd"):
         return out
@@ -328,8 +337,9 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
             cause="DRBD froze I/O (fencing in progress, on-no-data-accessible suspend-io, "
                   "quorum lost, or drbdadm suspend-io): the database hangs in D state",
             next_step="drbdadm status, dmesg; fix the peer/fencing, then drbdadm resume-io <res>")
-    stalled = w.series(role, _stalled, t.io_stall_ticks)
-    if len(stalled) < t.io_stall_ticks:
+    span = w.span(t.io_stall, t.io_stall_min_samples)
+    stalled = w.series(role, _stalled, span)
+    if len(stalled) < span:
         return None
     pend: list[int] = []
     for by_name in stalled:
@@ -339,11 +349,12 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
         pend.append(p)
     if min(pend) == 0:
         return None
+    secs = round(w.last.wall - w.tail(span)[0].wall + w.last.interval, 1)
     return Observation(
         key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
-        numbers=numbers(pending=pend[-1], ticks=len(stalled)),
+        numbers=numbers(pending=pend[-1], stalled_s=secs),
         title=f"{_lbl(r.name)}: I/O stalled, {pend[-1]} requests pending (ap+lo+pe) for "
-              f"{len(stalled)} ticks, 0 KiB/s written or sent",
+              f"{secs:g} s, 0 KiB/s written or sent",
         cause="requests are stuck in DRBD: the peer does not acknowledge (network or peer disk "
               "hung) or the local backing disk does not complete them",
         next_step="dmesg on both nodes (ko-count / timeout messages), iostat on the backing "
@@ -442,4 +453,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
-              evaluate=evaluate, window=120)
+              evaluate=evaluate, window=120.0)

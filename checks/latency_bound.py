@@ -28,10 +28,11 @@ protocol C pays it per synchronous disk write, about twice per commit (redo log 
 binlog flushes), so one connection commits at most ~1000 / (2 x rtt_ms) times/s.
 
 Fires when the round trip is at least ``warning_ms`` (5) in the current tick
-(critical from ``critical_ms``, 20), held ``open_after`` ticks (3); or when it is
-rising: the median of the last ``recent_ticks`` (3) is ``rise_factor`` (3) times
-the median of the earlier ticks of the window and ``rise_min_ms`` (2 ms) above it
-(a warning with synchronous replication, else info). One finding per node.
+(critical from ``critical_ms``, 20), held ``open_after`` (3 s); or when it is
+rising: the median of the last ``recent`` (3 s) is ``rise_factor`` (3) times
+the median of the earlier ticks of the window (60 s, at least ``min_baseline_ticks``,
+5, readings) and ``rise_min_ms`` (2 ms) above it (a warning with synchronous
+replication, else info). One finding per node.
 """
 
 from __future__ import annotations
@@ -40,10 +41,13 @@ from math import isfinite
 from statistics import median
 from typing import cast
 
+from pydantic import AliasChoices, Field
+
 from replmon.check import (
     Check,
     NodeTick,
     Observation,
+    Seconds,
     Severity,
     Thresholds,
     Window,
@@ -61,10 +65,13 @@ class Limits(Thresholds):
     """Round trip (ms) from which the finding warns."""
     critical_ms: float = 20.0
     """Round trip (ms) from which it is critical."""
-    recent_ticks: int = 3
-    """Ticks whose median is "now" for the rising test."""
-    min_baseline_ticks: int = 5
-    """Earlier ticks needed (with a round trip) before a rise is judged."""
+    recent: Seconds = Field(default=3.0, gt=0,
+                            validation_alias=AliasChoices("recent", "recent_ticks"))
+    """Seconds (s) whose median round trip is "now" for the rising test (at least one
+    tick). ``recent_ticks``, its name before durations, is read as seconds."""
+    min_baseline_ticks: int = Field(default=5, ge=1)
+    """Earlier ticks with a round trip needed before a rise is judged (a count: a median
+    needs some readings, whatever the interval)."""
     rise_factor: float = 3.0
     """Median now / median before at or above which the round trip is rising."""
     rise_min_ms: float = 2.0
@@ -125,21 +132,22 @@ def _bound(rtt: float, modes: list[str]) -> str:
     return text + "."
 
 
-def _judge(series: list[float | None], t: Limits
+def _judge(series: list[float | None], t: Limits, n_recent: int
            ) -> tuple[Severity | None, float, float | None] | None:
     """(severity, recent median, earlier median) for a round-trip series whose last value
     is high (>= warning_ms) or rising (severity None: the caller knows whether replication
-    is synchronous); None when neither or no last value."""
+    is synchronous); None when neither or no last value. ``n_recent``: the ticks in
+    ``t.recent`` at the window's interval."""
     now = series[-1]
     if now is None:
         return None
-    earlier = cast("list[float]", series[:-t.recent_ticks])
+    earlier = cast("list[float]", series[:-n_recent])
     try:
         total = sum(earlier)  # the usual window has a reading on every tick
     except TypeError:  # a None in it: keep the readings only
         earlier = [x for x in earlier if x is not None]
         total = sum(earlier)
-    recent = [x for x in series[-t.recent_ticks:] if x is not None]
+    recent = [x for x in series[-n_recent:] if x is not None]
     cur = median(recent)
     if now < t.warning_ms and earlier and isfinite(total):
         # Not high. The median of `earlier` is at least its minimum, so when even the
@@ -168,7 +176,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     modes: list[str] | None = None  # sync_modes, looked at only when something is judged
     for role in ("primary", "replica"):
-        judged = _judge(w.series(role, lowest_rtt), t)
+        judged = _judge(w.series(role, lowest_rtt), t, w.span(t.recent))
         if judged is None:
             continue
         last = node_rtt(w.node(role))
@@ -214,7 +222,7 @@ def _link(w: Window, t: Limits, modes: list[str] | None) -> Observation | None:
     """The replication link itself, timed from the primary (node "pair", key "link")."""
     series = w.series("primary", link_rtt)
     now = series[-1]
-    judged = _judge(series, t)
+    judged = _judge(series, t, w.span(t.recent))
     if now is None or judged is None:
         return None
     if modes is None:
@@ -241,4 +249,4 @@ def _link(w: Window, t: Limits, modes: list[str] | None) -> Observation | None:
 
 
 CHECK = Check(id="latency_bound", title="Latency bound", needs=("mysql", "redis", "drbd"),
-              thresholds=Limits, evaluate=evaluate, window=60)
+              thresholds=Limits, evaluate=evaluate, window=60.0)

@@ -20,7 +20,7 @@ the write rate of the database (the seed's TPS also fell from 19.5 to 13.2 with 
 peer connected before tuning).
 
 Thresholds: ``warning_pct`` (85) and ``critical_pct`` (95) of the link speed;
-the rate must hold ``open_after`` ticks in a row (3) before the finding opens;
+the rate must hold ``open_after`` (3 s) before the finding opens;
 ``min_speed_mbps`` (1) ignores nonsense speeds.
 """
 
@@ -121,4 +121,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="link_saturation", title="Link saturation", needs=("host", "drbd"),
-              thresholds=Limits, evaluate=evaluate, window=1)
+              thresholds=Limits, evaluate=evaluate, window=1.0)

@@ -281,4 +281,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="memory_ceiling", title="Memory ceiling", needs=("host", "redis", "mysql"),
-              thresholds=Limits, evaluate=evaluate, window=30)
+              thresholds=Limits, evaluate=evaluate, window=30.0)

@@ -34,7 +34,7 @@ primary only when it has channels of its own (circular or multi-source setups).
 - **No channel at all on the replica** while the primary's MySQL is up: warning,
   the replica is not replicating (never configured, or ``RESET SLAVE ALL``).
 
-Opens after 2 ticks (``open_after``): a stopped thread is unambiguous, and one
+Opens after 2 s (``open_after``): a stopped thread is unambiguous, and one
 odd sample must not page anyone.
 
 What to do: for a stopped applier, read the error (``SHOW SLAVE STATUS\\G``), fix
@@ -56,6 +56,7 @@ from replmon.check import (
     Observation,
     ReplicaChannel,
     Role,
+    Seconds,
     Severity,
     SourceState,
     Thresholds,
@@ -70,9 +71,9 @@ Part = tuple[Severity, str, str, str]
 
 
 class Limits(Thresholds):
-    open_after: int = 2
-    """Ticks the condition must hold in a row before the finding opens
-    (2: a stopped thread is unambiguous)."""
+    open_after: Seconds = 2.0
+    """Seconds (s) the condition must hold, tick after tick, before the finding opens
+    (2 s: a stopped thread is unambiguous)."""
     lag_warning_s: float = 30.0
     """Seconds of applier lag (beyond SQL_Delay) above which it is a warning."""
     lag_critical_s: float = 300.0
@@ -297,4 +298,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="mysql_replication", title="MySQL replication", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=300)
+              thresholds=Limits, evaluate=evaluate, window=300.0)

@@ -26,9 +26,10 @@ On the replica (key "link", one finding that follows the link through its states
 On the replica (key "lag"): **offset lag** = the master's ``master_repl_offset``
 minus the offset the replica last acknowledged (the master's ``slaveN`` line; with
 several replicas listed, the one whose offset is nearest the replica's own).
-Warning when it is above ``lag_warning_bytes`` (1 MiB) in each of the last
-``lag_ticks`` (5) ticks and growing; critical when it also exceeds the master's
-``repl_backlog_size``: a link drop now can only be healed by a full resync.
+Warning when it is above ``lag_warning_bytes`` (1 MiB) in each tick of the last
+``lag_window`` (5 s, at least ``lag_min_samples``, 2, ticks) and growing; critical
+when it also exceeds the master's ``repl_backlog_size``: a link drop now can only be
+healed by a full resync.
 
 On the primary (key "full_resync"): **a full resync**, seen as ``sync_full``
 rising (RedisRates.full_syncs, counted over ``resync_hold_s``, 60 s, so the
@@ -50,6 +51,8 @@ why the link drops, and keep the master's memory well under half the host's RAM.
 
 from __future__ import annotations
 
+from pydantic import AliasChoices, Field
+
 from replmon.check import (
     Check,
     NodeTick,
@@ -57,6 +60,7 @@ from replmon.check import (
     Observation,
     RedisReplica,
     RedisSample,
+    Seconds,
     Severity,
     SourceState,
     Thresholds,
@@ -72,13 +76,18 @@ SYNCING = ("wait_bgsave", "send_bulk")
 
 
 class Limits(Thresholds):
-    open_after: int = 2
-    """Ticks the condition must hold in a row before the finding opens
-    (2: a link state is unambiguous)."""
+    open_after: Seconds = 2.0
+    """Seconds (s) the condition must hold, tick after tick, before the finding opens
+    (2 s: a link state is unambiguous)."""
     lag_warning_bytes: int = MIB
-    """Bytes of offset lag above which (held over lag_ticks, growing) it is a warning."""
-    lag_ticks: int = 5
-    """Ticks the lag must stay above lag_warning_bytes."""
+    """Bytes of offset lag above which (held over lag_window, growing) it is a warning."""
+    lag_window: Seconds = Field(default=5.0, gt=0,
+                                validation_alias=AliasChoices("lag_window", "lag_ticks"))
+    """Seconds (s) the lag must stay above lag_warning_bytes, growing. ``lag_ticks``, its
+    name before durations, is read as seconds."""
+    lag_min_samples: int = Field(default=2, ge=2)
+    """Ticks the lag must be read in at least, on top of ``lag_window`` ("growing" needs
+    two)."""
     resync_hold_s: float = 60.0
     """Seconds a full resync stays reported after it happened."""
     fork_memory_critical_pct: float = 50.0
@@ -196,22 +205,22 @@ def _lag_at(tk: Tick) -> int | None:
 
 
 def lag(w: Window, t: Limits) -> Observation | None:
-    if t.lag_ticks >= 1:
-        last = _lag_at(w.last)
-        if last is None or last < t.lag_warning_bytes:
-            return None  # the last tick alone settles it (the usual case): no walk back
+    last = _lag_at(w.last)
+    if last is None or last < t.lag_warning_bytes:
+        return None  # the last tick alone settles it (the usual case): no walk back
+    span = w.span(t.lag_window, t.lag_min_samples)
     series: list[int] = []
     backlog: int | None = None
-    for tk in w.tail(t.lag_ticks):
+    for tk in w.tail(span):
         v = _lag_at(tk)
         if v is None:
             return None
         series.append(v)
         backlog = tk.primary.redis.repl_backlog_size
-    if len(series) < t.lag_ticks or min(series) < t.lag_warning_bytes or series[-1] <= series[0]:
+    if len(series) < span or min(series) < t.lag_warning_bytes or series[-1] <= series[0]:
         return None
     now = series[-1]
-    dt = w.last.wall - w.tail(t.lag_ticks)[0].wall
+    dt = w.last.wall - w.tail(span)[0].wall
     rate = (now - series[0]) / dt if dt > 0 else None
     crit = backlog is not None and now > backlog
     return Observation(
@@ -302,4 +311,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="redis_replication", title="Redis replication", needs=("redis",),
-              thresholds=Limits, evaluate=evaluate, window=300)
+              thresholds=Limits, evaluate=evaluate, window=300.0)

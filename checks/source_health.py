@@ -12,8 +12,8 @@ module) is not a finding. Anything else that is not ok is:
 - ``parse_error`` (garbled /proc/drbd or INFO) and ``error``: warning.
 
 The title names the source, the state and the error text; ``down_s`` is how long it
-has been in that state (from the status's since-time). Opens after 2 ticks, so a
-single slow answer does not page anyone.
+has been in that state (from the status's since-time). Opens after 2 s (and two
+ticks), so a single slow answer does not page anyone.
 
 Next step depends on the state: for unreachable, is the server running and listening
 (``ss -ltnp``), is a firewall in the way; for timeout, is it hung (``SHOW
@@ -29,6 +29,7 @@ from replmon.check import (
     SOURCE_KINDS,
     Check,
     Observation,
+    Seconds,
     Severity,
     SourceState,
     Thresholds,
@@ -50,9 +51,9 @@ NEXT = {
 
 
 class Limits(Thresholds):
-    open_after: int = Field(default=2, ge=1)
-    """Ticks the condition must hold in a row before the finding opens
-    (2: one slow answer does not page anyone)."""
+    open_after: Seconds = Field(default=2.0, ge=0)
+    """Seconds (s) the condition must hold, tick after tick, before the finding opens
+    (2 s: one slow answer does not page anyone)."""
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -80,4 +81,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="source_health", title="Source health", needs=("host", "drbd", "mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=1)
+              thresholds=Limits, evaluate=evaluate, window=1.0)

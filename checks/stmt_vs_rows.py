@@ -87,4 +87,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="stmt_vs_rows", title="Statements vs rows", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=1)
+              thresholds=Limits, evaluate=evaluate, window=1.0)

@@ -179,4 +179,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="throughput_collapse", title="Throughput collapse", needs=("mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=60)
+              thresholds=Limits, evaluate=evaluate, window=60.0)

@@ -12,7 +12,7 @@ drbd_peer check (key = the resource), not here, so it is never reported twice.
   whether the replica's IO/SQL threads run. On the replica, ``read_only=ON`` with
   ``super_read_only=OFF`` still lets accounts with SUPER (root) write; the numbers
   show both. replmon re-reads variables about once a minute (and after a reconnect),
-  so a change of read_only shows up within that minute plus ``open_after`` ticks.
+  so a change of read_only shows up within that minute plus ``open_after`` (3 s).
 - **Redis**: both servers report ``role:master`` (critical): the replica was promoted
   (``REPLICAOF NO ONE``, a Sentinel/cluster failover) while the old master still
   runs. Clients writing to either side diverge, and whichever is made a replica again
@@ -124,4 +124,4 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 CHECK = Check(id="two_primaries", title="Two primaries", needs=("mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=1)
+              thresholds=Limits, evaluate=evaluate, window=1.0)

@@ -44,10 +44,11 @@ from replmon.model.host import DiskRates
 from replmon.model.mysql import ReplicaChannel
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
+from replmon.units import Seconds
 
 __all__ = [
     # the contract
-    "Check", "Observation", "Severity", "Thresholds", "Window",
+    "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
     # helpers
     "baseline_drop", "fmt", "numbers", "source_ok",
     # what a window holds, for type hints and field access (the records of replmon.model)
@@ -65,10 +66,15 @@ class Thresholds(BaseModel):
 
     enabled: bool = True
     """Run this check at all."""
-    open_after: int = Field(default=3, ge=1)
-    """Ticks the condition must hold in a row before the finding opens."""
-    close_after: int = Field(default=3, ge=1)
-    """Ticks the condition must be clear in a row before the finding closes."""
+    open_after: Seconds = Field(default=3.0, ge=0)
+    """Seconds (s) the condition must hold, tick after tick, before the finding opens
+    ("3s", "1m" in TOML). At 1 s a hold of 3 s is 3 ticks; at 0.2 s 15; at 5 s the
+    ``open_min_samples`` below."""
+    open_min_samples: int = Field(default=2, ge=1)
+    """Ticks in a row the condition must hold at least, on top of ``open_after``: at a
+    long interval one sample is a blip, not a state."""
+    close_after: Seconds = Field(default=3.0, ge=0)
+    """Seconds (s) the condition must be clear before the finding closes."""
 
 
 T = TypeVar("T", bound=Thresholds)
@@ -84,8 +90,9 @@ class Check(Generic[T]):
     check out when none of them is present."""
     thresholds: type[T]
     evaluate: Callable[[Window, T], list[Observation]]
-    window: int = 60
-    """Ticks of history the check looks at (the engine keeps the largest of all checks)."""
+    window: float = 60.0
+    """Seconds of history the check looks at (the engine keeps the largest of all checks;
+    ``Window.span`` turns a duration into ticks at the recording's interval)."""
     doc: str = ""
     """Filled from the module docstring by the loader."""
 
@@ -139,6 +146,12 @@ class Window:
     def node(self, role: Role, back: int = 0) -> NodeTick:
         """``role``'s share of the tick ``back`` ticks before the last."""
         return getattr(self.ticks[-1 - back], role)  # type: ignore[no-any-return]
+
+    def span(self, seconds: float, min_samples: int = 1) -> int:
+        """The number of ticks that covers ``seconds`` at this window's interval (at
+        least ``min_samples``): what a check passes to ``series``/``tail`` so that a
+        duration means the same at --interval 0.2 and 5."""
+        return max(min_samples, round(seconds / self.ticks[-1].interval))
 
     def series(self, role: Role, get: Callable[[NodeTick], V],
                n: int | None = None) -> list[V]:

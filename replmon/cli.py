@@ -22,13 +22,12 @@ from replmon.config import (
     build_config,
     load_toml,
     merge,
-    parse_duration_text,
     parse_endpoint_spec,
-    parse_size_text,
     parse_ssh_spec,
 )
 from replmon.errors import ConfigError, LabError, SessionError
 from replmon.passwords import ask_password, scrub_own_command_line
+from replmon.units import parse_duration_text, parse_size_text
 
 DEFAULTS: dict[str, Any] = {
     "config": None, "primary": None, "replica": None, "no_drbd": False, "no_host": False,
@@ -76,7 +75,10 @@ def _connection_options() -> argparse.ArgumentParser:
     g.add_argument("--no-host", action="store_true", help="do not read host metrics")
     g.add_argument("--drbd-proc", metavar="PATH", help="path of /proc/drbd (default /proc/drbd)")
     g.add_argument("--interval", type=parse_duration, metavar="TIME",
-                   help="time between ticks: 1s (default), 500ms, 5s")
+                   help="time between ticks: 1s (default), 500ms, 5s. The checks' windows "
+                        "and holds are seconds, tuned at 1s and meaning the same from 0.2s "
+                        "to 5s (docs/checks.md); a condition shorter than two ticks can "
+                        "be missed")
     g.add_argument("--timeout", type=parse_duration, metavar="TIME",
                    help="per-source timeout (default 0.8 x interval)")
     g.add_argument("--lab", action="store_true",
@@ -117,7 +119,8 @@ def _parser() -> argparse.ArgumentParser:
         "and exit with the monitoring-plugin code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. "
         "The first line is the plugin status line.", epilog=CHECK_EXAMPLES, formatter_class=raw)
     c.add_argument("--duration", type=parse_duration, default=10.0, metavar="TIME",
-                   help="how long to sample: 10s (default), 2m, 30")
+                   help="how long to sample: 10s (default), 2m, 30; at least the checks' "
+                        "longest hold (open_after, 3 s) past the first tick")
     c.add_argument("--format", choices=("text", "json"), default="text")
     c.add_argument("--replay", metavar="FILE",
                    help="judge a recording instead of live servers (findings open at its end)")

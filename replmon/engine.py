@@ -4,10 +4,14 @@ Feed it every tick in order (live, or from a recording); it keeps a bounded
 window (the longest any check asks for), runs every enabled check on it, and
 tracks each observation's lifetime:
 
-- an observation that holds ``open_after`` ticks in a row opens a Finding whose
-  ``since`` is the first of those ticks;
+- an observation that holds ``open_after`` seconds (tick after tick, and at least
+  ``open_min_samples`` ticks) opens a Finding whose ``since`` is the first of those
+  ticks; a tick covers its interval, so at 1 s a 3 s hold is 3 ticks, at 0.2 s 15;
 - an open finding takes the newest numbers and severity each tick it holds;
-- it closes after ``close_after`` ticks in a row without the observation.
+- it closes after ``close_after`` seconds without the observation;
+- a finding that opened ``FLAP_OPENS`` times within ``FLAP_WINDOW_S`` is flapping:
+  it stays open (one finding, not a storm of opens and closes) with ``flaps`` and
+  ``flap_span_s`` set, and closes only after ``FLAP_SETTLE_S`` seconds clear.
 
 Deterministic: no clock reads; times come from the ticks.
 """
@@ -15,6 +19,7 @@ Deterministic: no clock reads; times come from the ticks.
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,12 +46,30 @@ Seen = tuple[str, Observation]
 """(check id, observation): what one check saw in one tick."""
 
 
+FLAP_OPENS = 3
+"""Opens of the same finding within FLAP_WINDOW_S that make it flapping."""
+FLAP_WINDOW_S = 600.0
+"""Seconds over which opens are counted (Nagios counts the last 21 checks: 21 min at
+its default 1 min; 10 min keeps replmon's 1 s ticks to a span an on-call reads)."""
+FLAP_SETTLE_S = 120.0
+"""Seconds clear before a flapping finding closes."""
+
+
+def _covered(since_wall: float, wall: float, interval: float) -> float:
+    """Seconds a run of ticks from ``since_wall`` to ``wall`` covers: each tick stands for
+    its interval, plus half a tick of slack so clock jitter cannot move the verdict by a
+    tick (at 1 s: 3 ticks cover 3.5 s, 2 ticks 2.5 s; a 3 s hold needs 3)."""
+    return wall - since_wall + 1.5 * interval
+
+
 @dataclass
 class _Track:
     first_seq: int
     first_wall: float
     held: int = 0
     clear: int = 0
+    clear_wall: float = 0.0
+    """Wall time of the first clear tick of the current clear run."""
     finding: Finding | None = None
 
 
@@ -91,9 +114,15 @@ class Engine:
                  failures: Iterable[LoadFailure] = ()) -> None:
         self.checks = [(c, th) for c, th in checks if th.enabled]
         self.failures = list(failures)
-        size = max((c.window for c, _ in self.checks), default=1)
-        self.window = max(size, 1)
-        """Ticks ``observe`` keeps: the longest check window. Each check sees its own."""
+        self.window_s = max((c.window for c, _ in self.checks), default=1.0)
+        """Seconds of history the longest check window needs."""
+        self._interval = 1.0
+        self._spans = self._spans_at(1.0)
+        self.window = self.window_ticks(1.0)
+        """Ticks ``observe`` keeps at the current interval: the longest check window.
+        Each check sees its own."""
+        self._opens: dict[tuple[str, str, str], deque[float]] = {}
+        """Wall times a finding opened, per ident, within FLAP_WINDOW_S (flap detection)."""
         self._ticks: list[Tick] = []
         """The window, oldest first: at least the last ``window`` ticks, at most twice that
         (trimmed in one go when it doubles, cheaper than a deque copied to a list each tick)."""
@@ -103,6 +132,13 @@ class Engine:
         self.history: deque[Finding] = deque(maxlen=HISTORY)
         """The last HISTORY findings that closed, in closing order (bounded: a live
         session runs for weeks)."""
+
+    def window_ticks(self, interval: float) -> int:
+        """Ticks that cover the longest check window at ``interval`` (warm-up length)."""
+        return max(1, math.ceil(self.window_s / interval - 1e-9))
+
+    def _spans_at(self, interval: float) -> list[int]:
+        return [max(1, round(c.window / interval)) for c, _ in self.checks]
 
     @property
     def limits(self) -> dict[str, Thresholds]:
@@ -122,6 +158,10 @@ class Engine:
         ticks = self._ticks
         if ticks and tick.seq <= ticks[-1].seq:
             self._cache.clear()  # a new feed (seq went back): cached values are not its
+        if tick.interval != self._interval and tick.interval > 0:
+            self._interval = tick.interval  # windows are seconds: ticks at this interval
+            self._spans = self._spans_at(tick.interval)
+            self.window = self.window_ticks(tick.interval)
         ticks.append(tick)
         if len(ticks) > 2 * self.window:
             del ticks[:-self.window]
@@ -133,8 +173,8 @@ class Engine:
                 cause="a broken or incompatible check module",
                 next_step="fix or remove the module; the other checks still run")))
         windows: dict[int, Window] = {}  # one Window per length: checks mostly share a few
-        for c, th in self.checks:
-            n = min(c.window if c.window >= 1 else self.window, len(ticks))
+        for (c, th), span in zip(self.checks, self._spans, strict=True):
+            n = min(span, len(ticks))
             w = windows.get(n)
             if w is None:
                 w = windows[n] = Window(ticks[-n:], self._cache)
@@ -153,9 +193,11 @@ class Engine:
         self._cache.prune(tick.seq)
         return seen
 
-    def apply(self, seq: int, wall: float, seen: Iterable[Seen]) -> Update:
+    def apply(self, seq: int, wall: float, seen: Iterable[Seen], interval: float = 1.0
+              ) -> Update:
         """Hysteresis: turn one tick's observations (from ``observe``) into findings
-        opened, updated and closed. Must be called for every tick, in order."""
+        opened, updated and closed. Must be called for every tick, in order; ``interval``
+        is the tick's (holds are seconds)."""
         upd = Update(seq=seq, open=[], wall=wall)
         seen_now: set[tuple[str, str, str]] = set()
         ident: tuple[str, str, str]
@@ -165,7 +207,6 @@ class Engine:
                 continue  # a check reported the same thing twice: first one wins
             seen_now.add(ident)
             th = self._limits.get(check_id)
-            open_after = th.open_after if th else 1
             tr = self._tracks.get(ident)
             if tr is None:
                 tr = self._tracks[ident] = _Track(first_seq=seq, first_wall=wall)
@@ -177,12 +218,13 @@ class Engine:
                     "cause": o.cause, "next_step": o.next_step, "last_seq": seq,
                     "worst": max(tr.finding.worst, o.severity),
                 })
-            elif tr.held >= open_after:
+            elif th is None or (tr.held >= th.open_min_samples and _covered(
+                    tr.first_wall, wall, interval) >= th.open_after):
                 tr.finding = Finding(
                     check=check_id, key=o.key, node=o.node, severity=o.severity, title=o.title,
                     numbers=o.numbers, cause=o.cause, next_step=o.next_step,
                     since_seq=tr.first_seq, since_wall=tr.first_wall, last_seq=seq,
-                    worst=o.severity,
+                    worst=o.severity, **self._flapping(ident, wall),
                 )
                 upd.opened.append(tr.finding)
         for ident in list(self._tracks):
@@ -192,9 +234,12 @@ class Engine:
             if tr.finding is None:
                 del self._tracks[ident]  # did not hold long enough: forget it
                 continue
+            if tr.clear == 0:
+                tr.clear_wall = wall
             tr.clear += 1
             th = self._limits.get(ident[0])
-            if tr.clear >= (th.close_after if th else 1):
+            hold = FLAP_SETTLE_S if tr.finding.flaps else (th.close_after if th else 0.0)
+            if _covered(tr.clear_wall, wall, interval) >= hold:
                 closed = tr.finding.model_copy(update={"state": "closed", "closed_seq": seq})
                 upd.closed.append(closed)
                 self.history.append(closed)
@@ -202,9 +247,25 @@ class Engine:
         upd.open = self.open_findings
         return upd
 
+    def _flapping(self, ident: tuple[str, str, str], wall: float) -> dict[str, Any]:
+        """Count this opening; the flap fields of the new finding (none when it is not
+        flapping)."""
+        opens = self._opens.get(ident)
+        if opens is None:
+            opens = self._opens[ident] = deque()
+        opens.append(wall)
+        while opens and opens[0] < wall - FLAP_WINDOW_S:
+            opens.popleft()
+        if len(opens) < FLAP_OPENS:
+            if len(opens) == 1 and len(self._opens) > 4 * HISTORY:  # bounded over weeks
+                self._opens = {k: v for k, v in self._opens.items()
+                               if v and v[-1] >= wall - FLAP_WINDOW_S}
+            return {}
+        return {"flaps": len(opens), "flap_span_s": round(wall - opens[0], 1)}
+
     def feed(self, tick: Tick) -> Update:
         """``observe`` then ``apply``: one tick through the checks and the hysteresis."""
-        return self.apply(tick.seq, tick.wall, self.observe(tick))
+        return self.apply(tick.seq, tick.wall, self.observe(tick), tick.interval)
 
 
 def build_engine(settings: Mapping[str, Mapping[str, Any]] | None = None, *,

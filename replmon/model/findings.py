@@ -2,9 +2,10 @@
 
 A check returns Observations for one window of ticks (a condition holds right
 now, with its numbers). The engine turns observations into Findings with a
-lifetime: a finding opens after its condition held ``open_after`` ticks in a
-row and closes after it cleared ``close_after`` ticks in a row (hysteresis), so
-a noisy counter does not make it flap.
+lifetime: a finding opens after its condition held ``open_after`` seconds, tick
+after tick, and closes after it cleared ``close_after`` seconds (hysteresis), so
+a noisy counter does not make it flap; one that opens again and again is marked
+flapping (``flaps``) and stays one finding until it settles.
 """
 
 from __future__ import annotations
@@ -72,7 +73,19 @@ class Finding(Record):
     """Worst severity seen while open."""
     state: Literal["open", "closed"] = "open"
     closed_seq: int | None = None
-    """Seq of the tick in which it closed (after close_after clear ticks)."""
+    """Seq of the tick in which it closed (after close_after seconds clear)."""
+    flaps: int = 0
+    """Flapping: it opened this many times within the engine's flap window (0: not
+    flapping). A flapping finding stays open until it has been clear for a while."""
+    flap_span_s: float | None = None
+    """Seconds between the first and the last of those openings."""
+
+    @property
+    def headline(self) -> str:
+        """The title as readers show it: with "(flapping: 4 opens in 312 s)" when it is."""
+        if not self.flaps:
+            return self.title
+        return f"{self.title} (flapping: {self.flaps} opens in {self.flap_span_s or 0:g} s)"
 
     @property
     def ident(self) -> tuple[str, str, str]:

@@ -114,12 +114,14 @@ def status_line(run: CheckRun) -> str:
     """The plugin's first line: status, summary, ``|`` perfdata. One line whatever its
     length (a newline in a title would cut the perfdata: replaced by a space)."""
     c = run.counts()
-    perf = " ".join([*(str(p) for p in run.perf), *(f"{k}={v}" for k, v in c.items())])
+    flapping = sum(bool(f.flaps) for f in run.open)
+    perf = " ".join([*(str(p) for p in run.perf), *(f"{k}={v}" for k, v in c.items()),
+                     f"flapping={flapping}"])
     if run.unknown:
         summary = run.unknown
     elif run.open and run.status is not Status.OK:
         worst = run.open[0]  # the engine sorts worst first
-        summary = f"{where(worst, run.nodes)}: {worst.title}"
+        summary = f"{where(worst, run.nodes)}: {worst.headline}"
         others = {k: n - (k == worst.severity.label) for k, n in c.items()}
         more = [f"+{n} {k}" for k, n in others.items() if n]
         if more:
@@ -171,7 +173,7 @@ def render_text(run: CheckRun, *, width: int = 100, color: bool = False, table: 
         grid.add_column("check", no_wrap=True)
         grid.add_column("what")
         for f in findings:
-            what = Text(f.title)
+            what = Text(f.headline)
             if f.cause:
                 what.append(f"\ncause: {f.cause}", style="dim")
             if f.next_step:
@@ -188,7 +190,7 @@ def _plain_long_output(run: CheckRun, localtime: Callable[[float], time.struct_t
         lines.append(f"findings {title}:")
         for f in findings:
             lines.append(f"{f.severity.label.upper()} since {_since(f, localtime)} "
-                         f"{where(f, run.nodes)} {f.check}: {f.title}")
+                         f"{where(f, run.nodes)} {f.check}: {f.headline}")
             if f.cause:
                 lines.append(f"  cause: {f.cause}")
             if f.next_step:

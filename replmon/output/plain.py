@@ -249,7 +249,7 @@ def finding_row(tick: Tick, f: Finding, what: str,
     hhmmss = time.strftime("%H:%M:%S", localtime(tick.wall))
     mark = "!" if what == "open" else "="
     sev = f.severity.label.upper()
-    return f"{hhmmss}{mark} {sev:<8} {f.node:<7} {f.check}: {f.title} [{what}]"
+    return f"{hhmmss}{mark} {sev:<8} {f.node:<7} {f.check}: {f.headline} [{what}]"
 
 
 class PlainReader(BaseReader):

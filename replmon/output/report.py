@@ -58,8 +58,11 @@ def iso(wall: float | None) -> str:
 
 
 def _event(kind: str, f: Finding, wall: float) -> dict[str, Any]:
-    return {"at": wall, "time": iso(wall), "event": kind, "check": f.check, "node": f.node,
-            "key": f.key, "severity": f.severity.label, "title": f.title}
+    ev = {"at": wall, "time": iso(wall), "event": kind, "check": f.check, "node": f.node,
+          "key": f.key, "severity": f.severity.label, "title": f.headline}
+    if f.flaps:
+        ev |= {"flaps": f.flaps, "flap_span_s": f.flap_span_s}
+    return ev
 
 
 def _events(upd: Update, wall: float) -> list[dict[str, Any]]:

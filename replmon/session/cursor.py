@@ -100,8 +100,8 @@ class ReplayCursor:
         ``index`` (or the first intact one after it)."""
         index = max(0, min(index, len(self.recording) - 1))
         self.engine = self.engine_factory()
-        warm_up(self.engine, intact_before(self.recording, index, self.engine.window),
-                hysteresis=True)
+        n = self.engine.window_ticks(self.recording.meta.interval)
+        warm_up(self.engine, intact_before(self.recording, index, n), hysteresis=True)
         self.pos = index - 1
         step = self.step()
         if step is None:

@@ -47,8 +47,8 @@ Packed = tuple[str, str, str, int, str, dict[str, Any], str, str]
 """One Observation on its way from a worker: (check id, key, node, severity, title, numbers,
 cause, next step). Pickling a pydantic model (and its IntEnum) costs ~5 times a tuple's:
 with a finding open all day, that was 23 us per tick between the two processes."""
-Observed = tuple[int, int, float, list[Packed], Any]
-"""(index, seq, wall, what the checks saw, the caller's facts) for one tick."""
+Observed = tuple[int, int, float, float, list[Packed], Any]
+"""(index, seq, wall, interval, what the checks saw, the caller's facts) for one tick."""
 
 
 def _pack(seen: list[Seen]) -> list[Packed]:
@@ -104,13 +104,14 @@ def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_po
     logging.disable(logging.WARNING)  # this worker process only
     with _few_collections(), open_recording(path) as rec:
         engine = build_engine(settings, entry_points=entry_points)
-        before = intact_before(rec, rec.chunks[first_chunk].first, engine.window - 1)
+        before = intact_before(rec, rec.chunks[first_chunk].first,
+                              engine.window_ticks(rec.meta.interval) - 1)
         warm_up(engine, before, hysteresis=False)
         out: list[Observed] = []
         for ci in range(first_chunk, end_chunk):
             for e in rec.chunk_entries(ci):
-                out.append((e.index, e.tick.seq, e.tick.wall, _pack(engine.observe(e.tick)),
-                            extract(e)))
+                out.append((e.index, e.tick.seq, e.tick.wall, e.tick.interval,
+                            _pack(engine.observe(e.tick)), extract(e)))
         return out, list(rec.problems)
 
 
@@ -206,8 +207,8 @@ class Rerun:
                     continue
                 for p in problems:
                     self.recording.add_problem(p)
-                for index, seq, wall, seen, facts in observed:
-                    yield index, self.engine.apply(seq, wall, _unpack(seen)), facts
+                for index, seq, wall, interval, seen, facts in observed:
+                    yield index, self.engine.apply(seq, wall, _unpack(seen), interval), facts
                 if self.should_stop():
                     return
             pool.close()

@@ -54,7 +54,9 @@ def series(pairs: Iterable[tuple[NodeTick, NodeTick]], *, interval: float = 1.0,
 def observe(check: Check[Any], ticks: Sequence[Tick], **limits: Any) -> list[Observation]:
     """What ``check`` observes on the window ending at the last tick."""
     th: Thresholds = check.thresholds.model_validate(limits)
-    return check.evaluate(Window(list(ticks)[-check.window:]), th)
+    ticks = list(ticks)
+    n = max(1, round(check.window / ticks[-1].interval))  # the engine's span of the window
+    return check.evaluate(Window(ticks[-n:]), th)
 
 
 def run_check(check: Check[Any], ticks: Iterable[Tick], **limits: Any

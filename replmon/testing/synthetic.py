@@ -121,3 +121,83 @@ def loop_ticks(real: Sequence[Tick] | Sequence[dict[str, Any]], count: int, *,
             t = t.model_copy(update={"primary": tracker.attach(t.primary),
                                      "replica": tracker.attach(t.replica)})
         yield t
+
+
+def _between(a: Any, b: Any, f: float) -> Any:
+    """``a`` moved the fraction ``f`` of the way to ``b``: numbers linearly (ints stay
+    ints, so counters keep counting), everything else (states, names, shapes) as in ``a``
+    until the tick that is ``b``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: _between(v, b[k], f) if k in b else v for k, v in a.items()}
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [_between(x, y, f) for x, y in zip(a, b, strict=True)]
+    if type(a) is int and type(b) is int:
+        return a + round((b - a) * f)
+    if type(a) is float and type(b) is float:
+        return a + (b - a) * f
+    return a
+
+
+def _mean(xs: Sequence[Any]) -> Any:
+    """Numbers averaged leaf by leaf (None when one of them is), the rest as the last."""
+    last = xs[-1]
+    if isinstance(last, dict):
+        return {k: _mean([x.get(k) if isinstance(x, dict) else None for x in xs])
+                for k in last}
+    if isinstance(last, (int, float)) and not isinstance(last, bool):
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs):
+            m = sum(xs) / len(xs)
+            return round(m) if all(type(x) is int for x in xs) else m
+        return None
+    return last
+
+
+def resample(ticks: Sequence[Tick], interval: float, *, rates: str = "derive") -> list[Tick]:
+    """``ticks`` (taken at one interval) as if sampled every ``interval`` seconds, rates
+    derived again as the collector would (``rates="derive"``), or, for ticks whose rates
+    were made without counters behind them (replmon.testing.synth), carried over
+    (``rates="keep"``: a fine tick takes the rates of the real tick that ends its
+    interval, a coarse one the mean of the rates it spans).
+
+    Longer interval (a whole multiple): every k-th tick, so counters' deltas and the
+    rates span k times as long. Shorter interval (a whole fraction): k-1 ticks between
+    each pair, numbers interpolated, states held until the next real tick, so a
+    condition starts at the same second it did. Used to test that findings mean the
+    same at 0.2 s, 1 s and 5 s (docs/checks.md)."""
+    if not ticks:
+        return []
+    base = ticks[0].interval
+    ratio = interval / base
+    dicts = [_dump(t) for t in ticks]
+    kept = [{r: getattr(t, r).rates.model_dump(mode="json") for r in ("primary", "replica")}
+            for t in ticks]
+    out: list[dict[str, Any]] = []
+    out_rates: list[dict[str, Any]] = []
+    if ratio >= 1:
+        k = round(ratio)
+        if abs(k - ratio) > 1e-6:
+            raise ValueError(f"{interval} s is not a whole multiple of {base} s")
+        out = dicts[::k]
+        out_rates = [kept[0]] + [_mean(kept[i - k + 1: i + 1]) for i in range(k, len(dicts), k)]
+    else:
+        k = round(1 / ratio)
+        if abs(k - 1 / ratio) > 1e-6:
+            raise ValueError(f"{interval} s is not a whole fraction of {base} s")
+        for i, (a, b) in enumerate(zip(dicts, dicts[1:], strict=False)):
+            out.extend(_between(a, b, j / k) for j in range(k))
+            out_rates.extend([kept[i]] + [kept[i + 1]] * (k - 1))
+        out.append(dicts[-1])
+        out_rates.append(kept[-1])
+    tracker = RateTracker()
+    res: list[Tick] = []
+    for i, d in enumerate(out):
+        d = {**d, "seq": i, "slot": i, "interval": interval}
+        t = Tick.model_validate(d)
+        if rates == "keep":
+            upd = {r: getattr(t, r).model_copy(update={"rates": type(getattr(t, r).rates)
+                                                        .model_validate(out_rates[i][r])})
+                   for r in ("primary", "replica")}
+        else:
+            upd = {"primary": tracker.attach(t.primary), "replica": tracker.attach(t.replica)}
+        res.append(t.model_copy(update=upd))
+    return res

@@ -210,7 +210,7 @@ class ReplmonApp(App[None]):
 
     def _show_findings(self) -> None:
         sig: list[tuple[object, ...]] = [
-            (f.check, f.node, f.key, f.severity, f.title) for f in self.findings]
+            (f.check, f.node, f.key, f.severity, f.headline) for f in self.findings]
         if sig == self._findings_sig:
             return
         self._findings_sig = sig
@@ -220,7 +220,7 @@ class ReplmonApp(App[None]):
         for f in self.findings:
             since = time.strftime("%H:%M:%S", time.localtime(f.since_wall))
             sev = Text(f" {f.severity.label[:4].upper()} ", style=render.SEV_STYLE[f.severity])
-            table.add_row(sev, since, f.node, f.check, f.title, key=finding_key(f))
+            table.add_row(sev, since, f.node, f.check, f.headline, key=finding_key(f))
         if self.findings:
             table.move_cursor(row=min(max(cursor, 0), len(self.findings) - 1))
 

@@ -220,7 +220,7 @@ def finding_line(f: Finding) -> Text:
     t = Text()
     t.append(f" {f.severity.label[:4].upper()} ", style=SEV_STYLE[f.severity])
     t.append(f" {f.node} ", style="bold")
-    t.append(f.title)
+    t.append(f.headline)
     return t
 
 

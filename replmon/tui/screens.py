@@ -65,7 +65,7 @@ class FindingScreen(ModalScreen[None]):
         head.append(f" {f.node}  {f.check}", style="bold")
         head.append(f"  since {time.strftime('%H:%M:%S', time.localtime(f.since_wall))}"
                     f" (tick {f.since_seq})\n\n", style="dim")
-        head.append(f.title + "\n", style="bold")
+        head.append(f.headline + "\n", style="bold")
         nums = Table.grid(padding=(0, 2))
         for k, v in f.numbers.items():
             nums.add_row(Text(k, style="dim"), Text(str(v), style="bold"))

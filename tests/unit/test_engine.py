@@ -28,13 +28,13 @@ def flag_odd_keys(w: Window, t: Limits) -> list[Observation]:
 CHECK = Check(id="fake", title="Fake", needs=(), thresholds=Limits, evaluate=flag_odd_keys)
 
 
-def feed(bad: set[int], n: int, **limits: object) -> Engine:
+def feed(bad: set[int], n: int, interval: float = 1.0, **limits: object) -> Engine:
     from replmon.testing.synth import node
 
     eng = Engine([(CHECK, Limits.model_validate(limits))])
     names = ",".join(str(s) for s in sorted(bad)) or "none"
     for seq in range(n):
-        eng.feed(tick(seq, replica=node("replica", name=names)))
+        eng.feed(tick(seq, replica=node("replica", name=names), interval=interval))
     return eng
 
 
@@ -66,12 +66,55 @@ def test_a_gap_shorter_than_close_after_keeps_the_finding_open() -> None:
     assert f.since_seq == 1
 
 
+@pytest.mark.parametrize(("interval", "short", "enough"), [
+    (0.2, 14, 15),  # 2.8 s of a condition is a blip, 3 s is a state
+    (1.0, 2, 3),    # today's behaviour at the default interval: 3 ticks
+    (5.0, 1, 2),    # one 5 s sample is not a state: open_min_samples=2
+])
+def test_open_after_is_seconds_at_any_interval(interval: float, short: int,
+                                               enough: int) -> None:
+    start = 10
+    eng = feed(set(range(start, start + short)), start + short + 1, interval)
+    assert eng.open_findings == [] and list(eng.history) == []
+    eng = feed(set(range(start, start + enough)), start + enough, interval)
+    (f,) = eng.open_findings
+    assert (f.since_seq, f.last_seq) == (start, start + enough - 1)
+
+
+@pytest.mark.parametrize("interval", [0.2, 1.0, 5.0])
+def test_close_after_is_seconds_at_any_interval(interval: float) -> None:
+    bad = set(range(0, round(10 / interval)))  # 10 s of the condition
+    clear_for = {0.2: 15, 1.0: 3, 5.0: 1}[interval]  # ticks that cover 3 s
+    eng = feed(bad, len(bad) + clear_for - 1, interval)
+    assert len(eng.open_findings) == 1
+    eng = feed(bad, len(bad) + clear_for, interval)
+    assert eng.open_findings == [] and len(eng.history) == 1
+
+
+def test_a_finding_that_keeps_opening_is_one_flapping_finding_until_it_settles() -> None:
+    from replmon.engine import FLAP_OPENS, FLAP_SETTLE_S
+
+    # 4 s on, 6 s off, four times: opens at 2-4, 12-14, 22-24 (flapping from here)
+    bad = {s for k in range(4) for s in range(10 * k, 10 * k + 4)}
+    eng = feed(bad, 60)
+    closed = list(eng.history)
+    assert [f.flaps for f in closed] == [0] * (FLAP_OPENS - 1)  # the first two closed
+    (f,) = eng.open_findings  # the third is flapping: open through the gaps
+    assert f.flaps == FLAP_OPENS and f.since_seq == 20 and f.flap_span_s == 20.0
+    assert f.last_seq == 33  # it held again at 30-33 without a new open
+    settle = int(FLAP_SETTLE_S)
+    eng = feed(bad, 34 + settle - 2)
+    assert len(eng.open_findings) == 1  # clear for less than FLAP_SETTLE_S
+    eng = feed(bad, 34 + settle)
+    assert eng.open_findings == [] and eng.history[-1].flaps == FLAP_OPENS
+
+
 def test_a_check_that_raises_becomes_a_finding_and_others_still_run() -> None:
     def boom(w: Window, t: Thresholds) -> list[Observation]:
         raise ZeroDivisionError("division by zero")
 
     bad = Check(id="boom", title="Boom", needs=(), thresholds=Thresholds, evaluate=boom)
-    eng = Engine([(bad, Thresholds()), (CHECK, Limits(open_after=1))])
+    eng = Engine([(bad, Thresholds()), (CHECK, Limits(open_after=0, open_min_samples=1))])
     from replmon.testing.synth import node
 
     upd = eng.feed(tick(0, replica=node("replica", name="0")))
@@ -160,6 +203,6 @@ def test_series_cache_changes_nothing_but_speed() -> None:
         for i in range(len(feed)):
             win = feed[max(0, i - 59): i + 1]
             for c, th in configured:  # windows of different lengths share the cache
-                for w in (win, win[-c.window:]):
+                for w in (win, win[-int(c.window):]):
                     assert c.evaluate(Window(w, cache), th) == c.evaluate(Window(w), th), c.id
             cache.prune(feed[i].seq)

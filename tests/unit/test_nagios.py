@@ -27,7 +27,7 @@ def test_ok_when_nothing_or_only_info_is_open() -> None:
     r = run(finding(Severity.INFO, "resync 40 %"))
     assert r.status is Status.OK
     assert status_line(r) == ("REPLMON OK - 11 ticks over 10 s, no problem found; 1 info "
-                              "| critical=0 warning=0 info=1")
+                              "| critical=0 warning=0 info=1 flapping=0")
 
 
 def test_worst_open_finding_sets_status_and_leads_the_line() -> None:
@@ -35,8 +35,16 @@ def test_worst_open_finding_sets_status_and_leads_the_line() -> None:
             finding(Severity.WARNING, "lag 45 s", check="y"))
     assert r.status is Status.CRITICAL and int(r.status) == 2
     assert status_line(r) == ("REPLMON CRITICAL - replica db162: SQL thread stopped "
-                              "(errno 1062) (+1 warning) | critical=1 warning=1 info=0")
+                              "(errno 1062) (+1 warning) | critical=1 warning=1 info=0 flapping=0")
     assert run(finding(Severity.WARNING, "w")).status is Status.WARNING
+
+
+def test_a_flapping_finding_says_so_in_the_line_and_the_perfdata() -> None:
+    f = finding(Severity.WARNING, "Redis timeout").model_copy(
+        update={"flaps": 4, "flap_span_s": 312.0})
+    line = status_line(run(f))
+    assert line == ("REPLMON WARNING - replica db162: Redis timeout (flapping: 4 opens in "
+                    "312 s) | critical=0 warning=1 info=0 flapping=1")
 
 
 def test_unknown_overrides_findings() -> None:

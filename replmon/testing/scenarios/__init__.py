@@ -51,13 +51,24 @@ class LabScenario:
     """WriteLoad keyword arguments; None-valued dict {} means no load."""
     healthy_ticks: int = 4
     """Ticks sampled before the situation is induced."""
-    ticks: int = 8
-    """Ticks sampled after it is induced."""
+    ticks: int = 14
+    """Ticks sampled after it is induced: at 0.5 s, 7 s, time for a condition seen within
+    ONSET_S to hold ``open_after`` (3 s) and open."""
     interval: float = 0.5
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     setup: Induce | None = None
     """Entered before the load starts and the first tick (e.g. a table with
     auto_increment_increment=2); left after everything."""
+
+
+ONSET_S = 3.0
+"""The accuracy target (#18): a finding's condition is seen within max(ONSET_S, 2 ticks)
+of the tick that first shows the induced situation, at any interval."""
+
+
+def onset_deadline_s(interval: float) -> float:
+    """Seconds within which the condition must be seen: max(ONSET_S, 2 ticks)."""
+    return max(ONSET_S, 2 * interval)
 
 
 @dataclass
@@ -92,6 +103,20 @@ class Outcome:
             return None
         opened_at = min(s for s, fs in self.opened.items() if f in fs)
         return opened_at - self.onset_seq + 1
+
+    def onset_delay_s(self, min_severity: Severity = Severity.WARNING) -> float | None:
+        """Seconds from the onset tick to the first tick of the finding's condition (its
+        ``since``; the finding opened ``open_after`` later); None = never flagged."""
+        f = self.first(min_severity=min_severity)
+        if f is None or not self.ticks:
+            return None
+        onset = next((t for t in self.ticks if t.seq == self.onset_seq), None)
+        return None if onset is None else f.since_wall - onset.wall
+
+    def on_time(self, min_severity: Severity = Severity.WARNING) -> bool:
+        """Flagged (at ``min_severity``), its condition seen within the onset deadline."""
+        d = self.onset_delay_s(min_severity)
+        return d is not None and d <= onset_deadline_s(self.ticks[0].interval) + 1e-6
 
     def above_info(self, before_seq: int | None = None) -> list[Finding]:
         """Findings above info that opened (before ``before_seq``)."""
@@ -171,16 +196,19 @@ def for_check(check_id: str) -> tuple[list[SeedScenario], list[LabScenario]]:
     return [s for s in seeds if s.check == check_id], [s for s in labs if s.check == check_id]
 
 
-def judge(out: Outcome, min_severity: Severity, within: int = 3) -> tuple[bool, str]:
-    """(passed, why) for the accuracy target: the expected check flagged within
-    ``within`` ticks of onset; or, for a scenario expecting nothing, nothing above info."""
+def judge(out: Outcome, min_severity: Severity) -> tuple[bool, str]:
+    """(passed, why) for the accuracy target: the expected check flagged, its condition
+    seen within max(ONSET_S, 2 ticks) of onset; or, for a scenario expecting nothing,
+    nothing above info."""
     if not out.check:
         noisy = out.above_info()
         if noisy:
             return False, "unexpected: " + "; ".join(f"{f.check}: {f.title}" for f in noisy)
         return True, "quiet"
-    n = out.ticks_to_flag_at(min_severity)
+    d = out.onset_delay_s(min_severity)
     f = out.first(min_severity=min_severity)
-    if f is None or n is None:
+    if f is None or d is None:
         return False, f"{out.check} never flagged (>= {min_severity.label})"
-    return n <= within, f"flagged in tick {n} after onset: {f.title}"
+    n = out.ticks_to_flag_at(min_severity)
+    return out.on_time(min_severity), (f"seen {d:+.1f} s after onset, open in tick {n}: "
+                                       f"{f.headline}")

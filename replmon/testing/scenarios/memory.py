@@ -246,11 +246,11 @@ def global_read_lock(lab: Any) -> Iterator[None]:
 
 LAB = [
     LabScenario("Redis at maxmemory, allkeys-lru, evicting", "memory_ceiling",
-                induce=redis_at_maxmemory, load={"rate": 200}, healthy_ticks=3, ticks=6),
+                induce=redis_at_maxmemory, load={"rate": 200}, healthy_ticks=3, ticks=12),
     # The baseline needs loaded ticks: tick 0 has no rates, ticks 1-5 make it.
     LabScenario("FLUSH TABLES WITH READ LOCK on the primary under load",
                 "throughput_collapse", induce=global_read_lock, load={"rate": 300},
-                healthy_ticks=6, ticks=6),
+                healthy_ticks=6, ticks=12),
     LabScenario("healthy write load", "", induce=nothing, load={"rate": 300},
                 healthy_ticks=6, ticks=8),
 ]

@@ -78,7 +78,7 @@ class DelayRelay:
             dst.shutdown(socket.SHUT_WR)
 
 
-async def test_ten_ms_round_trip_to_the_primary_flags_within_3_ticks(lab: Lab) -> None:
+async def test_ten_ms_round_trip_to_the_primary_flags_within_3_s(lab: Lab) -> None:
     ticks: list[Tick] = []
     opened: dict[int, list[Finding]] = {}
     onset = 6  # five healthy ticks give the "was" baseline
@@ -89,7 +89,7 @@ async def test_ten_ms_round_trip_to_the_primary_flags_within_3_ticks(lab: Lab) -
         settings["primary"]["redis"]["port"] = rd.port
         eng = build_engine(entry_points=False)
         async with build_collector(build_config(settings)) as c:
-            async for t in c.ticks(onset + 6):
+            async for t in c.ticks(onset + 12):  # 6 s: seen, then held open_after (3 s)
                 ticks.append(t)
                 upd = eng.feed(t)
                 if upd.opened:
@@ -103,9 +103,11 @@ async def test_ten_ms_round_trip_to_the_primary_flags_within_3_ticks(lab: Lab) -
     assert found, (rtts, opened)
     seq, f = found[0]
     assert f.node == "primary"
-    # opened after the onset and within 3 ticks of it (since_seq may be the tick before:
-    # on this loaded 2-vCPU VM a healthy reading through the relays sometimes hits 6-8 ms)
-    assert onset <= seq <= onset + 2, (rtts, seq)
+    # seen within 3 s of the onset (since_seq may be the tick before: on this loaded
+    # 2-vCPU VM a healthy reading through the relays sometimes hits 6-8 ms), open after
+    # it held open_after (3 s: 6 ticks at 0.5 s)
+    assert onset - 1 <= f.since_seq and f.since_wall - ticks[onset].wall <= 3.0, (rtts, f)
+    assert onset + 4 <= seq <= onset + 11, (rtts, seq)
     assert f.title.startswith("Round trip to lab-primary 1") and ", was " in f.title
     was = f.numbers["rtt_before_ms"]
     assert isinstance(was, float) and was < 5

@@ -8,7 +8,7 @@ import pytest
 
 from replmon.lab import Lab
 from replmon.model.findings import Finding, Severity
-from replmon.testing.scenarios import LabScenario, Outcome, run_lab_scenario
+from replmon.testing.scenarios import LabScenario, Outcome, onset_deadline_s, run_lab_scenario
 from replmon.testing.scenarios import replication as R
 
 pytestmark = pytest.mark.live
@@ -24,7 +24,7 @@ async def flagged(lab: Lab, fragment: str) -> tuple[Outcome, Finding]:
     out = await run_lab_scenario(lab, sc)
     f = out.first(sc.check, sc.min_severity)
     assert f is not None, [(s, [(g.check, g.title) for g in fs]) for s, fs in out.opened.items()]
-    assert out.ticks_to_flag is not None and out.ticks_to_flag <= 3, out.ticks_to_flag
+    assert out.on_time(sc.min_severity), out.onset_delay_s(sc.min_severity)
     return out, f
 
 
@@ -54,12 +54,13 @@ async def test_replica_applying_an_old_statement_shows_its_lag(lab: Lab) -> None
 
 
 async def test_applier_blocked_under_load_shows_growing_lag(lab: Lab) -> None:
-    # Growth needs growth_min_span_s of readings, so this one is not held to 3 ticks:
-    # the scenario shortens the span to 4 s; it must flag within that plus 3 ticks.
+    # Growth needs growth_min_span_s of readings, so this one is not held to 3 s: the
+    # scenario shortens the span to 4 s; it must be seen within that plus 3 s.
     out = await run_lab_scenario(lab, R.LAG_GROWTH)
     f = out.first()
     assert f is not None and f.severity is Severity.WARNING
-    assert out.ticks_to_flag is not None and out.ticks_to_flag <= 4 / R.LAG_GROWTH.interval + 3
+    delay = out.onset_delay_s()
+    assert delay is not None and delay <= 4 + onset_deadline_s(R.LAG_GROWTH.interval), delay
     rate = f.numbers["growth_s_per_min"]
     assert isinstance(rate, float) and 30 < rate < 90, f.title  # 1 s of lag per second
     assert "growing" in f.title

@@ -162,7 +162,7 @@ def test_offset_lag_beyond_the_backlog_is_critical_on_real_offsets() -> None:
     # master was at 909,461 then 2,703,959 (lag 0.86 -> 1.71 MiB, backlog 1 MiB).
     a, b = load("redis7.0_master_load_a", 0.0), load("redis7.0_master_load_b", 1.0)
     ticks = ticks_of((primary(a), replica(REPLICA_UP)), (primary(b, a), replica(REPLICA_UP)))
-    (o,) = [x for x in observe(CHECK, ticks, lag_ticks=2, lag_warning_bytes=MIB // 2)
+    (o,) = [x for x in observe(CHECK, ticks, lag_window=2, lag_warning_bytes=MIB // 2)
             if x.key == "lag"]
     assert o.severity is Severity.CRITICAL and o.numbers["lag_bytes"] == 1794498
     assert "forces a full resync" in o.cause

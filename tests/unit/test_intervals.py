@@ -1,0 +1,78 @@
+"""Findings mean the same at any interval (#18): shipped sessions re-sampled to 5 s
+(every 5th tick, rates over 5 s) and to 0.2 s (numbers interpolated, states held until
+the next real tick) open the same findings within the same seconds as at 1 s."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from replmon.engine import build_engine
+from replmon.model.findings import Finding, Severity
+from replmon.model.tick import Tick
+from replmon.session.replay import open_recording
+from replmon.testing.synthetic import resample
+
+SESSIONS = Path(__file__).resolve().parent.parent.parent / "sample_sessions"
+Ident = tuple[str, str, str]
+
+
+def opened(ticks: list[Tick]) -> tuple[dict[Ident, Finding], dict[Ident, float]]:
+    """Findings at warning or worse, first opening of each, and the second it closed
+    (the end of the session when it did not)."""
+    eng = build_engine(entry_points=False)
+    first: dict[Ident, Finding] = {}
+    until: dict[Ident, float] = {}
+    for t in ticks:
+        upd = eng.feed(t)
+        for f in upd.opened:
+            if f.severity >= Severity.WARNING:
+                first.setdefault(f.ident, f)
+        for f in upd.closed:
+            until.setdefault(f.ident, t.wall)
+    for ident in first:
+        until.setdefault(ident, ticks[-1].wall)
+    return first, until
+
+
+def load(name: str) -> list[Tick]:
+    with open_recording(SESSIONS / name) as rec:
+        return list(rec.ticks())
+
+
+@pytest.mark.parametrize("name", [
+    "replica_sql_stopped.rmrec", "replica_lag_growing.rmrec",
+    "redis_link_down_full_resync.rmrec", "redis_maxmemory_evictions.rmrec",
+    "seed004_auto_increment.rmrec", "healthy_steady_load.rmrec",
+])
+@pytest.mark.parametrize("interval", [0.2, 5.0])
+def test_same_findings_within_the_same_seconds(name: str, interval: float) -> None:
+    ticks = load(name)
+    base, base_until = opened(ticks)
+    other, _ = opened(resample(ticks, interval))
+    # What a 5 s sampling can see at all: a condition that lasts two of its ticks.
+    lasting = {i for i, f in base.items() if base_until[i] - f.since_wall >= 2 * interval + 1}
+    if name != "healthy_steady_load.rmrec":
+        assert lasting, "the session shows something at 1 s"
+    assert lasting <= set(other), f"lost at {interval} s: {sorted(lasting - set(other))}"
+    assert set(other) <= set(base), f"new at {interval} s: {sorted(set(other) - set(base))}"
+    for ident in lasting:
+        a, b = base[ident], other[ident]
+        # Onset: the same second, or the first 5 s tick after it.
+        assert -1.0 <= b.since_wall - a.since_wall <= max(1.0, interval), ident
+        assert b.severity == a.severity, ident
+
+
+def test_resample_keeps_counters_counting_and_rates_per_second() -> None:
+    ticks = load("seed004_auto_increment.rmrec")[:21]
+    fine, coarse = resample(ticks, 0.2), resample(ticks, 5.0)
+    assert len(fine) == 101 and len(coarse) == 5
+    assert [t.seq for t in coarse] == list(range(5)) and coarse[1].wall == ticks[5].wall
+    q = [t.primary.mysql.counters["Questions"] for t in fine]
+    assert q == sorted(q) and q[-1] == ticks[-1].primary.mysql.counters["Questions"]
+    assert fine[5].primary.mysql.counters == ticks[1].primary.mysql.counters
+    # the 5 s rate is the mean of the five 1 s rates it spans
+    r1 = [t.primary.rates.mysql.qps for t in ticks[1:6]]
+    r5 = coarse[1].primary.rates.mysql.qps
+    assert r5 == pytest.approx(sum(r1) / 5, rel=1e-3)
