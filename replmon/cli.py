@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replmon import __version__
-from replmon.cli_help import CHECK_EXAMPLES, EXAMPLES, RECORD_EXAMPLES
+from replmon.cli_help import CHECK_EXAMPLES, EXAMPLES, RECORD_EXAMPLES, SERVE_EXAMPLES
 from replmon.config import (
     Config,
     build_config,
@@ -157,6 +157,26 @@ def _parser() -> argparse.ArgumentParser:
                      help="comma-separated metrics, e.g. primary.rates.mysql.qps,"
                      "replica.mysql.replication.0.seconds_behind; writes CSV to stdout")
     rep.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sv = sub.add_parser(
+        "serve", help="watch many pairs; /metrics for Prometheus, /findings.json",
+        description="Watch every pair of a fleet file (one collector and engine per pair) "
+        "and serve /metrics (Prometheus), /findings.json and /healthz. Runs until "
+        "SIGTERM/SIGINT. Interval 5s unless the file or --interval says otherwise.",
+        epilog=SERVE_EXAMPLES, formatter_class=raw)
+    sv.add_argument("--config", required=True, metavar="FILE",
+                    help="fleet file: [[pair]] tables on shared [defaults] (docs/prometheus.md)")
+    sv.add_argument("--listen", metavar="HOST:PORT",
+                    help="address to serve on (default 127.0.0.1:9465, or the file's listen)")
+    sv.add_argument("--interval", type=parse_duration, metavar="TIME",
+                    help="time between ticks for every pair (default 5s)")
+    sv.add_argument("--plain", action="store_true",
+                    help="also print one line per pair per tick (pair, worst severity, findings)")
+    sv.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sub.add_parser(
+        "rules", help="print the Prometheus alert rules for replmon serve",
+        description="Print the alert rules (YAML) for a Prometheus scraping replmon serve: "
+        "one alert per finding severity, plus a pair that stopped reporting, an unreadable "
+        "source and late ticks. See docs/prometheus.md.")
     comp = sub.add_parser(
         "completion", help="print the shell completion script (bash, zsh)",
         description="Print a completion script for replmon's commands and options.",
@@ -247,7 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # this process's own command line: hide its passwords from ps
         scrub_own_command_line()
     logging.basicConfig(
-        level=logging.INFO if args.verbose or args.command == "record" else logging.WARNING,
+        level=(logging.INFO if args.verbose or args.command in ("record", "serve")
+               else logging.WARNING),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:
         if args.command == "check":
@@ -266,6 +287,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd.replay(args.file, paused=args.paused)
         if args.command == "report":
             return cmd.report(args.file, fmt=args.format, csv=args.csv)
+        if args.command == "serve":
+            return cmd.serve(args.config, listen=args.listen, interval=args.interval,
+                             plain=args.plain)
+        if args.command == "rules":
+            from replmon.fleet.rules import RULES
+
+            sys.stdout.write(RULES)
+            return 0
         if args.command == "completion":
             import shtab
 

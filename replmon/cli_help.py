@@ -65,3 +65,23 @@ examples:
   replmon report incident.rmrec --csv primary.rates.mysql.qps,replica.rates.mysql.qps
   replmon check --replay incident.rmrec --format json
 """
+
+SERVE_EXAMPLES = """\
+examples:
+  replmon serve --config fleet.toml                      # 127.0.0.1:9465, 5 s ticks
+  replmon serve --config fleet.toml --listen 0.0.0.0:9465 --plain
+  replmon rules > /etc/prometheus/rules/replmon.yml
+  curl -s localhost:9465/findings.json
+
+fleet.toml:
+  interval = "5s"
+  [defaults]
+  mysql = { user = "monitor", password_env = "REPLMON_MYSQL_PASSWORD" }
+  [[pair]]
+  name = "shop"
+  primary = "db163"
+  replica = "db162"
+
+exit codes: 0 stopped by SIGTERM/SIGINT, 1 a pair's pipeline failed, 2 a bad fleet
+  file or an address that cannot be bound (one line on stderr).
+"""

@@ -244,3 +244,15 @@ def log_to_file() -> None:
     for h in list(root.handlers):
         root.removeHandler(h)
     root.addHandler(handler)
+
+
+def serve(path: str, *, listen: str | None, interval: float | None, plain: bool) -> int:
+    """``replmon serve``: the fleet file's pairs until SIGTERM/SIGINT."""
+    import asyncio
+
+    from replmon.fleet.config import load_fleet
+    from replmon.fleet.serve import run_serve
+
+    fleet = load_fleet(path, interval=interval, listen=listen)
+    log.info("fleet %s: %d pairs", path, len(fleet.pairs))
+    return asyncio.run(run_serve(fleet, plain=plain))

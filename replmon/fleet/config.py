@@ -1,0 +1,175 @@
+"""The fleet file: many pairs on shared defaults, one Config per pair.
+
+    interval = "5s"                  # serve's default; every pair may set its own
+    listen = "127.0.0.1:9465"        # --listen wins
+    record_dir = "/var/lib/replmon"  # optional: one rotating recording per pair
+    record_max_bytes = "100M"        # rotation of those recordings (optional)
+
+    [defaults]                       # every node of every pair starts from these
+    mysql = { user = "monitor", password_env = "REPLMON_MYSQL_PASSWORD" }
+    redis = { password_env = "REPLMON_REDIS_PASSWORD" }
+    ssh = { mode = "off" }
+
+    [checks.latency_bound]           # shared [checks.<id>] tables
+    enabled = false
+
+    [[pair]]
+    name = "shop"
+    primary = "db163"                # a host, or a table like today's [primary]
+    replica = "db162"
+
+    [[pair]]
+    name = "billing"
+    primary = { host = "db201", mysql = { port = 3307 } }
+    replica = { host = "db202", mysql = { port = 3307 } }
+    checks = { stmt_vs_rows = { open_after = "10s" } }
+
+A pair's node is ``defaults`` merged with its own table (its own keys win); its checks
+are the shared tables merged with its own. Each pair is validated as a one-pair config
+would be, so an error names the pair and the key.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, ValidationError
+
+from replmon.config import Config, build_config, load_toml, merge
+from replmon.errors import ConfigError
+from replmon.model.base import Record
+from replmon.units import parse_duration_text, parse_size_text
+
+SERVE_INTERVAL = 5.0
+"""Seconds between ticks for ``replmon serve`` unless the file or --interval says."""
+LISTEN = "127.0.0.1:9465"
+"""Loopback by default: metrics say a lot about a fleet."""
+
+_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_TOP = {"interval", "timeout", "listen", "record_dir", "record_max_bytes", "record_max_age",
+        "record_keep", "defaults", "checks", "pair", "basic_auth", "tls"}
+_PAIR = {"name", "primary", "replica", "interval", "timeout", "checks"}
+
+
+class BasicAuth(Record):
+    """HTTP basic auth in front of every page (with TLS, or on a trusted network only)."""
+
+    username: str
+    password: SecretStr | None = None
+    password_env: str | None = None
+
+
+class Tls(Record):
+    certfile: str
+    keyfile: str
+
+
+class FleetPair(Record):
+    name: str
+    config: Config
+
+
+class Fleet(Record):
+    pairs: tuple[FleetPair, ...]
+    listen: str = LISTEN
+    record_dir: str | None = None
+    rotation: dict[str, Any] = Field(default_factory=dict)
+    """Recorder rotation (max_bytes, max_age_s, keep) of each pair's recording."""
+    basic_auth: BasicAuth | None = None
+    tls: Tls | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.pairs]
+
+
+def _node(spec: Any, where: str) -> dict[str, Any]:
+    if isinstance(spec, str):
+        return {"host": spec}
+    if isinstance(spec, dict):
+        return dict(spec)
+    raise ConfigError(f"{where}: a host name or a table, not {type(spec).__name__}")
+
+
+def _seconds(v: Any, where: str) -> float:
+    return parse_duration_text(v) if isinstance(v, str) else float(v)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """("127.0.0.1", 9465) from "127.0.0.1:9465", "[::1]:9465" or ":9465" (loopback)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise ConfigError(f"listen address {text!r}: use HOST:PORT, e.g. 127.0.0.1:9465")
+    return (host.strip("[]") or "127.0.0.1"), int(port)
+
+
+def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
+                interval: float | None = None, listen: str | None = None) -> Fleet:
+    """Validate a parsed fleet file (``interval``/``listen``: command-line overrides)."""
+    unknown = sorted(set(data) - _TOP)
+    if unknown:
+        raise ConfigError(f"{origin}: unknown key(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(sorted(_TOP))}")
+    pairs = data.get("pair")
+    if not isinstance(pairs, list) or not pairs:
+        raise ConfigError(f"{origin}: no pair: add [[pair]] tables with name, primary, replica")
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"{origin}: [defaults] must be a table")
+    top_iv = interval if interval is not None else _seconds(
+        data.get("interval", SERVE_INTERVAL), f"{origin}: interval")
+    seen: set[str] = set()
+    out: list[FleetPair] = []
+    for i, p in enumerate(pairs):
+        where = f"{origin}: pair #{i + 1}"
+        if not isinstance(p, dict):
+            raise ConfigError(f"{where}: must be a table")
+        name = p.get("name")
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ConfigError(f"{where}: name must be 1-64 letters, digits or _.:- "
+                              f"(it becomes the `pair` label), got {name!r}")
+        where = f"{origin}: pair {name!r}"
+        if name in seen:
+            raise ConfigError(f"{where}: duplicate pair name (each pair needs its own)")
+        seen.add(name)
+        bad = sorted(set(p) - _PAIR)
+        if bad:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(bad)}; "
+                              f"known: {', '.join(sorted(_PAIR))}")
+        for role in ("primary", "replica"):
+            if role not in p:
+                raise ConfigError(f"{where}: no {role} (a host name, or a table with host)")
+        cfg: dict[str, Any] = {
+            "interval": top_iv if interval is not None or "interval" not in p
+            else _seconds(p["interval"], f"{where}: interval"),
+            "primary": merge(defaults, _node(p["primary"], f"{where}: primary")),
+            "replica": merge(defaults, _node(p["replica"], f"{where}: replica")),
+            "checks": merge(data.get("checks", {}), p.get("checks", {})),
+        }
+        timeout = p.get("timeout", data.get("timeout"))
+        if timeout is not None:
+            cfg["timeout"] = _seconds(timeout, f"{where}: timeout")
+        out.append(FleetPair(name=name, config=build_config(cfg, origin=where)))
+    rotation: dict[str, Any] = {}
+    if "record_max_bytes" in data:
+        v = data["record_max_bytes"]
+        rotation["max_bytes"] = parse_size_text(v) if isinstance(v, str) else int(v)
+    if "record_max_age" in data:
+        rotation["max_age_s"] = _seconds(data["record_max_age"], f"{origin}: record_max_age")
+    if "record_keep" in data:
+        rotation["keep"] = int(data["record_keep"])
+    listen_text = listen or str(data.get("listen", LISTEN))
+    parse_listen(listen_text)
+    try:
+        return Fleet(pairs=tuple(out), listen=listen_text, record_dir=data.get("record_dir"),
+                     rotation=rotation, basic_auth=data.get("basic_auth"), tls=data.get("tls"))
+    except ValidationError as e:
+        lines = [f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()]
+        raise ConfigError(f"{origin} is invalid:\n" + "\n".join(lines)) from None
+
+
+def load_fleet(path: str | Path, *, interval: float | None = None,
+               listen: str | None = None) -> Fleet:
+    return build_fleet(load_toml(path), origin=str(path), interval=interval, listen=listen)

@@ -1,0 +1,126 @@
+"""``replmon serve``: N pairs, one pipeline each, one process, one HTTP endpoint.
+
+    fleet file ─► per pair: collector ─► engine ─► [PairState, Recorder?, PairLine?]
+                                                       │
+    HTTP thread: /metrics, /findings.json, /healthz ◄──┘ (reads the states)
+
+Each pair runs its own collector schedule in its own task: a hung server makes its own
+source time out (and be marked), never another pair's tick late. pymysql is blocking and
+runs in worker threads; the default pool (cpu + 4 threads) would let ten hung MySQL
+servers starve the rest, so serve sizes it to one thread per MySQL source plus some.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO
+
+from replmon.engine import Update, build_engine
+from replmon.fleet.config import Fleet
+from replmon.fleet.http import App, Server
+from replmon.fleet.metrics import render_pair
+from replmon.fleet.state import PairState
+from replmon.model.findings import Severity
+from replmon.model.tick import Tick
+from replmon.pipeline import Pipeline, Reader
+
+log = logging.getLogger("replmon.serve")
+
+
+class PairLine:
+    """``serve --plain``: one line per pair per tick (pair, worst severity, open findings),
+    for a terminal or a log. Threaded: a slow stdout never delays sampling."""
+
+    name = "pair-line"
+    inline = False
+    _lock = threading.Lock()  # one line at a time from every pair's thread
+
+    def __init__(self, pair: str, out: IO[str], width: int) -> None:
+        self.pair = pair
+        self.out = out
+        self.width = width
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        found = [] if update is None else update.open
+        worst = max((f.severity for f in found), default=None)
+        state = "OK" if worst is None or worst is Severity.INFO else worst.label.upper()
+        what = ", ".join(f"{f.check}@{f.node}" + (f"/{f.key}" if f.key else "")
+                         for f in found if f.severity > Severity.INFO)
+        down = [f"{n.role}:{kind}" for n in tick.nodes for kind, st in n.statuses().items()
+                if st.state.value not in ("ok", "absent")]
+        line = (f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.localtime(tick.wall))} "
+                f"{self.pair:<{self.width}} {state:<8} {len(found)} open"
+                + (f": {what}" if what else "")
+                + (f" [down: {' '.join(down)}]" if down else ""))
+        with self._lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def on_drop(self, n: int) -> None:
+        with self._lock:
+            self.out.write(f"{self.pair}: {n} lines dropped (output too slow)\n")
+
+    def close(self) -> None:
+        pass
+
+
+def _mysql_sources(fleet: Fleet) -> int:
+    return sum(int(node.mysql.enabled) for p in fleet.pairs
+               for node in (p.config.primary, p.config.replica))
+
+
+async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | None = None,
+                    out: IO[str] | None = None, ready: asyncio.Event | None = None) -> int:
+    """Serve until ``stop`` (SIGTERM/SIGINT when None). Config errors (a check setting, the
+    listen address) are raised before any pair starts. Returns 1 if a pair's pipeline
+    failed, else 0."""
+    from replmon.factory import build_collector
+    from replmon.session.format import meta_for
+    from replmon.session.recorder import Recorder
+
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(
+        max_workers=_mysql_sources(fleet) + 8, thread_name_prefix="replmon-io"))
+    engines = [build_engine(p.config.checks) for p in fleet.pairs]  # ConfigError now
+    states = [PairState(p.name, p.config.interval, render=render_pair) for p in fleet.pairs]
+    server = Server(App(states, fleet.basic_auth), fleet.listen, fleet.tls)
+    log.info("serving %d pairs on %s (port %d)", len(states), fleet.listen, server.port)
+    if stop is None:
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+    width = max(len(p.name) for p in fleet.pairs)
+    failed = False
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            tasks = []
+            for pair, engine, state in zip(fleet.pairs, engines, states, strict=True):
+                readers: list[Reader] = [state]
+                if fleet.record_dir:
+                    path = Path(fleet.record_dir) / f"{pair.name}.rmrec"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    rec = Recorder(path, meta_for(pair.config), **fleet.rotation)
+                    readers.append(await stack.enter_async_context(rec))
+                if plain:
+                    readers.append(PairLine(pair.name, out or sys.stdout, width))
+                collector = await stack.enter_async_context(build_collector(pair.config))
+                pipe = Pipeline(collector.ticks(None), engine, readers)
+                tasks.append(asyncio.create_task(pipe.run(stop=stop), name=f"pair-{pair.name}"))
+            if ready is not None:
+                ready.set()
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            for pair, res in zip(fleet.pairs, results, strict=True):
+                if isinstance(res, BaseException):
+                    failed = True
+                    log.error("pair %s stopped: %s: %s", pair.name, type(res).__name__, res)
+    finally:
+        server.close()
+    return 1 if failed else 0

@@ -1,0 +1,166 @@
+"""replmon serve without servers: the fleet file, the metrics page made from real
+recorded ticks, /findings.json, and the errors a bad fleet file gets."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from replmon.cli import main
+from replmon.engine import build_engine
+from replmon.errors import ConfigError
+from replmon.fleet.config import build_fleet
+from replmon.fleet.http import findings_doc
+from replmon.fleet.metrics import FAMILIES, exposition, metrics_doc, render_pair
+from replmon.fleet.state import PairState
+from replmon.model.tick import Tick
+from replmon.session.replay import open_recording
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def session(name: str) -> tuple[list[Tick], PairState]:
+    with open_recording(ROOT / "sample_sessions" / name) as rec:
+        ticks = list(rec.ticks())
+    state = PairState(name.split(".")[0], ticks[0].interval, render=render_pair)
+    eng = build_engine(entry_points=False)
+    for t in ticks:
+        state.on_tick(t, eng.feed(t))
+    return ticks, state
+
+
+def samples(page: bytes) -> dict[str, list[tuple[dict[str, str], float]]]:
+    out: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for fam in text_string_to_metric_families(page.decode()):
+        for s in fam.samples:
+            out.setdefault(s.name, []).append((s.labels, s.value))
+    return out
+
+
+def test_a_stopped_sql_thread_and_its_finding_are_on_the_page() -> None:
+    ticks, state = session("replica_sql_stopped.rmrec")
+    got = samples(exposition([state]))
+    (sql,) = got["replmon_mysql_slave_status_slave_sql_running"]
+    assert sql[0]["node"] == "replica" and sql[0]["pair"] == "replica_sql_stopped"
+    assert sql[1] == 0.0  # the session ends with the thread stopped
+    (io,) = got["replmon_mysql_slave_status_slave_io_running"]
+    assert io[1] == 1.0
+    crit = [lab for lab, v in got["replmon_finding"] if lab["severity"] == "critical"]
+    assert [(x["check"], x["node"]) for x in crit] == [("mysql_replication", "replica")]
+    counts = {lab["severity"]: v for lab, v in got["replmon_findings_open"]}
+    assert counts["critical"] == 1.0
+    # counters are the tick's counters, as counters
+    last = ticks[-1].primary.mysql.counters
+    cmd = {lab["command"]: v for lab, v in got["replmon_mysql_global_status_commands_total"]
+           if lab["node"] == "primary"}
+    assert cmd["update"] == last["Com_update"] and cmd["select"] == last["Com_select"]
+    assert got["replmon_ticks_total"] == [({"pair": "replica_sql_stopped"}, len(ticks))]
+
+
+def test_every_family_has_help_and_type_and_pair_node_labels() -> None:
+    _, a = session("healthy_steady_load.rmrec")
+    _, b = session("seed000_drbd_peer_disconnect.rmrec")
+    page = exposition([a, b]).decode()
+    names = set(re.findall(r"^# TYPE (\S+) ", page, re.M))
+    assert names == set(re.findall(r"^# HELP (\S+) ", page, re.M))
+    assert len(names) > 80 and page.count("# TYPE replmon_source_up ") == 1  # merged
+    for fam in text_string_to_metric_families(page):
+        for s in fam.samples:
+            if fam.name not in ("replmon_build_info", "replmon_tick_duration_seconds"):
+                assert "pair" in s.labels, s
+    # seed 000 at its end: the primary waits for its peer (8.4 WFConnection, DRBD 9's
+    # Connecting, the name drbd-reactor exports); the replica's DRBD is down
+    drbd = samples(page.encode())["replmon_drbd_connection_state"]
+    assert [(lab["node"], lab["drbd_connection_state"]) for lab, _ in drbd] == [
+        ("primary", "Connecting")]
+
+
+def test_no_label_holds_free_text_or_numbers_of_a_finding() -> None:
+    _, state = session("redis_link_down_full_resync.rmrec")
+    for labels, _ in samples(exposition([state])).get("replmon_finding", []):
+        assert set(labels) == {"pair", "node", "check", "key", "severity"}
+        assert not re.search(r"\d\s", " ".join(labels.values()))
+
+
+def test_findings_json_holds_the_text_and_numbers() -> None:
+    _, state = session("replica_sql_stopped.rmrec")
+    doc = findings_doc([state])
+    (f,) = doc["pairs"]["replica_sql_stopped"]["findings"]
+    assert f["severity"] == "critical" and f["title"].startswith("SQL thread stopped")
+    assert f["cause"] and f["next_step"] and f["numbers"]
+    json.dumps(doc)
+
+
+def test_docs_metrics_md_is_current() -> None:
+    assert (ROOT / "docs" / "metrics.md").read_text() == metrics_doc()
+    assert all(f.help.endswith((".", ")")) for f in FAMILIES)
+
+
+def test_defaults_apply_to_every_node_and_a_pair_overrides_them() -> None:
+    fleet = build_fleet({
+        "defaults": {"mysql": {"user": "monitor", "port": 3307}, "ssh": {"mode": "off"}},
+        "checks": {"latency_bound": {"enabled": False}},
+        "pair": [{"name": "a", "primary": "db1", "replica": "db2"},
+                 {"name": "b", "primary": {"host": "db3", "mysql": {"port": 3308}},
+                  "replica": "db4", "interval": "2s",
+                  "checks": {"stmt_vs_rows": {"open_after": "10s"}}}],
+    })
+    a, b = (p.config for p in fleet.pairs)
+    assert a.interval == 5.0 and b.interval == 2.0  # serve's default, a pair's own
+    assert a.replica.mysql.user == "monitor" and a.replica.mysql.port == 3307
+    assert b.primary.mysql.port == 3308 and b.primary.mysql.user == "monitor"
+    assert b.checks == {"latency_bound": {"enabled": False},
+                        "stmt_vs_rows": {"open_after": "10s"}}
+    assert fleet.listen == "127.0.0.1:9465"
+
+
+@pytest.mark.parametrize(("toml", "says"), [
+    ('[[pair]]\nname = "a"\nprimary = "x"\nreplica = "y"\n'
+     '[[pair]]\nname = "a"\nprimary = "x"\nreplica = "y"\n', "duplicate pair name"),
+    ('[[pair]]\nname = "a"\nprimary = "x"\n', "no replica"),
+    ('colour = "red"\n[[pair]]\nname = "a"\nprimary = "x"\nreplica = "y"\n',
+     "unknown key(s) colour"),
+    ('[[pair]]\nname = "a"\nprimary = "x"\nreplica = "y"\nprimray = "z"\n',
+     "unknown key(s) primray"),
+    ('[[pair]]\nname = "a b"\nprimary = "x"\nreplica = "y"\n', "name must be"),
+    ('interval = 1\n', "no pair"),
+    ('[[pair]]\nname = "a"\nprimary = "x"\nreplica = "y"\n[checks.nope]\nx = 1\n',
+     "unknown check"),
+    ('[[pair]]\nname = "a"\nprimary = { host = "x", mysql = { prot = 1 } }\nreplica = "y"\n',
+     "primary.mysql.prot"),
+])
+def test_a_bad_fleet_file_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], toml: str, says: str,
+) -> None:
+    path = tmp_path / "fleet.toml"
+    path.write_text(toml)
+    code = main(["serve", "--config", str(path), "--listen", "127.0.0.1:0"])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err, err
+    assert "Traceback" not in err and err.startswith("replmon: ")
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "fleet.toml"
+    path.write_text('[[pair]]\nname = "a"\nprimary = "127.0.0.1"\nreplica = "127.0.0.1"\n')
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        code = main(["serve", "--config", str(path), "--listen", f"127.0.0.1:{port}"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in err, err
+    assert "Traceback" not in err
+
+
+def test_listen_must_be_host_and_port() -> None:
+    with pytest.raises(ConfigError, match="HOST:PORT"):
+        build_fleet({"pair": [{"name": "a", "primary": "x", "replica": "y"}]},
+                    listen="localhost")
