@@ -1,0 +1,165 @@
+"""The shipped alert rules under the real ``promtool``: ``check rules``, and ``test rules``
+on series made from shipped recordings (the findings replmon opened and closed there,
+tick by tick), so what is asserted is when a real incident's alerts fire and resolve."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replmon.engine import build_engine
+from replmon.fleet.rules import RULES
+from replmon.session.replay import open_recording
+
+pytestmark = pytest.mark.live
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+INSTANCE = {"instance": "replmon:9465", "job": "replmon"}
+
+
+def promtool() -> str:
+    path = shutil.which("promtool")
+    assert path, "promtool missing: .ci/setup installs Debian's prometheus package"
+    return path
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([promtool(), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+
+
+def finding_series(name: str, pair: str) -> tuple[list[dict[str, Any]], dict[tuple, int],
+                                                   dict[tuple, int], int]:
+    """promtool input series of replmon_finding for every tick of a recording (one
+    sample per tick, 1 s apart; a closed finding's series goes stale as on a real
+    scrape), with the tick index each finding opened and closed at."""
+    with open_recording(ROOT / "sample_sessions" / name) as rec:
+        ticks = list(rec.ticks())
+    eng = build_engine(entry_points=False)
+    values: dict[tuple, list[str]] = {}
+    opened: dict[tuple, int] = {}
+    closed: dict[tuple, int] = {}
+    for i, t in enumerate(ticks):
+        upd = eng.feed(t)
+        now = {(f.node, f.check, f.key, f.severity.label) for f in upd.open}
+        for key in now:
+            values.setdefault(key, ["_"] * i)
+            opened.setdefault(key, i)
+        for key, vs in values.items():
+            vs.append("1" if key in now else ("stale" if vs and vs[-1] == "1" else "_"))
+            if key not in now and vs[-1] == "stale":
+                closed.setdefault(key, i)
+    series = []
+    for (node, check, key, sev), vs in values.items():
+        labels = {"pair": pair, "node": node, "check": check, "key": key, "severity": sev,
+                  **INSTANCE}
+        sel = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        series.append({"series": f"replmon_finding{{{sel}}}", "values": " ".join(vs)})
+    series.append({"series": 'up{instance="replmon:9465",job="replmon"}',
+                   "values": f"1x{len(ticks)}"})
+    return series, opened, closed, len(ticks)
+
+
+def expected(pair: str, node: str, check: str, key: str, sev: str) -> dict[str, Any]:
+    labels = {"pair": pair, "node": node, "check": check, "key": key, "severity": sev,
+              **INSTANCE}
+    if sev == "critical":
+        desc = (f'replmon\'s check {check} (key "{key}") is critical on the {node} of pair '
+                f"{pair}. Title, numbers, cause and next step: "
+                f"http://{INSTANCE['instance']}/findings.json")
+    else:
+        desc = (f'replmon\'s check {check} (key "{key}") warns on the {node} of pair {pair}. '
+                f"Title, numbers, cause and next step: "
+                f"http://{INSTANCE['instance']}/findings.json")
+    return {"exp_labels": labels,
+            "exp_annotations": {"summary": f"{pair} {node}: {check} {sev}", "description": desc}}
+
+
+def write_test(tmp: Path, series: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
+    (tmp / "rules.yml").write_text(RULES)
+    (tmp / "test.yml").write_text(json.dumps({  # JSON is YAML: no PyYAML needed
+        "rule_files": ["rules.yml"], "evaluation_interval": "1s",
+        "tests": [{"interval": "1s", "input_series": series, "alert_rule_test": cases}]},
+        indent=1))
+
+
+def test_the_shipped_rules_pass_promtool_check(tmp_path: Path) -> None:
+    (tmp_path / "rules.yml").write_text(RULES)
+    out = run("check", "rules", "rules.yml", cwd=tmp_path)
+    assert out.returncode == 0 and "SUCCESS: 7 rules found" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_stopped_sql_thread_fires_critical_from_the_tick_its_finding_opened(
+    tmp_path: Path,
+) -> None:
+    series, opened, _, n = finding_series("replica_sql_stopped.rmrec", "shop")
+    ((key, at),) = [(k, i) for k, i in opened.items() if k[3] == "critical"]
+    assert key[:2] == ("replica", "mysql_replication")
+    crit = expected("shop", *key)
+    cases = [
+        {"eval_time": f"{at - 1}s", "alertname": "ReplmonFindingCritical", "exp_alerts": []},
+        {"eval_time": f"{at}s", "alertname": "ReplmonFindingCritical", "exp_alerts": [crit]},
+        {"eval_time": f"{n - 1}s", "alertname": "ReplmonFindingCritical", "exp_alerts": [crit]},
+        {"eval_time": f"{n - 1}s", "alertname": "ReplmonFindingWarning", "exp_alerts": []},
+        {"eval_time": f"{n - 1}s", "alertname": "ReplmonDown", "exp_alerts": []},
+    ]
+    write_test(tmp_path, series, cases)
+    out = run("test", "rules", "test.yml", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_redis_link_outage_fires_and_resolves_with_its_finding(tmp_path: Path) -> None:
+    series, opened, closed, _ = finding_series("redis_link_down_full_resync.rmrec", "cache")
+    link = next(k for k in opened if k[1:3] == ("redis_replication", "link"))
+    assert link in closed, "the session's link comes back"
+    warn = expected("cache", *link)
+    cases = [
+        {"eval_time": f"{opened[link]}s", "alertname": "ReplmonFindingWarning",
+         "exp_alerts": [warn] + [expected("cache", *k) for k, i in opened.items()
+                                 if k != link and k[3] == "warning" and i <= opened[link]
+                                 and closed.get(k, 10**9) > opened[link]]},
+        {"eval_time": f"{closed[link]}s", "alertname": "ReplmonFindingWarning",
+         "exp_alerts": [expected("cache", *k) for k, i in opened.items()
+                        if k[3] == "warning" and i <= closed[link]
+                        and closed.get(k, 10**9) > closed[link]]},
+    ]
+    write_test(tmp_path, series, cases)
+    out = run("test", "rules", "test.yml", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_pair_that_stops_ticking_and_replmon_itself_down_fire(tmp_path: Path) -> None:
+    # a 5 s pair: last tick age grows from 0 after its last tick at 60 s
+    age = " ".join(["2"] * 60 + [str(i) for i in range(1, 200)])
+    series = [
+        {"series": 'replmon_pair_last_tick_age_seconds{pair="shop",instance="replmon:9465",'
+                   'job="replmon"}', "values": age},
+        {"series": 'replmon_pair_interval_seconds{pair="shop",instance="replmon:9465",'
+                   'job="replmon"}', "values": "5x260"},
+        {"series": 'up{instance="replmon:9465",job="replmon"}', "values": "1x100 0x160"},
+    ]
+    stale = {"exp_labels": {"pair": "shop", "severity": "critical", **INSTANCE},
+             "exp_annotations": {
+                 "summary": "replmon has stopped sampling pair shop",
+                 "description": "No tick from pair shop for 1m 31s: its pipeline is stuck "
+                                "or ended (replmon's log says why)."}}
+    down = {"exp_labels": {"severity": "critical", **INSTANCE},
+            "exp_annotations": {
+                "summary": "replmon serve on replmon:9465 is not scraped",
+                "description": "Prometheus has not scraped replmon serve on replmon:9465 for "
+                               "2 minutes: none of its pairs is watched."}}
+    cases = [
+        # age passes 3 x 5 + 10 = 25 s at 85 s; held for 1m: firing from 145 s
+        {"eval_time": "140s", "alertname": "ReplmonPairStale", "exp_alerts": []},
+        {"eval_time": "150s", "alertname": "ReplmonPairStale", "exp_alerts": [stale]},
+        {"eval_time": "210s", "alertname": "ReplmonDown", "exp_alerts": []},
+        {"eval_time": "225s", "alertname": "ReplmonDown", "exp_alerts": [down]},
+    ]
+    write_test(tmp_path, series, cases)
+    out = run("test", "rules", "test.yml", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
