@@ -159,7 +159,7 @@ class LabNode:
             "--log-bin=binlog", "--binlog-format=ROW", "--log-slave-updates",
             "--skip-name-resolve", "--innodb-buffer-pool-size=64M",
             "--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=2",
-            "--sync-binlog=0", "--performance-schema=OFF", "--max-connections=100",
+            "--sync-binlog=0", "--performance-schema=OFF", "--max-connections=300",
             "--gtid-domain-id=0", "--skip-slave-start",
         ]
         if self.name == "replica":

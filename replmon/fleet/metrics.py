@@ -67,6 +67,9 @@ class Family:
     per_node: bool = True
     live: bool = False
     """Depends on the time of the scrape (ages): computed then, not once per tick."""
+    split: bool = False
+    """One family per value of the first label, named ``<name>_<value>`` (as
+    mysqld_exporter has one ``mysql_global_status_<name>`` family per status name)."""
 
     @property
     def exposed(self) -> str:
@@ -182,10 +185,13 @@ def _channels(get: Callable[[Any], float | int | bool | None]
               ) -> Callable[[NodeTick], Iterator[Sample]]:
     def fn(n: NodeTick) -> Iterator[Sample]:
         if _ok(n, "mysql"):
+            mariadb = n.mysql.flavour == "mariadb"
             for ch in n.mysql.replication:
                 v = get(ch)
-                if v is not None:
-                    yield (ch.name or "", ch.source_host or ""), float(v)
+                if v is not None:  # MariaDB names connections, MySQL channels
+                    name = ch.name or ""
+                    yield ("" if mariadb else name, name if mariadb else "",
+                           ch.source_host or ""), float(v)
     return fn
 
 
@@ -247,6 +253,22 @@ def _redis_replicas(get: Callable[[Any], float | int | None]
                 v = get(rep)
                 if v is not None:
                     yield (rep.ip or "", str(rep.port or ""), rep.state or ""), float(v)
+    return fn
+
+
+_NOT_IN_REDIS_EXPORTER = {"instantaneous_ops_per_second", "total_system_memory_bytes",
+                          "repl_backlog_size_bytes"}
+"""Gauges the Debian redis_exporter (1.x) does not export under a name of its own."""
+
+
+def _redis_master(get: Callable[[Any], float | int | bool | None]
+                  ) -> Callable[[NodeTick], Iterator[Sample]]:
+    """A replica's value, labelled with the master it follows (as redis_exporter)."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, "redis") and n.redis.master_host is not None:
+            v = get(n.redis)
+            if v is not None:
+                yield (n.redis.master_host, str(n.redis.master_port or "")), float(v)
     return fn
 
 
@@ -397,7 +419,8 @@ def _pair(get: Callable[[PairState], float | int | None]
 
 # --- the table -------------------------------------------------------------------------
 
-CH = ("channel_name", "master_host")
+CH = ("channel_name", "connection_name", "master_host")
+MASTER = ("master_host", "master_port")
 SLAVE = ("slave_ip", "slave_port", "slave_state")
 CONN = ("name", "conn_name", "peer_node_id")
 DEV = ("name", "volume", "minor")
@@ -439,9 +462,10 @@ def _families() -> list[Family]:
         node(like.replace("mysql_", "replmon_mysql_", 1).removesuffix("_total"), "counter",
              f"SHOW GLOBAL STATUS {prefix}* counters, by {label}.", [label], like,
              _my_labelled(prefix))
-    node("replmon_mysql_global_status", "untyped",
-         "Other SHOW GLOBAL STATUS values replmon reads (counters and gauges), by lower-case "
-         "name.", ["name"], "mysql_global_status_<name>", _my_other)
+    f.append(Family("replmon_mysql_global_status", "untyped",
+                    "SHOW GLOBAL STATUS <name>: the other status values replmon reads "
+                    "(counters and gauges), one family per lower-case name.", ("name",),
+                    "mysql_global_status_<name>", per_node(_my_other), split=True))
     node("replmon_mysql_rows", "counter", "Rows inserted, updated (changed), deleted and read, "
          "from InnoDB's counters or, where the server has none (MariaDB 10.11), the Handler "
          "counters; `family` says which.", ["operation", "family"], "", _my_rows)
@@ -494,16 +518,6 @@ def _families() -> list[Family]:
          lambda r: r.maxmemory),
         ("total_system_memory_bytes", "INFO total_system_memory, bytes.",
          "redis_total_system_memory_bytes", lambda r: r.total_system_memory),
-        ("master_link_up", "1 while the replica's link to its master is up.",
-         "redis_master_link_up",
-         lambda r: None if r.link_status is None else r.link_status == "up"),
-        ("master_last_io_seconds_ago", "Seconds since the replica last heard from its master.",
-         "redis_master_last_io_seconds_ago",
-         lambda r: r.last_io_seconds_ago if (r.last_io_seconds_ago or 0) >= 0 else None),
-        ("master_sync_in_progress", "1 while the replica loads a full sync.",
-         "redis_master_sync_in_progress", lambda r: r.sync_in_progress),
-        ("slave_repl_offset", "The replica's replication offset, bytes.",
-         "redis_slave_repl_offset", lambda r: r.repl_offset),
         ("master_repl_offset", "The master's replication offset, bytes.",
          "redis_master_repl_offset", lambda r: r.master_repl_offset),
         ("connected_slaves", "Replicas connected to this master.", "redis_connected_slaves",
@@ -512,7 +526,22 @@ def _families() -> list[Family]:
          "covers, bytes.", "redis_repl_backlog_size", lambda r: r.repl_backlog_size),
     ]
     for short, help_, like, get in redis_gauges:
-        add(f"replmon_redis_{short}", "gauge", help_, [], like, _one("redis", get))
+        add(f"replmon_redis_{short}", "gauge", help_, [],
+            like if short not in _NOT_IN_REDIS_EXPORTER else "", _one("redis", get))
+    replica_side: list[tuple[str, str, Callable[[Any], Any]]] = [
+        ("master_link_up", "1 while the replica's link to its master is up.",
+         lambda r: None if r.link_status is None else r.link_status == "up"),
+        ("master_last_io_seconds_ago", "Seconds since the replica last heard from its "
+         "master (no series while Redis reports -1: not connected).",
+         lambda r: r.last_io_seconds_ago if (r.last_io_seconds_ago or 0) >= 0 else None),
+        ("master_sync_in_progress", "1 while the replica loads a full sync.",
+         lambda r: r.sync_in_progress),
+        ("slave_repl_offset", "The replica's replication offset, bytes.",
+         lambda r: r.repl_offset),
+    ]
+    for short, help_, get in replica_side:
+        node(f"replmon_redis_{short}", "gauge", help_, MASTER, f"redis_{short}",
+             _redis_master(get))
     node("replmon_redis_connected_slave_offset_bytes", "gauge", "Offset each replica "
          "acknowledged, as its master lists it (slaveN), bytes.", SLAVE,
          "redis_connected_slave_offset_bytes", _redis_replicas(lambda r: r.offset))
@@ -653,6 +682,23 @@ TICK_DURATION = Family("replmon_tick_duration_seconds", "histogram", "Seconds a 
 BUILD_INFO = Family("replmon_build_info", "gauge", "replmon's version (always 1).",
                     ("version",), "", lambda s: (), per_node=False)
 
+def _split(fam: Family, states: Sequence[PairState]) -> Iterator[Metric]:
+    """``fam`` as one family per value of its first own label."""
+    at = len(fam.all_labels) - len(fam.labels)
+    rest = fam.all_labels[:at] + fam.all_labels[at + 1:]
+    out: dict[str, Any] = {}  # name -> its metric family
+    for s in states:
+        for labels, v in fam.read(s):
+            key = labels[at]
+            m = out.get(key)
+            if m is None:
+                m = out[key] = _KINDS[fam.kind](f"{fam.name}_{key}", fam.help.replace(
+                    "<name>", key, 1), labels=rest)
+            m.add_metric(labels[:at] + labels[at + 1:], v)
+    for key in sorted(out):
+        yield out[key]
+
+
 _KINDS: dict[str, Any] = {"counter": CounterMetricFamily, "gauge": GaugeMetricFamily,
                           "untyped": UnknownMetricFamily}
 
@@ -664,6 +710,9 @@ def collect(states: Sequence[PairState], live: bool | None = None,
     replmon's histogram and build info too."""
     for fam in FAMILIES:
         if live is not None and fam.live is not live:
+            continue
+        if fam.split:
+            yield from _split(fam, states)
             continue
         m = _KINDS[fam.kind](fam.name, fam.help, labels=fam.all_labels)
         for s in states:
@@ -724,8 +773,18 @@ def exposition(states: Sequence[PairState]) -> bytes:
     then the scrape-time families and replmon's own, formatted by prometheus_client."""
     parts: list[str] = []
     cached = [s.blocks for s in states if s.blocks]
+    static = {f.exposed for f in FAMILIES}
     for fam in FAMILIES:
         if fam.live:
+            continue
+        if fam.split:  # its families, whatever names each pair had, in one order
+            prefix = fam.name + "_"
+            names = sorted({k for b in cached for k in b
+                            if k.startswith(prefix) and k not in static})
+            for name in names:
+                bodies = [b[name] for b in cached if name in b]
+                parts.append(bodies[0][0])
+                parts.extend(body for _, body in bodies)
             continue
         bodies = [b[fam.exposed] for b in cached if fam.exposed in b]
         if bodies:

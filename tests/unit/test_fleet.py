@@ -164,3 +164,27 @@ def test_listen_must_be_host_and_port() -> None:
     with pytest.raises(ConfigError, match="HOST:PORT"):
         build_fleet({"pair": [{"name": "a", "primary": "x", "replica": "y"}]},
                     listen="localhost")
+
+
+def test_basic_auth_guards_every_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+
+    from replmon.fleet.config import BasicAuth
+    from replmon.fleet.http import App
+
+    monkeypatch.setenv("REPLMON_HTTP_PW", "s3cret")
+    _, state = session("replica_sql_stopped.rmrec")
+    app = App([state], BasicAuth(username="prom", password_env="REPLMON_HTTP_PW"))
+    seen: list[str] = []
+
+    def call(path: str, auth: str | None) -> bytes:
+        env = {"PATH_INFO": path} | ({"HTTP_AUTHORIZATION": auth} if auth else {})
+        return b"".join(app(env, lambda status, headers: seen.append(status)))
+
+    assert call("/metrics", None) == b"authentication required\n" and seen[-1].startswith("401")
+    bad = "Basic " + base64.b64encode(b"prom:wrong").decode()
+    call("/findings.json", bad)
+    assert seen[-1].startswith("401")
+    good = "Basic " + base64.b64encode(b"prom:s3cret").decode()
+    assert b"replmon_finding{" in call("/metrics", good) and seen[-1] == "200 OK"
+    assert b"s3cret" not in call("/findings.json", good)

@@ -25,6 +25,9 @@ HEADLESS = [
     "replmon.testing.scenarios",
     "replmon.output.nagios",
     "replmon.output.checkdoc",
+    "replmon.fleet.serve",
+    "replmon.fleet.metrics",
+    "replmon.fleet.http",
 ]
 
 

@@ -1,0 +1,76 @@
+"""``replmon serve`` in process, on the lab: pairs pointed at a hung server do not make
+the lab pair's ticks late; every pair gets its own recording in record_dir; the plain
+lines name each pair once per tick."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import socket
+from pathlib import Path
+
+import pytest
+
+from replmon.fleet.config import build_fleet
+from replmon.fleet.serve import run_serve
+from replmon.lab import Lab
+from replmon.model.base import SourceState
+from replmon.session.replay import open_recording
+
+pytestmark = pytest.mark.live
+
+HUNG_PAIRS = 3
+
+
+def node(lab: Lab, role: str) -> dict[str, object]:
+    n = lab.settings()[role]
+    return {"host": "127.0.0.1", "name": n["name"], "mysql": dict(n["mysql"]),
+            "redis": dict(n["redis"]), "ssh": {"mode": "off"}}
+
+
+async def test_hung_pairs_never_delay_the_lab_pair_and_each_pair_records(
+    lab: Lab, tmp_path: Path,
+) -> None:
+    # A server that accepts TCP and never says a word: a hung mysqld/redis.
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(256)
+    port = hole.getsockname()[1]
+    hung = {"host": "127.0.0.1", "mysql": {"port": port, "user": "x"}, "redis": {"port": port},
+            "ssh": {"mode": "off"}}
+    fleet = build_fleet({
+        "interval": 0.5, "record_dir": str(tmp_path / "rec"),
+        "pair": [{"name": "lab", "primary": node(lab, "primary"),
+                  "replica": node(lab, "replica")},
+                 *({"name": f"hung{i}", "primary": hung, "replica": hung}
+                   for i in range(HUNG_PAIRS))],
+    }, listen="127.0.0.1:0")
+    out = io.StringIO()
+    stop = asyncio.Event()
+    ready = asyncio.Event()
+    task = asyncio.create_task(run_serve(fleet, plain=True, stop=stop, out=out, ready=ready))
+    await asyncio.wait_for(ready.wait(), 10)
+    await asyncio.sleep(4.0)
+    stop.set()
+    assert await asyncio.wait_for(task, 20) == 0
+    hole.close()
+
+    lines = out.getvalue().splitlines()
+    lab_lines = [ln for ln in lines if ln.split()[1] == "lab"]
+    assert len(lab_lines) >= 7, lines  # 4 s at 0.5 s
+    assert all(" OK " in ln for ln in lab_lines), lab_lines
+    hung_lines = [ln for ln in lines if ln.split()[1] == "hung0"]
+    assert hung_lines and "down: primary:mysql" in hung_lines[-1]
+
+    for name in ["lab", *(f"hung{i}" for i in range(HUNG_PAIRS))]:
+        with open_recording(tmp_path / "rec" / f"{name}.rmrec") as rec:
+            ticks = list(rec.ticks())
+        assert len(ticks) >= 7 and rec.problems == [], (name, rec.problems)
+        if name == "lab":
+            assert all(not t.late and t.missed == 0 for t in ticks[1:]), \
+                [(t.seq, t.late, t.missed, t.start_lag_ms) for t in ticks]
+            assert max(t.start_lag_ms for t in ticks[1:]) < 100
+            assert all(t.replica.mysql.status.ok for t in ticks)
+        else:
+            states = {t.primary.mysql.status.state for t in ticks[2:]}
+            assert states <= {SourceState.TIMEOUT, SourceState.UNREACHABLE}, states
