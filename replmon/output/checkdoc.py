@@ -54,7 +54,11 @@ counts openings over a fixed 10 minutes instead, because its interval runs from 
 - `replmon check`: a flapping finding counts at its severity like any other (an agent polls
   once a minute and sees the same state each time instead of a coin toss), its text says
   `flapping`, and the perfdata carries `flapping=N`; info findings never change the exit
-  code, flapping or not.
+  code, flapping or not;
+- `/metrics` of `replmon serve`: one `replmon_finding` series that stays 1 through the
+  gaps (so the alert on it fires once and resolves once), and `replmon_finding_flaps` with
+  its count of openings. Info findings raise only `ReplmonFindingInfo`, which
+  docs/prometheus.md routes to a receiver that does not page.
 
 Third-party checks: a module exposing `CHECK = replmon.check.Check(...)`, registered in the
 entry-point group `replmon.checks`. A check that fails to load or raises is itself reported
