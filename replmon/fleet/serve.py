@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import sys
 import threading
 import time
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from replmon.engine import Update, build_engine
 from replmon.fleet.config import Fleet
@@ -72,6 +74,16 @@ class PairLine:
         pass
 
 
+async def _after(delay: float, run: Coroutine[Any, Any, int], stop: asyncio.Event) -> int:
+    """``run`` after ``delay`` seconds (or not at all when ``stop`` is set first)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), delay)
+    if stop.is_set():
+        run.close()
+        return 0
+    return await run
+
+
 def _mysql_sources(fleet: Fleet) -> int:
     return sum(int(node.mysql.enabled) for p in fleet.pairs
                for node in (p.config.primary, p.config.replica))
@@ -101,7 +113,7 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
     failed = False
     try:
         async with contextlib.AsyncExitStack() as stack:
-            tasks = []
+            tasks: list[asyncio.Task[int]] = []
             for pair, engine, state in zip(fleet.pairs, engines, states, strict=True):
                 readers: list[Reader] = [state]
                 if fleet.record_dir:
@@ -113,9 +125,18 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
                     readers.append(PairLine(pair.name, out or sys.stdout, width))
                 collector = await stack.enter_async_context(build_collector(pair.config))
                 pipe = Pipeline(collector.ticks(None), engine, readers)
-                tasks.append(asyncio.create_task(pipe.run(stop=stop), name=f"pair-{pair.name}"))
+                # Spread the pairs' schedules over the interval: fifty pairs ticking in
+                # the same millisecond would hold the loop (and the GIL a scrape needs)
+                # for their whole sampling and formatting at once.
+                phase = pair.config.interval * len(tasks) / len(fleet.pairs)
+                tasks.append(asyncio.create_task(_after(phase, pipe.run(stop=stop), stop),
+                                                 name=f"pair-{pair.name}"))
             if ready is not None:
                 ready.set()
+            # The objects made so far (modules, checks, connections) live as long as the
+            # process: out of the collector's way, a full collection no longer walks them
+            # while a scrape waits for the GIL.
+            gc.freeze()
             results = await asyncio.gather(*tasks, return_exceptions=True)
             for pair, res in zip(fleet.pairs, results, strict=True):
                 if isinstance(res, BaseException):
