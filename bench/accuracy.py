@@ -43,26 +43,16 @@ from replmon.session.replay import open_recording
 from replmon.testing.scenarios import (
     ONSET_S,
     LabScenario,
-    Outcome,
     SeedScenario,
     all_scenarios,
     judge,
     run_lab_scenario,
+    run_ticks,
 )
 from replmon.testing.synthetic import resample
 
 ROOT = Path(__file__).resolve().parent.parent
 Verdicts = dict[float, str]
-
-
-def feed(ticks: list[Tick], settings: dict[str, dict[str, object]]) -> Outcome:
-    eng = build_engine(settings, entry_points=False)
-    opened = {}
-    for t in ticks:
-        upd = eng.feed(t)
-        if upd.opened:
-            opened[t.seq] = upd.opened
-    return Outcome("", "", -1, ticks, opened)
 
 
 def seed_at(sc: SeedScenario, interval: float) -> tuple[bool | None, str]:
@@ -73,8 +63,7 @@ def seed_at(sc: SeedScenario, interval: float) -> tuple[bool | None, str]:
         ticks = resample(ticks, interval, rates="keep")  # synth ticks: rates, no counters
         onset = math.ceil(onset * base / interval)  # first tick at or after the onset
     after = (len(ticks) - onset) * interval
-    out = dataclasses.replace(feed(ticks, sc.settings), name=sc.name, check=sc.check,
-                              onset_seq=onset)
+    out = run_ticks(ticks, sc.settings, name=sc.name, check=sc.check, onset=onset)
     ok, why = judge(out, sc.min_severity)
     if not ok and sc.check and after < 2 * interval + 3.0:
         return None, f"too short: {after:.0f} s after the onset is under 2 ticks + 3 s"
@@ -83,7 +72,7 @@ def seed_at(sc: SeedScenario, interval: float) -> tuple[bool | None, str]:
 
 def session_at(ticks: list[Tick], interval: float) -> set[tuple[str, str, str]]:
     tt = ticks if interval == ticks[0].interval else resample(ticks, interval)
-    out = feed(tt, {})
+    out = run_ticks(tt, {})
     return {f.ident for fs in out.opened.values() for f in fs if f.severity >= Severity.WARNING}
 
 

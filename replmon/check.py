@@ -50,7 +50,7 @@ __all__ = [
     # the contract
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
     # helpers
-    "baseline_drop", "fmt", "numbers", "source_ok",
+    "baseline_drop", "fmt", "numbers", "source_ok", "span_ticks",
     # what a window holds, for type hints and field access (the records of replmon.model)
     "SOURCE_KINDS", "DiskRates", "DrbdConnection", "DrbdDeviceRates", "DrbdPeerDeviceRates",
     "DrbdResource", "NodeRef", "NodeTick", "Number", "RedisReplica", "RedisSample",
@@ -95,6 +95,12 @@ class Check(Generic[T]):
     ``Window.span`` turns a duration into ticks at the recording's interval)."""
     doc: str = ""
     """Filled from the module docstring by the loader."""
+
+
+def span_ticks(seconds: float, interval: float, min_samples: int = 1) -> int:
+    """Ticks that cover ``seconds`` at ``interval`` (at least ``min_samples``): a check's
+    window, a stall, a median's span. The engine and ``Window.span`` both use it."""
+    return max(min_samples, round(seconds / interval))
 
 
 class Window:
@@ -151,7 +157,7 @@ class Window:
         """The number of ticks that covers ``seconds`` at this window's interval (at
         least ``min_samples``): what a check passes to ``series``/``tail`` so that a
         duration means the same at --interval 0.2 and 5."""
-        return max(min_samples, round(seconds / self.ticks[-1].interval))
+        return span_ticks(seconds, self.ticks[-1].interval, min_samples)
 
     def series(self, role: Role, get: Callable[[NodeTick], V],
                n: int | None = None) -> list[V]:

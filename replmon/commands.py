@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -120,14 +119,10 @@ async def run_check(config: Config, *, duration: float) -> CheckRun:
     count = max(2, round(duration / config.interval) + 1)
     summary = CheckSummary()
     engine = build_engine(config.checks)
-    # Long enough for every check's hold: a finding needs open_after seconds (and
-    # open_min_samples ticks) after the first tick with rates, whatever --duration says.
-    iv = config.interval
-    need = max((max(math.ceil(th.open_after / iv - 0.5), th.open_min_samples) + 1
-                for th in engine.limits.values()), default=2)
+    need = engine.ticks_to_open(config.interval)  # whatever --duration says
     if need > count:
         log.info("checking for %.1f s, not %.1f s: the checks' holds need %d ticks",
-                 (need - 1) * iv, duration, need)
+                 (need - 1) * config.interval, duration, need)
         count = need
     async with build_collector(config) as collector:
         n = await Pipeline(collector.ticks(count), engine, [summary]).run()

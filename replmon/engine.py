@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from replmon.check import Check, SeriesCache, Thresholds, Window
+from replmon.check import Check, SeriesCache, Thresholds, Window, span_ticks
 from replmon.errors import ConfigError
 from replmon.model.findings import Finding, Observation, Severity
 from replmon.model.tick import Tick
@@ -67,9 +67,8 @@ class _Track:
     first_seq: int
     first_wall: float
     held: int = 0
-    clear: int = 0
-    clear_wall: float = 0.0
-    """Wall time of the first clear tick of the current clear run."""
+    clear_since: float | None = None
+    """Wall time of the first clear tick of the current clear run (None: holding)."""
     finding: Finding | None = None
 
 
@@ -133,12 +132,19 @@ class Engine:
         """The last HISTORY findings that closed, in closing order (bounded: a live
         session runs for weeks)."""
 
+    def ticks_to_open(self, interval: float) -> int:
+        """Ticks a run must last at ``interval`` so that every check's finding can open:
+        the longest ``open_after`` (as ``_covered`` counts it) and ``open_min_samples``,
+        after the first tick, which has no rates."""
+        return max((max(math.ceil(th.open_after / interval - 0.5), th.open_min_samples) + 1
+                    for th in self._limits.values()), default=2)
+
     def window_ticks(self, interval: float) -> int:
         """Ticks that cover the longest check window at ``interval`` (warm-up length)."""
         return max(1, math.ceil(self.window_s / interval - 1e-9))
 
     def _spans_at(self, interval: float) -> list[int]:
-        return [max(1, round(c.window / interval)) for c, _ in self.checks]
+        return [span_ticks(c.window, interval) for c, _ in self.checks]
 
     @property
     def limits(self) -> dict[str, Thresholds]:
@@ -211,7 +217,7 @@ class Engine:
             if tr is None:
                 tr = self._tracks[ident] = _Track(first_seq=seq, first_wall=wall)
             tr.held += 1
-            tr.clear = 0
+            tr.clear_since = None
             if tr.finding is not None:
                 tr.finding = tr.finding.model_copy(update={
                     "severity": o.severity, "title": o.title, "numbers": o.numbers,
@@ -234,12 +240,11 @@ class Engine:
             if tr.finding is None:
                 del self._tracks[ident]  # did not hold long enough: forget it
                 continue
-            if tr.clear == 0:
-                tr.clear_wall = wall
-            tr.clear += 1
+            if tr.clear_since is None:
+                tr.clear_since = wall
             th = self._limits.get(ident[0])
             hold = FLAP_SETTLE_S if tr.finding.flaps else (th.close_after if th else 0.0)
-            if _covered(tr.clear_wall, wall, interval) >= hold:
+            if _covered(tr.clear_since, wall, interval) >= hold:
                 closed = tr.finding.model_copy(update={"state": "closed", "closed_seq": seq})
                 upd.closed.append(closed)
                 self.history.append(closed)

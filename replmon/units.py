@@ -40,10 +40,20 @@ def parse_size_text(text: str) -> int:
     return value
 
 
+def to_seconds(v: Any, where: str = "") -> float:
+    """Seconds from a TOML value: "15s", "2m" or a number (ConfigError naming ``where``)."""
+    if not isinstance(v, str):
+        return float(v)
+    try:
+        return parse_duration_text(v)
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}" if where else str(e)) from None
+
+
 def _seconds(v: Any) -> Any:
     if isinstance(v, str):
         try:
-            return parse_duration_text(v)
+            return to_seconds(v)
         except ConfigError as e:
             raise ValueError(str(e)) from None
     return v

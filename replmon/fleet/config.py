@@ -40,7 +40,7 @@ from pydantic import Field, SecretStr, ValidationError
 from replmon.config import Config, build_config, load_toml, merge
 from replmon.errors import ConfigError
 from replmon.model.base import Record
-from replmon.units import parse_duration_text, parse_size_text
+from replmon.units import parse_size_text, to_seconds
 
 SERVE_INTERVAL = 5.0
 """Seconds between ticks for ``replmon serve`` unless the file or --interval says."""
@@ -93,10 +93,6 @@ def _node(spec: Any, where: str) -> dict[str, Any]:
     raise ConfigError(f"{where}: a host name or a table, not {type(spec).__name__}")
 
 
-def _seconds(v: Any, where: str) -> float:
-    return parse_duration_text(v) if isinstance(v, str) else float(v)
-
-
 def parse_listen(text: str) -> tuple[str, int]:
     """("127.0.0.1", 9465) from "127.0.0.1:9465", "[::1]:9465" or ":9465" (loopback)."""
     host, sep, port = text.rpartition(":")
@@ -118,7 +114,7 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ConfigError(f"{origin}: [defaults] must be a table")
-    top_iv = interval if interval is not None else _seconds(
+    top_iv = interval if interval is not None else to_seconds(
         data.get("interval", SERVE_INTERVAL), f"{origin}: interval")
     seen: set[str] = set()
     out: list[FleetPair] = []
@@ -143,21 +139,21 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
                 raise ConfigError(f"{where}: no {role} (a host name, or a table with host)")
         cfg: dict[str, Any] = {
             "interval": top_iv if interval is not None or "interval" not in p
-            else _seconds(p["interval"], f"{where}: interval"),
+            else to_seconds(p["interval"], f"{where}: interval"),
             "primary": merge(defaults, _node(p["primary"], f"{where}: primary")),
             "replica": merge(defaults, _node(p["replica"], f"{where}: replica")),
             "checks": merge(data.get("checks", {}), p.get("checks", {})),
         }
         timeout = p.get("timeout", data.get("timeout"))
         if timeout is not None:
-            cfg["timeout"] = _seconds(timeout, f"{where}: timeout")
+            cfg["timeout"] = to_seconds(timeout, f"{where}: timeout")
         out.append(FleetPair(name=name, config=build_config(cfg, origin=where)))
     rotation: dict[str, Any] = {}
     if "record_max_bytes" in data:
         v = data["record_max_bytes"]
         rotation["max_bytes"] = parse_size_text(v) if isinstance(v, str) else int(v)
     if "record_max_age" in data:
-        rotation["max_age_s"] = _seconds(data["record_max_age"], f"{origin}: record_max_age")
+        rotation["max_age_s"] = to_seconds(data["record_max_age"], f"{origin}: record_max_age")
     if "record_keep" in data:
         rotation["keep"] = int(data["record_keep"])
     listen_text = listen or str(data.get("listen", LISTEN))

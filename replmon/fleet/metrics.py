@@ -303,17 +303,24 @@ def _drbd_suspended(r: Any) -> Iterator[Sample]:
         yield (r.name,), float(bool(r.suspended))
 
 
+def _label(v: object) -> str:
+    return "" if v is None else str(v)
+
+
+def _emit(base: tuple[str, ...], v: Any, state: bool) -> Iterator[Sample]:
+    """A number as itself, or a state (a string) as its label with the value 1."""
+    if state:
+        if v:
+            yield (*base, str(v)), 1.0
+    elif v is not None:
+        yield base, float(v)
+
+
 def _drbd_conn(get: Callable[[Any], Any], state: bool = False
                ) -> Callable[[Any], Iterator[Sample]]:
     def fn(r: Any) -> Iterator[Sample]:
         for c in r.connections:
-            v = get(c)
-            base = (r.name, c.peer or "", "" if c.peer_node_id is None else str(c.peer_node_id))
-            if state:
-                if v:
-                    yield (*base, str(v)), 1.0
-            elif v is not None:
-                yield base, float(v)
+            yield from _emit((r.name, c.peer or "", _label(c.peer_node_id)), get(c), state)
     return fn
 
 
@@ -321,14 +328,7 @@ def _drbd_dev(get: Callable[[Any], Any], state: bool = False
               ) -> Callable[[Any], Iterator[Sample]]:
     def fn(r: Any) -> Iterator[Sample]:
         for d in r.devices:
-            v = get(d)
-            base = (r.name, str(d.volume if d.volume is not None else ""),
-                    "" if d.minor is None else str(d.minor))
-            if state:
-                if v:
-                    yield (*base, str(v)), 1.0
-            elif v is not None:
-                yield base, float(v)
+            yield from _emit((r.name, _label(d.volume), _label(d.minor)), get(d), state)
     return fn
 
 
@@ -337,15 +337,8 @@ def _drbd_peer(get: Callable[[Any], Any], state: bool = False
     def fn(r: Any) -> Iterator[Sample]:
         for c in r.connections:
             for p in c.peer_devices:
-                v = get(p)
-                base = (r.name, c.peer or "",
-                        "" if c.peer_node_id is None else str(c.peer_node_id),
-                        str(p.volume if p.volume is not None else ""))
-                if state:
-                    if v:
-                        yield (*base, str(v)), 1.0
-                elif v is not None:
-                    yield base, float(v)
+                base = (r.name, c.peer or "", _label(c.peer_node_id), _label(p.volume))
+                yield from _emit(base, get(p), state)
     return fn
 
 
@@ -703,13 +696,11 @@ _KINDS: dict[str, Any] = {"counter": CounterMetricFamily, "gauge": GaugeMetricFa
                           "untyped": UnknownMetricFamily}
 
 
-def collect(states: Sequence[PairState], live: bool | None = None,
-            own: bool = True) -> Iterator[Metric]:
-    """Every family over every pair (families with no sample are left out); ``live``:
-    only the scrape-time families (True) or only the per-tick ones (False); ``own``:
-    replmon's histogram and build info too."""
+def collect(states: Sequence[PairState], live: bool) -> Iterator[Metric]:
+    """The table's families over every pair (those with no sample are left out): the
+    scrape-time ones (``live``) or the per-tick ones."""
     for fam in FAMILIES:
-        if live is not None and fam.live is not live:
+        if fam.live is not live:
             continue
         if fam.split:
             yield from _split(fam, states)
@@ -721,22 +712,20 @@ def collect(states: Sequence[PairState], live: bool | None = None,
                     m.add_metric(labels, v)
         if m.samples:
             yield m
-    if live or not own:
-        return
-    yield from _own(states)
 
 
 class FleetCollector(Collector):
-    """prometheus_client collector over the pairs' states (read at scrape time)."""
+    """prometheus_client collector over the pairs' states: the per-tick families, or
+    (``live``) the scrape-time ones with replmon's histogram and build info."""
 
-    def __init__(self, states: Sequence[PairState], live: bool | None = None,
-                 own: bool = True) -> None:
+    def __init__(self, states: Sequence[PairState], live: bool) -> None:
         self.states = list(states)
         self.live = live
-        self.own = own
 
     def collect(self) -> Iterator[Metric]:
-        return collect(self.states, self.live, self.own)
+        yield from collect(self.states, self.live)
+        if self.live:
+            yield from _own(self.states)
 
 
 Blocks = dict[str, tuple[str, str]]
@@ -764,7 +753,7 @@ def _blocks(text: str) -> Blocks:
 def render_pair(state: PairState) -> Blocks:
     """One pair's per-tick families, formatted by prometheus_client (once per tick, so a
     scrape of fifty pairs only joins text)."""
-    return _blocks(generate_latest(FleetCollector([state], live=False, own=False)).decode())
+    return _blocks(generate_latest(FleetCollector([state], live=False)).decode())
 
 
 def exposition(states: Sequence[PairState]) -> bytes:
@@ -790,19 +779,8 @@ def exposition(states: Sequence[PairState]) -> bytes:
         if bodies:
             parts.append(bodies[0][0])
             parts.extend(body for _, body in bodies)
-    parts.append(generate_latest(_Live(states)).decode())
+    parts.append(generate_latest(FleetCollector(states, live=True)).decode())
     return "".join(parts).encode()
-
-
-class _Live:
-    """What generate_latest needs: ``collect()``: the scrape-time and own families."""
-
-    def __init__(self, states: Sequence[PairState]) -> None:
-        self.states = states
-
-    def collect(self) -> Iterator[Metric]:
-        yield from collect(self.states, live=True)
-        yield from _own(self.states)
 
 
 def _own(states: Sequence[PairState]) -> Iterator[Metric]:

@@ -30,6 +30,7 @@ from replmon.fleet.config import Fleet
 from replmon.fleet.http import App, Server
 from replmon.fleet.metrics import render_pair
 from replmon.fleet.state import PairState
+from replmon.model.base import SourceState
 from replmon.model.findings import Severity
 from replmon.model.tick import Tick
 from replmon.pipeline import Pipeline, Reader
@@ -57,7 +58,7 @@ class PairLine:
         what = ", ".join(f"{f.check}@{f.node}" + (f"/{f.key}" if f.key else "")
                          for f in found if f.severity > Severity.INFO)
         down = [f"{n.role}:{kind}" for n in tick.nodes for kind, st in n.statuses().items()
-                if st.state.value not in ("ok", "absent")]
+                if st.state not in (SourceState.OK, SourceState.ABSENT)]
         line = (f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.localtime(tick.wall))} "
                 f"{self.pair:<{self.width}} {state:<8} {len(found)} open"
                 + (f": {what}" if what else "")

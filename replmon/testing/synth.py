@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from replmon.check import Check, Thresholds, Window
+from replmon.check import Check, Thresholds, Window, span_ticks
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.drbd import DrbdSample
 from replmon.model.findings import Finding, Observation
@@ -55,7 +55,7 @@ def observe(check: Check[Any], ticks: Sequence[Tick], **limits: Any) -> list[Obs
     """What ``check`` observes on the window ending at the last tick."""
     th: Thresholds = check.thresholds.model_validate(limits)
     ticks = list(ticks)
-    n = max(1, round(check.window / ticks[-1].interval))  # the engine's span of the window
+    n = span_ticks(check.window, ticks[-1].interval)  # the engine's span of the window
     return check.evaluate(Window(ticks[-n:]), th)
 
 

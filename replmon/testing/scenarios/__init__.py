@@ -124,17 +124,23 @@ class Outcome:
                 if f.severity > Severity.INFO and (before_seq is None or s < before_seq)]
 
 
-def run_seed_scenario(sc: SeedScenario) -> Outcome:
+def run_ticks(ticks: list[Tick], settings: dict[str, dict[str, Any]], *, name: str = "",
+              check: str = "", onset: int = -1) -> Outcome:
+    """Every check over ``ticks`` on a fresh engine with ``settings``."""
     from replmon.engine import build_engine
 
-    ticks, onset = sc.build()
-    eng = build_engine(sc.settings, entry_points=False)
+    eng = build_engine(settings, entry_points=False)
     opened: dict[int, list[Finding]] = {}
     for t in ticks:
         upd = eng.feed(t)
         if upd.opened:
             opened[t.seq] = upd.opened
-    return Outcome(sc.name, sc.check, onset, ticks, opened)
+    return Outcome(name, check, onset, ticks, opened)
+
+
+def run_seed_scenario(sc: SeedScenario) -> Outcome:
+    ticks, onset = sc.build()
+    return run_ticks(ticks, sc.settings, name=sc.name, check=sc.check, onset=onset)
 
 
 async def run_lab_scenario(lab: Any, sc: LabScenario,
