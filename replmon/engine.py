@@ -18,15 +18,20 @@ Deterministic: no clock reads; times come from the ticks.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import math
+import sys
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from replmon import __version__
 from replmon.check import Check, SeriesCache, Thresholds, Window, span_ticks
 from replmon.errors import ConfigError
 from replmon.model.findings import Finding, Observation, Severity
@@ -83,6 +88,11 @@ class Update:
     """The tick's wall time (epoch s)."""
     opened: list[Finding] = field(default_factory=list)
     closed: list[Finding] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list)
+    """The observations this update was made from (``Engine.feed``; empty from ``apply``
+    alone). A recorder stores them so a re-run by the same checks can reuse them."""
+    checks_id: str = ""
+    """``Engine.checks_id`` of the engine that saw them ("" when unknown)."""
 
 
 def configure(checks: Iterable[Check[Any]],
@@ -155,6 +165,12 @@ class Engine:
     def open_findings(self) -> list[Finding]:
         found = [t.finding for t in self._tracks.values() if t.finding is not None]
         return sorted(found, key=lambda f: (-f.severity, f.since_seq, f.check, f.node, f.key))
+
+    def reset_window(self) -> None:
+        """Forget the window (not the findings): the next ``observe`` sees only the ticks
+        fed from now on (a re-run jumping over ticks whose observations are stored)."""
+        self._ticks = []
+        self._cache.clear()
 
     def observe(self, tick: Tick) -> list[Seen]:
         """Add ``tick`` to the window and run every check on it: what each check sees,
@@ -270,7 +286,50 @@ class Engine:
 
     def feed(self, tick: Tick) -> Update:
         """``observe`` then ``apply``: one tick through the checks and the hysteresis."""
-        return self.apply(tick.seq, tick.wall, self.observe(tick), tick.interval)
+        seen = self.observe(tick)
+        upd = self.apply(tick.seq, tick.wall, seen, tick.interval)
+        upd.seen = seen
+        upd.checks_id = self.checks_id
+        return upd
+
+    @functools.cached_property
+    def checks_id(self) -> str:
+        """Identifies what ``observe`` computes: the source of every enabled check's module
+        and of the code that runs them and decodes ticks, each check's thresholds, and
+        the checks that failed to load. Two engines with the same id observe the same
+        things in the same window, so a recording's stored observations can stand in
+        for a re-run (``session.rerun``)."""
+        h = hashlib.sha256(__version__.encode())
+        for path in sorted(_observing_sources()):
+            h.update(_file_digest(path))
+        for c, th in self.checks:
+            h.update(c.id.encode())
+            module = sys.modules.get(c.evaluate.__module__)
+            source = getattr(module, "__file__", None)
+            h.update(_file_digest(source) if source else c.evaluate.__qualname__.encode())
+            h.update(th.model_dump_json().encode())
+        for f in self.failures:
+            h.update(f"{f.name}:{f.error}".encode())
+        return h.hexdigest()[:20]
+
+
+def _observing_sources() -> list[str]:
+    """Files of the code between a recorded tick and a check's observation."""
+    import replmon.check
+    import replmon.model
+    import replmon.units
+
+    model_dir = Path(replmon.model.__file__).parent
+    return [__file__, str(replmon.check.__file__), str(replmon.units.__file__),
+            *map(str, model_dir.glob("*.py"))]
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(path: str) -> bytes:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).digest()
+    except OSError:
+        return path.encode()
 
 
 def build_engine(settings: Mapping[str, Mapping[str, Any]] | None = None, *,

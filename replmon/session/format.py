@@ -1,4 +1,4 @@
-"""The recording format, version 1: constants, the frame layout and the header.
+"""The recording format, version 2: constants, the frame layout and the header.
 
 A recording is ``MAGIC`` followed by frames (docs/recording.md has it byte by byte)::
 
@@ -7,8 +7,13 @@ A recording is ``MAGIC`` followed by frames (docs/recording.md has it byte by by
 all little-endian; the CRC-32 covers the 21 header bytes before it and the
 payload. Kinds: ``H`` header (JSON), ``K`` key frame (starts a chunk: a fresh
 zlib stream holding the rate baseline), ``T`` tick (the chunk's zlib stream,
-sync-flushed, so it decompresses to exactly one record), ``E`` end (JSON).
+sync-flushed, so it decompresses to exactly one record), ``O`` the live engine's
+observations of one chunk (zlib JSON, after the chunk's last tick), ``E`` end (JSON).
 Unknown kinds are skipped, so a later minor addition does not break this reader.
+
+Version 2 repeats in every K frame what a reader needs to decode ticks (``KeyInfo``:
+format, version, node names, interval), so a damaged header costs only what the
+header alone holds (the config, server versions). Version 1 files still read.
 
 Nothing here executes data: payloads are JSON (validated by pydantic) or zlib
 streams of JSON, every length is bounded, every frame is checksummed.
@@ -16,6 +21,7 @@ streams of JSON, every length is bounded, every frame is checksummed.
 
 from __future__ import annotations
 
+import json
 import struct
 import zlib
 from dataclasses import dataclass
@@ -25,11 +31,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from replmon import __version__
 from replmon.errors import SessionError
+from replmon.model.findings import Observation, Severity
 
 FORMAT_NAME: Literal["replmon-recording"] = "replmon-recording"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Major version. A reader reads every version in SUPPORTED_VERSIONS and refuses others."""
-SUPPORTED_VERSIONS = frozenset({1})
+SUPPORTED_VERSIONS = frozenset({1, 2})
 MAGIC = b"\x93RPLMON\n"
 """First 8 bytes of every recording."""
 KEY_MARK = b"\xffRMKEY\xff\n"
@@ -41,8 +48,14 @@ HEADER = struct.Struct("<cIQdI")
 HEADER_SIZE = HEADER.size  # 25
 KEY_PREFIX = struct.Struct("<8sQ")
 """K payload prefix: KEY_MARK, byte offset of the previous K frame (NO_OFFSET for the first)."""
+KEY_INFO = struct.Struct("<BI")
+"""Version 2, after KEY_PREFIX: tag 0x02 (a zlib stream, which is what follows the prefix in
+version 1, never starts with it), length of the KeyInfo JSON that follows."""
+KEY_INFO_TAG = 2
+MAX_KEY_INFO = 64 << 10
 
 KIND_HEADER, KIND_KEY, KIND_TICK, KIND_END = b"H", b"K", b"T", b"E"
+KIND_OBS = b"O"
 MAX_FRAME = 64 << 20
 """Largest payload a reader accepts (a header or a tick is a few KB)."""
 MAX_RECORD = 16 << 20
@@ -138,11 +151,50 @@ class RecordingMeta(BaseModel):
     previous: str | None = None
     """File name of the previous part of a rotated series."""
     chunk_ticks: int = 60
+    damaged: bool = False
+    """True when the header frame could not be read and this was rebuilt from a key frame:
+    config and server versions are then unknown."""
 
     @property
     def checks(self) -> dict[str, dict[str, Any]]:
         """[checks.*] settings of the recorded config (for re-running the checks)."""
         return dict((self.config or {}).get("checks") or {})
+
+
+KEY_INFO_FIELDS = ("format", "version", "replmon_version", "interval", "started_wall",
+                   "reconstructed", "findings_recorded", "part", "previous", "chunk_ticks")
+"""RecordingMeta fields repeated in every key frame (plus the nodes' names and hosts)."""
+
+
+def key_info(meta: RecordingMeta) -> bytes:
+    """The KeyInfo JSON a key frame carries: enough of the header to decode and name ticks."""
+    info = meta.model_dump(mode="json", include=set(KEY_INFO_FIELDS))
+    info["nodes"] = {role: {"name": n.name, "host": n.host} for role, n in meta.nodes.items()}
+    return json.dumps(info, separators=(",", ":")).encode()
+
+
+def pack_key_payload(prev: int, info: bytes, stream: bytes) -> bytes:
+    """A version 2 K payload: mark, back pointer, KeyInfo, then the chunk's zlib stream."""
+    return KEY_PREFIX.pack(KEY_MARK, prev) + KEY_INFO.pack(KEY_INFO_TAG, len(info)) + info + stream
+
+
+def split_key_payload(payload: bytes) -> tuple[int, bytes | None, bytes]:
+    """(back pointer, KeyInfo JSON or None for a version 1 key frame, zlib stream)."""
+    _, prev = KEY_PREFIX.unpack_from(payload)
+    at = KEY_PREFIX.size
+    if len(payload) >= at + KEY_INFO.size and payload[at] == KEY_INFO_TAG:
+        _, n = KEY_INFO.unpack_from(payload, at)
+        start = at + KEY_INFO.size
+        if n > MAX_KEY_INFO or start + n > len(payload):
+            raise ValueError(f"key frame info length {n} is implausible")
+        return prev, payload[start:start + n], payload[start + n:]
+    return prev, None, payload[at:]
+
+
+def meta_from_key(info: bytes) -> RecordingMeta:
+    """A RecordingMeta rebuilt from a key frame's KeyInfo (header damaged or missing);
+    SessionError as ``parse_meta``."""
+    return parse_meta(info).model_copy(update={"damaged": True})
 
 
 def scrub(value: Any) -> Any:
@@ -177,27 +229,30 @@ def meta_for(config: Any = None, *, interval: float | None = None, **fields: Any
     return RecordingMeta.model_validate(data)
 
 
+class UnreadableVersion(SessionError):
+    """The header is intact but names a format or version this replmon does not read."""
+
+
 def parse_meta(payload: bytes) -> RecordingMeta:
     """The H frame's JSON, with the version check. SessionError says what is wrong."""
-    import json
-
     try:
         raw = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
         raise SessionError(f"recording header is not valid JSON: {e}") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT_NAME:
-        raise SessionError("not a replmon recording (header names no replmon-recording format)")
+        raise UnreadableVersion("not a replmon recording (header names no replmon-recording "
+                                "format)")
     version = raw.get("version")
     if not isinstance(version, int):
-        raise SessionError(f"recording header has no valid version number: {version!r}")
+        raise UnreadableVersion(f"recording header has no valid version number: {version!r}")
     if version not in SUPPORTED_VERSIONS:
         newest = max(SUPPORTED_VERSIONS)
         if version > newest:
-            raise SessionError(
+            raise UnreadableVersion(
                 f"recording format version {version} is newer than this replmon "
                 f"({__version__}) reads (versions {sorted(SUPPORTED_VERSIONS)}); it was written "
                 f"by replmon {raw.get('replmon_version', '?')}: upgrade replmon to read it")
-        raise SessionError(
+        raise UnreadableVersion(
             f"recording format version {version} is older than this replmon supports "
             f"(versions {sorted(SUPPORTED_VERSIONS)}); read it with replmon "
             f"{raw.get('replmon_version', 'of that time')}")
@@ -205,3 +260,59 @@ def parse_meta(payload: bytes) -> RecordingMeta:
         return RecordingMeta.model_validate(raw)
     except Exception as e:  # pydantic ValidationError: say it as a SessionError
         raise SessionError(f"recording header is invalid: {e}") from None
+
+
+# --- observations (O frames) ------------------------------------------------------
+
+Packed = tuple[str, str, str, int, str, dict[str, Any], str, str]
+"""One observation as stored and as sent between processes: (check id, key, node,
+severity, title, numbers, cause, next step). Pickling a pydantic model (and its IntEnum)
+costs ~5 times a tuple's."""
+
+
+def pack_seen(seen: list[tuple[str, Observation]]) -> list[Packed]:
+    return [(cid, o.key, o.node, int(o.severity), o.title, o.numbers, o.cause, o.next_step)
+            for cid, o in seen]
+
+
+def unpack_seen(packed: Any) -> list[tuple[str, Observation]]:
+    return [(cid, Observation(key=key, node=node, severity=Severity(sev), title=title,
+                              numbers=numbers, cause=cause, next_step=next_step))
+            for cid, key, node, sev, title, numbers, cause, next_step in packed]
+
+
+class ChunkObservations(BaseModel):
+    """An O frame: what the live engine observed at each tick of one chunk, so that a
+    re-run by the same checks (``checks_id``) need not decode the ticks nor run the
+    checks. Only ticks where something was seen are listed."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    checks_id: str
+    """``Engine.checks_id`` of the live engine."""
+    first: int
+    """Index of the chunk's first tick."""
+    seq0: int
+    """Seq of the chunk's first tick; the ticks' seqs run on without a gap (a chunk
+    whose ticks skip a seq gets no O frame)."""
+    count: int
+    interval: float
+    """Every tick of the chunk has this interval (otherwise no O frame)."""
+    seen: dict[int, list[Packed]] = Field(default_factory=dict)
+    """Offset in the chunk -> the observations at that tick."""
+
+
+def pack_observations(obs: ChunkObservations) -> bytes:
+    return zlib.compress(obs.model_dump_json().encode(), 6)
+
+
+def unpack_observations(payload: bytes) -> ChunkObservations:
+    """ValueError (zlib, JSON, validation) when the payload is not one."""
+    z = zlib.decompressobj()
+    try:
+        data = z.decompress(payload, MAX_RECORD)
+    except zlib.error as e:
+        raise ValueError(f"observations do not decompress: {e}") from None
+    if z.unconsumed_tail:
+        raise ValueError(f"observations larger than {MAX_RECORD} bytes")
+    return ChunkObservations.model_validate_json(data)  # ValidationError is a ValueError

@@ -31,17 +31,22 @@ from replmon.errors import SessionError
 from replmon.model.base import SourceState
 from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.format import (
-    KEY_MARK,
-    KEY_PREFIX,
     KIND_END,
     KIND_HEADER,
     KIND_KEY,
+    KIND_OBS,
     KIND_TICK,
     MAGIC,
     NO_OFFSET,
+    ChunkObservations,
     NodeInfo,
+    Packed,
     RecordingMeta,
+    key_info,
     pack_frame,
+    pack_key_payload,
+    pack_observations,
+    pack_seen,
 )
 
 log = logging.getLogger(__name__)
@@ -87,6 +92,9 @@ class RecordingWriter:
         self._tracker = RateTracker()
         """The collector's rate arithmetic, replayed: what a reader will derive."""
         self._prev_seq: int | None = None
+        self._key_info = b""
+        self._obs: _ChunkSeen | None = None
+        """The live engine's observations of the current chunk, for its O frame."""
 
     # -- encoding ---------------------------------------------------------------
 
@@ -111,19 +119,28 @@ class RecordingWriter:
                 })
             meta = meta.model_copy(update={"nodes": nodes, "started_wall": tick.wall})
         self.meta = meta
+        self._key_info = key_info(meta)
         self._put(MAGIC + pack_frame(KIND_HEADER, meta.model_dump_json().encode()))
 
     def _key(self, tick: Tick) -> None:
+        self._end_chunk()
         base = {role: (n.model_dump(mode="json", exclude={"rates"}) if n else None)
                 for role in ("primary", "replica") for n in [self._tracker.baseline(role)]}
         self._z = zlib.compressobj(self.level)
         data = self._z.compress(json.dumps(base, separators=(",", ":")).encode())
         data += self._z.flush(zlib.Z_SYNC_FLUSH)
         offset = self.size
-        self._put(pack_frame(KIND_KEY, KEY_PREFIX.pack(KEY_MARK, self._prev_key) + data,
+        self._put(pack_frame(KIND_KEY, pack_key_payload(self._prev_key, self._key_info, data),
                              self.ticks, tick.wall))
         self._prev_key = offset
         self._in_chunk = 0
+        self._obs = _ChunkSeen(self.ticks)
+
+    def _end_chunk(self) -> None:
+        """The O frame of the chunk just finished, when the live engine saw all its ticks."""
+        obs, self._obs = self._obs, None
+        if obs is not None and (frame := obs.frame()) is not None:
+            self._put(frame)
 
     def _rates_to_store(self, tick: Tick) -> dict[str, Any]:
         """Rates a reader could not recompute exactly (first tick after a gap, a
@@ -155,6 +172,8 @@ class RecordingWriter:
             extra["r"] = rates
         if update is not None:
             extra["u"] = encode_update(update)
+        if self._obs is not None:
+            self._obs.add(tick, update)
         record = tick.model_dump_json(exclude=_NO_RATES).encode() + b"\n"
         if extra:
             record += json.dumps(extra, separators=(",", ":")).encode()
@@ -174,6 +193,7 @@ class RecordingWriter:
             return
         if self.ticks == 0:
             self._header(None)
+        self._end_chunk()
         end = {"ticks": self.ticks, "closed_wall": time.time(), "reason": reason,
                "next": next_file, "dropped": dropped}
         self._put(pack_frame(KIND_END, json.dumps(end).encode(), self.ticks, time.time()))
@@ -186,6 +206,42 @@ class RecordingWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _ChunkSeen:
+    """Collects what the live engine observed over one chunk (its O frame)."""
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        self.count = 0
+        self.checks_id: str | None = None
+        self.seq0 = 0
+        self.interval = 0.0
+        self.usable = True
+        self.seen: dict[int, list[Packed]] = {}
+
+    def add(self, tick: Tick, update: Update | None) -> None:
+        if not self.usable:
+            return
+        if update is None or not update.checks_id or update.seq != tick.seq:
+            self.usable = False  # no engine, or not this tick's: nothing to reuse
+            return
+        if self.count == 0:
+            self.checks_id, self.seq0, self.interval = update.checks_id, tick.seq, tick.interval
+        elif (update.checks_id != self.checks_id or tick.seq != self.seq0 + self.count
+              or tick.interval != self.interval):
+            self.usable = False  # another engine, a gap in seq, or a new interval
+            return
+        if update.seen:
+            self.seen[self.count] = pack_seen(update.seen)
+        self.count += 1
+
+    def frame(self) -> bytes | None:
+        if not self.usable or not self.count or self.checks_id is None:
+            return None
+        obs = ChunkObservations(checks_id=self.checks_id, first=self.first, seq0=self.seq0,
+                                count=self.count, interval=self.interval, seen=self.seen)
+        return pack_frame(KIND_OBS, pack_observations(obs), self.first)
 
 
 def part_path(path: Path, n: int) -> Path:

@@ -33,15 +33,21 @@ from replmon.session.format import (
     KIND_END,
     KIND_HEADER,
     KIND_KEY,
+    KIND_OBS,
     KIND_TICK,
     MAGIC,
     MAX_RECORD,
     NO_OFFSET,
+    ChunkObservations,
     Frame,
     FrameError,
     RecordingMeta,
+    UnreadableVersion,
+    meta_from_key,
     parse_meta,
     read_frame,
+    split_key_payload,
+    unpack_observations,
 )
 
 log = logging.getLogger(__name__)
@@ -96,23 +102,64 @@ class Recording:
                 self._buf: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except OSError as e:
             raise SessionError(f"cannot open recording {self.path}: {e}") from None
-        if self._buf[:len(MAGIC)] != MAGIC:
-            raise SessionError(f"{self.path}: not a replmon recording (no signature at byte 0)")
-        try:
-            head = read_frame(self._buf, len(MAGIC))
-        except FrameError as e:
-            raise SessionError(f"{self.path}: recording header unreadable at {e}") from None
-        if head.kind != KIND_HEADER:
-            raise SessionError(f"{self.path}: byte {head.offset}: expected the header frame")
-        self.meta: RecordingMeta = parse_meta(head.payload)
-        self._data_start = head.end
+        self._reported: set[int] = set()
+        """Byte offsets whose damage is already in ``problems``."""
+        self._head_said = False
+        """Whether ``problems`` already says that the first ticks are lost."""
+        self.meta: RecordingMeta = self._read_header()
         self.chunks: list[Chunk] = self._find_chunks()
         self._count = self._count_tail()
         self._cache: tuple[int, Iterator[Entry], list[Entry]] | None = None
 
+    def _read_header(self) -> RecordingMeta:
+        """The header; when it is damaged, what the first intact key frame repeats of it
+        (version 2; a version 1 file gets defaults, its ticks name their nodes)."""
+        buf = self._buf
+        magic_ok = buf[:len(MAGIC)] == MAGIC
+        first_key = buf.find(KEY_MARK, len(MAGIC))
+        if not magic_ok and first_key < 0:
+            raise SessionError(f"{self.path}: not a replmon recording (no signature at byte 0)")
+        self._data_start = len(MAGIC)
+        why = "the signature at byte 0 is damaged"
+        if magic_ok:
+            try:
+                head = read_frame(buf, len(MAGIC))
+                if head.kind != KIND_HEADER:
+                    raise FrameError(head.offset, "expected the header frame")
+                meta = parse_meta(head.payload)
+                self._data_start = head.end
+                return meta
+            except FrameError as e:
+                why = f"byte {e.offset}: {e.reason}"
+            except UnreadableVersion as e:
+                raise SessionError(f"{self.path}: {e}") from None
+            except SessionError as e:  # not JSON, or not a valid header: damaged
+                why = str(e)
+        self._reported.add(len(MAGIC))
+        while first_key >= 0:
+            key_at = first_key - HEADER_SIZE
+            try:
+                fr = read_frame(buf, key_at)
+                _, info, _ = split_key_payload(fr.payload)
+                meta = (meta_from_key(info) if info is not None
+                        else RecordingMeta(version=1, damaged=True))
+            except (FrameError, ValueError, SessionError):
+                first_key = buf.find(KEY_MARK, first_key + 1)
+                continue
+            self._data_start = key_at
+            self.add_problem(f"{self.path.name}: recording header unreadable ({why}): its "
+                             f"config and server versions are lost; node names and interval "
+                             f"are read from the key frame at byte {key_at}; no tick is lost "
+                             "by it")
+            return meta
+        raise SessionError(f"{self.path}: recording header unreadable ({why}) and no intact "
+                           "key frame follows: no tick can be read")
+
     # -- structure ----------------------------------------------------------------
 
     def _key_at(self, offset: int) -> tuple[Chunk, int]:
+        if offset < 0:
+            raise FrameError(offset, "not a key frame")
         fr = read_frame(self._buf, offset)
         if fr.kind != KIND_KEY or fr.payload[:8] != KEY_MARK:
             raise FrameError(offset, "not a key frame")
@@ -144,26 +191,56 @@ class Recording:
         return chunks
 
     def _scan_forward(self) -> list[Chunk]:
+        """Every intact key frame, frame by frame from the start; after damage, on from
+        the next key mark. Says which ticks each damaged stretch cost."""
         chunks: list[Chunk] = []
         pos = self._data_start
+        next_tick = 0
+        """Index of the tick after the last intact T frame met."""
         while pos < len(self._buf):
             try:
                 fr = read_frame(self._buf, pos)
                 if fr.kind == KIND_KEY:
                     chunks.append(self._key_at(pos)[0])
+                elif fr.kind == KIND_TICK:
+                    next_tick = fr.index + 1
                 pos = fr.end
             except FrameError as e:
-                nxt = self._buf.find(KEY_MARK, pos + HEADER_SIZE + 1)
-                skip_to = nxt - HEADER_SIZE if nxt >= 0 else len(self._buf)
-                self._problem(e, self._tick_range(chunks, skip_to))
+                skip_to, resumes = self._next_key(pos + 1)
+                if resumes is None:
+                    self._problem(e, self._lost_tail(next_tick, pos))
+                elif resumes > next_tick:
+                    self._problem(e, f"ticks {next_tick} to {resumes - 1} lost")
+                    self._head_said = self._head_said or next_tick == 0
+                else:
+                    self._problem(e, "no tick lost: the damage is between two chunks")
                 pos = skip_to
         return chunks
 
-    def _tick_range(self, chunks: list[Chunk], upto: int) -> str:
-        first = chunks[-1].first if chunks else 0
-        return f"ticks from {first} on, up to byte {upto}"
+    def _next_key(self, start: int) -> tuple[int, int | None]:
+        """Offset of the next intact key frame at or after ``start`` and the index of its
+        first tick (end of file and None when there is none)."""
+        mark = self._buf.find(KEY_MARK, start + HEADER_SIZE)
+        while mark >= 0:
+            try:
+                chunk, _ = self._key_at(mark - HEADER_SIZE)
+                return chunk.offset, chunk.first
+            except FrameError:
+                mark = self._buf.find(KEY_MARK, mark + 1)
+        return len(self._buf), None
+
+    def _lost_tail(self, n: int, offset: int) -> str:
+        """What damage at ``offset`` with no intact chunk after it costs."""
+        if self._buf[offset:offset + 1] == KIND_END and len(self._buf) - offset < 4096:
+            return "the end frame is damaged: no tick lost, the clean close is not proven"
+        return (f"the readable recording ends here: ticks from {n} on are missing, if any "
+                "were written (recorder killed mid-write, or the file was truncated or "
+                "damaged)")
 
     def _problem(self, e: FrameError, where: str) -> None:
+        if e.offset in self._reported:
+            return
+        self._reported.add(e.offset)
         self.add_problem(f"{self.path.name}: byte {e.offset}: {e.reason} ({where})")
 
     def add_problem(self, msg: str) -> None:
@@ -181,7 +258,7 @@ class Recording:
             try:
                 fr = read_frame(self._buf, pos)
             except FrameError as e:
-                self._problem(e, self._lost(ci, n))
+                self._problem(e, self._lost(ci, n, pos))
                 return
             if fr.kind == KIND_END:
                 try:
@@ -193,15 +270,20 @@ class Recording:
                 n = fr.index + 1
             pos = fr.end
 
-    def _lost(self, ci: int, n: int) -> str:
+    def _lost(self, ci: int, n: int, offset: int) -> str:
         if ci + 1 < len(self.chunks):
-            return f"ticks {n} to {self.chunks[ci + 1].first - 1} lost"
-        return (f"the readable recording ends here: ticks from {n} on are missing "
-                "(recorder killed mid-write, or the file was truncated or damaged)")
+            nxt = self.chunks[ci + 1].first
+            if nxt <= n:
+                return "no tick lost: the damage is after the chunk's last tick"
+            return f"ticks {n} to {nxt - 1} lost"
+        return self._lost_tail(n, offset)
 
     def _count_tail(self) -> int:
         if not self.chunks:
             return 0
+        if self.chunks[0].first > 0 and not self._head_said:
+            self.add_problem(f"{self.path.name}: ticks 0 to {self.chunks[0].first - 1} lost "
+                             f"(damage before byte {self.chunks[0].offset})")
         last = self.chunks[-1].first - 1
         for fr in self._frames(len(self.chunks) - 1):
             if fr.kind == KIND_TICK:
@@ -220,19 +302,38 @@ class Recording:
             try:
                 if fr.kind == KIND_KEY:
                     z = zlib.decompressobj()
-                    data = _decompress(z, fr.payload[KEY_PREFIX.size:], fr.offset)
+                    data = _decompress(z, split_key_payload(fr.payload)[2], fr.offset)
                 elif fr.kind == KIND_TICK and z is not None:
                     data = _decompress(z, fr.payload, fr.offset)
                 else:
                     data = fr.payload
-            except (FrameError, zlib.error) as e:
+            except (FrameError, zlib.error, ValueError) as e:
                 self._bad(ci, fr, e)
                 return
             yield fr, data
 
     def _bad(self, ci: int, fr: Frame, e: Exception) -> None:
         err = e if isinstance(e, FrameError) else FrameError(fr.offset, f"bad record: {e}")
-        self._problem(err, self._lost(ci, fr.index))
+        self._problem(err, self._lost(ci, fr.index, fr.offset))
+
+    def chunk_observations(self, ci: int) -> tuple[ChunkObservations | None, list[float]]:
+        """Chunk ``ci``'s O frame (None when it has none, or it is damaged or does not
+        match the chunk's ticks) and the wall times of its intact ticks, reading frames
+        only (checksums, no decompression of ticks)."""
+        obs: ChunkObservations | None = None
+        walls: list[float] = []
+        for fr in self._frames(ci):
+            if fr.kind == KIND_TICK:
+                walls.append(fr.wall)
+            elif fr.kind == KIND_OBS:
+                try:
+                    obs = unpack_observations(fr.payload)
+                except ValueError as e:
+                    self._problem(FrameError(fr.offset, f"bad observations: {e}"),
+                                  "no tick lost; the checks are run again on this chunk")
+        if obs is not None and (obs.first != self.chunks[ci].first or obs.count != len(walls)):
+            obs = None
+        return obs, walls
 
     def chunk_entries(self, ci: int) -> Iterator[Entry]:
         """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem)."""

@@ -27,9 +27,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from replmon.engine import Engine, Seen, Update, build_engine
-from replmon.model.findings import Observation, Severity
+from replmon.engine import Engine, Update, build_engine
 from replmon.session.cursor import intact_before, warm_up
+from replmon.session.format import ChunkObservations, Packed, pack_seen, unpack_seen
 from replmon.session.replay import Entry, Recording, open_recording
 
 PARALLEL_MIN_TICKS = 5_000
@@ -43,23 +43,8 @@ PARTS_PER_WORKER = 2
 """Parts per worker: smaller parts even out the workers' finishing times, but each
 part warms its checks on up to 300 ticks first."""
 
-Packed = tuple[str, str, str, int, str, dict[str, Any], str, str]
-"""One Observation on its way from a worker: (check id, key, node, severity, title, numbers,
-cause, next step). Pickling a pydantic model (and its IntEnum) costs ~5 times a tuple's:
-with a finding open all day, that was 23 us per tick between the two processes."""
 Observed = tuple[int, int, float, float, list[Packed], Any]
 """(index, seq, wall, interval, what the checks saw, the caller's facts) for one tick."""
-
-
-def _pack(seen: list[Seen]) -> list[Packed]:
-    return [(cid, o.key, o.node, int(o.severity), o.title, o.numbers, o.cause, o.next_step)
-            for cid, o in seen]
-
-
-def _unpack(packed: list[Packed]) -> list[Seen]:
-    return [(cid, Observation(key=key, node=node, severity=Severity(sev), title=title,
-                              numbers=numbers, cause=cause, next_step=next_step))
-            for cid, key, node, sev, title, numbers, cause, next_step in packed]
 
 
 Extract = Callable[[Entry], Any]
@@ -95,28 +80,81 @@ def _few_collections() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
+def stored_usable(rec: Recording, engine: Engine, first: int, end: int
+                  ) -> dict[int, tuple[ChunkObservations, list[float]]]:
+    """Chunks in [first, end) whose stored observations (O frames) are exactly what
+    ``engine`` would observe in a sequential re-run: the live engine had the same
+    ``checks_id``, and the window before the chunk is what a re-run has there (the
+    longest check window of ticks before it, all intact and in this file, their seqs
+    without a gap). Maps the chunk to its observations and its ticks' wall times.
+    Reads frames only: about 2 us a tick."""
+    out: dict[int, tuple[ChunkObservations, list[float]]] = {}
+    chunk_ticks = max(1, rec.meta.chunk_ticks)
+    back = engine.window_ticks(rec.meta.interval) // chunk_ticks + 2
+    run = 0
+    """Intact, gap-free ticks that end right before the current chunk."""
+    prev: ChunkObservations | None = None
+    for ci in range(max(0, first - back), end):
+        obs, walls = rec.chunk_observations(ci)
+        if obs is not None and prev is not None and run and (
+                prev.seq0 + prev.count != obs.seq0 or prev.interval != obs.interval):
+            run = 0
+        if (ci >= first and obs is not None and obs.checks_id == engine.checks_id
+                and run >= engine.window_ticks(obs.interval) - 1):
+            out[ci] = (obs, walls)
+        complete = (obs is not None and ci + 1 < len(rec.chunks)
+                    and rec.chunks[ci + 1].first - rec.chunks[ci].first == obs.count)
+        run = run + len(walls) if complete else 0
+        prev = obs
+    return out
+
+
+def _observe_chunks(rec: Recording, engine: Engine, first_chunk: int, end_chunk: int,
+                    extract: Extract = _none, *, stored: bool = True) -> Iterator[Observed]:
+    """What the checks observe at every intact tick of chunks [first_chunk, end_chunk), in
+    order: the stored observations where ``stored_usable`` allows (decoding the ticks
+    only when ``extract`` wants them), else by decoding the ticks and observing them,
+    the engine's window warmed first on the intact ticks before."""
+    use = stored_usable(rec, engine, first_chunk, end_chunk) if stored else {}
+    fed_to: int | None = None
+    """Index after the last tick ``engine`` observed (None: its window is not there)."""
+    for ci in range(first_chunk, end_chunk):
+        chunk = rec.chunks[ci]
+        if ci in use:
+            obs, walls = use[ci]
+            entries = rec.chunk_entries(ci) if extract is not _none else None
+            for k, wall in enumerate(walls):
+                facts = extract(next(entries)) if entries is not None else None
+                yield (chunk.first + k, obs.seq0 + k, wall, obs.interval,
+                       obs.seen.get(k, []), facts)
+            fed_to = None
+            continue
+        if fed_to != chunk.first:
+            engine.reset_window()
+            warm_up(engine, intact_before(rec, chunk.first,
+                                          engine.window_ticks(rec.meta.interval) - 1),
+                    hysteresis=False)
+        for e in rec.chunk_entries(ci):
+            yield (e.index, e.tick.seq, e.tick.wall, e.tick.interval,
+                   pack_seen(engine.observe(e.tick)), extract(e))
+            fed_to = e.index + 1
+
+
 def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_points: bool,
-                  first_chunk: int, end_chunk: int, extract: Extract = _none
-                  ) -> tuple[list[Observed], list[str]]:
-    """Worker: observe every intact tick of chunks [first_chunk, end_chunk), after
-    warming the checks on the intact ticks just before them. Also returns the
-    problems (damage) met on the way; this process reports them, once."""
+                  first_chunk: int, end_chunk: int, extract: Extract = _none,
+                  stored: bool = True) -> tuple[list[Observed], list[str]]:
+    """Worker: ``_observe_chunks`` over one part. Also returns the problems (damage) met
+    on the way; the parent reports them, once."""
     logging.disable(logging.WARNING)  # this worker process only
     with _few_collections(), open_recording(path) as rec:
         engine = build_engine(settings, entry_points=entry_points)
-        before = intact_before(rec, rec.chunks[first_chunk].first,
-                              engine.window_ticks(rec.meta.interval) - 1)
-        warm_up(engine, before, hysteresis=False)
-        out: list[Observed] = []
-        for ci in range(first_chunk, end_chunk):
-            for e in rec.chunk_entries(ci):
-                out.append((e.index, e.tick.seq, e.tick.wall, e.tick.interval,
-                            _pack(engine.observe(e.tick)), extract(e)))
+        out = list(_observe_chunks(rec, engine, first_chunk, end_chunk, extract,
+                                   stored=stored))
         return out, list(rec.problems)
 
 
-def _observe_job(job: tuple[str, Mapping[str, Mapping[str, Any]], bool, int, int, Extract]
-                 ) -> tuple[list[Observed], list[str]]:
+def _observe_job(job: tuple[str, Mapping[str, Mapping[str, Any]], bool, int, int, Extract,
+                            bool]) -> tuple[list[Observed], list[str]]:
     return _observe_part(*job)
 
 
@@ -159,18 +197,38 @@ class Rerun:
     def __init__(self, recording: Recording,
                  settings: Mapping[str, Mapping[str, Any]] | None = None, *,
                  entry_points: bool = True, workers: int | None = None,
-                 should_stop: Callable[[], bool] = lambda: False) -> None:
+                 should_stop: Callable[[], bool] = lambda: False, stored: bool = True) -> None:
         """``should_stop``: asked between ticks and while waiting on the workers; True
-        ends the iteration early (a replay screen being closed)."""
+        ends the iteration early (a replay screen being closed). ``stored``: use the
+        live engine's observations where the recording holds them and they are today's
+        checks' (False: observe every tick again, as before format version 2)."""
+        self.stored = stored
         self.recording = recording
         self.should_stop = should_stop
         self.settings = dict(recording.meta.checks if settings is None else settings)
         self.entry_points = entry_points
         self.engine: Engine = build_engine(self.settings, entry_points=entry_points)
+        self._workers = workers
+        self._planned: int | None = None
+
+    @property
+    def workers(self) -> int:
+        """Processes observing the ticks (1: all in this one). Unless given, more than one
+        only when a long stretch must be decoded: ticks without usable stored
+        observations, or all of them when the caller extracts facts from each."""
+        if self._planned is None:
+            self._planned = self._plan(self._workers, decode_all=False)
+        return self._planned
+
+    def _plan(self, workers: int | None, *, decode_all: bool) -> int:
+        rec = self.recording
         if workers is None:
-            workers = min(cpus(), MAX_WORKERS) if len(recording) >= PARALLEL_MIN_TICKS else 1
-        self.workers = max(1, min(workers, len(recording.chunks) or 1))
-        """Processes observing the ticks (1: all in this one)."""
+            to_decode = len(rec)
+            if self.stored and not decode_all and len(rec) >= PARALLEL_MIN_TICKS:
+                use = stored_usable(rec, self.engine, 0, len(rec.chunks))
+                to_decode -= sum(obs.count for obs, _ in use.values())
+            workers = min(cpus(), MAX_WORKERS) if to_decode >= PARALLEL_MIN_TICKS else 1
+        return max(1, min(workers, len(rec.chunks) or 1))
 
     def __iter__(self) -> Iterator[Update]:
         for _, upd, _ in self.with_facts():
@@ -183,18 +241,24 @@ class Rerun:
 
     def with_facts(self, extract: Extract = _none) -> Iterator[tuple[int, Update, Any]]:
         """(index, Update, ``extract(entry)``) for every intact tick, in order."""
-        if self.workers == 1:
+        workers = (self._plan(self._workers, decode_all=True) if extract is not _none
+                   else self.workers)
+        if workers == 1:
             with _few_collections():
-                for e in self.recording.entries():
+                observing = build_engine(self.settings, entry_points=self.entry_points)
+                for index, seq, wall, interval, seen, facts in _observe_chunks(
+                        self.recording, observing, 0, len(self.recording.chunks), extract,
+                        stored=self.stored):
                     if self.should_stop():
                         return
-                    yield e.index, self.engine.feed(e.tick), extract(e)
+                    yield index, self.engine.apply(seq, wall, unpack_seen(seen), interval), facts
             return
-        parts = _parts(self.recording, self.workers * PARTS_PER_WORKER)
+        parts = _parts(self.recording, workers * PARTS_PER_WORKER)
         path = str(Path(self.recording.path).resolve())
-        pool = _context().Pool(self.workers)
+        pool = _context().Pool(workers)
         try:
-            jobs = [(path, self.settings, self.entry_points, a, b, extract) for a, b in parts]
+            jobs = [(path, self.settings, self.entry_points, a, b, extract, self.stored)
+                    for a, b in parts]
             results = pool.imap(_observe_job, jobs)
             while True:
                 try:
@@ -208,7 +272,7 @@ class Rerun:
                 for p in problems:
                     self.recording.add_problem(p)
                 for index, seq, wall, interval, seen, facts in observed:
-                    yield index, self.engine.apply(seq, wall, _unpack(seen), interval), facts
+                    yield index, self.engine.apply(seq, wall, unpack_seen(seen), interval), facts
                 if self.should_stop():
                     return
             pool.close()
@@ -218,10 +282,12 @@ class Rerun:
 
 
 def rerun_checks(recording: Recording, settings: Mapping[str, Mapping[str, Any]] | None = None,
-                 *, entry_points: bool = True, workers: int | None = None) -> list[Update]:
+                 *, entry_points: bool = True, workers: int | None = None,
+                 stored: bool = True) -> list[Update]:
     """Today's checks over the recorded ticks, with the recorded [checks.*] settings
     (or ``settings``). One Update per intact tick, in order."""
-    return list(Rerun(recording, settings, entry_points=entry_points, workers=workers))
+    return list(Rerun(recording, settings, entry_points=entry_points, workers=workers,
+                      stored=stored))
 
 
 def rerun_file(path: str | Path, settings: Mapping[str, Mapping[str, Any]] | None = None, *,

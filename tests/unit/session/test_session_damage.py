@@ -85,7 +85,7 @@ def test_garbage_and_empty_files_are_refused(tmp_path: Path) -> None:
     with pytest.raises(SessionError, match="not a replmon recording"):
         open_recording(junk)
     junk.write_bytes(MAGIC + b"\x00" * 10)
-    with pytest.raises(SessionError, match="header unreadable at byte 8: truncated"):
+    with pytest.raises(SessionError, match=r"header unreadable \(byte 8: truncated"):
         open_recording(junk)
     junk.write_bytes(MAGIC + pack_frame(KIND_HEADER, b"{not json"))
     with pytest.raises(SessionError, match="not valid JSON"):

@@ -1,0 +1,130 @@
+"""A re-run that takes the live engine's stored observations (O frames) where they are
+today's checks' gives, tick for tick, what observing every tick again gives: on a
+recording whose findings open, hold, flap and close across chunks, intact and damaged
+(a tick frame, an O frame), in this process and in worker processes; and on every
+shipped sample session. With other thresholds nothing stored is used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_rerun import CHUNK, TICKS, dump, flapping_ticks
+
+from replmon.engine import build_engine
+from replmon.model.tick import Tick
+from replmon.session import RecordingWriter, meta_for, open_recording
+from replmon.session.format import HEADER_SIZE, KIND_OBS, KIND_TICK, MAGIC, read_frame
+from replmon.session.rerun import Rerun, stored_usable
+from replmon.testing.synthetic import loop_ticks
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = sorted((ROOT / "sample_sessions").glob("*.rmrec"))
+
+
+def record_live(path: Path, ticks: list[Tick], chunk: int = CHUNK) -> Path:
+    """What ``replmon --record`` writes: each tick with the live engine's update."""
+    engine = build_engine(entry_points=False)
+    with RecordingWriter(path, meta_for(interval=ticks[0].interval), chunk_ticks=chunk) as w:
+        for t in ticks:
+            w.write(t, engine.feed(t))
+    return path
+
+
+def run(path: Path, *, stored: bool, workers: int = 1,
+        settings: dict[str, Any] | None = None) -> tuple[list[Any], list[str]]:
+    with open_recording(path) as rec:
+        ups = list(Rerun(rec, settings, entry_points=False, workers=workers, stored=stored))
+        return [dump(u) for u in ups], list(rec.problems)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_flap_detection() -> Any:
+    """Findings then open and close all along the file, in the stored stretch too."""
+    import replmon.engine
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(replmon.engine, "FLAP_OPENS", 10**9)
+        yield
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ticks = list(loop_ticks(flapping_ticks(), TICKS, rates=True))  # rates as collected
+    return record_live(tmp_path_factory.mktemp("stored") / "live.rmrec", ticks)
+
+
+def _frame_at(data: bytes, kind: bytes, index: int) -> int:
+    pos = len(MAGIC)
+    while True:
+        fr = read_frame(data, pos)
+        if fr.kind == kind and fr.index == index:
+            return pos
+        pos = fr.end
+
+
+def test_stored_observations_are_used_after_one_window(live: Path) -> None:
+    with open_recording(live) as rec:
+        use = stored_usable(rec, build_engine(entry_points=False), 0, len(rec.chunks))
+        # the 300 s window needs 299 intact ticks before a chunk: chunks 0-9 are observed
+        assert sorted(use) == list(range(10, TICKS // CHUNK))
+        other = build_engine({"drbd_peer": {"open_after": "7s"}}, entry_points=False)
+        assert stored_usable(rec, other, 0, len(rec.chunks)) == {}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_stored_rerun_is_the_observed_one(live: Path, workers: int) -> None:
+    again, problems = run(live, stored=False)
+    assert len(again) == TICKS and problems == []
+    assert any(u[3] for u in again[400:]) and any(u[4] for u in again[400:])
+    fast, problems = run(live, stored=True, workers=workers)
+    assert problems == []
+    for a, b in zip(again, fast, strict=True):
+        assert a == b, f"tick {a[0]} differs"
+
+
+def test_other_thresholds_observe_again(live: Path) -> None:
+    settings = {"drbd_peer": {"open_after": "7s"}}
+    again, _ = run(live, stored=False, settings=settings)
+    fast, _ = run(live, stored=True, settings=settings)
+    assert fast == again
+    assert fast != run(live, stored=False)[0]  # the setting changes what opens
+
+
+@pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBS, 600)],
+                         ids=["tick-frame", "obs-frame"])
+def test_stored_rerun_of_a_damaged_file(live: Path, tmp_path: Path, kind: bytes,
+                                        index: int) -> None:
+    """Damage costs the stored observations of the chunks whose window it touches: those
+    are observed again, and the result is still the observed one."""
+    data = bytearray(live.read_bytes())
+    pos = _frame_at(bytes(data), kind, index)
+    for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):
+        data[pos + k] ^= 0x5A
+    bad = tmp_path / "bad.rmrec"
+    bad.write_bytes(bytes(data))
+    again, problems = run(bad, stored=False)
+    fast, problems_fast = run(bad, stored=True)
+    assert fast == again
+    assert problems_fast and all("byte" in p for p in problems_fast)
+    if kind == KIND_TICK:
+        assert 700 not in {u[0] for u in fast} and len(fast) == TICKS - (700 % CHUNK and 20)
+    else:
+        assert len(fast) == TICKS and any("no tick lost" in p for p in problems_fast)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
+    """The shipped sessions (format 1, no stored observations), looped long enough for
+    stored observations to be used, recorded as a live session would be."""
+    with open_recording(sample) as rec:
+        ticks = list(rec.ticks())
+        interval = rec.meta.interval
+    n = int(900 / interval) + 2 * CHUNK
+    path = record_live(tmp_path / "live.rmrec", list(loop_ticks(ticks, n, rates=True)))
+    with open_recording(path) as rec:
+        assert stored_usable(rec, build_engine(entry_points=False), 0, len(rec.chunks))
+    again, _ = run(path, stored=False)
+    fast, _ = run(path, stored=True)
+    assert len(fast) == n and fast == again
