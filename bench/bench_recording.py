@@ -1,6 +1,7 @@
 """Recording benchmark (run by hand; figures go in the closing note).
 
     .venv/bin/python bench/bench_recording.py [--ticks-from FILE.jsonl] [--rerun N]
+        [--baseline GITREF] [--week]
 
 1. Real ticks: 60 ticks at 1 Hz from the lab under a write load (or JSON lines of
    ``replmon sample --json``), plus a parsed /proc/drbd fixture on both nodes, so
@@ -12,8 +13,13 @@
 4. Open + seek + read one tick at 20 random times, clean file and the same file
    cut mid-frame (a kill -9 without end frame). Target <= 200 ms.
 5. CPU per tick of decoding and of the checks in one process (--rerun N ticks), then
-   the whole re-run as ``replmon check --replay`` does it (worker processes on every
-   core). Target: 86,400 ticks <= 20 s.
+   the whole re-run as ``replmon check --replay`` does it: observing every tick again
+   (what a re-run with other thresholds does, and what format 1 always did), and with
+   the live engine's stored observations (format 2, same checks). Targets (#13): the
+   stored re-run <= 0.33x of main's re-run of the same ticks; a week (--week, 604,800
+   ticks) <= 2.5x of main's day.
+6. --baseline GITREF: the same figures from that commit's own bench on the same ticks
+   (a git worktree on the same interpreter), and the ratios.
 """
 
 from __future__ import annotations
@@ -75,13 +81,63 @@ def recorder_cpu(ticks: list[Tick], tmp: Path) -> tuple[float, float]:
     return cpu * 1000, path.stat().st_size / len(seq)
 
 
-def build_day(ticks: list[Tick], path: Path) -> float:
+def recorder_cpu_live(ticks: list[Tick], tmp: Path) -> float:
+    """As recorder_cpu, each tick written with the live engine's update (its findings and,
+    since format 2, its observations), the engine's own time not counted."""
+    engine = build_engine()
+    seq = [(t, engine.feed(t)) for t in loop_ticks(ticks, 600, rates=True)]
+    c0 = time.process_time()
+    with RecordingWriter(tmp / "cpu-live.rmrec", meta_for(interval=1.0)) as w:
+        for t, upd in seq:
+            w.write(t, upd)
+    return (time.process_time() - c0) / len(seq) * 1000
+
+
+def build_file(ticks: list[Tick], path: Path, count: int) -> float:
+    """``count`` ticks looped from ``ticks``, written as a live session is: with the
+    live engine's update for each."""
     t0 = time.perf_counter()
-    with RecordingWriter(path, meta_for(interval=1.0, note="bench: 24 h looped from lab ticks"),
+    engine = build_engine()
+    with RecordingWriter(path, meta_for(interval=1.0, note="bench: looped from lab ticks"),
                          rates="derive") as w:
-        for t in loop_ticks(ticks, DAY):
-            w.write(t)
+        for t in loop_ticks(ticks, count):
+            w.write(t, engine.feed(t))
     return time.perf_counter() - t0
+
+
+def rerun_s(path: Path, *, stored: bool) -> tuple[float, int, int]:
+    """Wall seconds of ``check --replay``'s re-run, ticks, worker processes."""
+    with open_recording(path) as rec:
+        run = Rerun(rec, stored=stored)
+        t0 = time.perf_counter()
+        count = sum(1 for _ in run)
+        return time.perf_counter() - t0, count, run.workers
+
+
+def baseline(ref: str, ticks: list[Tick], tmp: Path, rerun: int) -> dict[str, float]:
+    """Run ``ref``'s own bench on the same ticks; its figures by name."""
+    import re
+    import subprocess
+
+    tree = tmp / "baseline"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
+                   check=True, capture_output=True)
+    try:
+        src = tmp / "ticks.jsonl"
+        src.write_text("".join(t.model_dump_json() + "\n" for t in ticks))
+        env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
+        out = subprocess.run([sys.executable, str(tree / "bench" / "bench_recording.py"),
+                              "--ticks-from", str(src), "--rerun", str(rerun)], env=env,
+                             check=True, capture_output=True, text=True).stdout
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                       check=False, capture_output=True)
+    for line in out.splitlines():
+        print(f"  {ref}: {line}")
+    pats = {"recorder_ms": r"recorder CPU per tick: ([\d.]+) ms",
+            "bpt": r"24 h file: \d+ ticks, [\d.]+ MB, (\d+) B/tick",
+            "rerun_s": r"re-run of all checks over the 24 h file .*: ([\d.]+) s"}
+    return {k: float(m.group(1)) for k, pat in pats.items() if (m := re.search(pat, out))}
 
 
 def seek_ms(path: Path, walls: list[float]) -> list[float]:
@@ -101,6 +157,8 @@ def main() -> int:
     ap.add_argument("--ticks-from", help="JSON lines of Ticks instead of sampling the lab")
     ap.add_argument("--rerun", type=int, default=DAY, help="ticks to re-run the checks over")
     ap.add_argument("--keep", help="copy the 24 h recording here")
+    ap.add_argument("--baseline", help="also run this git ref's bench on the same ticks")
+    ap.add_argument("--week", action="store_true", help="also build and re-run a week")
     args = ap.parse_args()
     if args.ticks_from:
         real = [Tick.model_validate_json(x) for x in Path(args.ticks_from).read_text().splitlines()]
@@ -110,14 +168,17 @@ def main() -> int:
     ticks = four_sources(real)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        base = baseline(args.baseline, real, tmp, args.rerun) if args.baseline else {}
         cpu_ms, short_bpt = recorder_cpu(ticks, tmp)
         print(f"recorder CPU per tick: {cpu_ms:.2f} ms = {cpu_ms / 10:.3f} % of one core at 1 Hz"
               f" ({short_bpt:.0f} B/tick on a 600-tick file)")
+        live_ms = recorder_cpu_live(ticks, tmp)
+        print(f"recorder CPU per tick with the live engine's updates: {live_ms:.2f} ms")
         day = tmp / "day.rmrec"
-        build_s = build_day(ticks, day)
+        build_s = build_file(ticks, day, DAY)
         size = day.stat().st_size
         print(f"24 h file: {DAY} ticks, {size / 1e6:.1f} MB, {size / DAY:.0f} B/tick "
-              f"(built in {build_s:.0f} s)")
+              f"(built in {build_s:.0f} s, the live engine's updates included)")
         with open_recording(day) as rec:
             w0, w1 = rec.tick_at(0).wall, rec.tick_at(DAY - 1).wall
         rnd = random.Random(1)
@@ -145,15 +206,30 @@ def main() -> int:
             obs_s = time.process_time() - c0 - dec_s
         print(f"one process, CPU over {n} ticks: decode {dec_s / n * 1e6:.0f} us/tick, "
               f"checks {obs_s / n * 1e6:.0f} us/tick ({len(engine.checks)} checks)")
-        with open_recording(day) as rec:
-            run = Rerun(rec)
-            t0 = time.perf_counter()
-            count = sum(1 for _ in run)
-            wall = time.perf_counter() - t0
-        print(f"re-run of all checks over the 24 h file ({count} ticks, {run.workers} "
-              f"worker processes on {cpus()} cores): {wall:.1f} s (target <= 20 s)")
+        again_s, count, workers = rerun_s(day, stored=False)
+        print(f"re-run of all checks over the 24 h file, observing every tick ({count} ticks, "
+              f"{workers} worker processes on {cpus()} cores): {again_s:.1f} s")
+        fast_s, count, workers = rerun_s(day, stored=True)
+        print(f"re-run of all checks over the 24 h file, stored observations ({count} ticks, "
+              f"{workers} worker processes): {fast_s:.1f} s")
+        if base.get("rerun_s"):
+            print(f"ratios to {args.baseline}: re-run {fast_s / base['rerun_s']:.2f}x "
+                  f"(target <= 0.33x); observing every tick {again_s / base['rerun_s']:.2f}x; "
+                  f"bytes per tick {size / DAY / base.get('bpt', float('nan')):.2f}x; recorder "
+                  f"CPU {cpu_ms / base.get('recorder_ms', float('nan')):.2f}x")
         if args.keep:
             shutil.copy(day, args.keep)
+        if args.week:
+            week = tmp / "week.rmrec"
+            build_s = build_file(ticks, week, 7 * DAY)
+            print(f"week file: {7 * DAY} ticks, {week.stat().st_size / 1e6:.0f} MB "
+                  f"(built in {build_s:.0f} s)")
+            day.unlink()
+            week_s, count, workers = rerun_s(week, stored=True)
+            ref = base.get("rerun_s")
+            print(f"re-run of all checks over the week ({count} ticks, {workers} worker "
+                  f"processes): {week_s:.1f} s" + (f" = {week_s / ref:.2f}x of {args.baseline}'s "
+                                                     "day (target <= 2.5x)" if ref else ""))
     return 0
 
 

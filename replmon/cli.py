@@ -259,6 +259,12 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _unexpected(e: BaseException, verbose: bool) -> None:
+    """An error no code path expected: its traceback in the log under -v only."""
+    if verbose:
+        logging.getLogger("replmon").error("unexpected error", exc_info=e)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from replmon import commands as cmd
 
@@ -280,13 +286,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"REPLMON UNKNOWN - {e}")
                 return 3
             except Exception as e:  # monitoring-plugin contract: anything unexpected is UNKNOWN
-                logging.getLogger("replmon").exception("check failed")
+                _unexpected(e, args.verbose)
                 print(f"REPLMON UNKNOWN - {type(e).__name__}: {e}")
                 return 3
-        if args.command == "replay":
-            return cmd.replay(args.file, paused=args.paused)
-        if args.command == "report":
-            return cmd.report(args.file, fmt=args.format, csv=args.csv)
+        if args.command in ("replay", "report"):
+            try:
+                if args.command == "replay":
+                    return cmd.replay(args.file, paused=args.paused)
+                return cmd.report(args.file, fmt=args.format, csv=args.csv)
+            except (SessionError, KeyboardInterrupt, BrokenPipeError):
+                raise
+            except Exception as e:  # one line, not a traceback (that is for -v)
+                _unexpected(e, args.verbose)
+                print(f"replmon: {args.file}: cannot read it: {type(e).__name__}: {e}"
+                      + ("" if args.verbose else " (-v shows where)"), file=sys.stderr)
+                return 2
         if args.command == "serve":
             return cmd.serve(args.config, listen=args.listen, interval=args.interval,
                              plain=args.plain)

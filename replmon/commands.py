@@ -160,8 +160,7 @@ def check_replay(path: str) -> CheckRun:
         perf = pair_perf(rec.tick_at(len(rec) - 1), run.engine.limits) if len(rec) else []
         problems = list(rec.problems)
         nodes = rec.node_names()
-    for problem in problems:
-        print(f"replmon: {path}: {problem}", file=sys.stderr)
+    say_problems(problems)
     if first is None or last is None:
         return CheckRun(open=[], cleared=[], ticks=0, span_s=0.0, nodes={},
                         unknown=f"{path}: no tick could be read")
@@ -178,8 +177,7 @@ def replay(path: str, *, paused: bool) -> int:
     from replmon.tui.replay import ReplayApp
 
     rec = open_recording(path)
-    for problem in rec.problems:
-        print(f"replmon: {path}: {problem}", file=sys.stderr)
+    say_problems(rec.problems)
     if not len(rec):
         print(f"replmon: {path}: no tick could be read", file=sys.stderr)
         return 1
@@ -217,9 +215,17 @@ def report(path: str, *, fmt: str, csv: str | None) -> int:
             print(json.dumps(build_report(rec), indent=2))
         else:
             sys.stdout.write(render_text(build_report(rec)))
-        for problem in rec.problems:
-            print(f"replmon: {path}: {problem}", file=sys.stderr)
+        say_problems(rec.problems)
+        if not len(rec):
+            print(f"replmon: {path}: no tick could be read", file=sys.stderr)
+            return 1
     return 0
+
+
+def say_problems(problems: list[str]) -> None:
+    """A recording's damage on stderr, one line each (each names its file)."""
+    for problem in problems:
+        print(f"replmon: {problem}", file=sys.stderr)
 
 
 def log_to_file() -> None:

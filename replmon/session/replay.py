@@ -14,6 +14,8 @@ import contextlib
 import json
 import logging
 import mmap
+import os
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -94,6 +96,8 @@ class Recording:
         self.end: dict[str, Any] | None = None
         """The end frame's JSON (None: the recorder did not close cleanly)."""
         try:
+            if not stat.S_ISREG(os.stat(self.path).st_mode):
+                raise SessionError(f"{self.path}: not a recording: not a regular file")
             with open(self.path, "rb") as f:
                 size = f.seek(0, 2)
                 if size == 0:
@@ -172,7 +176,7 @@ class Recording:
         while True:
             mark = self._buf.rfind(KEY_MARK, self._data_start, pos)
             if mark < 0:
-                return []
+                return self._scan_forward()  # no intact key frame: say what the bytes hold
             try:
                 chunk, prev = self._key_at(mark - HEADER_SIZE)
                 break
@@ -244,9 +248,10 @@ class Recording:
         self.add_problem(f"{self.path.name}: byte {e.offset}: {e.reason} ({where})")
 
     def add_problem(self, msg: str) -> None:
-        """Note damage (once per message; also logged as a warning)."""
+        """Note damage (once per message; logged at INFO: the commands print
+        ``problems`` themselves)."""
         if msg not in self.problems:
-            log.warning("%s", msg)
+            log.info("%s", msg)
             self.problems.append(msg)
 
     def _frames(self, ci: int) -> Iterator[Frame]:
