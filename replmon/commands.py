@@ -56,7 +56,9 @@ async def maybe_recorder(config: Config, path: str | None, **rotation: Any
     async with Recorder(path, meta_for(config), **rotation) as rec:
         log.info("recording to %s", path)
         yield [rec]
-    log.info("recording closed: %d ticks, %d dropped", rec.ticks_written, rec.dropped)
+    log.info("recording closed: %d ticks, %d dropped, writer CPU %.2f s (%.3f ms/tick)",
+             rec.ticks_written, rec.dropped, rec.cpu_s,
+             1000 * rec.cpu_s / max(1, rec.ticks_written))
 
 
 async def run_tui(config: Config, record: str | None = None) -> None:

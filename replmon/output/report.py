@@ -59,7 +59,8 @@ def iso(wall: float | None) -> str:
 
 def _event(kind: str, f: Finding, wall: float) -> dict[str, Any]:
     ev = {"at": wall, "time": iso(wall), "event": kind, "check": f.check, "node": f.node,
-          "key": f.key, "severity": f.severity.label, "title": f.headline}
+          "key": f.key, "severity": f.severity.label, "title": f.headline,
+          "since": f.since_wall}
     if f.flaps:
         ev |= {"flaps": f.flaps, "flap_span_s": f.flap_span_s}
     return ev

@@ -50,6 +50,10 @@ from replmon.session.format import (
 )
 
 log = logging.getLogger(__name__)
+ZLIB_LEVEL = 8
+"""Compression of the tick stream. Measured on 3,000 lab ticks with a finding open
+throughout (bytes per tick, writer CPU per tick): level 6 1,220 B 0.47 ms, 7 1,195 B
+0.47 ms, 8 1,171 B 0.49 ms, 9 1,169 B 0.49 ms. Reading is as fast at any level."""
 _NO_RATES: Any = {"primary": {"rates"}, "replica": {"rates"}}
 
 
@@ -72,7 +76,8 @@ class RecordingWriter:
     """Encodes ticks into one recording file. Not thread-safe; one writer per file."""
 
     def __init__(self, path: str | Path, meta: RecordingMeta, *, chunk_ticks: int = 60,
-                 level: int = 6, rates: Literal["auto", "derive", "store"] = "auto") -> None:
+                 level: int = ZLIB_LEVEL, rates: Literal["auto", "derive", "store"] = "auto"
+                 ) -> None:
         """``rates``: "auto" stores a tick's rates only where a reader recomputing them
         would get something else; "derive" never stores them (ticks built from samples,
         whose rates are by definition the recomputed ones); "store" always does (ticks
