@@ -114,6 +114,21 @@ def rerun_s(path: Path, *, stored: bool) -> tuple[float, int, int]:
         return time.perf_counter() - t0, count, run.workers
 
 
+def rerun_digest(path: Path, *, stored: bool) -> str:
+    """A digest of every Update of a re-run (seq, each open finding's identity, since,
+    severity, title and numbers, what opened and closed), to show that the stored and
+    the observed-again re-runs agree (untimed: a second run)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open_recording(path) as rec:
+        for u in Rerun(rec, stored=stored):
+            h.update(repr((u.seq, [(f.ident, f.since_seq, int(f.severity), f.title,
+                                    sorted(f.numbers.items())) for f in u.open],
+                           [f.ident for f in u.opened], [f.ident for f in u.closed])).encode())
+    return h.hexdigest()[:16]
+
+
 def baseline(ref: str, ticks: list[Tick], tmp: Path, rerun: int) -> dict[str, float]:
     """Run ``ref``'s own bench on the same ticks; its figures by name."""
     import re
@@ -212,6 +227,9 @@ def main() -> int:
         fast_s, count, workers = rerun_s(day, stored=True)
         print(f"re-run of all checks over the 24 h file, stored observations ({count} ticks, "
               f"{workers} worker processes): {fast_s:.1f} s")
+        same = rerun_digest(day, stored=True) == rerun_digest(day, stored=False)
+        print("stored and observed-again re-runs give the same findings at every tick: "
+              + ("yes" if same else "NO"))
         if base.get("rerun_s"):
             print(f"ratios to {args.baseline}: re-run {fast_s / base['rerun_s']:.2f}x "
                   f"(target <= 0.33x); observing every tick {again_s / base['rerun_s']:.2f}x; "
