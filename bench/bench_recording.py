@@ -36,6 +36,7 @@ from pathlib import Path
 
 from replmon.engine import build_engine
 from replmon.model.tick import Tick
+from replmon.output.report import report
 from replmon.session import RecordingWriter, Rerun, meta_for, open_recording
 from replmon.session.rerun import cpus
 from replmon.sources.drbd_parse import parse_proc_drbd
@@ -227,6 +228,11 @@ def main() -> int:
         fast_s, count, workers = rerun_s(day, stored=True)
         print(f"re-run of all checks over the 24 h file, stored observations ({count} ticks, "
               f"{workers} worker processes): {fast_s:.1f} s")
+        with open_recording(day) as rec:
+            t0 = time.perf_counter()
+            report(rec)
+            print(f"replmon report of the 24 h file (decodes every tick for its peaks; the "
+                  f"checks' observations stored): {time.perf_counter() - t0:.1f} s")
         same = rerun_digest(day, stored=True) == rerun_digest(day, stored=False)
         print("stored and observed-again re-runs give the same findings at every tick: "
               + ("yes" if same else "NO"))
