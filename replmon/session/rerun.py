@@ -80,15 +80,18 @@ def _few_collections() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
-def stored_usable(rec: Recording, engine: Engine, first: int, end: int
-                  ) -> dict[int, tuple[ChunkObservations, list[float]]]:
+Usable = dict[int, tuple[ChunkObservations, list[float]]]
+"""``stored_usable``'s answer: chunk -> its stored observations and its ticks' walls."""
+
+
+def stored_usable(rec: Recording, engine: Engine, first: int, end: int) -> Usable:
     """Chunks in [first, end) whose stored observations (O frames) are exactly what
     ``engine`` would observe in a sequential re-run: the live engine had the same
     ``checks_id``, and the window before the chunk is what a re-run has there (the
     longest check window of ticks before it, all intact and in this file, their seqs
     without a gap). Maps the chunk to its observations and its ticks' wall times.
     Reads frames only: about 2 us a tick."""
-    out: dict[int, tuple[ChunkObservations, list[float]]] = {}
+    out: Usable = {}
     chunk_ticks = max(1, rec.meta.chunk_ticks)
     back = engine.window_ticks(rec.meta.interval) // chunk_ticks + 2
     run = 0
@@ -110,23 +113,29 @@ def stored_usable(rec: Recording, engine: Engine, first: int, end: int
 
 
 def _observe_chunks(rec: Recording, engine: Engine, first_chunk: int, end_chunk: int,
-                    extract: Extract = _none, *, stored: bool = True) -> Iterator[Observed]:
+                    extract: Extract = _none, *, stored: bool = True,
+                    use: Usable | None = None) -> Iterator[Observed]:
     """What the checks observe at every intact tick of chunks [first_chunk, end_chunk), in
-    order: the stored observations where ``stored_usable`` allows (decoding the ticks
-    only when ``extract`` wants them), else by decoding the ticks and observing them,
-    the engine's window warmed first on the intact ticks before."""
-    use = stored_usable(rec, engine, first_chunk, end_chunk) if stored else {}
+    order: the stored observations where ``stored_usable`` allows (``use``, when the
+    caller has it already; decoding the ticks only when ``extract`` wants them), else by
+    decoding the ticks and observing them, the engine's window warmed first on the
+    intact ticks before."""
+    if use is None:
+        use = stored_usable(rec, engine, first_chunk, end_chunk) if stored else {}
     fed_to: int | None = None
     """Index after the last tick ``engine`` observed (None: its window is not there)."""
     for ci in range(first_chunk, end_chunk):
         chunk = rec.chunks[ci]
         if ci in use:
             obs, walls = use[ci]
-            entries = rec.chunk_entries(ci) if extract is not _none else None
-            for k, wall in enumerate(walls):
-                facts = extract(next(entries)) if entries is not None else None
-                yield (chunk.first + k, obs.seq0 + k, wall, obs.interval,
-                       obs.seen.get(k, []), facts)
+            if extract is _none:
+                for k, wall in enumerate(walls):
+                    seen = obs.seen.get(k, [])
+                    yield chunk.first + k, obs.seq0 + k, wall, obs.interval, seen, None
+            else:  # the caller wants facts from each tick: decode them, skip the checks
+                for k, e in enumerate(rec.chunk_entries(ci)):
+                    yield (e.index, e.tick.seq, e.tick.wall, e.tick.interval,
+                           obs.seen.get(k, []), extract(e))
             fed_to = None
             continue
         if fed_to != chunk.first:
@@ -210,6 +219,8 @@ class Rerun:
         self.engine: Engine = build_engine(self.settings, entry_points=entry_points)
         self._workers = workers
         self._planned: int | None = None
+        self._use: Usable | None = None
+        """Stored observations usable here, when planning found them already."""
 
     @property
     def workers(self) -> int:
@@ -225,8 +236,8 @@ class Rerun:
         if workers is None:
             to_decode = len(rec)
             if self.stored and not decode_all and len(rec) >= PARALLEL_MIN_TICKS:
-                use = stored_usable(rec, self.engine, 0, len(rec.chunks))
-                to_decode -= sum(obs.count for obs, _ in use.values())
+                self._use = stored_usable(rec, self.engine, 0, len(rec.chunks))
+                to_decode -= sum(obs.count for obs, _ in self._use.values())
             workers = min(cpus(), MAX_WORKERS) if to_decode >= PARALLEL_MIN_TICKS else 1
         return max(1, min(workers, len(rec.chunks) or 1))
 
@@ -248,7 +259,7 @@ class Rerun:
                 observing = build_engine(self.settings, entry_points=self.entry_points)
                 for index, seq, wall, interval, seen, facts in _observe_chunks(
                         self.recording, observing, 0, len(self.recording.chunks), extract,
-                        stored=self.stored):
+                        stored=self.stored, use=self._use):
                     if self.should_stop():
                         return
                     yield index, self.engine.apply(seq, wall, unpack_seen(seen), interval), facts
