@@ -203,6 +203,9 @@ class DrbdSample(SampleBase):
     """"8": read from /proc/drbd; "9": read from ``drbdsetup status --json``."""
     resources: list[DrbdResource] = field(default_factory=list)
     """Resources in the order DRBD lists them (8.x: by minor). Empty when none is configured."""
+    notes: list[str] = field(default_factory=list)
+    """What the parser met and could not place without losing anything below it (a
+    /proc/drbd header line of a form it does not know), one line each."""
 
     def devices_by_key(self) -> dict[str, DrbdDevice]:
         """Every device keyed "resource/volume" (e.g. "0/0", "r0/1")."""

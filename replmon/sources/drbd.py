@@ -16,6 +16,7 @@ Rates come later from two samples (``replmon.model.drbd.derive_drbd_rates``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -29,6 +30,8 @@ from replmon.sources.drbd_parse import (
     proc_version,
 )
 from replmon.sources.runner import Runner
+
+log = logging.getLogger(__name__)
 
 DRBDSETUP_JSON: tuple[str, ...] = ("drbdsetup", "status", "--json")
 """Default command for DRBD 9 state."""
@@ -55,6 +58,7 @@ class DrbdSource(Source[DrbdSample]):
         self.runner = runner
         self.proc_path = proc_path
         self.drbdsetup_cmd = tuple(drbdsetup_cmd)
+        self._noted: set[str] = set()
 
     def __repr__(self) -> str:
         return f"DrbdSource(proc_path={self.proc_path!r}, drbdsetup_cmd={self.drbdsetup_cmd!r})"
@@ -69,7 +73,12 @@ class DrbdSource(Source[DrbdSample]):
                 hint="the drbd kernel module is not loaded (or DRBD is not installed)",
             ) from None
         if drbd_flavour(text) == "8":
-            return parse_proc_drbd(text)
+            sample = parse_proc_drbd(text)
+            for note in sample.notes:
+                if note not in self._noted:  # once per source: it repeats every tick
+                    self._noted.add(note)
+                    log.info("%s: %s", self.runner, note)
+            return sample
         version, _ = proc_version(text)
         return parse_drbdsetup_json(await self._drbdsetup(), version=version)
 

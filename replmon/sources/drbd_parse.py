@@ -76,7 +76,12 @@ _COUNTERS = ("ns", "nr", "dw", "dr", "al", "bm", "lo", "pe", "ua", "ap")
 """Counter keys every 8.x counters line has (8.0 on); ep, wo and oos came later."""
 
 _VERSION_RE = re.compile(r"version:\s*((\d{1,4})\.\d{1,4}\S*)")
-_HEADER_RE = re.compile(r"(?:GIT-hash:|srcversion:|SVN Revision:|Transports\b|.*\bbuild by\b)")
+_HEADER_RE = re.compile(
+    r"(?:GIT-hash:|srcversion:|SVN Revision:|Transports\b|built-in\b|.*\bbuild by\b)")
+"""Known forms of the lines between the version line and the first minor: a LINBIT
+build's GIT-hash, an out-of-tree module's srcversion, ``built-in`` when DRBD is
+compiled into the kernel (drbd_proc.c prints it where a module prints srcversion),
+DRBD 9's Transports line."""
 _MINOR_RE = re.compile(r"\s*(\d{1,9}):(.*)")
 _CLOSE_UP_RE = re.compile(r"(?<=[:/])\s+(?=\S)")
 _FLAGS_RE = re.compile(r"[rs][-a-z]{3,5}")
@@ -87,7 +92,9 @@ _PROGRESS_RE = re.compile(r"\s*(?:\[|finish:|stalled\b)")
 _PERCENT_LABEL_RE = re.compile(r"sync'?ed:|verified:")
 _N = r"(-?\d[\d,]{0,30})"
 _PERCENT_RE = re.compile(r"(sync'?ed|verified):\s*(\d{1,3}(?:\.\d{1,6})?)\s*%")
-_LEFT_TOTAL_RE = re.compile(r"\(\s*" + _N + r"\s*/\s*" + _N + r"\s*\)\s*([KM])")
+_LEFT_TOTAL_RE = re.compile(r"\(\s*" + _N + r"\s*/\s*" + _N + r"\s*\)\s*([KM]?)")
+"""(left/total) and the unit: M (MiB) when the total is above 4 GiB, K (KiB) otherwise;
+a line with no letter is read as KiB rather than losing its numbers."""
 _FINISH_RE = re.compile(r"finish:\s*(\d{1,9}):(\d{1,2}):(\d{1,2})")
 _SPEED_RE = re.compile(r"speed:\s*" + _N + r"\s*\(([^)]*)\)")
 _WANT_RE = re.compile(r"want:\s*" + _N)
@@ -137,6 +144,7 @@ def parse_proc_drbd(text: str) -> DrbdSample:
     flavour = drbd_flavour(text)
     version, _ = proc_version(text)
     minors: list[_MinorText] = []
+    notes: list[str] = []
     lines = [(n, ln) for n, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
     for lineno, line in lines[1:]:  # lines[0] is the version line proc_version() checked
         m = _MINOR_RE.match(line)
@@ -146,9 +154,13 @@ def parse_proc_drbd(text: str) -> DrbdSample:
             minors.append(_MinorText(lineno, int(m.group(1)), m.group(2)))
         elif minors:
             minors[-1].more.append((lineno, line))
-        elif not _HEADER_RE.match(line.strip()):
+        elif line[:1].isspace():  # a minor's continuation with no minor: garbled
             raise ParseError(f"/proc/drbd line {lineno}: unexpected header line {line!r:.80}")
-    return _sample(version=version, flavour=flavour, resources=[_resource_8(m) for m in minors])
+        elif not _HEADER_RE.match(line.strip()):  # a header form we do not know: a note
+            notes.append(f"/proc/drbd line {lineno}: unknown header line "
+                         f"{line.strip()!r:.80} (ignored)")
+    return _sample(version=version, flavour=flavour, resources=[_resource_8(m) for m in minors],
+                   notes=notes)
 
 
 def _resource_8(m: _MinorText) -> DrbdResource:
@@ -438,8 +450,10 @@ def _mib(v: float | None) -> float | None:
     return None if v is None else v * 1024
 
 
-def _sample(*, version: str | None, flavour: Flavour, resources: list[DrbdResource]) -> DrbdSample:
+def _sample(*, version: str | None, flavour: Flavour, resources: list[DrbdResource],
+            notes: list[str] | None = None) -> DrbdSample:
     try:
-        return DrbdSample(version=version, flavour=flavour, resources=resources)
+        return DrbdSample(version=version, flavour=flavour, resources=resources,
+                          notes=notes or [])
     except ValidationError as e:  # pragma: no cover - the builders above pass typed values
         raise ParseError(f"DRBD state does not fit the model: {e}") from None

@@ -197,6 +197,35 @@ def test_no_resync_outside_sync_states(name: str) -> None:
         assert r.connections[0].peer_devices[0].resync is None
 
 
+def test_in_kernel_drbd_built_in_header_reads_every_minor() -> None:
+    """#19: DRBD compiled into the kernel prints ``built-in`` where a module prints its
+    srcversion. S4 (8.3.11, real) with that one line edited: both minors read, no note."""
+    real = text("s4_8311_peer_gone_collapsed.txt")
+    assert "srcversion: F937DCB2E5D83C6CCE4A6C9" in real
+    sample = parse_proc_drbd(real.replace("srcversion: F937DCB2E5D83C6CCE4A6C9", "built-in"))
+    assert [r.name for r in sample.resources] == ["0", "1"] and sample.notes == []
+    assert sample.resources[1].connections[0].peer_devices[0].out_of_sync_kib == 305611780
+
+
+def test_an_unknown_header_line_costs_a_note_not_the_resources() -> None:
+    real = text("s1_846_replica_connected.txt")
+    lines = real.splitlines(keepends=True)
+    sample = parse_proc_drbd(lines[0] + "Something new: a header form of DRBD 8.4.99\n"
+                             + "".join(lines[1:]))
+    assert [r.name for r in sample.resources] == ["0"]
+    assert sample.resources[0].connections[0].cs == "Connected"
+    assert len(sample.notes) == 1 and "line 2: unknown header line" in sample.notes[0]
+
+
+def test_progress_line_without_a_unit_keeps_left_and_total() -> None:
+    """S9 (8.3.8, real) with the K after (left/total) removed: read as KiB, not lost."""
+    real = text("s9_838_synctarget_queue_delay.txt")
+    assert "(813660/1023932)K" in real
+    (r,) = parse_proc_drbd(real.replace("(813660/1023932)K", "(813660/1023932)")).resources
+    resync = r.connections[0].peer_devices[0].resync
+    assert resync is not None and (resync.left_kib, resync.total_kib) == (813660, 1023932)
+
+
 def test_gap_blank_line_before_minor_1() -> None:
     raw = text("s5_846_controller2_wfconnection.txt")
     assert "\n\n 1:" in raw
@@ -300,7 +329,7 @@ def test_drbd9_proc_has_no_minors() -> None:
     ("", "empty"),
     ("hello world\n", "line 1"),
     ("version: 0.7.25 (api:77/proto:74)\n", "0.7.25"),
-    (HEADER + "this is not drbd\n", "line 2"),
+    (HEADER + "    this is not drbd\n", "line 2"),
     (HEADER + "    ns:0 nr:0 dw:0 dr:0 al:0 bm:0 lo:0 pe:0 ua:0 ap:0\n", "line 2"),
     (HEADER + " 0: cs:Connected ro:Primary/Secondary ds:UpToDate/UpToDate C r-----\n", "minor 0"),
     (HEADER + " 0: cs:Connected ro:Primary/Secondary ds:UpToDate/UpToDate C r-----\n"
