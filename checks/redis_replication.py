@@ -9,14 +9,22 @@ On the replica (key "link", one finding that follows the link through its states
 - **Redis not readable** (unreachable, timeout, auth...): critical, replmon cannot
   see the replica's replication at all.
 - **Link down** (``master_link_status:down``, no sync running): critical, with
-  ``master_link_down_since_seconds`` and ``master_last_io_seconds_ago`` (-1 = no
-  link); the replica serves stale data, and when the link returns only a master
+  ``master_link_down_since_seconds`` and ``master_last_io_seconds_ago``; Redis prints
+  -1 for both when it cannot know (never connected since start, no link), and the
+  title says so in words ("never up", "no I/O from the master"), never "-1 s". The
+  replica serves stale data, and when the link returns only a master
   backlog that still holds what it missed spares a full resync. During a full
   sync the link also reads down: that case is the next one, not this.
 - **Full sync in progress** (``master_sync_in_progress:1``, or the link down while the
   master lists a replica in ``wait_bgsave``/``send_bulk``: Redis 7's diskless sync
   waits ``repl-diskless-sync-delay``, 5 s, before sending): warning, with the RDB
-  bytes received so far and the total (unknown, 0 or -1, with diskless sync).
+  bytes received so far, the total and ``master_sync_perc`` (unknown with a diskless
+  sync: Redis prints total 0 or -1, a negative "left" and 0.00 %). **Stalled**: no
+  byte for ``sync_stalled_after`` (10 s, ``master_sync_last_io_seconds_ago``) is
+  critical: a stuck sync otherwise reads as one progressing until Redis drops it at
+  repl-timeout and starts over.
+- **A replica that accepts writes** (``slave_read_only:0``, key "read_only"): warning;
+  what clients write there exists nowhere else and is lost at the next full sync.
 - **Not in the master's replicas list** while the replica says its link is up: the
   master lists no replica at all, or the replica's replication id differs from the
   master's: warning, the replica follows another server (wrong address, an old
@@ -92,6 +100,10 @@ class Limits(Thresholds):
     """Seconds a full resync stays reported after it happened."""
     fork_memory_critical_pct: float = 50.0
     """Master used_memory, percent of its host's RAM, above which a full resync is critical."""
+    sync_stalled_after: Seconds = 10.0
+    """Seconds (s) without a byte of a running full sync (master_sync_last_io_seconds_ago)
+    after which it is stalled, not progressing: critical. Redis itself drops the sync
+    after repl-timeout (60 s) and starts over."""
 
 
 def our_entry(master: RedisSample, replica: RedisSample | None) -> RedisReplica | None:
@@ -114,10 +126,18 @@ def _link_numbers(master: str, rs: RedisSample) -> dict[str, Number]:
     return numbers(master=master, link_status=rs.link_status,
                    link_down_since_s=rs.link_down_since_seconds,
                    last_io_seconds_ago=rs.last_io_seconds_ago,
-                   sync_read_bytes=rs.sync_read_bytes, sync_total_bytes=rs.sync_total_bytes)
+                   sync_read_bytes=rs.sync_read_bytes, sync_total_bytes=rs.sync_total_bytes,
+                   sync_pct=rs.sync_perc, sync_last_io_seconds_ago=rs.sync_last_io_seconds_ago,
+                   failover_state=rs.failover_state)
 
 
-def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
+def _seconds_or(v: int | None, unknown: str, known: str) -> str:
+    """``known`` with the seconds filled in, or ``unknown`` where Redis printed -1."""
+    return unknown if v is None else known.format(fmt(v))
+
+
+def link(p: NodeTick, r: NodeTick, last_wall: float,
+         sync_stalled_after: float = Limits().sync_stalled_after) -> Observation | None:
     st = r.redis.status
     if st.state is SourceState.ABSENT:
         return None
@@ -150,10 +170,23 @@ def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
     if rs.sync_in_progress or (rs.link_status == "down" and waiting):
         total = rs.sync_total_bytes
         if rs.sync_in_progress and rs.sync_read_bytes is not None:
-            of = f" of {_mib(total)} MiB" if total and total > 0 else " (total unknown)"
+            of = (f" of {_mib(total)} MiB ({fmt(rs.sync_perc, 1)} %)" if total
+                  else " (total unknown: diskless sync)")
             got = f"{_mib(rs.sync_read_bytes)} MiB{of} received"
         else:
             got = f"master in {(waiting or ['sync'])[0]}"
+        quiet = rs.sync_last_io_seconds_ago if rs.sync_in_progress else None
+        if quiet is not None and quiet >= sync_stalled_after:
+            return Observation(
+                key="link", node="replica", severity=Severity.CRITICAL,
+                title=f"full sync from {master} stalled: no data for {fmt(quiet)} s, {got}",
+                numbers=_link_numbers(master, rs),
+                cause="the master stopped sending the RDB (a fork or disk stall on the master, "
+                      "a saturated link) or the replica cannot read it; Redis drops the sync "
+                      "after repl-timeout and starts a new full sync, which can loop.",
+                next_step="Look at the master's latest_fork_usec, disk and network, and both "
+                          "redis.logs; a loop of full syncs needs a larger "
+                          "client-output-buffer-limit replica or repl-timeout.")
         return Observation(
             key="link", node="replica", severity=Severity.WARNING,
             title=f"full sync from {master} in progress: {got}",
@@ -171,8 +204,11 @@ def link(p: NodeTick, r: NodeTick, last_wall: float) -> Observation | None:
                      f"({p.redis.status.state.value}): it is down or hung.")
         return Observation(
             key="link", node="replica", severity=Severity.CRITICAL,
-            title=(f"replica link to {master} down for {fmt(rs.link_down_since_seconds)} s "
-                   f"(last I/O {fmt(rs.last_io_seconds_ago)} s ago)"),
+            title=(f"replica link to {master} down "
+                   + _seconds_or(rs.link_down_since_seconds,
+                                 "since the replica started (never up)", "for {} s")
+                   + " (" + _seconds_or(rs.last_io_seconds_ago, "no I/O from the master",
+                                        "last I/O {} s ago") + ")"),
             numbers=_link_numbers(master, rs), cause=cause,
             next_step="Read the replica's redis.log; check master_host/port and masterauth "
                       "against the primary; is the master up and reachable from the replica?")
@@ -304,9 +340,27 @@ def full_resync(w: Window, t: Limits) -> Observation | None:
                   "latency while the RDB child runs.")
 
 
+def writable(r: NodeTick) -> Observation | None:
+    """A replica that takes writes (``replica-read-only no``): what clients write there
+    exists nowhere else and is lost at the next full sync."""
+    rs = r.redis
+    if not source_ok(r, "redis") or rs.role != "replica" or rs.replica_read_only is not False:
+        return None
+    return Observation(
+        key="read_only", node="replica", severity=Severity.WARNING,
+        title="Redis replica accepts writes (replica-read-only no)",
+        numbers=numbers(replica_read_only=False),
+        cause="replica-read-only was turned off (by hand, or a config meant for a "
+              "primary): a client writing here diverges from the master silently.",
+        next_step="CONFIG SET replica-read-only yes (and in redis.conf) unless an "
+                  "application really writes there; find who writes (MONITOR, INFO "
+                  "commandstats).")
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
-    found = [full_resync(w, t), link(w.node("primary"), w.node("replica"), w.last.wall),
-             lag(w, t)]
+    found = [full_resync(w, t),
+             link(w.node("primary"), w.node("replica"), w.last.wall, t.sync_stalled_after),
+             lag(w, t), writable(w.node("replica"))]
     return [o for o in found if o is not None]
 
 

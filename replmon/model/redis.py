@@ -142,21 +142,43 @@ class RedisSample(SampleBase):
     link_status: Literal["up", "down"] | None = None
     """master_link_status: "up" only while connected and synced (replica only)."""
     last_io_seconds_ago: int | None = None
-    """Seconds since the last byte from the master; -1 with no link (replica only)."""
+    """Seconds since the last byte from the master (replica only); None when unknown:
+    Redis prints -1 while it has no link to the master."""
     sync_in_progress: bool | None = None
     """master_sync_in_progress: a full sync from the master is running (replica only)."""
     link_down_since_seconds: int | None = None
-    """Seconds the link has been down (printed only while down; -1 = never up)."""
+    """Seconds the link has been down (printed only while down); None when unknown:
+    Redis prints -1 when the link was never up since the replica started, or while a
+    full sync runs."""
     repl_offset: int | None = None
     """Bytes: slave_repl_offset, the replication offset this replica has processed."""
     read_repl_offset: int | None = None
     """Bytes: slave_read_repl_offset, offset read from the master (Redis 7.0+)."""
     sync_total_bytes: int | None = None
-    """Bytes of the RDB being received in a full sync (0 or -1 when unknown, e.g. diskless)."""
+    """Bytes of the RDB being received in a full sync; None when unknown (Redis prints
+    -1, or 0 during a diskless sync)."""
     sync_read_bytes: int | None = None
     """Bytes of that RDB received so far (only during a full sync)."""
     sync_left_bytes: int | None = None
-    """Bytes still to receive (total - read; negative when the total is unknown)."""
+    """Bytes still to receive; None when the total is unknown (Redis prints total - read,
+    negative then)."""
+    sync_perc: float | None = None
+    """master_sync_perc: percent of the RDB received; None when the total is unknown."""
+    sync_last_io_seconds_ago: int | None = None
+    """master_sync_last_io_seconds_ago: seconds since the last byte of a running full
+    sync (a sync stuck for minutes still reads "in progress"; Redis gives up after
+    repl-timeout, 60 s by default)."""
+    replica_read_only: bool | None = None
+    """slave_read_only / replica_read_only: False means clients can write to this
+    replica, and those writes exist nowhere else."""
+    failover_state: str | None = None
+    """master_failover_state (Redis 6.2+): no-failover, waiting-for-sync or
+    failover-in-progress (a FAILOVER command running)."""
+    master_replid2: str | None = None
+    """The replication id this server followed before its last promotion (40 zeros:
+    none); with second_repl_offset it says the node was just promoted."""
+    second_repl_offset: int | None = None
+    """Offset up to which master_replid2 is valid; None when there is none (-1)."""
 
     # --- replication: this server as a master (a replica may have sub-replicas) --
     connected_replicas: int | None = None

@@ -117,14 +117,17 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
         "master_host": f.text("master_host"),
         "master_port": f.integer("master_port"),
         "link_status": _link_status(f.text("master_link_status")),
-        "last_io_seconds_ago": f.integer("master_last_io_seconds_ago"),
+        "last_io_seconds_ago": f.known("master_last_io_seconds_ago"),
         "sync_in_progress": f.flag("master_sync_in_progress"),
-        "link_down_since_seconds": f.integer("master_link_down_since_seconds"),
+        "link_down_since_seconds": f.known("master_link_down_since_seconds"),
         "repl_offset": f.integer("slave_repl_offset"),
         "read_repl_offset": f.integer("slave_read_repl_offset"),
-        "sync_total_bytes": f.integer("master_sync_total_bytes"),
-        "sync_read_bytes": f.integer("master_sync_read_bytes"),
-        "sync_left_bytes": f.integer("master_sync_left_bytes"),
+        **_sync_progress(f),
+        "replica_read_only": f.flag("slave_read_only") if "slave_read_only" in info
+        else f.flag("replica_read_only"),
+        "failover_state": f.text("master_failover_state"),
+        "master_replid2": f.text("master_replid2"),
+        "second_repl_offset": f.known("second_repl_offset"),
         "connected_replicas": f.integer("connected_slaves"),
         "replicas": replicas,
         "master_repl_offset": f.integer("master_repl_offset"),
@@ -161,6 +164,11 @@ class _Fields:
         value = self.info.get(name)
         return None if value is None else _to_int(name, value)
 
+    def known(self, name: str) -> int | None:
+        """An integer where Redis prints -1 (any negative) for "unknown": None then."""
+        value = self.integer(name)
+        return None if value is None or value < 0 else value
+
     def number(self, name: str) -> float | None:
         value = self.info.get(name)
         if value is None or value in _NON_FINITE:
@@ -177,6 +185,20 @@ class _Fields:
         if value not in ("0", "1"):
             raise ParseError(f"INFO field {name}: expected 0 or 1, got {_show(value)}")
         return value == "1"
+
+
+def _sync_progress(f: _Fields) -> dict[str, Any]:
+    """A running full sync's progress, with what Redis cannot know as None: the total
+    is -1 until the master announces it and 0 for a diskless sync, and then the bytes
+    left come out negative and the percentage 0.00."""
+    total = f.known("master_sync_total_bytes") or None
+    return {
+        "sync_total_bytes": total,
+        "sync_read_bytes": f.known("master_sync_read_bytes"),
+        "sync_left_bytes": f.known("master_sync_left_bytes") if total else None,
+        "sync_perc": f.number("master_sync_perc") if total else None,
+        "sync_last_io_seconds_ago": f.known("master_sync_last_io_seconds_ago"),
+    }
 
 
 def _to_int(name: str, value: str) -> int:

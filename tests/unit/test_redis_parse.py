@@ -120,16 +120,23 @@ def test_replica_link_up() -> None:
 
 def test_replica_link_down_after_master_killed() -> None:
     s = load("redis7.0_replica_down.txt")
-    assert (s.role, s.link_status, s.last_io_seconds_ago) == ("replica", "down", -1)
+    # Redis prints master_last_io_seconds_ago:-1 with no link: unknown, never a number
+    assert (s.role, s.link_status, s.last_io_seconds_ago) == ("replica", "down", None)
     assert s.link_down_since_seconds == 3
     assert s.repl_offset == 12869808
+    assert (s.replica_read_only, s.failover_state) == (True, "no-failover")
+    assert s.master_replid2 == "0" * 40 and s.second_repl_offset is None  # -1: never promoted
 
 
 def test_replica_during_diskless_full_sync() -> None:
     s = load("redis7.0_replica_fullsync.txt")
-    assert (s.link_status, s.sync_in_progress, s.link_down_since_seconds) == ("down", True, -1)
-    # diskless: the total is unknown, so Redis 7.0 prints total 0 and a negative "left"
-    assert (s.sync_total_bytes, s.sync_read_bytes, s.sync_left_bytes) == (0, 147503, -147503)
+    # master_link_down_since_seconds:-1 and master_last_io_seconds_ago:-1: unknown
+    assert (s.link_status, s.sync_in_progress, s.link_down_since_seconds) == ("down", True, None)
+    assert s.last_io_seconds_ago is None
+    # diskless: the total is unknown, so Redis 7.0 prints total 0, a negative "left" and
+    # master_sync_perc:0.00; all three are unknown, what was read is known
+    assert (s.sync_total_bytes, s.sync_read_bytes, s.sync_left_bytes) == (None, 147503, None)
+    assert s.sync_perc is None and s.sync_last_io_seconds_ago == 0
     assert s.repl_backlog_active is False
 
 

@@ -52,8 +52,9 @@ def test_link_down_with_the_master_dead() -> None:
     dead = RedisSample(status=status("unreachable", "connection refused"))
     (o,) = observe(CHECK, ticks_of((primary(dead), replica(load("redis7.0_replica_down")))))
     assert (o.node, o.key, o.severity) == ("replica", "link", Severity.CRITICAL)
-    assert o.title == "replica link to 127.0.0.1:60401 down for 3 s (last I/O -1 s ago)"
-    assert o.numbers["link_down_since_s"] == 3 and o.numbers["last_io_seconds_ago"] == -1
+    # #19: Redis prints master_last_io_seconds_ago:-1 with no link: unknown, said in words
+    assert o.title == "replica link to 127.0.0.1:60401 down for 3 s (no I/O from the master)"
+    assert o.numbers["link_down_since_s"] == 3 and o.numbers["last_io_seconds_ago"] is None
     assert "master's Redis does not answer" in o.cause
 
 
@@ -68,12 +69,52 @@ def test_diskless_full_sync_in_progress_on_both_sides() -> None:
     link, full = out["link"], out["full_resync"]
     assert link.severity is Severity.WARNING
     assert link.title == ("full sync from 127.0.0.1:60401 in progress: 0.1 MiB (total "
-                          "unknown) received")
+                          "unknown: diskless sync) received")
+    assert link.numbers["sync_pct"] is None  # Redis printed 0.00 with the total unknown
     assert link.numbers["sync_read_bytes"] == 147503
     assert (full.node, full.severity) == ("primary", Severity.WARNING)
     assert full.title.startswith("full resync in progress: last fork blocked the master 0.5 ms")
     assert full.numbers["syncing_replicas"] == "127.0.0.1:44073"
     assert "a fork and an RDB transfer" in full.cause
+
+
+def load_edited(name: str, old: str, new: str) -> RedisSample:
+    """A real capture with one INFO line changed (the case it shows is named in the test)."""
+    text = (FIXTURES / f"{name}.txt").read_bytes().decode()
+    assert old in text
+    return build_redis_sample(parse_info(text.replace(old, new)))
+
+
+def test_a_full_sync_with_no_byte_for_25_s_is_stalled_not_in_progress() -> None:
+    """#19: master_sync_last_io_seconds_ago was dropped, so a sync stuck for minutes read
+    as one progressing. The real mid-sync capture with that line at 25 s."""
+    stuck = load_edited("redis7.0_replica_fullsync", "master_sync_last_io_seconds_ago:0",
+                        "master_sync_last_io_seconds_ago:25")
+    out = by_key(observe(CHECK, ticks_of((primary(load("redis7.0_master_fullsync")),
+                                          replica(stuck)))))
+    link = out["link"]
+    assert link.severity is Severity.CRITICAL
+    assert link.title.startswith("full sync from 127.0.0.1:60401 stalled: no data for 25 s")
+    assert link.numbers["sync_last_io_seconds_ago"] == 25
+    assert "repl-timeout" in link.cause
+
+
+def test_a_replica_that_accepts_writes_is_flagged() -> None:
+    """slave_read_only:0 on the real replica capture: writes there exist nowhere else."""
+    open_ = load_edited("redis7.0_replica_up", "slave_read_only:1", "slave_read_only:0")
+    assert open_.replica_read_only is False
+    out = by_key(observe(CHECK, ticks_of((primary(MASTER), replica(open_)))))
+    assert out["read_only"].severity is Severity.WARNING
+    assert "replica-read-only no" in out["read_only"].title
+    assert observe(CHECK, ticks_of((primary(MASTER), replica(REPLICA_UP)))) == []
+
+
+def test_link_never_up_since_start_says_so() -> None:
+    never = load_edited("redis7.0_replica_down", "master_link_down_since_seconds:3",
+                        "master_link_down_since_seconds:-1")
+    (o,) = observe(CHECK, ticks_of((primary(MASTER), replica(never))))
+    assert o.title == ("replica link to 127.0.0.1:60401 down since the replica started "
+                       "(never up) (no I/O from the master)")
 
 
 def test_link_down_while_the_master_prepares_the_rdb_is_a_sync_not_an_outage() -> None:
