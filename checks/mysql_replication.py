@@ -12,7 +12,10 @@ primary only when it has channels of its own (circular or multi-source setups).
   IO error.
 - **SQL (applier) thread stopped**: critical, with ``Last_SQL_Errno`` and the
   error text (errno 0 = stopped by hand, ``STOP SLAVE SQL_THREAD``, or by a
-  skipped start).
+  skipped start), when it happened (MySQL ``Last_SQL_Error_Timestamp``; the IO
+  finding likewise) and how much relay log waits unapplied (``Relay_Log_Space``).
+  While the receiver is not connected MySQL goes on printing the lag it had when it
+  lost the source: the finding shows it as that, never as live lag.
 - **Lag**: ``Seconds_Behind_Master`` minus the configured ``SQL_Delay``
   (a delayed replica is not late) above ``lag_warning_s`` (30 s) is a warning,
   above ``lag_critical_s`` (300 s) critical. Lag that grows steadily over the last
@@ -163,14 +166,35 @@ def _channel_numbers(ch: ReplicaChannel, src: str) -> dict[str, Number]:
     """The numbers every finding on a channel starts with."""
     return numbers(io_running=ch.io_running, sql_running=ch.sql_running,
                    seconds_behind_s=ch.seconds_behind, sql_delay_s=ch.sql_delay, source=src,
-                   last_io_errno=ch.last_io_errno, last_sql_errno=ch.last_sql_errno)
+                   last_io_errno=ch.last_io_errno, last_sql_errno=ch.last_sql_errno,
+                   source_uuid=ch.source_uuid or None, relay_log_space_bytes=ch.relay_log_space,
+                   lag_when_receiver_lost_source_s=ch.seconds_behind_stale,
+                   last_io_error_time=ch.last_io_error_time or None,
+                   last_sql_error_time=ch.last_sql_error_time or None,
+                   retried_transactions=ch.retried_transactions)
+
+
+def _since(when: str) -> str:
+    """" at <error time>" when the server says when (MySQL *_Error_Timestamp)."""
+    return f" at {when}" if when else ""
+
+
+def _relay(ch: ReplicaChannel) -> str:
+    """The relay logs' size, for a stopped applier's cause (they fill the disk)."""
+    if ch.relay_log_space is None:
+        return ""
+    return f" (relay logs hold {fmt(ch.relay_log_space / 2**20, 1)} MiB)"
 
 
 def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Observation | None:
     src = f"{ch.source_host}:{ch.source_port if ch.source_port is not None else '?'}"
     connecting_s: float | None = None
     parts: list[Part] = []
-    io_err = f", last_io_errno {ch.last_io_errno}: {ch.last_io_error}" if ch.last_io_errno else ""
+    io_err = (f", last_io_errno {ch.last_io_errno}{_since(ch.last_io_error_time)}: "
+              f"{ch.last_io_error}" if ch.last_io_errno else "")
+    if ch.seconds_behind_stale is not None:
+        io_err += (f"; lag {fmt(ch.seconds_behind_stale)} s when it lost the source "
+                   "(not live: the lag now is unknown)")
     if ch.io_running == "No":
         parts.append((Severity.CRITICAL, f"IO thread not running (source {src}{io_err})",
                       "the receiver is stopped: nothing arrives from the source (STOP SLAVE "
@@ -191,8 +215,10 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
                "the applier was stopped by hand (STOP SLAVE SQL_THREAD) or not started")
         parts.append((Severity.CRITICAL,
                       f"SQL thread stopped (last_sql_errno {ch.last_sql_errno}"
+                      f"{_since(ch.last_sql_error_time)}"
                       f"{': ' + ch.last_sql_error if ch.last_sql_error else ''})",
-                      why + "; received changes pile up in the relay log unapplied.",
+                      why + "; received changes pile up in the relay log unapplied"
+                      + _relay(ch) + ".",
                       "Fix the error (a duplicate key usually means writes on the replica), "
                       "then START SLAVE SQL_THREAD; watch the lag come down."))
     if parts:

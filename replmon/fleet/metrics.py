@@ -479,6 +479,14 @@ def _families() -> list[Family]:
          "mysql_slave_status_last_io_errno", _channels(lambda c: c.last_io_errno))
     node("replmon_mysql_slave_status_last_sql_errno", "gauge", "Last_SQL_Errno (0: none).", CH,
          "mysql_slave_status_last_sql_errno", _channels(lambda c: c.last_sql_errno))
+    node("replmon_mysql_slave_status_relay_log_space", "gauge",
+         "Relay_Log_Space: bytes of relay logs on the replica (a stopped applier fills the "
+         "disk with them).", CH, "mysql_slave_status_relay_log_space",
+         _channels(lambda c: c.relay_log_space))
+    node("replmon_mysql_slave_status_sql_remaining_delay", "gauge",
+         "SQL_Remaining_Delay: seconds a delayed replica still waits on its current event "
+         "(no series when it waits on none).", CH, "mysql_slave_status_sql_remaining_delay",
+         _channels(lambda c: c.sql_remaining_delay))
     node("replmon_mysql_slave_status_exec_master_log_pos", "gauge",
          "Exec_Master_Log_Pos: bytes of the source's binlog file applied.", CH,
          "mysql_slave_status_exec_master_log_pos", _channels(lambda c: c.exec_source_log_pos))

@@ -124,7 +124,12 @@ class ReplicaChannel(Struct):
     """Applier (SQL) thread running."""
     seconds_behind: int | None = None
     """Seconds the applier is behind (Seconds_Behind_Source/Master). None when the
-    server says NULL (a thread stopped or not connected): never read None as 0."""
+    server says NULL (a thread stopped or not connected), and when the receiver is not
+    connected (``io_running`` not "Yes"): MySQL then goes on printing the lag it had when
+    it lost the source (``seconds_behind_stale``). Never read None as 0."""
+    seconds_behind_stale: int | None = None
+    """What the server printed as Seconds_Behind while its receiver was not connected:
+    the lag when the link broke, not now."""
     source_host: str = ""
     """Host the replica connects to."""
     source_port: int | None = None
@@ -152,9 +157,35 @@ class ReplicaChannel(Struct):
     gtid_retrieved: str = ""
     """GTIDs received: MariaDB Gtid_IO_Pos (domain-server-seq), MySQL Retrieved_Gtid_Set."""
     gtid_executed: str = ""
-    """GTIDs applied: MariaDB Gtid_Slave_Pos, MySQL Executed_Gtid_Set (newlines removed)."""
+    """GTIDs applied: MariaDB Gtid_Slave_Pos, MySQL Executed_Gtid_Set (newlines removed).
+    On MariaDB this is server-wide (every domain, every connection): see
+    ``gtid_executed_server_wide``."""
+    gtid_executed_server_wide: bool = False
+    """True when ``gtid_executed`` is MariaDB's Gtid_Slave_Pos: the same on every
+    connection of a multi-source replica, all domains together. A connection's own
+    progress is its domain(s) of it; ``gtid_retrieved`` (Gtid_IO_Pos) is per connection."""
     sql_delay: int | None = None
     """Seconds of configured delayed replication (MASTER_DELAY / SOURCE_DELAY)."""
+    sql_remaining_delay: int | None = None
+    """Seconds the applier still waits on the current event of a delayed replica
+    (None: not waiting). A delayed replica is behind by design."""
+    relay_log_space: int | None = None
+    """Bytes of all relay logs on the replica: received, not yet purged. A stopped applier
+    fills the disk with them."""
+    source_uuid: str = ""
+    """server_uuid of the source (MySQL Source_UUID/Master_UUID): which server it follows."""
+    last_io_error_time: str = ""
+    """When the receiver's last error happened (MySQL Last_IO_Error_Timestamp,
+    "YYMMDD HH:MM:SS" in the replica's time zone)."""
+    last_sql_error_time: str = ""
+    """When the applier's last error happened (MySQL Last_SQL_Error_Timestamp)."""
+    retried_transactions: int | None = None
+    """Transactions the applier retried (MariaDB Retried_transactions: deadlocks, lock
+    wait timeouts on the replica)."""
+    received_heartbeats: int | None = None
+    """Heartbeats received from the source (MariaDB Slave_received_heartbeats)."""
+    heartbeat_period: float | None = None
+    """Seconds between source heartbeats (MariaDB Slave_heartbeat_period)."""
     io_state: str = ""
     """Receiver thread state text (wording differs across versions: never match it exactly)."""
     sql_state: str = ""
@@ -163,15 +194,18 @@ class ReplicaChannel(Struct):
     @property
     def applier_backlog_bytes(self) -> int | None:
         """Bytes received but not yet applied, when both threads are in the same
-        source binlog file (innotop's bytes_behind_master); None otherwise."""
+        source binlog file (innotop's bytes_behind_master); None otherwise, and when the
+        executed position is past the read one (a receiver position from before a
+        reconnect or a relay-log rotation): unknown, not 0."""
         if (
             self.read_source_log_pos is None
             or self.exec_source_log_pos is None
             or not self.source_log_file
             or self.source_log_file != self.relay_source_log_file
+            or self.exec_source_log_pos > self.read_source_log_pos
         ):
-            return None
-        return max(0, self.read_source_log_pos - self.exec_source_log_pos)
+            return None  # executed past read: the positions are of different moments
+        return self.read_source_log_pos - self.exec_source_log_pos
 
 
 @struct

@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
@@ -251,6 +252,15 @@ def _nint(name: str, value: object) -> int | None:
     return parse_int(name, value, nullable=True)
 
 
+def _nnumber(name: str, value: object) -> float | None:
+    """A decimal column (a pymysql Decimal, or text) as a float; None for NULL/empty."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if value is None or (_text(value) or "").strip() in ("", "NULL"):
+        return None
+    return float(parse_number(name, value))
+
+
 def _errno(name: str, value: object) -> int:
     return parse_int(name, value, nullable=True) or 0
 
@@ -282,6 +292,14 @@ _COLUMNS: dict[str, tuple[Callable[[str, Any], Any], tuple[str, ...]]] = {
     "last_sql_errno": (_errno, ("last_sql_errno",)),
     "last_sql_error": (_str, ("last_sql_error",)),
     "sql_delay": (_nint, ("sql_delay",)),
+    "sql_remaining_delay": (_nint, ("sql_remaining_delay",)),
+    "relay_log_space": (_nint, ("relay_log_space",)),
+    "source_uuid": (_str, ("source_uuid", "master_uuid")),
+    "last_io_error_time": (_str, ("last_io_error_timestamp",)),
+    "last_sql_error_time": (_str, ("last_sql_error_timestamp",)),
+    "retried_transactions": (_nint, ("retried_transactions",)),
+    "received_heartbeats": (_nint, ("slave_received_heartbeats", "replica_received_heartbeats")),
+    "heartbeat_period": (_nnumber, ("slave_heartbeat_period", "replica_heartbeat_period")),
 }
 
 
@@ -312,6 +330,9 @@ def _channel(row: Mapping[str, tuple[str, Any]]) -> ReplicaChannel:
     if "io_running" not in values or "sql_running" not in values:
         raise ParseError("replica status row has no Slave_IO_Running/Replica_IO_Running column")
     values["using_gtid"] = _using_gtid(row)
+    values["gtid_executed_server_wide"] = "executed_gtid_set" not in row and "gtid_slave_pos" in row
+    if values["io_running"] != "Yes" and values.get("seconds_behind") is not None:
+        values["seconds_behind_stale"] = values.pop("seconds_behind")  # not live lag
     try:
         return ReplicaChannel.model_validate(values)
     except ValidationError as e:  # defensive: every value above is already checked

@@ -188,6 +188,9 @@ def test_mariadb_all_slaves_status_exact(typed: bool) -> None:
         using_gtid=True, gtid_retrieved="0-1-307", gtid_executed="0-1-307", sql_delay=0,
         io_state="Waiting for master to send event",
         sql_state="Slave has read all relay log; waiting for more updates",
+        # #19: the columns a DBA reads first
+        gtid_executed_server_wide=True, relay_log_space=73709, retried_transactions=0,
+        received_heartbeats=4, heartbeat_period=30.0,
     )
     assert ch.applier_backlog_bytes == 0
 
@@ -204,6 +207,7 @@ def test_mysql_8_replica_status_exact(typed: bool) -> None:
         using_gtid=True, gtid_retrieved=f"{uuid}:1-3", gtid_executed=f"{uuid}:1-3", sql_delay=0,
         io_state="Waiting for source to send event",
         sql_state="Replica has read all relay log; waiting for more updates",
+        relay_log_space=1355, source_uuid=uuid,
     )
 
 
@@ -219,7 +223,11 @@ def test_mariadb_and_mysql_dialects_fill_the_same_fields() -> None:
         unset = {
             f for f in ReplicaChannel.model_fields
             if getattr(ch, f) == getattr(defaults, f) and f not in ("name", "last_io_errno",
-            "last_io_error", "last_sql_errno", "last_sql_error", "sql_delay")
+            "last_io_error", "last_sql_errno", "last_sql_error", "sql_delay",
+            # healthy: no error time, no delay waiting, live lag; one dialect only:
+            "last_io_error_time", "last_sql_error_time", "sql_remaining_delay",
+            "seconds_behind_stale", "gtid_executed_server_wide", "source_uuid",
+            "retried_transactions", "received_heartbeats", "heartbeat_period")
         }
         assert unset == set(), unset
 
@@ -243,6 +251,25 @@ def test_io_thread_connecting_with_error() -> None:
     assert ch.last_io_errno == 2003
     assert ch.last_io_error.startswith("error reconnecting to master 'repl@127.0.0.1:40303'")
     assert ch.io_state == "Reconnecting after a failed master event read"
+
+
+def test_lag_printed_while_the_receiver_reconnects_is_stale_not_live() -> None:
+    """#19: MySQL goes on printing the last Seconds_Behind while its receiver is
+    Connecting (a published case showed 156 s). The real MySQL 8.0 capture with its IO
+    state edited to Connecting and its lag to 156: live lag unknown, 156 kept as stale."""
+    row = dict(rows.dict_rows(HEALTHY_MYSQL)[0])
+    assert row["Replica_IO_Running"] == "Yes"
+    row.update({"Replica_IO_Running": "Connecting", "Seconds_Behind_Source": "156",
+                "Last_IO_Errno": "2005"})
+    (ch,) = parse_replica_status([row], "mysql")
+    assert (ch.seconds_behind, ch.seconds_behind_stale) == (None, 156)
+
+
+def test_executed_past_read_is_unknown_backlog_not_zero() -> None:
+    row = dict(rows.dict_rows(HEALTHY_MARIADB)[0])
+    row["Exec_Master_Log_Pos"] = str(int(row["Read_Master_Log_Pos"]) + 500)
+    (ch,) = parse_replica_status([row], "mariadb")
+    assert ch.applier_backlog_bytes is None
 
 
 def test_mariadb_show_slave_status_without_all() -> None:

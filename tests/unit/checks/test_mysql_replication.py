@@ -92,6 +92,28 @@ def test_io_connecting_is_a_warning_with_the_source_and_error() -> None:
     assert o.numbers["source"] == "127.0.0.1:40303"
 
 
+def test_stopped_applier_says_when_and_how_much_relay_log_waits() -> None:
+    """#19: Last_SQL_Error_Timestamp (MySQL) and Relay_Log_Space reach the finding. The
+    real stopped-applier capture (MariaDB has no timestamp column) with MySQL's added."""
+    stopped = ch(SQL_STOPPED, last_sql_errno=1062, last_sql_error="Duplicate entry '7'",
+                 last_sql_error_time="251125 08:40:01")
+    (o,) = obs(stopped)
+    assert "SQL thread stopped (last_sql_errno 1062 at 251125 08:40:01: Duplicate" in o.title
+    assert SQL_STOPPED.relay_log_space is not None
+    assert o.numbers["relay_log_space_bytes"] == SQL_STOPPED.relay_log_space
+    assert "relay logs hold 0.1 MiB" in o.cause
+
+
+def test_lag_printed_while_connecting_is_shown_as_stale_never_as_lag() -> None:
+    """#19: a receiver reconnecting (MySQL printed 156 s): the finding is about the
+    receiver, and 156 s is the lag when it lost the source, not live lag."""
+    stale = ch(IO_CONNECTING, seconds_behind=None, seconds_behind_stale=156)
+    (o,) = obs(stale)
+    assert "lag 156 s when it lost the source (not live" in o.title
+    assert o.numbers["seconds_behind_s"] is None
+    assert o.numbers["lag_when_receiver_lost_source_s"] == 156
+
+
 def test_io_connecting_for_a_minute_turns_critical() -> None:
     ticks = ticks_of(*[pair(IO_CONNECTING)] * 62)
     (o,) = observe(CHECK, ticks)
