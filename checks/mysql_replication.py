@@ -36,6 +36,9 @@ primary only when it has channels of its own (circular or multi-source setups).
   the GRANT.
 - **No channel at all on the replica** while the primary's MySQL is up: warning,
   the replica is not replicating (never configured, or ``RESET SLAVE ALL``).
+- **Group Replication channels** (``group_replication_applier``/``_recovery``) are
+  recognised and not judged as asynchronous replication: their receiver idles by
+  design; a group member's health is its own check, which replmon does not have yet.
 
 Opens after 2 s (``open_after``): a stopped thread is unambiguous, and one
 odd sample must not page anyone.
@@ -317,6 +320,8 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                       "RESET SLAVE ALL), so it does not follow the primary.",
                 next_step="CHANGE MASTER TO ... on the replica, then START SLAVE."))
         for ch in m.replication:
+            if ch.group_replication:
+                continue  # not an async replica's channel: its threads idle by design
             o = judge_channel(w, role, ch, t)
             if o is not None:
                 out.append(o)

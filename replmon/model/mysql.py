@@ -192,6 +192,13 @@ class ReplicaChannel(Struct):
     """Applier thread state text."""
 
     @property
+    def group_replication(self) -> bool:
+        """A Group Replication channel (``group_replication_applier`` /
+        ``_recovery``): not an asynchronous replica's link, judged by its own rules
+        (members, certification), which replmon does not read yet."""
+        return self.name.startswith("group_replication_")
+
+    @property
     def applier_backlog_bytes(self) -> int | None:
         """Bytes received but not yet applied, when both threads are in the same
         source binlog file (innotop's bytes_behind_master); None otherwise, and when the

@@ -114,6 +114,16 @@ def test_lag_printed_while_connecting_is_shown_as_stale_never_as_lag() -> None:
     assert o.numbers["lag_when_receiver_lost_source_s"] == 156
 
 
+def test_group_replication_channels_are_not_judged_as_async_replicas() -> None:
+    """MySQL lists group_replication_applier in SHOW REPLICA STATUS with its receiver
+    idle (No) by design: not 'IO thread not running'."""
+    gr = ch(HEALTHY, name="group_replication_applier", io_running="No", source_host="",
+            seconds_behind=None)
+    assert gr.group_replication and obs(gr) == []
+    (o,) = obs(gr, ch(SQL_STOPPED, name="async"))  # the async channel still is
+    assert o.key == "async"
+
+
 def test_io_connecting_for_a_minute_turns_critical() -> None:
     ticks = ticks_of(*[pair(IO_CONNECTING)] * 62)
     (o,) = observe(CHECK, ticks)
