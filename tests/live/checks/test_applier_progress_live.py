@@ -1,0 +1,65 @@
+"""applier_progress on the lab: a FLUSH TABLES WITH READ LOCK held on the replica while
+the primary writes stops the applier with its SQL thread running; flagged once the stall
+lasts stall_after (shortened to 4 s here), closed once the lock is released."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from replmon.config import build_config
+from replmon.engine import build_engine
+from replmon.factory import build_collector
+from replmon.lab import Lab, WriteLoad
+from replmon.model.findings import Severity
+from replmon.testing.scenarios.replication import mysql_healthy
+
+pytestmark = pytest.mark.live
+
+INTERVAL = 0.5
+STALL_S = 4.0
+SETTINGS = {"applier_progress": {"stall_after": f"{STALL_S}s"}}
+
+
+async def test_read_lock_on_the_replica_is_a_stuck_applier_until_released(lab: Lab) -> None:
+    engine = build_engine(SETTINGS, entry_points=False)
+    opened: dict[str, float] = {}
+    closed_at: float | None = None
+    found = None
+    locked_at = released_at = None
+    locker = lab.replica.root_connection()
+    try:
+        with WriteLoad(lab, rate=300):
+            async with build_collector(build_config(lab.settings(INTERVAL))) as c:
+                async for t in c.ticks(44):
+                    upd = engine.feed(t)
+                    for f in upd.opened:
+                        opened.setdefault(f.check, t.wall)
+                        if f.check == "applier_progress":
+                            found = f
+                    if any(f.check == "applier_progress" for f in upd.closed):
+                        closed_at = t.wall
+                    if t.seq == 5:
+                        with locker.cursor() as cur:
+                            cur.execute("FLUSH TABLES WITH READ LOCK")
+                        locked_at = t.wall
+                    if t.seq == 30:
+                        with locker.cursor() as cur:
+                            cur.execute("UNLOCK TABLES")
+                        released_at = t.wall
+    finally:
+        with contextlib.suppress(Exception), locker.cursor() as cur:
+            cur.execute("UNLOCK TABLES")
+        locker.close()
+        mysql_healthy(lab)
+    assert locked_at is not None and released_at is not None
+    assert "applier_progress" in opened, opened
+    # the stall counts from the last tick the applier moved; it opens after open_after (2 s)
+    delay = opened["applier_progress"] - locked_at
+    assert STALL_S <= delay <= STALL_S + 2.0 + 3 * INTERVAL, delay
+    assert found is not None
+    assert found.severity is Severity.WARNING and found.node == "replica"
+    assert "applier stuck for" in found.title and "while received up to" in found.title
+    assert "lock" in found.title.lower(), found.title  # the applier's state names the wait
+    assert closed_at is not None and closed_at - released_at <= 5.0, (closed_at, released_at)
