@@ -1,0 +1,126 @@
+"""Redis backlog headroom: how long a link outage can a partial resync still cover?
+
+Reads the primary's INFO replication: ``repl_backlog_size`` and how fast
+``master_repl_offset`` grows (bytes of replication stream per second, over the last
+``rate_window``, 60 s). When a replica's link drops, the master keeps the stream in its
+backlog; a replica that comes back while the bytes it missed are still there continues
+with a partial resync (PSYNC). Once the stream has written past the backlog, only a
+full resync is left: a fork, an RDB of the whole data set over the network, and the
+replica serving stale data (or none) until it loads. Full-resync loops start exactly
+there: the backlog covers less outage than the network has (redis issues #11534, #4697).
+
+**Headroom** = repl_backlog_size / offset growth rate, in seconds of outage.
+
+- Below ``warning_headroom_s`` (60 s, Redis's default ``repl-timeout``: a link that a
+  replica gives up on after the timeout must still find its bytes): warning.
+- Below ``critical_headroom_s`` (5 s): critical, any blip means a full resync.
+- Judged only while the master has replicas and writes at least ``min_rate_bytes_s``
+  (1 KiB/s): an idle master has all the headroom it needs. A restart (offset going
+  back) restarts the rate.
+
+The lab under its write load streams ~10.7 KiB/s: 98 s of headroom with the default
+1 MiB backlog (quiet); with ``repl-backlog-size 16384``, 1.5 s (critical).
+
+What to do: raise ``repl-backlog-size`` to cover the write rate times the longest
+outage you want to survive (CONFIG SET, and redis.conf); a dataset that changes fast
+may also need a larger ``client-output-buffer-limit replica`` for the full syncs it
+cannot avoid (not read by this check).
+"""
+
+from __future__ import annotations
+
+from replmon.check import (
+    Check,
+    NodeTick,
+    Observation,
+    Seconds,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    numbers,
+    source_ok,
+)
+
+KIB = 1024
+
+
+class Limits(Thresholds):
+    warning_headroom_s: float = 60.0
+    """Seconds of outage the backlog must cover; below it, warning."""
+    critical_headroom_s: float = 5.0
+    """Below this many seconds of outage covered, critical."""
+    rate_window: Seconds = 60.0
+    """Seconds (s) over which the offset's growth rate is measured."""
+    min_rate_span: Seconds = 10.0
+    """Seconds (s) of readings the rate needs at least."""
+    min_rate_bytes_s: float = 1024.0
+    """Bytes/s of replication stream below which the master counts as idle."""
+
+
+def _offset(node: NodeTick) -> int | None:
+    if not source_ok(node, "redis") or node.redis.role != "master":
+        return None
+    return node.redis.master_repl_offset
+
+
+def offset_rate(w: Window, t: Limits) -> tuple[float, float] | None:
+    """(bytes/s, seconds measured over) of the primary's replication offset over the
+    trailing run of readings within ``rate_window`` (since a restart, if one)."""
+    offsets = w.series("primary", _offset)
+    first = w.start_within(t.rate_window)
+    end = offsets[-1]
+    if end is None:
+        return None
+    i = len(offsets) - 1
+    while i > first:
+        before, at = offsets[i - 1], offsets[i]
+        if before is None or at is None or before > at:  # no reading, or a restart
+            break
+        i -= 1
+    span = w.last.wall - w.ticks[i].wall
+    start = offsets[i]
+    if span < t.min_rate_span or start is None:
+        return None
+    return (end - start) / span, span
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    p = w.node("primary")
+    if _offset(p) is None:
+        return []
+    rs = p.redis
+    if not rs.connected_replicas or not rs.repl_backlog_size:
+        return []
+    measured = offset_rate(w, t)
+    if measured is None:
+        return []
+    rate, span = measured
+    if rate < t.min_rate_bytes_s:
+        return []
+    headroom = rs.repl_backlog_size / rate
+    if headroom >= t.warning_headroom_s:
+        return []
+    critical = headroom < t.critical_headroom_s
+    need = rate * t.warning_headroom_s
+    return [Observation(
+        key="backlog", node="primary",
+        severity=Severity.CRITICAL if critical else Severity.WARNING,
+        title=(f"Redis backlog covers {fmt(headroom, 1)} s of link outage: "
+               f"repl-backlog-size {fmt(rs.repl_backlog_size / KIB)} KiB at "
+               f"{fmt(rate / KIB, 1)} KiB/s of writes (under "
+               f"{fmt(t.critical_headroom_s if critical else t.warning_headroom_s)} s)"),
+        numbers=numbers(headroom_s=headroom, repl_backlog_size_bytes=rs.repl_backlog_size,
+                        offset_rate_bytes_s=rate, rate_measured_over_s=span,
+                        connected_replicas=rs.connected_replicas,
+                        backlog_for_warning_headroom_bytes=need),
+        cause=("a replica link down for longer than that comes back to a backlog that no "
+               "longer holds what it missed: a full resync (fork, RDB transfer, the replica "
+               "stale until it loads), and under steady writes a loop of them"),
+        next_step=(f"CONFIG SET repl-backlog-size {fmt(need / KIB)}kb or more (rate x "
+                   f"{fmt(t.warning_headroom_s)} s; also in redis.conf) on the master"),
+    )]
+
+
+CHECK = Check(id="redis_backlog_headroom", title="Redis backlog headroom", needs=("redis",),
+              thresholds=Limits, evaluate=evaluate, window=60.0)

@@ -1,0 +1,39 @@
+"""redis_backlog_headroom on the lab: the default 1 MiB backlog under the lab's write
+load is quiet; CONFIG SET repl-backlog-size 16384 on the master makes it flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from replmon.config import build_config
+from replmon.engine import build_engine
+from replmon.factory import build_collector
+from replmon.lab import Lab, WriteLoad
+from replmon.model.findings import Finding, Severity
+
+pytestmark = pytest.mark.live
+
+
+async def _run(lab: Lab, ticks: int) -> list[Finding]:
+    engine = build_engine(entry_points=False)
+    opened: list[Finding] = []
+    async with build_collector(build_config(lab.settings(0.5))) as c:
+        async for t in c.ticks(ticks):
+            opened += [f for f in engine.feed(t).opened if f.check == "redis_backlog_headroom"]
+    return opened
+
+
+async def test_default_backlog_is_quiet_and_a_16_kib_one_flags(lab: Lab) -> None:
+    r = lab.primary.redis()
+    size = r.config_get("repl-backlog-size")["repl-backlog-size"]
+    with WriteLoad(lab, rate=300):
+        assert await _run(lab, 30) == []
+        try:
+            r.config_set("repl-backlog-size", "16384")
+            (f,) = await _run(lab, 30)
+        finally:
+            r.config_set("repl-backlog-size", size)
+    assert f.severity >= Severity.WARNING and f.node == "primary"
+    assert "repl-backlog-size 16 KiB" in f.title
+    headroom = f.numbers["headroom_s"]
+    assert isinstance(headroom, float) and headroom < 5.0, f.title
