@@ -36,6 +36,7 @@ from replmon.model.base import SourceState
 from replmon.model.drbd import (
     DrbdConnection,
     DrbdDeviceRates,
+    DrbdPeerDevice,
     DrbdPeerDeviceRates,
     DrbdResource,
 )
@@ -52,9 +53,9 @@ __all__ = [
     # helpers
     "baseline_drop", "fmt", "numbers", "source_ok", "span_ticks",
     # what a window holds, for type hints and field access (the records of replmon.model)
-    "SOURCE_KINDS", "DiskRates", "DrbdConnection", "DrbdDeviceRates", "DrbdPeerDeviceRates",
-    "DrbdResource", "NodeRef", "NodeTick", "Number", "RedisReplica", "RedisSample",
-    "ReplicaChannel", "Role", "SourceState", "Tick",
+    "SOURCE_KINDS", "DiskRates", "DrbdConnection", "DrbdDeviceRates", "DrbdPeerDevice",
+    "DrbdPeerDeviceRates", "DrbdResource", "NodeRef", "NodeTick", "Number", "RedisReplica",
+    "RedisSample", "ReplicaChannel", "Role", "SourceState", "Tick",
 ]
 
 

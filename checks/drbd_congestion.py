@@ -1,0 +1,147 @@
+"""DRBD congestion: replication suspended while the link says connected.
+
+Reads each node's DRBD connections and peer devices. With ``on-congestion
+pull-ahead`` DRBD stops replicating when the send buffer or the activity log fills:
+the primary goes **Ahead** (it only marks blocks out of sync) and the peer **Behind**;
+the connection still reads Connected, so a check of the connection state alone sees a
+healthy pair while nothing is replicated. It resyncs when the congestion clears.
+Congestion itself shows as the 8.x I/O flag ``n`` (network) or ``a`` (network and
+backing device) in the fifth position (``r---n-``), and as ``congested: true`` in DRBD
+9's ``drbdsetup status --json``.
+
+- **Ahead/Behind** (key "<resource>/<peer>"): warning with the out-of-sync KiB and
+  how fast they grow; critical once it has lasted ``suspended_critical_s`` (60 s): a
+  failover now loses every write since it began.
+- **Congested** for ``congested_for`` (5 s) tick after tick with out-of-sync growing:
+  warning, the link or the peer's disk cannot keep up and DRBD is about to pull ahead
+  (or, without pull-ahead, writers block).
+
+What to do: the link's throughput against the write rate (link_saturation), the
+peer's disk latency; ``drbdadm status`` shows the states; raising ``sndbuf-size`` /
+``max-buffers`` or the congestion fill/extents helps short bursts, not a link that is
+too slow for the writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from replmon.check import (
+    Check,
+    DrbdConnection,
+    DrbdPeerDevice,
+    NodeTick,
+    Observation,
+    Role,
+    Seconds,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    numbers,
+    source_ok,
+)
+
+SUSPENDED = ("Ahead", "Behind")
+
+
+class Limits(Thresholds):
+    suspended_critical_s: float = 60.0
+    """Seconds Ahead/Behind after which it is critical."""
+    congested_for: Seconds = 5.0
+    """Seconds (s) a connection must stay congested, with out-of-sync growing, to count."""
+
+
+def _peers(node: NodeTick) -> Iterator[tuple[str, DrbdConnection, DrbdPeerDevice]]:
+    for r in node.drbd.resources:
+        for c in r.connections:
+            for pd in c.peer_devices:
+                yield f"{r.name}/{c.peer}", c, pd
+
+
+def _states(node: NodeTick) -> dict[str, tuple[str | None, bool | None, int | None]] | None:
+    """key -> (replication state, congested, out-of-sync KiB) for every peer device."""
+    if not source_ok(node, "drbd"):
+        return None
+    out: dict[str, tuple[str | None, bool | None, int | None]] = {}
+    for key, c, pd in _peers(node):
+        state, congested, oos = out.get(key, (None, None, 0))
+        out[key] = (pd.replication_state if pd.replication_state in SUSPENDED else state,
+                    bool(congested) or bool(c.congested),
+                    (oos or 0) + (pd.out_of_sync_kib or 0))
+    return out
+
+
+def _run(w: Window, role: Role, key: str, holds: int) -> tuple[float, int | None, int | None]:
+    """(seconds the condition ``holds`` (0: suspended, 1: congested) has held without a
+    break, out-of-sync KiB at its start and now)."""
+    series = w.series(role, _states)
+    i = len(series)
+    while i > 0:
+        s = series[i - 1]
+        if s is None or key not in s or not s[key][holds]:
+            break
+        i -= 1
+    if i == len(series):
+        return 0.0, None, None
+    first, last = series[i], series[-1]
+    if first is None or last is None:  # cannot be: the loop stopped on a reading
+        return 0.0, None, None
+    return w.last.wall - w.ticks[i].wall, first[key][2], last[key][2]
+
+
+def _growth(secs: float, start: int | None, now: int | None) -> float | None:
+    if start is None or now is None or secs <= 0:
+        return None
+    return (now - start) / secs
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out: list[Observation] = []
+    for role in ("primary", "replica"):
+        node = w.node(role)
+        now = _states(node)
+        if not now:
+            continue
+        for key, (state, congested, oos) in now.items():
+            if state is not None:
+                secs, start, end = _run(w, role, key, 0)
+                growth = _growth(secs, start, end)
+                out.append(Observation(
+                    key=key, node=role,
+                    severity=(Severity.CRITICAL if secs >= t.suspended_critical_s
+                              else Severity.WARNING),
+                    title=(f"DRBD {key} {state}: replication suspended for {fmt(secs)} s "
+                           f"while connected, out-of-sync {fmt(oos)} KiB"
+                           + (f" (+{fmt(growth, 1)} KiB/s)" if growth else "")),
+                    numbers=numbers(state=state, suspended_s=secs, out_of_sync_kib=oos,
+                                    out_of_sync_growth_kib_s=growth),
+                    cause=("on-congestion pull-ahead: the send buffer or activity log filled, "
+                           "so the primary only marks writes out of sync instead of "
+                           "replicating them; the peer is not current until the resync "
+                           "after the congestion"),
+                    next_step=("Compare the write rate with the replication link (the "
+                               "link_saturation check) and the peer's disk latency; a "
+                               "failover now loses the out-of-sync blocks"),
+                ))
+            elif congested:
+                secs, start, end = _run(w, role, key, 1)
+                growth = _growth(secs, start, end)
+                if secs < t.congested_for or not growth or growth <= 0:
+                    continue
+                out.append(Observation(
+                    key=key, node=role, severity=Severity.WARNING,
+                    title=(f"DRBD {key} congested for {fmt(secs)} s, out-of-sync growing "
+                           f"{fmt(growth, 1)} KiB/s to {fmt(oos)} KiB"),
+                    numbers=numbers(congested_s=secs, out_of_sync_kib=oos,
+                                    out_of_sync_growth_kib_s=growth),
+                    cause=("the network (or the peer's backing device) cannot take the "
+                           "writes as fast as they come: DRBD is about to pull ahead, or "
+                           "blocks the writers"),
+                    next_step="Check the link's throughput and the peer's disk; drbdadm status",
+                ))
+    return out
+
+
+CHECK = Check(id="drbd_congestion", title="DRBD congestion", needs=("drbd",),
+              thresholds=Limits, evaluate=evaluate, window=300.0)
