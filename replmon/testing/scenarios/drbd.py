@@ -103,11 +103,28 @@ def seed_000_connected(n: int = 12) -> tuple[list[Tick], int]:
     return drbd_session([_connected(i, n) for i in range(n)]), 0
 
 
+def pull_ahead(connected: int = 6, ahead: int = 10) -> tuple[list[Tick], int]:
+    """Seed 000's connected pair, then the primary pulls ahead on congestion (``cs:Ahead``,
+    network congestion flag) and the replica is Behind, out-of-sync growing 2 MiB/s."""
+    pairs: list[tuple[str | None, str | None]] = [
+        _connected(i, connected) for i in range(connected)]
+    for j in range(ahead):
+        oos = 2048 * (j + 1)
+        primary = proc84("Ahead", flags="r---n-", ns=6074648, dw=6075004 + oos, dr=294960,
+                         al=466, oos=oos)
+        replica = proc84("Behind", "Secondary/Primary", "Outdated/UpToDate", nr=38064,
+                         dw=38064, bm=18, oos=oos)
+        pairs.append((primary, replica))
+    return drbd_session(pairs), connected
+
+
 SEEDS = [
     SeedScenario("seed 000: db162 to standby, db163 WFConnection, oos 308 -> 65,724 KiB",
                  "drbd_peer", seed_000_disconnect),
     SeedScenario("seed 000: db163 Primary / db162 Secondary, Connected, ~9 MB/s", "",
                  seed_000_connected),
+    SeedScenario("seed 000's pair pulls ahead on congestion: Ahead/Behind, oos +2 MiB/s",
+                 "drbd_congestion", pull_ahead),
 ]
 LAB: list[LabScenario] = []
 """The lab has no DRBD."""

@@ -13,7 +13,7 @@ from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
 from replmon.model.findings import Severity
-from replmon.testing.scenarios.replication import mysql_healthy
+from replmon.testing.scenarios.pair import read_lock_on_replica
 
 pytestmark = pytest.mark.live
 
@@ -28,31 +28,22 @@ async def test_read_lock_on_the_replica_is_a_stuck_applier_until_released(lab: L
     closed_at: float | None = None
     found = None
     locked_at = released_at = None
-    locker = lab.replica.root_connection()
-    try:
-        with WriteLoad(lab, rate=300):
-            async with build_collector(build_config(lab.settings(INTERVAL))) as c:
-                async for t in c.ticks(44):
-                    upd = engine.feed(t)
-                    for f in upd.opened:
-                        opened.setdefault(f.check, t.wall)
-                        if f.check == "applier_progress":
-                            found = f
-                    if any(f.check == "applier_progress" for f in upd.closed):
-                        closed_at = t.wall
-                    if t.seq == 5:
-                        with locker.cursor() as cur:
-                            cur.execute("FLUSH TABLES WITH READ LOCK")
-                        locked_at = t.wall
-                    if t.seq == 30:
-                        with locker.cursor() as cur:
-                            cur.execute("UNLOCK TABLES")
-                        released_at = t.wall
-    finally:
-        with contextlib.suppress(Exception), locker.cursor() as cur:
-            cur.execute("UNLOCK TABLES")
-        locker.close()
-        mysql_healthy(lab)
+    with contextlib.ExitStack() as fault, WriteLoad(lab, rate=300):
+        async with build_collector(build_config(lab.settings(INTERVAL))) as c:
+            async for t in c.ticks(44):
+                upd = engine.feed(t)
+                for f in upd.opened:
+                    opened.setdefault(f.check, t.wall)
+                    if f.check == "applier_progress":
+                        found = f
+                if any(f.check == "applier_progress" for f in upd.closed):
+                    closed_at = t.wall
+                if t.seq == 5:
+                    fault.enter_context(read_lock_on_replica(lab))
+                    locked_at = t.wall
+                if t.seq == 30:
+                    fault.close()  # UNLOCK TABLES
+                    released_at = t.wall
     assert locked_at is not None and released_at is not None
     assert "applier_progress" in opened, opened
     # the stall counts from the last tick the applier moved; it opens after open_after (2 s)

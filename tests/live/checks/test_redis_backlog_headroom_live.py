@@ -10,6 +10,7 @@ from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
 from replmon.model.findings import Finding, Severity
+from replmon.testing.scenarios.pair import small_backlog
 
 pytestmark = pytest.mark.live
 
@@ -24,15 +25,10 @@ async def _run(lab: Lab, ticks: int) -> list[Finding]:
 
 
 async def test_default_backlog_is_quiet_and_a_16_kib_one_flags(lab: Lab) -> None:
-    r = lab.primary.redis()
-    size = r.config_get("repl-backlog-size")["repl-backlog-size"]
     with WriteLoad(lab, rate=300):
         assert await _run(lab, 30) == []
-        try:
-            r.config_set("repl-backlog-size", "16384")
+        with small_backlog(lab):
             (f,) = await _run(lab, 30)
-        finally:
-            r.config_set("repl-backlog-size", size)
     assert f.severity >= Severity.WARNING and f.node == "primary"
     assert "repl-backlog-size 16 KiB" in f.title
     headroom = f.numbers["headroom_s"]

@@ -1,0 +1,160 @@
+"""Situations only a pair view flags (#15): an applier that runs but applies nothing,
+semi-sync fallen back to async, a Redis backlog that covers seconds of outage.
+
+SEEDS rebuild each from the lab's own numbers (MariaDB 10.11 positions and the ~10.7
+KiB/s replication stream its write load makes, measured on sample_sessions/); LAB makes
+each happen on the lab. Where a check's condition needs a duration by definition
+(applier_progress's stall), the scenario shortens it, as LAG_GROWTH does for lag growth.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from replmon.model.mysql import MysqlSample, ReplicaChannel, SemiSync
+from replmon.model.redis import RedisReplica, RedisSample
+from replmon.model.tick import Tick
+from replmon.testing.scenarios import LabScenario, SeedScenario
+from replmon.testing.scenarios.replication import mysql_healthy, wait_for
+from replmon.testing.synth import node, series
+
+BINLOG = "binlog.000001"
+EVENT_BYTES = 290
+"""Bytes of binlog per row event of the lab's write load (73,104 -> 73,394 for one)."""
+STREAM_B_S = 10_700
+"""Bytes/s of Redis replication stream under the lab's write load."""
+STALL = {"applier_progress": {"stall_after": "2s"}}
+
+
+def _channel(read: int, executed: int, state: str) -> ReplicaChannel:
+    return ReplicaChannel(
+        io_running="Yes", sql_running=True, seconds_behind=0, source_host="127.0.0.1",
+        source_port=40303, source_server_id=1, source_log_file=BINLOG,
+        read_source_log_pos=read, relay_source_log_file=BINLOG, exec_source_log_pos=executed,
+        using_gtid=True, io_state="Waiting for master to send event", sql_state=state)
+
+
+def applier_stuck(healthy: int = 6, stuck: int = 10) -> tuple[list[Tick], int]:
+    """300 row events/s applied as they arrive, then the applier waits on a global read
+    lock while events keep arriving; SQL thread Yes, Seconds_Behind_Master 0."""
+    pairs = []
+    stop = 73_104 + EVENT_BYTES * 300 * healthy
+    for i in range(healthy + stuck):
+        read = 73_104 + EVENT_BYTES * 300 * i
+        ch = (_channel(read, read, "Slave has read all relay log; waiting for more updates")
+              if i < healthy else _channel(read, stop, "Waiting for global read lock"))
+        pairs.append((node("primary", mysql=MysqlSample()),
+                      node("replica", mysql=MysqlSample(replication=[ch]))))
+    return series(pairs), healthy
+
+
+def semi_sync_fallback(healthy: int = 6, after: int = 8) -> tuple[list[Tick], int]:
+    """Semi-sync on both; the replica's acks stop and the primary's status goes OFF."""
+    pairs = []
+    for i in range(healthy + after):
+        on = i < healthy
+        p = MysqlSample(semi_sync=SemiSync(source_enabled=True, source_active=on,
+                                           source_clients=1 if on else 0),
+                        counters={"Rpl_semi_sync_master_no_tx": 0 if on else 30 * (i - healthy)})
+        r = MysqlSample(semi_sync=SemiSync(replica_enabled=True, replica_active=on),
+                        replication=[_channel(73_104, 73_104, "")])
+        pairs.append((node("primary", mysql=p), node("replica", mysql=r)))
+    return series(pairs), healthy
+
+
+def backlog_shrunk(healthy: int = 14, after: int = 8) -> tuple[list[Tick], int]:
+    """The lab's stream into a 1 MiB backlog (98 s of headroom), then CONFIG SET
+    repl-backlog-size 16384 (1.5 s)."""
+    pairs = []
+    for i in range(healthy + after):
+        off = 1_000_000 + STREAM_B_S * i
+        p = RedisSample(role="master", connected_replicas=1, master_repl_offset=off,
+                        repl_backlog_active=True,
+                        repl_backlog_size=1 << 20 if i < healthy else 16_384,
+                        replicas=[RedisReplica(ip="127.0.0.1", port=6380, state="online",
+                                               offset=off, lag_s=0)])
+        r = RedisSample(role="replica", master_host="127.0.0.1", master_port=6379,
+                        link_status="up", repl_offset=off)
+        pairs.append((node("primary", redis=p), node("replica", redis=r)))
+    return series(pairs), healthy
+
+
+SEEDS = [
+    SeedScenario("applier waits on a read lock, SQL thread Yes, lag 0 (stall shortened to "
+                 "2 s)", "applier_progress", applier_stuck, settings=STALL),
+    SeedScenario("semi-sync primary falls back to async", "semi_sync", semi_sync_fallback),
+    SeedScenario("Redis backlog shrunk to 16 KiB under the lab's stream", "redis_backlog_headroom",
+                 backlog_shrunk),
+]
+
+
+# --- the lab ------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def read_lock_on_replica(lab: Any) -> Iterator[None]:
+    """FLUSH TABLES WITH READ LOCK on the replica: its applier waits, SQL thread Yes."""
+    locker = lab.replica.root_connection()
+    try:
+        with locker.cursor() as cur:
+            cur.execute("FLUSH TABLES WITH READ LOCK")
+        yield
+    finally:
+        with contextlib.suppress(Exception), locker.cursor() as cur:
+            cur.execute("UNLOCK TABLES")
+        locker.close()
+        mysql_healthy(lab)
+
+
+@contextlib.contextmanager
+def semi_sync_then_replica_io_stopped(lab: Any) -> Iterator[None]:
+    """The replica's IO thread stopped (semi-sync was switched on by ``semi_sync_on``
+    before the collector started: it reads variables about once a minute)."""
+    lab.replica.sql("STOP SLAVE IO_THREAD")
+    try:
+        yield
+    finally:
+        lab.replica.sql("START SLAVE IO_THREAD")
+
+
+@contextlib.contextmanager
+def semi_sync_on(lab: Any) -> Iterator[None]:
+    p, r = lab.primary, lab.replica
+    p.sql("SET GLOBAL rpl_semi_sync_master_timeout = 500")
+    p.sql("SET GLOBAL rpl_semi_sync_master_enabled = ON")
+    r.sql("SET GLOBAL rpl_semi_sync_slave_enabled = ON")
+    r.sql("STOP SLAVE IO_THREAD")
+    r.sql("START SLAVE IO_THREAD")
+    try:
+        wait_for(lambda: p.sql("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_status'")
+                 [0][1] == "ON", "semi-sync ON on the primary", 20)
+        yield
+    finally:
+        p.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+        r.sql("SET GLOBAL rpl_semi_sync_slave_enabled = OFF")
+        r.sql("STOP SLAVE IO_THREAD")
+        r.sql("START SLAVE IO_THREAD")
+        mysql_healthy(lab)
+
+
+@contextlib.contextmanager
+def small_backlog(lab: Any) -> Iterator[None]:
+    r = lab.primary.redis()
+    size = r.config_get("repl-backlog-size")["repl-backlog-size"]
+    r.config_set("repl-backlog-size", "16384")
+    try:
+        yield
+    finally:
+        r.config_set("repl-backlog-size", size)
+
+
+LAB = [
+    LabScenario("replica holds FLUSH TABLES WITH READ LOCK under write load (stall shortened "
+                "to 2 s)", "applier_progress", induce=read_lock_on_replica, settings=STALL),
+    LabScenario("semi-sync on, then the replica's IO thread stopped under write load",
+                "semi_sync", induce=semi_sync_then_replica_io_stopped, setup=semi_sync_on),
+    LabScenario("CONFIG SET repl-backlog-size 16384 under write load",
+                "redis_backlog_headroom", induce=small_backlog, healthy_ticks=24,
+                settings={"redis_backlog_headroom": {"min_rate_span": "5s"}}),
+]
