@@ -75,6 +75,10 @@ class RedisSample(SampleBase):
     # --- server -----------------------------------------------------------
     version: str = ""
     """redis_version, e.g. "7.0.15"."""
+    server_time: float | None = None
+    """INFO server_time_usec as epoch seconds: the server's clock when it answered INFO
+    (Redis 6.2+; None before). With the sample's wall and elapsed time it bounds the
+    offset between this node's clock and replmon's (the clock_skew check)."""
     run_id: str = ""
     """Random id of the server process; a new one means the server restarted."""
     uptime_s: int | None = None

@@ -90,6 +90,7 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
     data: dict[str, Any] = {
         "version": f.text("redis_version"),
         "run_id": f.text("run_id") or "",
+        "server_time": None if (usec := f.known("server_time_usec")) is None else usec / 1e6,
         "uptime_s": f.integer("uptime_in_seconds"),
         "role": _role(f.text("role")),
         "counters": {n: v for n in COUNTER_FIELDS if (v := f.integer(n)) is not None},

@@ -1,5 +1,6 @@
 """Situations only a pair view flags (#15): an applier that runs but applies nothing,
-semi-sync fallen back to async, a Redis backlog that covers seconds of outage.
+semi-sync fallen back to async, a Redis backlog that covers seconds of outage, two
+clocks apart (SEEDS only: the lab's nodes share one clock).
 
 SEEDS rebuild each from the lab's own numbers (MariaDB 10.11 positions and the ~10.7
 KiB/s replication stream its write load makes, measured on sample_sessions/); LAB makes
@@ -81,12 +82,27 @@ def backlog_shrunk(healthy: int = 14, after: int = 8) -> tuple[list[Tick], int]:
     return series(pairs), healthy
 
 
+def clock_jump(healthy: int = 6, after: int = 8) -> tuple[list[Tick], int]:
+    """Both Redis answer INFO within 2 ms of replmon's clock; then the replica's clock
+    jumps 5 s ahead (a VM resumed without a time sync)."""
+    pairs = []
+    t0 = 1_700_000_000.0
+    for i in range(healthy + after):
+        wall = t0 + i
+        p = RedisSample(role="master", wall=wall, elapsed_ms=2.0, server_time=wall + 0.001)
+        r = RedisSample(role="replica", wall=wall + 0.003, elapsed_ms=2.0,
+                        server_time=wall + 0.004 + (5.0 if i >= healthy else 0.0))
+        pairs.append((node("primary", redis=p), node("replica", redis=r)))
+    return series(pairs), healthy
+
+
 SEEDS = [
     SeedScenario("applier waits on a read lock, SQL thread Yes, lag 0 (stall shortened to "
                  "2 s)", "applier_progress", applier_stuck, settings=STALL),
     SeedScenario("semi-sync primary falls back to async", "semi_sync", semi_sync_fallback),
     SeedScenario("Redis backlog shrunk to 16 KiB under the lab's stream", "redis_backlog_headroom",
                  backlog_shrunk),
+    SeedScenario("replica's clock jumps 5 s ahead", "clock_skew", clock_jump),
 ]
 
 

@@ -112,7 +112,7 @@ def test_disconnect_turns_critical_after_the_grace() -> None:
 
 
 def test_seed_scenarios_meet_the_target() -> None:
-    bad, quiet = (run_seed_scenario(s) for s in sc.SEEDS)
+    bad, quiet = (run_seed_scenario(s) for s in sc.SEEDS if s.check in ("drbd_peer", ""))
     assert bad.ticks_to_flag == 3
     assert quiet.above_info() == [] and quiet.opened == {}
 

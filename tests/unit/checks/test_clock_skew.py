@@ -1,0 +1,55 @@
+"""clock_skew on the real Redis 7.0 master and replica captures (tests/fixtures/redis/),
+each stamped with the epoch time it was captured at (the fixtures' README), and with the
+replica's clock moved."""
+
+from __future__ import annotations
+
+from replmon.checks.clock_skew import CHECK
+from test_redis_replication import MASTER, REPLICA_UP, primary, replica
+
+from replmon.model.findings import Severity
+from replmon.model.redis import RedisSample
+from replmon.model.tick import Tick
+from replmon.testing.synth import observe, tick
+
+MASTER_AT, REPLICA_AT = 1795389004.737801457, 1795389004.750286046
+"""When each capture began (tests/fixtures/redis/README.md)."""
+
+
+def stamped(s: RedisSample, at: float, elapsed_ms: float = 12.0, shift: float = 0.0
+            ) -> RedisSample:
+    assert s.server_time is not None
+    return s.model_copy(update={"wall": at, "elapsed_ms": elapsed_ms,
+                                "server_time": s.server_time + shift})
+
+
+def ticks(shift: float = 0.0, elapsed_ms: float = 12.0, n: int = 5) -> list[Tick]:
+    return [tick(i, primary=primary(stamped(MASTER, MASTER_AT + i)),
+                 replica=replica(stamped(REPLICA_UP, REPLICA_AT + i, elapsed_ms, shift)))
+            for i in range(n)]
+
+
+def test_the_captures_clocks_agree() -> None:
+    assert observe(CHECK, ticks()) == []
+
+
+def test_a_replica_clock_5_s_ahead_is_a_warning() -> None:
+    (o,) = observe(CHECK, ticks(shift=5.0))
+    assert (o.node, o.key, o.severity) == ("pair", "clock", Severity.WARNING)
+    assert o.title.startswith("clocks differ by 5.00 s (+/- 0.012 s): the replica's is ahead")
+
+
+def test_a_minute_apart_is_critical() -> None:
+    (o,) = observe(CHECK, ticks(shift=-60.0))
+    assert o.severity is Severity.CRITICAL and "primary's is ahead" in o.title
+
+
+def test_a_skew_the_measurement_cannot_prove_is_quiet() -> None:
+    assert observe(CHECK, ticks(shift=1.5, elapsed_ms=2000.0)) == []  # +/- 1.006 s
+
+
+def test_one_tight_reading_in_the_window_is_enough() -> None:
+    loose = ticks(shift=3.0, elapsed_ms=5000.0)  # +/- 2.5 s: cannot tell
+    tight = ticks(shift=3.0, n=1)[0].model_copy(update={"seq": 5, "wall": loose[-1].wall + 1})
+    (o,) = observe(CHECK, [*loose, tight])
+    assert o.numbers["bound_s"] == 0.012
