@@ -1,0 +1,88 @@
+"""Check CPU per tick (run by hand; the figures go in the closing note).
+
+    .venv/bin/python bench/bench_checks.py [--ticks N] [--baseline GITREF]
+
+Loops the lab's real ticks (tests/fixtures/ticks/lab_pair.jsonl, all four sources on
+both nodes, as bench_recording.py does) into N ticks and times ``Engine.observe`` over
+them in this process: CPU per tick of all enabled checks, and of each check alone.
+``--baseline REF`` runs this same script against REF's code (a git worktree on the same
+interpreter, in the same run) and prints the ratio: #15's target is that its new checks
+add at most 15 % to the checks' CPU per tick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def measure(n: int) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_recording import four_sources
+
+    from replmon.engine import build_engine
+    from replmon.model.tick import Tick
+    from replmon.testing.synthetic import loop_ticks
+
+    src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
+    real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]
+    ticks = list(loop_ticks(four_sources(real), n))
+    engine = build_engine(entry_points=False)
+    c0 = time.process_time()
+    for t in ticks:
+        engine.observe(t)
+    total = (time.process_time() - c0) / n * 1e6
+    print(f"checks: {len(engine.checks)}, CPU per tick over {n} ticks: {total:.0f} us")
+    for c, _ in engine.checks:
+        one = build_engine({k: {"enabled": k == c.id} for k, _ in
+                            [(x.id, None) for x, _ in engine.checks]}, entry_points=False)
+        c0 = time.process_time()
+        for t in ticks[: n // 5]:
+            one.observe(t)
+        print(f"  {c.id:24} {(time.process_time() - c0) / (n // 5) * 1e6:6.1f} us")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ticks", type=int, default=20_000)
+    ap.add_argument("--baseline")
+    args = ap.parse_args()
+    if not args.baseline:
+        measure(args.ticks)
+        return 0
+    with tempfile.TemporaryDirectory() as d:
+        tree = Path(d) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree),
+                        args.baseline], check=True, capture_output=True)
+        try:
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            script = [sys.executable, "-c",
+                      f"import sys; sys.argv=['x']; sys.path.insert(0, {str(ROOT / 'bench')!r});"
+                      f"import bench_checks as b; b.ROOT=__import__('pathlib').Path({str(tree)!r});"
+                      f"b.measure({args.ticks})"]
+            old = subprocess.run(script, env=env, check=True, capture_output=True,
+                                 text=True).stdout
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                           check=False, capture_output=True)
+    for line in old.splitlines():
+        print(f"  {args.baseline}: {line}")
+    new = subprocess.run([sys.executable, __file__, "--ticks", str(args.ticks)], check=True,
+                         capture_output=True, text=True).stdout
+    print(new, end="")
+    pat = r"CPU per tick over \d+ ticks: (\d+) us"
+    a, b = (float(m.group(1)) for m in (re.search(pat, old), re.search(pat, new)) if m)
+    print(f"ratio to {args.baseline}: {b / a:.2f}x (#15 target <= 1.15x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
