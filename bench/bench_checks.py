@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -58,21 +57,17 @@ def main() -> int:
     if not args.baseline:
         measure(args.ticks)
         return 0
-    with tempfile.TemporaryDirectory() as d:
-        tree = Path(d) / "baseline"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree),
-                        args.baseline], check=True, capture_output=True)
-        try:
-            env = {**os.environ, "PYTHONPATH": str(tree)}
-            script = [sys.executable, "-c",
-                      f"import sys; sys.argv=['x']; sys.path.insert(0, {str(ROOT / 'bench')!r});"
-                      f"import bench_checks as b; b.ROOT=__import__('pathlib').Path({str(tree)!r});"
-                      f"b.measure({args.ticks})"]
-            old = subprocess.run(script, env=env, check=True, capture_output=True,
-                                 text=True).stdout
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
-                           check=False, capture_output=True)
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_recording import worktree
+
+    with worktree(args.baseline) as tree:
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        script = [sys.executable, "-c",
+                  f"import sys; sys.path.insert(0, {str(ROOT / 'bench')!r});"
+                  f"import bench_checks as b; b.ROOT=__import__('pathlib').Path({str(tree)!r});"
+                  f"b.measure({args.ticks})"]
+        old = subprocess.run(script, env=env, check=True, capture_output=True, text=True,
+                             cwd=tree).stdout  # not this tree's cwd: "" leads sys.path
     for line in old.splitlines():
         print(f"  {args.baseline}: {line}")
     new = subprocess.run([sys.executable, __file__, "--ticks", str(args.ticks)], check=True,

@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import random
 import shutil
@@ -32,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from replmon.engine import build_engine
@@ -130,24 +132,37 @@ def rerun_digest(path: Path, *, stored: bool) -> str:
     return h.hexdigest()[:16]
 
 
+@contextlib.contextmanager
+def worktree(ref: str) -> Iterator[Path]:
+    """``ref``'s tree in a temporary git worktree, importable as ``replmon`` with
+    PYTHONPATH=<tree>: its checks/ is linked in as replmon/checks, or the editable
+    install of this tree would hand it today's checks."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as d:
+        tree = Path(d) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
+                       check=True, capture_output=True)
+        try:
+            (tree / "replmon" / "checks").symlink_to(tree / "checks")
+            yield tree
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                           check=False, capture_output=True)
+
+
 def baseline(ref: str, ticks: list[Tick], tmp: Path, rerun: int) -> dict[str, float]:
     """Run ``ref``'s own bench on the same ticks; its figures by name."""
     import re
     import subprocess
 
-    tree = tmp / "baseline"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
-                   check=True, capture_output=True)
-    try:
+    with worktree(ref) as tree:
         src = tmp / "ticks.jsonl"
         src.write_text("".join(t.model_dump_json() + "\n" for t in ticks))
         env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
         out = subprocess.run([sys.executable, str(tree / "bench" / "bench_recording.py"),
                               "--ticks-from", str(src), "--rerun", str(rerun)], env=env,
                              check=True, capture_output=True, text=True).stdout
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
-                       check=False, capture_output=True)
     for line in out.splitlines():
         print(f"  {ref}: {line}")
     pats = {"recorder_ms": r"recorder CPU per tick: ([\d.]+) ms",

@@ -121,9 +121,13 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     if not source_ok(r, "mysql"):
         return []
     out: list[Observation] = []
+    before = w.node("replica", 1).mysql.replication if len(w) > 1 else []
     for ch in r.mysql.replication:
-        if ch.group_replication:
+        if ch.group_replication or not _applying(ch):
             continue
+        prev = next((c for c in before if c.name == ch.name), None)
+        if prev is not None and _executed(prev) != _executed(ch):
+            continue  # it moved since the last tick: the usual case, no history needed
         found = stuck(w, ch.name)
         if found is None or found[0] < t.stall_after:
             continue

@@ -61,11 +61,10 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
     """(primary's clock minus the replica's, bound) from the newest of the tightest
     readings within ``window`` (bound at most twice the tightest, plus 1 ms: a clock
     that jumped is seen at once); None without any."""
-    readings: list[tuple[float, float]] = []
-    for tk in w.ticks[w.start_within(t.window):]:
-        p, r = _offset(tk.primary), _offset(tk.replica)
-        if p is not None and r is not None:
-            readings.append((p[0] - r[0], p[1] + r[1]))
+    first = w.start_within(t.window)
+    readings = [(p[0] - r[0], p[1] + r[1]) for p, r in
+                zip(w.series("primary", _offset)[first:], w.series("replica", _offset)[first:],
+                    strict=True) if p is not None and r is not None]
     if not readings:
         return None
     tight = 2 * min(b for _, b in readings) + 0.001
@@ -73,7 +72,8 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
-    if _offset(w.node("primary")) is None or _offset(w.node("replica")) is None:
+    last = w.last
+    if _offset(last.primary) is None or _offset(last.replica) is None:
         return []
     found = skew(w, t)
     if found is None:

@@ -96,11 +96,26 @@ def _growth(secs: float, start: int | None, now: int | None) -> float | None:
     return (now - start) / secs
 
 
+def _flagged(node: NodeTick) -> bool:
+    """Any connection congested or any peer device Ahead/Behind (the usual tick: no)."""
+    if not source_ok(node, "drbd"):
+        return False
+    for r in node.drbd.resources:  # plain loops: generators cost more than the scan here
+        for c in r.connections:
+            if c.congested:
+                return True
+            for pd in c.peer_devices:
+                if pd.replication_state in SUSPENDED:
+                    return True
+    return False
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     for role in ("primary", "replica"):
-        node = w.node(role)
-        now = _states(node)
+        if not _flagged(w.node(role)):
+            continue
+        now = w.series(role, _states)[-1]
         if not now:
             continue
         for key, (state, congested, oos) in now.items():

@@ -58,31 +58,36 @@ class Limits(Thresholds):
     """Bytes/s of replication stream below which the master counts as idle."""
 
 
-def _offset(node: NodeTick) -> int | None:
+def _offset(node: NodeTick) -> tuple[str | None, int] | None:
+    """(replication id, offset) of a master; a restart without persistence changes the
+    id and starts the offset again."""
     if not source_ok(node, "redis") or node.redis.role != "master":
         return None
-    return node.redis.master_repl_offset
+    off = node.redis.master_repl_offset
+    return None if off is None else (node.redis.master_replid, off)
 
 
 def offset_rate(w: Window, t: Limits) -> tuple[float, float] | None:
     """(bytes/s, seconds measured over) of the primary's replication offset over the
     trailing run of readings within ``rate_window`` (since a restart, if one)."""
-    offsets = w.series("primary", _offset)
     first = w.start_within(t.rate_window)
-    end = offsets[-1]
+    end, start = _offset(w.last.primary), _offset(w.ticks[first].primary)
     if end is None:
         return None
-    i = len(offsets) - 1
-    while i > first:
-        before, at = offsets[i - 1], offsets[i]
-        if before is None or at is None or before > at:  # no reading, or a restart
-            break
-        i -= 1
+    i = first
+    if start is None or start[0] != end[0] or start[1] > end[1]:  # walk to the restart
+        offsets = w.series("primary", _offset)
+        i = len(offsets) - 1
+        while i > first:
+            before, at = offsets[i - 1], offsets[i]
+            if before is None or at is None or before[0] != at[0] or before[1] > at[1]:
+                break
+            i -= 1
+        start = offsets[i]
     span = w.last.wall - w.ticks[i].wall
-    start = offsets[i]
     if span < t.min_rate_span or start is None:
         return None
-    return (end - start) / span, span
+    return (end[1] - start[1]) / span, span
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:

@@ -15,11 +15,12 @@ def run(rate: float, n: int = 40, backlog: int | None = None, restart_at: int | 
         ) -> list[Tick]:
     out = []
     for i in range(n):
-        off = (MASTER.master_repl_offset or 0) + int(rate * (i - (restart_at or 0)
-                                                              if restart_at and i >= restart_at
-                                                              else i))
+        new = restart_at is not None and i >= restart_at  # a new process: new id, from 0
+        off = (int(rate * (i - (restart_at or 0))) if new
+               else (MASTER.master_repl_offset or 0) + int(rate * i))
         m = MASTER.model_copy(update={"master_repl_offset": off, **(
-            {"repl_backlog_size": backlog} if backlog else {})})
+            {"repl_backlog_size": backlog} if backlog else {}),
+            **({"master_replid": "f" * 40} if new else {})})
         out.append(tick(i, primary=primary(m), replica=replica(REPLICA_UP)))
     return out
 
@@ -49,3 +50,4 @@ def test_too_few_seconds_of_readings_or_an_idle_master_say_nothing() -> None:
 
 def test_a_restart_restarts_the_rate() -> None:
     assert observe(CHECK, run(40_000, n=40, restart_at=35)) == []  # 4 s since the restart
+    assert observe(CHECK, run(40_000, n=60, restart_at=35))  # 24 s since: judged again
