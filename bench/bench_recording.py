@@ -162,7 +162,8 @@ def baseline(ref: str, ticks: list[Tick], tmp: Path, rerun: int) -> dict[str, fl
         env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
         out = subprocess.run([sys.executable, str(tree / "bench" / "bench_recording.py"),
                               "--ticks-from", str(src), "--rerun", str(rerun)], env=env,
-                             check=True, capture_output=True, text=True).stdout
+                             check=True, capture_output=True, text=True,
+                             cwd=tree).stdout  # its worker processes import from ''/cwd
     for line in out.splitlines():
         print(f"  {ref}: {line}")
     pats = {"recorder_ms": r"recorder CPU per tick: ([\d.]+) ms",
