@@ -151,14 +151,17 @@ def worktree(ref: str) -> Iterator[Path]:
                            check=False, capture_output=True)
 
 
-def baseline(ref: str, ticks: list[Tick], tmp: Path, rerun: int) -> dict[str, float]:
-    """Run ``ref``'s own bench on the same ticks; its figures by name."""
+def baseline(ref: str, ticks: list[Tick], tmp: Path, rerun: int,
+             source: str | None = None) -> dict[str, float]:
+    """Run ``ref``'s own bench on the same ticks (``source``, the JSON lines they came
+    from: an older model may refuse fields this one writes); its figures by name."""
     import re
     import subprocess
 
     with worktree(ref) as tree:
-        src = tmp / "ticks.jsonl"
-        src.write_text("".join(t.model_dump_json() + "\n" for t in ticks))
+        src = Path(source).resolve() if source else tmp / "ticks.jsonl"
+        if not source:
+            src.write_text("".join(t.model_dump_json() + "\n" for t in ticks))
         env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
         out = subprocess.run([sys.executable, str(tree / "bench" / "bench_recording.py"),
                               "--ticks-from", str(src), "--rerun", str(rerun)], env=env,
@@ -200,7 +203,8 @@ def main() -> int:
     ticks = four_sources(real)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        base = baseline(args.baseline, real, tmp, args.rerun) if args.baseline else {}
+        base = (baseline(args.baseline, real, tmp, args.rerun, args.ticks_from)
+                if args.baseline else {})
         cpu_ms, short_bpt = recorder_cpu(ticks, tmp)
         print(f"recorder CPU per tick: {cpu_ms:.2f} ms = {cpu_ms / 10:.3f} % of one core at 1 Hz"
               f" ({short_bpt:.0f} B/tick on a 600-tick file)")
