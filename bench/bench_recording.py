@@ -101,9 +101,9 @@ def build_file(ticks: list[Tick], path: Path, count: int) -> float:
     live engine's update for each."""
     t0 = time.perf_counter()
     engine = build_engine()
-    with RecordingWriter(path, meta_for(interval=1.0, note="bench: looped from lab ticks"),
-                         rates="derive") as w:
-        for t in loop_ticks(ticks, count):
+    with RecordingWriter(path, meta_for(interval=1.0, note="bench: looped from lab ticks")
+                         ) as w:  # rates "auto", as the live recorder: none stored here
+        for t in loop_ticks(ticks, count, rates=True):  # rates as the collector has them
             w.write(t, engine.feed(t))
     return time.perf_counter() - t0
 

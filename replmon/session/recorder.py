@@ -81,7 +81,9 @@ class RecordingWriter:
         """``rates``: "auto" stores a tick's rates only where a reader recomputing them
         would get something else; "derive" never stores them (ticks built from samples,
         whose rates are by definition the recomputed ones); "store" always does (ticks
-        whose rates were set by hand, e.g. reconstructed from published figures)."""
+        whose rates were set by hand, e.g. reconstructed from published figures). With
+        "derive" no live observations are stored (O frames): the engine may have seen
+        other rates than a reader derives."""
         self.path = Path(path)
         self.rates_mode = rates
         self.meta = meta.model_copy(update={"chunk_ticks": chunk_ticks})
@@ -139,7 +141,10 @@ class RecordingWriter:
                              self.ticks, tick.wall))
         self._prev_key = offset
         self._in_chunk = 0
-        self._obs = _ChunkSeen(self.ticks)
+        # Stored observations are valid only if a reader rebuilds exactly the ticks the
+        # live engine saw: "derive" takes the caller's word that rates are derivable,
+        # which a tick fed to the engine without its rates would break.
+        self._obs = _ChunkSeen(self.ticks) if self.rates_mode != "derive" else None
 
     def _end_chunk(self) -> None:
         """The O frame of the chunk just finished, when the live engine saw all its ticks."""

@@ -128,3 +128,18 @@ def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
     again, _ = run(path, stored=False)
     fast, _ = run(path, stored=True)
     assert len(fast) == n and fast == again
+
+
+def test_a_derive_writer_stores_no_observations(tmp_path: Path) -> None:
+    """Ticks fed to the engine without rates and written with rates="derive": the reader
+    derives rates the engine never saw, so their observations must not be stored (the
+    day bench once reused them and disagreed with the observed-again run)."""
+    ticks = list(loop_ticks(flapping_ticks()[:400], 400))  # no rates attached
+    engine = build_engine(entry_points=False)
+    path = tmp_path / "derive.rmrec"
+    with RecordingWriter(path, meta_for(interval=1.0), chunk_ticks=CHUNK, rates="derive") as w:
+        for t in ticks:
+            w.write(t, engine.feed(t))
+    with open_recording(path) as rec:
+        assert all(rec.chunk_observations(ci)[0] is None for ci in range(len(rec.chunks)))
+    assert run(path, stored=True) == run(path, stored=False)
