@@ -106,7 +106,9 @@ class ReplayApp(ReplmonApp):
         """``rerun(should_stop)``: today's checks over the whole recording, as (tick index,
         Update) (e.g. ``rerun_file(path, should_stop=should_stop)``), stopping early when
         ``should_stop()``; called in a thread, for n / N."""
-        super().__init__(None, None, source="replay")
+        # "for N s" on a failed source is as of the tick shown, not of today's clock
+        super().__init__(None, None, source="replay",
+                         clock=lambda: self.tick.wall if self.tick is not None else 0.0)
         self.recording = recording
         self.cursor = ReplayCursor(recording, engine_factory)
         """Position and engine (session/cursor.py); this screen only drives it."""

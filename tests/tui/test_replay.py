@@ -153,3 +153,16 @@ async def test_position_bar_is_on_screen_at_80x24(recording: Path) -> None:
         bar = app.query_one("#position", Static)
         assert bar.region.height == 1 and bar.region.bottom <= 23, bar.region
         assert "tick 1/12" in position(app)
+
+
+async def test_a_failed_sources_duration_is_as_of_the_tick_shown(recording: Path) -> None:
+    """The replica's MySQL is down from tick 6: at tick 9 the panel says it has been for
+    about 3 s (the recording's time), not for however long ago the recording was made."""
+    app = make(recording)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*["right"] * 10)
+        await settle(pilot)
+        assert app.pos == 9
+        shown = str(app.query_one("#replica-mysql", Static).render())
+        since = TICKS[9].wall - TICKS[6].wall
+        assert f"for {since:.1f}s" in shown or f"for {since:.0f}s" in shown, shown
