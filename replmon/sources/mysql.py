@@ -155,6 +155,9 @@ class MysqlSource(Source[MysqlSample]):
         self._replica_query = "SHOW SLAVE STATUS"
         self._variables: dict[str, str] = {}
         self._variables_mono: float | None = None
+        self._semi_status: tuple[str | None, str | None] | None = None
+        """Semi-sync source/replica status at the last sample: a change re-reads the
+        variables at once (so "enabled" is never a minute older than "status OFF")."""
 
     def __repr__(self) -> str:
         return f"MysqlSource({self.endpoint.display()})"
@@ -258,6 +261,10 @@ class MysqlSource(Source[MysqlSample]):
                 status_rows = cur.fetchall()
                 last = self._variables_mono
                 due = last is None or time.monotonic() - last >= self.variables_every
+                semi = _semi_sync_status(status_rows)
+                if semi != self._semi_status:  # switched on/off, or fell back: the
+                    self._semi_status = semi  # semi_sync check needs the variable now
+                    due = True
                 if fresh or due:
                     cur.execute(VARIABLES_QUERY)
                     self._variables = parse_variables(cur.fetchall())
@@ -367,6 +374,21 @@ class MysqlSource(Source[MysqlSample]):
             text = str(e) or type(e).__name__
         pw = self.endpoint.password.get_secret_value() if self.endpoint.password else ""
         return text.replace(pw, "**********") if pw else text
+
+
+_SEMI_STATUS = {"rpl_semi_sync_master_status": 0, "rpl_semi_sync_source_status": 0,
+                "rpl_semi_sync_slave_status": 1, "rpl_semi_sync_replica_status": 1}
+
+
+def _semi_sync_status(rows: Any) -> tuple[str | None, str | None]:
+    """(source, replica) semi-sync status text from SHOW GLOBAL STATUS rows."""
+    out: list[str | None] = [None, None]
+    for row in rows:
+        if isinstance(row, tuple | list) and len(row) == 2:
+            i = _SEMI_STATUS.get(str(row[0]).lower())
+            if i is not None:
+                out[i] = None if row[1] is None else str(row[1])
+    return out[0], out[1]
 
 
 def _code(e: BaseException) -> int | None:

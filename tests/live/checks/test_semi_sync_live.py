@@ -38,3 +38,21 @@ async def test_primary_falling_back_to_async_is_flagged(lab: Lab) -> None:
     assert (seq - stopped_seq) * 0.5 <= 0.5 + 3.0 + 1.0, seq
     assert (f.node, f.key, f.severity) == ("primary", "source", Severity.WARNING)
     assert "fell back to async" in f.title
+
+
+async def test_switching_semi_sync_off_is_not_a_fallback(lab: Lab) -> None:
+    """An admin turning semi-sync off makes its status OFF at once while replmon's copy
+    of the variables could be a minute old: the source re-reads them when the status
+    changes, so the check never sees "enabled, status OFF"."""
+    seen: list[Finding] = []
+    with semi_sync_on(lab), WriteLoad(lab, rate=200):
+        engine = build_engine(entry_points=False)
+        async with build_collector(build_config(lab.settings(0.5))) as c:
+            async for t in c.ticks(20):
+                seen += [f for f in engine.feed(t).opened if f.check == "semi_sync"]
+                if t.seq == 4:
+                    lab.primary.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+                    lab.replica.sql("SET GLOBAL rpl_semi_sync_slave_enabled = OFF")
+                if t.seq == 19:
+                    assert t.primary.mysql.semi_sync.source_enabled is False
+    assert seen == []
