@@ -49,7 +49,7 @@ import pymysql
 import pymysql.cursors
 
 from replmon.endpoints import MysqlEndpoint
-from replmon.errors import SourceError
+from replmon.errors import ParseError, SourceError
 from replmon.model.mysql import VARIABLE_NAMES, Flavour, MysqlSample
 from replmon.sources.base import Source
 from replmon.sources.mysql_parse import (
@@ -155,7 +155,7 @@ class MysqlSource(Source[MysqlSample]):
         self._replica_query = "SHOW SLAVE STATUS"
         self._variables: dict[str, str] = {}
         self._variables_mono: float | None = None
-        self._semi_status: tuple[str | None, str | None] | None = None
+        self._semi_status: tuple[bool | None, bool | None] | None = None
         """Semi-sync source/replica status at the last sample: a change re-reads the
         variables at once (so "enabled" is never a minute older than "status OFF")."""
 
@@ -261,7 +261,8 @@ class MysqlSource(Source[MysqlSample]):
                 status_rows = cur.fetchall()
                 last = self._variables_mono
                 due = last is None or time.monotonic() - last >= self.variables_every
-                semi = _semi_sync_status(status_rows)
+                status = parse_global_status(status_rows)
+                semi = (status.source_active, status.replica_active)
                 if semi != self._semi_status:  # switched on/off, or fell back: the
                     self._semi_status = semi  # semi_sync check needs the variable now
                     due = True
@@ -275,10 +276,11 @@ class MysqlSource(Source[MysqlSample]):
             if self._is_connection_error(e):
                 raise _Lost(error, self._is_retryable(e)) from None
             raise error from None
+        except ParseError:
+            raise  # a status value replmon cannot read: the sample's parse error, as before
         except Exception as e:  # noqa: BLE001 - protocol garbage (not a MySQL server?)
             text = f"{self.endpoint.display()}: unexpected reply: {self._clean(e)}"
             raise _Lost(SourceError(text, hint=NOT_MYSQL_HINT), False) from None
-        status = parse_global_status(status_rows)
         age = None if self._variables_mono is None else time.monotonic() - self._variables_mono
         return build_mysql_sample(
             version=self._version,
@@ -374,21 +376,6 @@ class MysqlSource(Source[MysqlSample]):
             text = str(e) or type(e).__name__
         pw = self.endpoint.password.get_secret_value() if self.endpoint.password else ""
         return text.replace(pw, "**********") if pw else text
-
-
-_SEMI_STATUS = {"rpl_semi_sync_master_status": 0, "rpl_semi_sync_source_status": 0,
-                "rpl_semi_sync_slave_status": 1, "rpl_semi_sync_replica_status": 1}
-
-
-def _semi_sync_status(rows: Any) -> tuple[str | None, str | None]:
-    """(source, replica) semi-sync status text from SHOW GLOBAL STATUS rows."""
-    out: list[str | None] = [None, None]
-    for row in rows:
-        if isinstance(row, tuple | list) and len(row) == 2:
-            i = _SEMI_STATUS.get(str(row[0]).lower())
-            if i is not None:
-                out[i] = None if row[1] is None else str(row[1])
-    return out[0], out[1]
 
 
 def _code(e: BaseException) -> int | None:
