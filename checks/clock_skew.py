@@ -1,9 +1,10 @@
 """Clock skew: do the two nodes agree on the time?
 
 Every tick replmon asks both nodes' Redis for INFO, whose ``server_time_usec`` is the
-node's clock when it answered. replmon knows its own clock before the request
-(the sample's wall) and how long the request took, so each node's offset from
-replmon's clock is known to within half that time; the two offsets' difference is the
+node's clock when it answered, and every ``positions_every`` seconds (2 s) their MySQL for
+``UNIX_TIMESTAMP(NOW(6))``. replmon knows its own clock before each request and how long
+the request took, so each node's offset from replmon's clock is known to within half
+that time (the tighter of the two when a node has both); the two offsets' difference is the
 skew between the nodes, replmon's own clock error cancelling out. Over the last
 ``window`` (30 s) the newest of the readings with the tightest bounds is judged (NTP
 keeps the tightest; the newest of them shows a clock that jumped at once).
@@ -16,8 +17,9 @@ two nodes cannot be read side by side when their times disagree; lag thresholds 
 - ``|skew|`` minus its bound above ``max_skew_s`` (1 s): warning; above
   ``critical_skew_s`` (30 s): critical. The title gives the skew, its bound and which
   node is ahead.
-- Needs Redis 6.2+ on both nodes (``server_time_usec``); MySQL's ``NOW(6)`` and the ssh
-  round's ``date`` are not read yet.
+- Needs, on each node, Redis 6.2+ (``server_time_usec``) or MySQL/MariaDB; the ssh
+  round's ``date`` is not read (a process start per tick for a figure the two servers
+  already give).
 
 What to do: check time sync on both nodes (``chronyc tracking`` / ``timedatectl``):
 an NTP source unreachable, a VM paused and resumed, a host that never synced.
@@ -49,12 +51,19 @@ class Limits(Thresholds):
 
 
 def _offset(node: NodeTick) -> tuple[float, float] | None:
-    """(node clock minus replmon's clock, half the request time) from one Redis sample."""
-    if not source_ok(node, "redis") or node.redis.server_time is None:
-        return None
-    s = node.redis
-    half = s.elapsed_ms / 2000.0
-    return s.server_time - (s.wall + half), half
+    """(node clock minus replmon's clock, half the request time) from this tick's Redis
+    INFO or MySQL clock reading, the tighter one."""
+    out = None
+    if source_ok(node, "redis") and (clock := node.redis.server_time) is not None:
+        half = node.redis.elapsed_ms / 2000.0
+        out = clock - (node.redis.wall + half), half
+    if source_ok(node, "mysql") and (b := node.mysql.binlog) is not None \
+            and b.server_time is not None and b.sent_wall is not None \
+            and b.elapsed_ms is not None:
+        half = b.elapsed_ms / 2000.0
+        if out is None or half < out[1]:
+            out = b.server_time - (b.sent_wall + half), half
+    return out
 
 
 def skew(w: Window, t: Limits) -> tuple[float, float] | None:
@@ -73,8 +82,9 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     last = w.last
-    if _offset(last.primary) is None or _offset(last.replica) is None:
-        return []
+    if not all(source_ok(n, "redis") or source_ok(n, "mysql")
+               for n in (last.primary, last.replica)):
+        return []  # a node that answers neither now: source_health says so
     found = skew(w, t)
     if found is None:
         return []
@@ -87,7 +97,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         severity=(Severity.CRITICAL if abs(diff) - bound > t.critical_skew_s
                   else Severity.WARNING),
         title=(f"clocks differ by {fmt(abs(diff), 2)} s (+/- {fmt(bound, 3)} s): the "
-               f"{ahead}'s is ahead (Redis server_time_usec on both)"),
+               f"{ahead}'s is ahead"),
         numbers=numbers(skew_s=diff, bound_s=bound, ahead=ahead),
         cause=("time sync is broken on one node (NTP source unreachable, a VM paused and "
                "resumed, never synced): lag figures and the two nodes' logs disagree"),
@@ -95,5 +105,5 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     )]
 
 
-CHECK = Check(id="clock_skew", title="Clock skew", needs=("redis",),
+CHECK = Check(id="clock_skew", title="Clock skew", needs=("redis", "mysql"),
               thresholds=Limits, evaluate=evaluate, window=30.0)

@@ -32,6 +32,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from replmon.model import gtid
 from replmon.model.base import SourceState
 from replmon.model.drbd import (
     DrbdConnection,
@@ -42,7 +43,7 @@ from replmon.model.drbd import (
 )
 from replmon.model.findings import NodeRef, Number, Observation, Severity
 from replmon.model.host import DiskRates
-from replmon.model.mysql import ReplicaChannel
+from replmon.model.mysql import BinlogStatus, ReplicaChannel
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
 from replmon.units import Seconds
@@ -52,10 +53,11 @@ __all__ = [
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
     # helpers
     "baseline_drop", "fmt", "numbers", "source_ok", "span_ticks",
+    "gtid",  # GTID set/position arithmetic (replmon.model.gtid)
     # what a window holds, for type hints and field access (the records of replmon.model)
-    "SOURCE_KINDS", "DiskRates", "DrbdConnection", "DrbdDeviceRates", "DrbdPeerDevice",
-    "DrbdPeerDeviceRates", "DrbdResource", "NodeRef", "NodeTick", "Number", "RedisReplica",
-    "RedisSample", "ReplicaChannel", "Role", "SourceState", "Tick",
+    "SOURCE_KINDS", "BinlogStatus", "DiskRates", "DrbdConnection", "DrbdDeviceRates",
+    "DrbdPeerDevice", "DrbdPeerDeviceRates", "DrbdResource", "NodeRef", "NodeTick", "Number",
+    "RedisReplica", "RedisSample", "ReplicaChannel", "Role", "SourceState", "Tick",
 ]
 
 

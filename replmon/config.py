@@ -47,6 +47,10 @@ class MysqlConfig(Record):
     """true/false forces TLS on/off; unset: on except over a socket or loopback."""
     variables_every: float = Field(default=60.0, gt=0)
     """Seconds between SHOW GLOBAL VARIABLES reads (read_only, auto_increment_*, ...)."""
+    positions_every: float = Field(default=2.0, gt=0)
+    """Seconds between reads of the server's own binlog position, GTIDs and clock (what
+    pair_lag and errant_writes compare across the pair); aligned to the wall clock so
+    both nodes read in the same tick."""
 
 
 class RedisConfig(Record):
@@ -304,6 +308,9 @@ class NodeEndpoints(Record):
     drbd: DrbdConfig | None = None
     mysql: MysqlEndpoint | None = None
     mysql_variables_every: float = 60.0
+    mysql_positions_every: float = 2.0
+    mysql_heartbeat_table: str | None = None
+    """pt-heartbeat's table (``[checks.pair_lag] heartbeat_table``), read, never written."""
     redis: RedisEndpoint | None = None
 
 
@@ -331,6 +338,7 @@ def resolve(config: Config) -> PairEndpoints:
     and ~/.my.cnf (read once) applied, and how its host metrics are read."""
     timeout = config.source_timeout
     cnf = read_mycnf()
+    heartbeat = str(config.checks.get("pair_lag", {}).get("heartbeat_table") or "")
 
     def node(role: Role, n: NodeConfig) -> NodeEndpoints:
         access = n.ssh.resolved_mode(n.host)
@@ -344,6 +352,8 @@ def resolve(config: Config) -> PairEndpoints:
             drbd=n.drbd if n.drbd.enabled else None,
             mysql=mysql_endpoint(role, n, timeout, cnf) if n.mysql.enabled else None,
             mysql_variables_every=n.mysql.variables_every,
+            mysql_positions_every=n.mysql.positions_every,
+            mysql_heartbeat_table=heartbeat or None,
             redis=redis_endpoint(role, n, timeout) if n.redis.enabled else None)
 
     primary, replica = node("primary", config.primary), node("replica", config.replica)

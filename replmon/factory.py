@@ -51,7 +51,9 @@ def node_sources(node: NodeEndpoints, timeout: float,
         )
     if node.mysql is not None:
         sources["mysql"] = MysqlSource(node.mysql, timeout=timeout,
-                                       variables_every=node.mysql_variables_every)
+                                       variables_every=node.mysql_variables_every,
+                                       positions_every=node.mysql_positions_every,
+                                       heartbeat_table=node.mysql_heartbeat_table)
     else:
         off["mysql"] = "MySQL switched off in the config"
     if node.redis is not None:

@@ -216,6 +216,43 @@ class ReplicaChannel(Struct):
 
 
 @struct
+class BinlogStatus(Struct):
+    """This server's own binary log, GTID state and clock, read every
+    ``positions_every`` seconds (2 s by default), not every tick: what the other node of
+    the pair is compared with (the pair_lag and errant_writes checks). Both nodes read
+    in the same tick (the period is aligned to the wall clock), so the two readings are
+    of the same moment."""
+
+    file: str = ""
+    """Current binlog file (SHOW MASTER STATUS / SHOW BINARY LOG STATUS File); "" when
+    the binary log is off or the account may not read it (``error``)."""
+    position: int | None = None
+    """Bytes: the write position in ``file``."""
+    gtid_executed: str = ""
+    """MySQL ``@@gtid_executed`` (every transaction this server executed, a GTID set);
+    MariaDB ``@@gtid_binlog_pos`` (the last GTID per domain in its binlog)."""
+    gtid_binlog_state: str = ""
+    """MariaDB ``@@gtid_binlog_state``: the last GTID per (domain, server_id) in the
+    binlog; an entry of the replica's own server_id is a write made on the replica."""
+    server_id: int | None = None
+    """``@@server_id``."""
+    server_uuid: str = ""
+    """MySQL ``@@server_uuid``: the uuid of this server's own transactions."""
+    server_time: float | None = None
+    """The server's clock as epoch seconds (``UNIX_TIMESTAMP(NOW(6))``) when it answered."""
+    sent_wall: float | None = None
+    """replmon's clock (epoch seconds) when it sent that query."""
+    elapsed_ms: float | None = None
+    """Milliseconds the query took: the server's clock was read within it."""
+    heartbeat: dict[int, float] = field(default_factory=dict)
+    """pt-heartbeat rows (when a table is configured): server_id of the writer -> its ts,
+    as seconds (the writer's clock, naive: compare only with the same writer's ts)."""
+    error: str | None = None
+    """What could not be read (a missing privilege, the heartbeat table absent); the
+    rest of the reading is valid."""
+
+
+@struct
 class MysqlSample(SampleBase):
     """One reading of one MySQL/MariaDB server: a timed COM_PING, SHOW GLOBAL
     STATUS, the replication status and (when due) SHOW GLOBAL VARIABLES."""
@@ -272,6 +309,9 @@ class MysqlSample(SampleBase):
     rest of the sample is still valid."""
     replication_hint: str | None = None
     """What to do about replication_error (the GRANT to run)."""
+    binlog: BinlogStatus | None = None
+    """This server's binlog position, GTIDs and clock when they were read in this sample
+    (every ``positions_every`` seconds); None in the samples between."""
 
 
 @struct

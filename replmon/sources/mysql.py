@@ -11,6 +11,13 @@ pymysql is blocking, so each sample runs one function in a worker thread
    ``SHOW REPLICA STATUS``, older MySQL ``SHOW SLAVE STATUS``;
 4. when due (first sample, every ``variables_every`` seconds, after a reconnect)
    ``SHOW GLOBAL VARIABLES WHERE Variable_name IN (...)``;
+5. every ``positions_every`` seconds (2 s; the period is aligned to the wall clock so
+   both nodes read in the same tick), the server's own binlog and GTID state
+   (``BinlogStatus``): one ``SELECT`` of the GTID variables, server id and
+   ``UNIX_TIMESTAMP(NOW(6))`` (timed: the server's clock within a known round trip),
+   ``SHOW MASTER STATUS`` (``SHOW BINARY LOG STATUS`` on MySQL >= 8.2) when the binary
+   log is on, and the pt-heartbeat table's rows when one is configured. Read only, as
+   everything replmon does; a missing privilege or table is noted, not a failure;
 
 then parses the rows (``mysql_parse``) into a MysqlSample. The Source base
 runs it under the per-source timeout and, while a timed-out call is still
@@ -50,16 +57,25 @@ import pymysql.cursors
 
 from replmon.endpoints import MysqlEndpoint
 from replmon.errors import ParseError, SourceError
-from replmon.model.mysql import VARIABLE_NAMES, Flavour, MysqlSample
+from replmon.model.mysql import VARIABLE_NAMES, BinlogStatus, Flavour, MysqlSample
 from replmon.sources.base import Source
 from replmon.sources.mysql_parse import (
+    MARIADB_POSITIONS_QUERY,
+    MYSQL_POSITIONS_QUERY,
     STATUS_NAMES,
+    binlog_grant_hint,
+    binlog_status_query,
+    build_binlog_status,
     build_mysql_sample,
     clean_version,
     detect_flavour,
+    parse_binlog_status,
+    parse_bool,
     parse_global_status,
+    parse_heartbeat,
     parse_replica_status,
     parse_variables,
+    quote_table,
     replica_status_query,
     version_tuple,
 )
@@ -76,6 +92,7 @@ VARIABLES_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
 _AUTH_CODES = {1044, 1045, 1698}
 _UNREACHABLE_CODES = {2002, 2003, 2005, 2006, 2013, 2055}
 _RETRYABLE_CODES = {2006, 2013}  # a kept connection the server has dropped
+_DENIED_CODES = {1044, 1142, 1143, 1227, 1370}  # no privilege for this one query
 AUTH_HINT = (
     "check the MySQL user and password replmon uses for this node (config, ~/.my.cnf, "
     "REPLMON_*_MYSQL_PASSWORD) and that the account may connect from this host"
@@ -142,6 +159,8 @@ class MysqlSource(Source[MysqlSample]):
         timeout: float = 0.8,
         variables_every: float = 60.0,
         reconnect_interval: float = 1.0,
+        positions_every: float = 2.0,
+        heartbeat_table: str | None = None,
     ) -> None:
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
@@ -155,6 +174,14 @@ class MysqlSource(Source[MysqlSample]):
         self._replica_query = "SHOW SLAVE STATUS"
         self._variables: dict[str, str] = {}
         self._variables_mono: float | None = None
+        self.positions_every = positions_every
+        self.heartbeat_table = heartbeat_table and quote_table(heartbeat_table)
+        self._positions_bucket: int | None = None
+        self._binlog_query: str | None = None
+        """SHOW MASTER STATUS or its MySQL 8.2+ name; None after it was refused (until the
+        next connection)."""
+        self._noted: set[str] = set()
+        """Binlog read problems already logged (once per source)."""
         self._semi_status: tuple[bool | None, bool | None] | None = None
         """Semi-sync source/replica status at the last sample: a change re-reads the
         variables at once (so "enabled" is never a minute older than "status OFF")."""
@@ -241,6 +268,7 @@ class MysqlSource(Source[MysqlSample]):
         self._version = clean_version(str(conn.get_server_info() or ""))  # type: ignore[no-untyped-call]
         self._flavour = detect_flavour(self._version)
         self._replica_query = replica_status_query(self._flavour, self._version)
+        self._binlog_query = binlog_status_query(self._flavour, self._version)
         log.debug("%s: connected to %s", self, self._version)
         return conn
 
@@ -271,6 +299,11 @@ class MysqlSource(Source[MysqlSample]):
                     self._variables = parse_variables(cur.fetchall())
                     self._variables_mono = time.monotonic()
             replication, repl_error, repl_hint = self._replication(conn)
+            bucket = int(time.time() // self.positions_every)
+            binlog = None
+            if fresh or bucket != self._positions_bucket:
+                self._positions_bucket = bucket
+                binlog = self._positions(conn)
         except (pymysql.err.MySQLError, OSError) as e:
             error = self._error(e, connecting=False)
             if self._is_connection_error(e):
@@ -291,6 +324,7 @@ class MysqlSource(Source[MysqlSample]):
             replication_hint=repl_hint,
             rtt_ms=rtt_ms,
             variables_age_s=age,
+            binlog=binlog,
         )
 
     def _replication(
@@ -312,6 +346,53 @@ class MysqlSource(Source[MysqlSample]):
                 else:
                     raise
             return list(cur.fetchall()), None, None
+
+    def _positions(self, conn: pymysql.connections.Connection[Any]) -> BinlogStatus:
+        """This server's binlog position, GTIDs, server id and clock (see BinlogStatus)."""
+        errors: list[str] = []
+        with conn.cursor() as cur:
+            sent, start = time.time(), time.perf_counter()
+            cur.execute(MARIADB_POSITIONS_QUERY if self._flavour == "mariadb"
+                        else MYSQL_POSITIONS_QUERY)
+            row = cur.fetchone()
+            elapsed_ms = (time.perf_counter() - start) * 1000.0
+            file, position = "", None
+            if self._binlog_query and parse_bool("log_bin", self._variables.get("log_bin", "OFF")):
+                try:
+                    cur.execute(self._binlog_query)
+                    file, position = parse_binlog_status(cur.fetchone())
+                except pymysql.err.MySQLError as e:
+                    if _code(e) == 1064 and self._binlog_query != "SHOW MASTER STATUS":
+                        self._binlog_query = "SHOW MASTER STATUS"  # older server: once
+                    elif _code(e) in _DENIED_CODES:
+                        self._binlog_query = None  # not again on this connection
+                        hint = binlog_grant_hint(self._flavour)
+                        errors.append(f"{self._note('binlog', e)}; {hint}")
+                    else:
+                        raise
+            heartbeat: dict[int, float] = {}
+            if self.heartbeat_table:
+                try:
+                    cur.execute(f"SELECT server_id, ts FROM {self.heartbeat_table}")
+                    heartbeat = parse_heartbeat(cur.fetchall())
+                except ParseError as e:  # not pt-heartbeat's format: this reading only
+                    errors.append(self._note("heartbeat", e))
+                except pymysql.err.MySQLError as e:
+                    if _code(e) not in _DENIED_CODES | {1146, 1049, 1054}:
+                        raise
+                    errors.append(f"{self._note('heartbeat', e)}; pt-heartbeat's table with "
+                                  f"GRANT SELECT ON {self.heartbeat_table} for replmon?")
+        return build_binlog_status(row, file=file, position=position, heartbeat=heartbeat,
+                                   sent_wall=sent, elapsed_ms=elapsed_ms,
+                                   error="; ".join(errors) or None)
+
+    def _note(self, what: str, e: BaseException) -> str:
+        """An error text for BinlogStatus.error, logged the first time only."""
+        text = self._clean(e)
+        if what not in self._noted:
+            self._noted.add(what)
+            log.warning("%s: cannot read the %s: %s", self, what, text)
+        return f"{what}: {text}"
 
     # --- error mapping ------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -32,6 +33,7 @@ from replmon.model.mysql import (
     COUNTER_FIELDS,
     GAUGE_FIELDS,
     VARIABLE_NAMES,
+    BinlogStatus,
     Flavour,
     IoRunning,
     MysqlSample,
@@ -392,6 +394,7 @@ def build_mysql_sample(
     replication_hint: str | None = None,
     rtt_ms: float | None = None,
     variables_age_s: float | None = None,
+    binlog: BinlogStatus | None = None,
 ) -> MysqlSample:
     """Assemble a MysqlSample (status ok is stamped later by Source.sample())."""
 
@@ -430,6 +433,7 @@ def build_mysql_sample(
         replication=list(replication),
         replication_error=replication_error,
         replication_hint=replication_hint,
+        binlog=binlog,
     )
 
 
@@ -438,3 +442,86 @@ def _first_int(values: Mapping[str, int | float], *names: str) -> int | None:
         if name in values:
             return int(values[name])
     return None
+
+
+# --- the server's own binlog, GTIDs and clock (every positions_every seconds) -----------
+
+MARIADB_POSITIONS_QUERY = (
+    "SELECT @@global.gtid_binlog_pos, @@global.gtid_binlog_state, @@global.server_id, "
+    "'', UNIX_TIMESTAMP(NOW(6))"
+)
+MYSQL_POSITIONS_QUERY = (
+    "SELECT @@global.gtid_executed, '', @@global.server_id, @@global.server_uuid, "
+    "UNIX_TIMESTAMP(NOW(6))"
+)
+_TABLE = re.compile(r"^[A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64}$")
+
+
+def binlog_status_query(flavour: Flavour, version: str) -> str:
+    """SHOW BINARY LOG STATUS on MySQL >= 8.2 (the only name in 8.4), else SHOW MASTER
+    STATUS (MariaDB keeps it; SHOW BINLOG STATUS is its alias from 10.5.2)."""
+    if flavour == "mysql" and version_tuple(version) >= (8, 2, 0):
+        return "SHOW BINARY LOG STATUS"
+    return "SHOW MASTER STATUS"
+
+
+def binlog_grant_hint(flavour: Flavour) -> str:
+    if flavour == "mariadb":
+        return "GRANT BINLOG MONITOR ON *.* TO the replmon account (MariaDB >= 10.5)"
+    return "GRANT REPLICATION CLIENT ON *.* TO the replmon account"
+
+
+def quote_table(name: str) -> str:
+    """``db.table`` as a quoted identifier for the heartbeat read; anything else is
+    refused (the name comes from the config and goes into SQL)."""
+    if not _TABLE.match(name):
+        raise ValueError(f"heartbeat_table: expected db.table (letters, digits, _ $), "
+                         f"got {name[:80]!r}")
+    db, table = name.split(".")
+    return f"`{db}`.`{table}`"
+
+
+def parse_binlog_status(row: Sequence[Any] | None) -> tuple[str, int | None]:
+    """(File, Position) of a SHOW MASTER|BINARY LOG STATUS row; ("", None) for no row
+    (binary log off)."""
+    if not row:
+        return "", None
+    if len(row) < 2:
+        raise ParseError(f"binlog status: expected File and Position, got {len(row)} column(s)")
+    return _str("File", row[0]), parse_int("Position", row[1], nullable=True)
+
+
+def parse_heartbeat(rows: Iterable[Sequence[Any]]) -> dict[int, float]:
+    """pt-heartbeat rows (server_id, ts) as server_id -> seconds. ``ts`` is the writer's
+    clock as pt-heartbeat writes it ("2026-11-25T11:00:00.123456", no zone), read as
+    naive: only differences of one writer's ts mean anything."""
+    out: dict[int, float] = {}
+    for row in rows:
+        if len(row) < 2 or row[0] is None or row[1] is None:
+            continue
+        sid = parse_int("server_id", row[0])
+        text = _text(row[1]) or ""
+        try:
+            stamp = datetime.fromisoformat(text.strip().replace(" ", "T"))
+        except ValueError:
+            raise ParseError(f"heartbeat ts: not a timestamp: {text[:40]!r}") from None
+        if sid is not None:
+            out[sid] = stamp.replace(tzinfo=UTC).timestamp()
+    return out
+
+
+def build_binlog_status(row: Sequence[Any] | None, *, file: str = "",
+                        position: int | None = None, heartbeat: Mapping[int, float] = {},
+                        sent_wall: float | None = None, elapsed_ms: float | None = None,
+                        error: str | None = None) -> BinlogStatus:
+    """A BinlogStatus from the positions query's row (gtid, binlog state, server_id,
+    uuid, server clock) and the binlog status."""
+    if row is None or len(row) < 5:
+        raise ParseError("positions query: expected 5 columns")
+    clock = _nnumber("UNIX_TIMESTAMP(NOW(6))", row[4])
+    return BinlogStatus(
+        file=file, position=position,
+        gtid_executed=_gtid_set("gtid", row[0]), gtid_binlog_state=_gtid_set("state", row[1]),
+        server_id=parse_int("server_id", row[2], nullable=True), server_uuid=_str("uuid", row[3]),
+        server_time=clock, sent_wall=sent_wall, elapsed_ms=elapsed_ms,
+        heartbeat=dict(heartbeat), error=error)

@@ -1,6 +1,7 @@
 """Situations only a pair view flags (#15): an applier that runs but applies nothing,
 semi-sync fallen back to async, a Redis backlog that covers seconds of outage, two
-clocks apart (SEEDS only: the lab's nodes share one clock).
+clocks apart (SEEDS only: the lab's nodes share one clock), a replica behind while
+Seconds_Behind_Master says 0, writes made on the replica.
 
 SEEDS rebuild each from the lab's own numbers (MariaDB 10.11 positions and the ~10.7
 KiB/s replication stream its write load makes, measured on sample_sessions/); LAB makes
@@ -14,11 +15,11 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from replmon.model.mysql import MysqlSample, ReplicaChannel, SemiSync
+from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel, SemiSync
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import Tick
 from replmon.testing.scenarios import LabScenario, SeedScenario
-from replmon.testing.scenarios.replication import mysql_healthy, wait_for
+from replmon.testing.scenarios.replication import mysql_healthy, stop_thread, wait_for
 from replmon.testing.synth import node, series
 
 BINLOG = "binlog.000001"
@@ -27,6 +28,9 @@ EVENT_BYTES = 290
 STREAM_B_S = 10_700
 """Bytes/s of Redis replication stream under the lab's write load."""
 STALL = {"applier_progress": {"stall_after": "2s"}}
+PAIR_LAG = {"pair_lag": {"lag_after": "2s"}}
+TX_PER_S = 300
+"""Transactions/s of the lab's write load (one row event each)."""
 
 
 def _channel(read: int, executed: int, state: str) -> ReplicaChannel:
@@ -96,6 +100,47 @@ def clock_jump(healthy: int = 6, after: int = 8) -> tuple[list[Tick], int]:
     return series(pairs), healthy
 
 
+def slow_link(healthy: int = 6, after: int = 12) -> tuple[list[Tick], int]:
+    """The lab's 300 transactions/s; then the receiver falls behind (a saturated link):
+    the replica applies all it received, so Seconds_Behind_Master stays 0, while the
+    primary's GTID runs ahead. Both nodes read their binlog every 2 ticks (2 s)."""
+    pairs = []
+    stuck = 100 + TX_PER_S * (healthy - 1)  # the last tick that got everything
+    for i in range(healthy + after):
+        seq = 100 + TX_PER_S * i
+        have = seq if i < healthy else stuck + 5 * (i - healthy)  # a trickle gets through
+        pos = 73_104 + EVENT_BYTES * (have - 100)
+        ch = _channel(pos, pos, "Slave has read all relay log; waiting for more updates")
+        ch = ch.model_copy(update={"gtid_executed": f"0-1-{have}",
+                                   "gtid_executed_server_wide": True})
+        read = i % 2 == 0
+        pb = BinlogStatus(file=BINLOG, position=73_104 + EVENT_BYTES * (seq - 100),
+                          gtid_executed=f"0-1-{seq}", gtid_binlog_state=f"0-1-{seq}",
+                          server_id=1) if read else None
+        rb = BinlogStatus(file=BINLOG, position=pos, gtid_executed=f"0-1-{have}",
+                          gtid_binlog_state=f"0-1-{have}", server_id=2) if read else None
+        pairs.append((node("primary", mysql=MysqlSample(binlog=pb)),
+                      node("replica", mysql=MysqlSample(replication=[ch], binlog=rb))))
+    return series(pairs), healthy
+
+
+def replica_written(healthy: int = 6, after: int = 8) -> tuple[list[Tick], int]:
+    """MariaDB: one INSERT made on the replica (read_only off): its binlog state gains
+    an entry of its own server_id, 0-2-<seq>, that the primary never wrote."""
+    pairs = []
+    for i in range(healthy + after):
+        seq = 100 + TX_PER_S * i
+        state = f"0-1-{seq}" + (f",0-2-{100 + TX_PER_S * healthy + 1}" if i >= healthy else "")
+        pb = BinlogStatus(file=BINLOG, position=73_104, gtid_executed=f"0-1-{seq}",
+                          gtid_binlog_state=f"0-1-{seq}", server_id=1)
+        rb = BinlogStatus(file=BINLOG, position=73_104, gtid_executed=f"0-1-{seq}",
+                          gtid_binlog_state=state, server_id=2)
+        ch = _channel(73_104, 73_104, "").model_copy(update={"gtid_executed": f"0-1-{seq}"})
+        pairs.append((node("primary", mysql=MysqlSample(binlog=pb)),
+                      node("replica", mysql=MysqlSample(replication=[ch], binlog=rb))))
+    return series(pairs), healthy
+
+
 SEEDS = [
     SeedScenario("applier waits on a read lock, SQL thread Yes, lag 0 (stall shortened to "
                  "2 s)", "applier_progress", applier_stuck, settings=STALL),
@@ -103,6 +148,10 @@ SEEDS = [
     SeedScenario("Redis backlog shrunk to 16 KiB under the lab's stream", "redis_backlog_headroom",
                  backlog_shrunk),
     SeedScenario("replica's clock jumps 5 s ahead", "clock_skew", clock_jump),
+    SeedScenario("receiver falls behind on a slow link, Seconds_Behind_Master 0 (lag "
+                 "threshold 2 s)", "pair_lag", slow_link, settings=PAIR_LAG),
+    SeedScenario("an INSERT made on the replica (MariaDB GTID 0-2-N)", "errant_writes",
+                 replica_written),
 ]
 
 
@@ -165,11 +214,42 @@ def small_backlog(lab: Any) -> Iterator[None]:
         r.config_set("repl-backlog-size", size)
 
 
+@contextlib.contextmanager
+def write_on_replica(lab: Any) -> Iterator[None]:
+    """read_only off on the replica and one INSERT there (into a table of its own, so
+    the applier never meets it): an errant transaction in its binlog. Undone with the
+    table dropped unlogged and RESET MASTER on the replica (its binlog state forgets the
+    GTID; its replication position is gtid_slave_pos, untouched)."""
+    r = lab.replica
+    r.sql("SET GLOBAL read_only = OFF")
+    r.sql("CREATE TABLE IF NOT EXISTS lab.errant (id INT PRIMARY KEY) ENGINE=InnoDB")
+    r.sql("INSERT INTO lab.errant VALUES (1)")
+    try:
+        yield
+    finally:
+        conn = r.root_connection()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SET SESSION sql_log_bin = 0")
+                cur.execute("DROP TABLE IF EXISTS lab.errant")
+                cur.execute("RESET MASTER")
+        finally:
+            conn.close()
+        r.sql("SET GLOBAL read_only = ON")
+        mysql_healthy(lab)
+
+
 LAB = [
     LabScenario("replica holds FLUSH TABLES WITH READ LOCK under write load (stall shortened "
                 "to 2 s)", "applier_progress", induce=read_lock_on_replica, settings=STALL),
     LabScenario("semi-sync on, then the replica's IO thread stopped under write load",
                 "semi_sync", induce=semi_sync_then_replica_io_stopped, setup=semi_sync_on),
+    LabScenario("replica's SQL thread stopped under write load (lag threshold 0.5 s: the "
+                "binlog is read every 2 s)",
+                "pair_lag", induce=lambda lab: stop_thread(lab, "SQL_THREAD"),
+                settings={"pair_lag": {"lag_after": "0.5s"}}),
+    LabScenario("read_only off on the replica and one INSERT there", "errant_writes",
+                induce=write_on_replica, load={}),
     LabScenario("CONFIG SET repl-backlog-size 16384 under write load",
                 "redis_backlog_headroom", induce=small_backlog, healthy_ticks=24,
                 settings={"redis_backlog_headroom": {"min_rate_span": "5s"}}),

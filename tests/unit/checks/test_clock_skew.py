@@ -8,9 +8,10 @@ from replmon.checks.clock_skew import CHECK
 from test_redis_replication import MASTER, REPLICA_UP, primary, replica
 
 from replmon.model.findings import Severity
+from replmon.model.mysql import BinlogStatus, MysqlSample
 from replmon.model.redis import RedisSample
-from replmon.model.tick import Tick
-from replmon.testing.synth import observe, tick
+from replmon.model.tick import NodeTick, Tick
+from replmon.testing.synth import node, observe, status, tick
 
 MASTER_AT, REPLICA_AT = 1795389004.737801457, 1795389004.750286046
 """When each capture began (tests/fixtures/redis/README.md)."""
@@ -53,3 +54,39 @@ def test_one_tight_reading_in_the_window_is_enough() -> None:
     tight = ticks(shift=3.0, n=1)[0].model_copy(update={"seq": 5, "wall": loose[-1].wall + 1})
     (o,) = observe(CHECK, [*loose, tight])
     assert o.numbers["bound_s"] == 0.012
+
+
+NO_REDIS = RedisSample(status=status("absent", "no Redis on this node"))
+
+
+def _mysql_node(role: str, wall: float, shift: float, elapsed_ms: float = 0.4) -> NodeTick:
+    """A node with MySQL only, its clock read by the positions query (MariaDB 10.11 on the
+    lab answered UNIX_TIMESTAMP(NOW(6)) in 0.2-3.4 ms)."""
+    b = BinlogStatus(file="binlog.000001", position=411085, gtid_executed="0-1-1682",
+                     server_id=1 if role == "primary" else 2, sent_wall=wall,
+                     elapsed_ms=elapsed_ms, server_time=wall + elapsed_ms / 2000 + shift)
+    return node(role, mysql=MysqlSample(binlog=b), redis=NO_REDIS)
+
+
+def test_mysql_clocks_when_there_is_no_redis() -> None:
+    """Read every 2 s: between readings the window's last reading still counts."""
+    def ts(shift: float) -> list[Tick]:
+        return [tick(i, primary=_mysql_node("primary", 1795604766.0 + i, 0.0)
+                     if i % 2 == 0 else node("primary", redis=NO_REDIS),
+                     replica=_mysql_node("replica", 1795604766.001 + i, shift)
+                     if i % 2 == 0 else node("replica", redis=NO_REDIS))
+                for i in range(7)]
+    assert observe(CHECK, ts(0.0)) == []
+    (o,) = observe(CHECK, ts(-4.0))
+    assert o.title.startswith("clocks differ by 4.00 s (+/- 0.000 s): the primary's is ahead")
+    assert observe(CHECK, ts(-4.0)[:-1]) != []  # the last tick had no reading: still open
+
+
+def test_a_node_with_both_uses_the_tighter_reading() -> None:
+    t = tick(0, primary=primary(stamped(MASTER, MASTER_AT)),
+             replica=replica(stamped(REPLICA_UP, REPLICA_AT, elapsed_ms=12.0, shift=5.0)))
+    b = BinlogStatus(sent_wall=REPLICA_AT, elapsed_ms=0.4, server_time=REPLICA_AT + 0.0002)
+    r = t.replica.model_copy(update={"mysql": MysqlSample(binlog=b)})
+    (o,) = observe(CHECK, [t])  # Redis alone: the replica 5 s ahead
+    assert "replica's is ahead" in o.title
+    assert observe(CHECK, [t.model_copy(update={"replica": r})]) == []  # MySQL: in step

@@ -1,0 +1,137 @@
+"""Errant writes: transactions on the replica that did not come from the primary.
+
+A write made directly on the replica (read_only off, a SUPER account, a maintenance
+script pointed at the wrong host) diverges the data silently and, with GTIDs, is a
+time bomb: after a failover the new replica asks for, or is asked for, transactions
+the other side never had (MySQL: the auto-positioning fails or replays them; MariaDB
+gtid_strict_mode stops replication). two_primaries catches a replica that *can* be
+written; this catches the writes that already happened.
+
+Every ``positions_every`` seconds (2 s) both nodes read their GTIDs in the same tick:
+
+- **MySQL**: the replica's ``@@gtid_executed`` minus the primary's is what the primary
+  never had. GTIDs of the primary's own ``server_uuid`` are left out (a transaction the
+  primary committed after its reading and the replica applied before its own is not
+  errant), so what remains is written elsewhere: count and first GTID.
+- **MariaDB**: ``@@gtid_binlog_state`` keeps the last GTID per (domain, server_id) in the
+  binlog. An entry on the replica whose server_id is not the primary's and that the
+  primary's state lacks (or has at a lower seqno) was written on the replica (its own
+  server_id) or came from a third server. MariaDB keeps no count of them: the title gives
+  the last such GTID per domain and server.
+
+**Errant transactions** (key "gtid", node replica): warning while they exist (they do
+not go away by themselves). Needs the binary log on the replica (MariaDB) / GTIDs on
+(MySQL); quiet otherwise.
+
+What to do: find what wrote them (the replica's binlog around that GTID:
+``mysqlbinlog --include-gtids`` / ``mariadb-binlog``; the general log), compare the
+rows with the primary, then either replay them on the primary or, once the data agrees,
+inject empty transactions with those GTIDs on the primary (MySQL) / clean the replica's
+gtid_binlog_state (MariaDB, RESET MASTER on the replica when it is safe). Keep
+``read_only``/``super_read_only`` on the replica.
+"""
+
+from __future__ import annotations
+
+from replmon.check import (
+    BinlogStatus,
+    Check,
+    NodeTick,
+    Observation,
+    Seconds,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    gtid,
+    numbers,
+    source_ok,
+)
+
+
+class Limits(Thresholds):
+    open_after: Seconds = 4.0
+    """Seconds (s) the errant GTIDs must be seen before the finding opens (two readings:
+    one reading could be two moments apart)."""
+
+
+def _binlog(node: NodeTick) -> BinlogStatus | None:
+    return node.mysql.binlog if source_ok(node, "mysql") else None
+
+
+def _latest(w: Window) -> tuple[BinlogStatus, BinlogStatus] | None:
+    """(primary, replica) readings of the newest tick where both nodes read."""
+    ps, rs = w.series("primary", _binlog), w.series("replica", _binlog)
+    for back in range(1, min(len(ps), w.span(30.0, 2)) + 1):
+        p, r = ps[-back], rs[-back]
+        if p is not None and r is not None:
+            return p, r
+    return None
+
+
+def errant_mysql(p: BinlogStatus, r: BinlogStatus) -> gtid.GtidSet:
+    """The replica's GTIDs the primary lacks, the primary's own uuid left out; empty when
+    there are none or the sets cannot be read."""
+    if not r.gtid_executed:
+        return {}
+    try:
+        mine, theirs = gtid.parse_gtid_set(r.gtid_executed), gtid.parse_gtid_set(p.gtid_executed)
+        extra = gtid.subtract(mine, theirs)
+    except ValueError:
+        return {}
+    own = p.server_uuid.lower()
+    return {k: v for k, v in extra.items() if not own or k.split(":")[0] != own}
+
+
+def errant_maria(p: BinlogStatus, r: BinlogStatus) -> list[str]:
+    """The replica's binlog-state GTIDs (last per domain and server) the primary did not
+    write and does not have; [] when none or not readable."""
+    if not r.gtid_binlog_state:
+        return []
+    try:
+        theirs, mine = gtid.parse_maria(p.gtid_binlog_state), gtid.parse_maria(r.gtid_binlog_state)
+    except ValueError:
+        return []
+    return [f"{d}-{s}-{n}" for (d, s), n in mine.items()
+            if s != p.server_id and n > theirs.get((d, s), 0)]
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    found = _latest(w)
+    if found is None:
+        return []
+    p, r = found
+    if p.gtid_binlog_state or r.gtid_binlog_state:  # MariaDB
+        gtids = errant_maria(p, r)
+        if not gtids:
+            return []
+        own = [g for g in gtids if r.server_id is not None and g.split("-")[1] == str(r.server_id)]
+        where = (f"written on the replica itself (server_id {fmt(r.server_id)})" if own
+                 else "from a server that is not the primary")
+        title = (f"errant transactions on the replica: {', '.join(gtids[:3])} in its binlog, "
+                 f"{where}, not from the primary (server_id {fmt(p.server_id)})")
+        nums = numbers(errant_gtids=", ".join(gtids), count=None,
+                       replica_server_id=r.server_id, primary_server_id=p.server_id)
+    else:
+        errant = errant_mysql(p, r)
+        if not errant:
+            return []
+        n = gtid.count(errant)
+        title = (f"{fmt(n)} errant transaction{'s' if n != 1 else ''} on the replica, not "
+                 f"from the primary: first {gtid.first(errant)}")
+        nums = numbers(count=n, errant_gtids=gtid.format_set(errant),
+                       replica_server_uuid=r.server_uuid, primary_server_uuid=p.server_uuid)
+    return [Observation(
+        key="gtid", node="replica", severity=Severity.WARNING, title=title, numbers=nums,
+        cause=("a write made directly on the replica (read_only off, an account with "
+               "SUPER / READ ONLY ADMIN, a script pointed at the wrong host): the data "
+               "diverged, and a failover will trip over these GTIDs"),
+        next_step=("Find the writer in the replica's binlog (mysqlbinlog/mariadb-binlog "
+                   "around the GTID), reconcile the rows with the primary, then account "
+                   "for the GTIDs (empty transactions on the primary, MySQL; RESET MASTER "
+                   "on the replica when safe, MariaDB); keep read_only on"),
+    )]
+
+
+CHECK = Check(id="errant_writes", title="Errant writes", needs=("mysql",),
+              thresholds=Limits, evaluate=evaluate, window=30.0)

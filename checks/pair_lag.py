@@ -1,0 +1,245 @@
+"""Pair lag: how far the replica is behind the primary, measured on both sides.
+
+Seconds_Behind_Master is the replica's opinion: it compares the event being applied
+with the replica's clock, so it reads 0 while the IO thread is far behind on a slow
+link (the SQL thread has applied all it received), NULL when a thread is down, and
+stays low while one huge transaction is applied (a replica has shown 0 for 14 hours
+that way). replmon reads both nodes, so it measures instead:
+
+- every ``positions_every`` seconds (2 s) both nodes read their own binlog position
+  and GTIDs in the same tick (MariaDB ``@@gtid_binlog_pos``, MySQL ``@@gtid_executed``,
+  ``SHOW MASTER STATUS`` / ``SHOW BINARY LOG STATUS``);
+- the replica's executed position (``Gtid_Slave_Pos`` / ``Executed_Gtid_Set``, and
+  ``Relay_Master_Log_File``/``Exec_Master_Log_Pos``) is compared with them:
+  **transactions behind** (GTIDs the replica lacks), **bytes behind** (same binlog
+  file), and **seconds behind**: the age of the oldest primary reading the replica
+  has not executed yet. The primary was at position P at time t; if the replica has
+  not executed P now, its data is older than now - t. This is the lag a reader of
+  the replica sees, not an estimate from rates, to the resolution of the readings
+  (2 s) and over the check's window (300 s; a longer lag reads "at least 300 s").
+- with pt-heartbeat running (``heartbeat_table = "percona.heartbeat"``), the
+  heartbeat row of the primary's server_id read on both nodes in the same tick:
+  primary's ts minus the replica's copy of it, no clock comparison involved (replmon
+  only reads the table; pt-heartbeat --update writes it).
+
+**Replica behind while Seconds_Behind_Master says otherwise** (key = the channel):
+the measured lag is at least ``lag_after`` (10 s) while Seconds_Behind_Master is
+NULL or less than half of it: warning; critical from ``lag_critical`` (120 s). When
+Seconds_Behind_Master agrees, mysql_replication's lag finding says it and this one is
+quiet; a delayed replica (``SQL_Delay``) is behind by design and judged against its
+delay. The title shows both numbers side by side, the transactions and bytes behind.
+
+What to do: with the receiver behind (slow link, IO thread down) look at the link
+(latency_bound, link_saturation) and Read_Master_Log_Pos against the primary's
+position; with the applier behind (a huge transaction, a lock) see applier_progress
+and the replica's SHOW PROCESSLIST.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field
+
+from replmon.check import (
+    BinlogStatus,
+    Check,
+    NodeTick,
+    Observation,
+    ReplicaChannel,
+    Seconds,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    gtid,
+    numbers,
+    source_ok,
+)
+
+_TABLE = r"^([A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64})?$"
+
+
+class Limits(Thresholds):
+    open_after: Seconds = 4.0
+    """Seconds (s) the condition must hold before the finding opens (two readings)."""
+    close_after: Seconds = 4.0
+    """Seconds (s) the condition must be clear before the finding closes."""
+    lag_after: Seconds = 10.0
+    """Seconds (s) of measured lag from which it is judged."""
+    lag_critical: Seconds = 120.0
+    """Seconds (s) of measured lag that make it critical."""
+    heartbeat_table: str = Field(default="", pattern=_TABLE)
+    """pt-heartbeat's table as db.table (e.g. "percona.heartbeat"); replmon reads it on
+    both nodes every ``positions_every`` seconds and never writes to it. "" = none."""
+
+
+def _binlog(node: NodeTick) -> BinlogStatus | None:
+    """The binlog reading of this tick (None between readings)."""
+    if not source_ok(node, "mysql"):
+        return None
+    return node.mysql.binlog
+
+
+def _file_key(name: str) -> tuple[str, int]:
+    """binlog.000012 -> ("binlog", 12): binlog files compare by their number."""
+    m = re.match(r"^(.*?)(\d+)$", name)
+    return (m[1], int(m[2])) if m else (name, 0)
+
+
+def covered(p: BinlogStatus, ch: ReplicaChannel) -> bool | None:
+    """Has the replica executed everything the primary had at reading ``p``? By GTID when
+    both sides have GTIDs, else by binlog file and position; None: not comparable."""
+    if p.gtid_executed and ch.gtid_executed:
+        n = gtid.behind(p.gtid_executed, ch.gtid_executed)
+        if n is not None:
+            return n == 0
+    if p.file and ch.relay_source_log_file and p.position is not None \
+            and ch.exec_source_log_pos is not None:
+        pf, ef = _file_key(p.file), _file_key(ch.relay_source_log_file)
+        if pf[0] == ef[0]:
+            return (ef[1], ch.exec_source_log_pos) >= (pf[1], p.position)
+    return None
+
+
+def _channel(w: Window, p: BinlogStatus) -> ReplicaChannel | None:
+    """The replica's channel from this primary: the only one, or the one whose source
+    server_id is the primary's."""
+    chans = [c for c in w.node("replica").mysql.replication if not c.group_replication]
+    if len(chans) == 1:
+        return chans[0]
+    return next((c for c in chans if c.source_server_id is not None
+                 and c.source_server_id == p.server_id), None)
+
+
+class Measure:
+    """The lag of one channel measured from both sides at the window's last tick."""
+
+    __slots__ = ("bytes", "channel", "hb_lag_s", "lag_s", "newest", "newest_wall", "open",
+                 "transactions")
+
+    def __init__(self) -> None:
+        self.channel: ReplicaChannel | None = None
+        self.newest: BinlogStatus | None = None
+        """The primary's newest reading."""
+        self.newest_wall = 0.0
+        self.transactions: int | None = None
+        """GTIDs of the primary's newest reading the replica lacks."""
+        self.bytes: int | None = None
+        """Bytes of the primary's binlog not executed (same file only)."""
+        self.lag_s: float | None = None
+        """Seconds: the age of the oldest primary reading the replica has not executed
+        (0 when it has executed the newest); None when not comparable."""
+        self.open = False
+        """True when even the oldest reading in the window is not executed: ``lag_s`` is
+        a lower bound."""
+        self.hb_lag_s: float | None = None
+        """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
+
+
+def measure(w: Window) -> Measure | None:
+    """Lag of the replica behind the primary at the last tick; None when the primary has
+    no binlog reading in the window or the replica no channel from it."""
+    r = w.node("replica")
+    if not source_ok(r, "mysql") or not r.mysql.replication:
+        return None
+    reads = w.series("primary", _binlog)
+    i = len(reads) - 1
+    while i >= 0 and reads[i] is None:
+        i -= 1
+    if i < 0:
+        return None
+    newest = reads[i]
+    assert newest is not None
+    ch = _channel(w, newest)
+    if ch is None:
+        return None
+    m = Measure()
+    m.channel, m.newest, m.newest_wall = ch, newest, w.ticks[i].wall
+    if newest.gtid_executed and ch.gtid_executed:
+        m.transactions = gtid.behind(newest.gtid_executed, ch.gtid_executed)
+    if newest.position is not None and ch.exec_source_log_pos is not None \
+            and newest.file == ch.relay_source_log_file:
+        m.bytes = max(0, newest.position - ch.exec_source_log_pos)
+    if newest.heartbeat:
+        m.hb_lag_s = _heartbeat_lag(newest, w.series("replica", _binlog)[i])
+    ok = covered(newest, ch)
+    if ok is None:
+        return m
+    if ok:
+        m.lag_s = 0.0
+        return m
+    # the oldest reading the replica lacks: walk back while readings are not covered
+    lacking_wall = m.newest_wall
+    j = i - 1
+    while j >= 0:
+        p = reads[j]
+        if p is not None:
+            c = covered(p, ch)
+            if c is None or c:
+                break
+            lacking_wall = w.ticks[j].wall
+        j -= 1
+    m.open = j < 0
+    m.lag_s = w.last.wall - lacking_wall
+    return m
+
+
+def _heartbeat_lag(p: BinlogStatus, r: BinlogStatus | None) -> float | None:
+    """The primary's own heartbeat ts minus the replica's copy of that row, both read in
+    the same tick; None without both."""
+    mine = p.heartbeat.get(p.server_id) if p.server_id is not None else None
+    theirs = r.heartbeat.get(p.server_id) if r is not None and p.server_id is not None else None
+    return None if mine is None or theirs is None else max(0.0, mine - theirs)
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    m = measure(w)
+    if m is None or m.channel is None:
+        return []
+    lag = m.hb_lag_s if m.hb_lag_s is not None else m.lag_s
+    if lag is None or lag < t.lag_after:
+        return []
+    ch = m.channel
+    sbm = ch.seconds_behind
+    if ch.sql_delay and lag <= ch.sql_delay + t.lag_after:
+        return []  # a delayed replica, behind by its delay
+    if sbm is not None and sbm >= lag / 2:
+        return []  # the replica's own figure agrees: mysql_replication reports it
+    how = "by pt-heartbeat" if m.hb_lag_s is not None else "measured on both nodes"
+    at_least = "at least " if m.open and m.hb_lag_s is None else ""
+    said = "NULL" if sbm is None else f"{fmt(sbm)} s"
+    parts = [f"{fmt(m.transactions)} transactions" if m.transactions is not None else "",
+             f"{fmt(m.bytes / 1024, 1)} KiB of binlog" if m.bytes else ""]
+    behind_txt = " and ".join(p for p in parts if p)
+    p = m.newest
+    assert p is not None
+    return [Observation(
+        key=ch.name or "default", node="replica",
+        severity=Severity.CRITICAL if lag >= t.lag_critical else Severity.WARNING,
+        title=(f"replica {at_least}{fmt(lag)} s behind the primary ({how}"
+               + (f": {behind_txt}" if behind_txt else "")
+               + f") while Seconds_Behind_Master says {said}"),
+        numbers=numbers(lag_s=lag, lag_at_least=m.open, heartbeat_lag_s=m.hb_lag_s,
+                        measured_lag_s=m.lag_s, seconds_behind_s=sbm,
+                        transactions_behind=m.transactions, bytes_behind=m.bytes,
+                        primary_file=p.file, primary_pos=p.position,
+                        primary_gtid=p.gtid_executed[:120],
+                        replica_exec_file=ch.relay_source_log_file,
+                        replica_exec_pos=ch.exec_source_log_pos,
+                        replica_read_pos=ch.read_source_log_pos,
+                        replica_gtid=ch.gtid_executed[:120],
+                        io_running=ch.io_running, sql_running=ch.sql_running),
+        cause=("Seconds_Behind_Master only measures the applier against what the replica "
+               "received: it reads 0 when the receiver is behind (a slow or saturated "
+               "link), NULL when a thread is stopped, and stays low while one long "
+               "transaction is applied"),
+        next_step=("Compare Read_Master_Log_Pos with the primary's position: behind = the "
+                   "link or the IO thread (latency_bound, link_saturation); received but "
+                   "not executed = the applier (applier_progress, SHOW PROCESSLIST on the "
+                   "replica)"),
+    )]
+
+
+CHECK = Check(id="pair_lag", title="Pair lag", needs=("mysql",), thresholds=Limits,
+              evaluate=evaluate, window=300.0)

@@ -1,0 +1,159 @@
+"""pair_lag on the lab: the replica's SQL thread stopped under write load, transactions
+and bytes behind grow while Seconds_Behind_Master is NULL; a delayed replica
+(MASTER_DELAY) measures its delay; a pt-heartbeat table (written here as pt-heartbeat
+--update would: replmon only reads it) gives the lag without any clock comparison."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from replmon.checks.pair_lag import measure
+
+from replmon.check import Window
+from replmon.config import build_config
+from replmon.engine import build_engine
+from replmon.factory import build_collector
+from replmon.lab import Lab, WriteLoad
+from replmon.model.tick import Tick
+from replmon.testing.scenarios.replication import mysql_healthy, stop_thread
+
+pytestmark = pytest.mark.live
+
+INTERVAL = 0.5
+
+
+async def _run(lab: Lab, n: int, settings: dict[str, object] | None = None,
+               at: dict[int, contextlib.AbstractContextManager[None]] | None = None,
+               ) -> tuple[list[Tick], list[tuple[int, float | None, int | None, int | None]],
+                          dict[str, tuple[int, str]]]:
+    """n ticks with every check; ``at`` enters a context at a tick. Returns the ticks,
+    (seq, lag, transactions, bytes) per tick and {check: (seq, title)} of what opened."""
+    engine = build_engine(settings or {}, entry_points=False)
+    ticks: list[Tick] = []
+    measured = []
+    opened: dict[str, tuple[int, str]] = {}
+    cfg = lab.settings(INTERVAL)
+    if settings:
+        cfg["checks"] = settings
+    with contextlib.ExitStack() as stack:
+        async with build_collector(build_config(cfg)) as c:
+            async for t in c.ticks(n):
+                ticks.append(t)
+                for f in engine.feed(t).opened:
+                    opened.setdefault(f.check, (t.seq, f.title))
+                m = measure(Window(ticks))
+                measured.append((t.seq, *((m.lag_s, m.transactions, m.bytes) if m else
+                                          (None, None, None))))
+                if at and t.seq in at:
+                    stack.enter_context(at[t.seq])
+    return ticks, measured, opened
+
+
+async def test_sql_thread_stopped_transactions_and_bytes_grow_while_sbm_is_null(
+        lab: Lab) -> None:
+    with WriteLoad(lab, rate=300):
+        ticks, measured, opened = await _run(
+            lab, 40, {"pair_lag": {"lag_after": "5s"}},
+            at={5: stop_thread(lab, "SQL_THREAD")})
+    before = [m for m in measured if m[0] <= 5]
+    assert all(m[1] == 0.0 for m in before[2:]), before  # caught up: 0 s, as readings come
+    late = [m for m in measured if m[0] >= 30]
+    assert all(m[2] is not None and m[2] > 1000 for m in late), late  # 300/s for > 10 s
+    assert late[-1][2] > late[0][2] and late[-1][3] > late[0][3]  # growing, in bytes too
+    # lag: time since the first reading the replica lacks (readings every 2 s)
+    stopped_wall = ticks[6].wall
+    assert late[-1][1] is not None
+    assert abs(late[-1][1] - (ticks[-1].wall - stopped_wall)) <= 2.0 + INTERVAL, late[-1]
+    assert ticks[-1].replica.mysql.replication[0].seconds_behind is None
+    seq, title = opened["pair_lag"]
+    assert "while Seconds_Behind_Master says NULL" in title and "transactions" in title
+    # 5 s of lag, <= 2 s until the first reading it lacks, open_after 4 s, a tick of slack
+    assert (seq - 6) * INTERVAL <= 5 + 2 + 4 + 1, seq
+
+
+@contextlib.contextmanager
+def master_delay(lab: Lab, seconds: int) -> Iterator[None]:
+    r = lab.replica
+    r.sql("STOP SLAVE")
+    r.sql(f"CHANGE MASTER TO MASTER_DELAY = {seconds}")
+    r.sql("START SLAVE")
+    try:
+        yield
+    finally:
+        r.sql("STOP SLAVE")
+        r.sql("CHANGE MASTER TO MASTER_DELAY = 0")
+        r.sql("START SLAVE")
+        mysql_healthy(lab)
+
+
+async def test_a_delayed_replica_measures_its_delay_and_is_not_flagged(lab: Lab) -> None:
+    with master_delay(lab, 6), WriteLoad(lab, rate=100):
+        _, measured, opened = await _run(lab, 36, {"pair_lag": {"lag_after": "3s"}})
+    lags = [m[1] for m in measured[-8:] if m[1] is not None]
+    assert lags and all(6 - 2 - INTERVAL <= x <= 6 + 1 for x in lags), measured[-8:]
+    assert "pair_lag" not in opened, opened  # behind by design (SQL_Delay)
+
+
+@contextlib.contextmanager
+def pt_heartbeat(lab: Lab, every: float = 0.25) -> Iterator[None]:
+    """What ``pt-heartbeat --update -D percona --create-table`` does on the primary."""
+    p = lab.primary
+    p.sql("CREATE DATABASE IF NOT EXISTS percona")
+    p.sql("CREATE TABLE IF NOT EXISTS percona.heartbeat (ts varchar(26) NOT NULL, "
+          "server_id int unsigned NOT NULL PRIMARY KEY, file varchar(255) DEFAULT NULL, "
+          "position bigint unsigned DEFAULT NULL)")
+    p.sql(f"GRANT SELECT ON percona.heartbeat TO '{lab.monitor_user}'@'%'")
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.is_set():
+            p.sql("REPLACE INTO percona.heartbeat (ts, server_id) VALUES "
+                  "(DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%f'), @@server_id)")
+            time.sleep(every)
+
+    th = threading.Thread(target=beat, daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join(5)
+
+
+async def test_heartbeat_lag_with_the_applier_stopped(lab: Lab) -> None:
+    settings = {"pair_lag": {"heartbeat_table": "percona.heartbeat", "lag_after": "4s"}}
+    with pt_heartbeat(lab):
+        ticks, _, opened = await _run(lab, 30, settings,
+                                      at={5: stop_thread(lab, "SQL_THREAD")})
+    assert "pair_lag" in opened and "by pt-heartbeat" in opened["pair_lag"][1], opened
+    last = [t for t in ticks if t.primary.mysql.binlog is not None][-1]
+    assert last.primary.mysql.binlog is not None and last.replica.mysql.binlog is not None
+    assert last.primary.mysql.binlog.error is None, last.primary.mysql.binlog.error
+    hb_p, hb_r = last.primary.mysql.binlog.heartbeat, last.replica.mysql.binlog.heartbeat
+    lag = hb_p[1] - hb_r[1]
+    assert abs(lag - (last.wall - ticks[6].wall)) <= 1.0 + INTERVAL, lag
+
+
+async def test_a_heartbeat_table_not_in_pt_heartbeats_format_is_a_note(lab: Lab) -> None:
+    p = lab.primary
+    p.sql("CREATE DATABASE IF NOT EXISTS percona")
+    p.sql("CREATE TABLE IF NOT EXISTS percona.not_hb (ts varchar(26), server_id int)")
+    p.sql("INSERT INTO percona.not_hb VALUES ('yesterday', 1)")
+    p.sql(f"GRANT SELECT ON percona.not_hb TO '{lab.monitor_user}'@'%'")
+    settings = {"pair_lag": {"heartbeat_table": "percona.not_hb"},
+                "errant_writes": {"enabled": False}}
+    ticks, _, _ = await _run(lab, 3, settings)
+    b = ticks[0].primary.mysql.binlog
+    assert ticks[0].primary.mysql.status.ok and b is not None
+    assert b.error is not None and b.error.startswith("heartbeat: heartbeat ts: not a timestamp")
+    assert b.gtid_executed  # the rest of the reading is there
+    missing = {"pair_lag": {"heartbeat_table": "percona.nope"}}
+    ticks, _, _ = await _run(lab, 1, missing)
+    b = ticks[0].primary.mysql.binlog
+    # MariaDB answers "denied" for a table the account may not see, existing or not
+    assert b is not None and b.error is not None and "denied" in b.error, b.error
+    assert "GRANT SELECT ON `percona`.`nope`" in b.error

@@ -1,0 +1,122 @@
+"""pair_lag on ticks built from the lab's MariaDB 10.11 figures (positions, 300
+transactions/s, GTIDs 0-1-N as captured) and MySQL GTID sets as the manual prints them:
+the measured lag, and when it is flagged against Seconds_Behind_Master."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from replmon.checks.pair_lag import CHECK, measure
+
+from replmon.check import Window
+from replmon.model.findings import Severity
+from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel
+from replmon.model.tick import Tick
+from replmon.testing.scenarios.pair import BINLOG, EVENT_BYTES, slow_link
+from replmon.testing.synth import node, observe, series
+
+UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+
+def lagging(n: int, *, stop_at: int = 5, every: int = 2, mysql: bool = False,
+            **channel: Any) -> list[Tick]:
+    """``n`` ticks at 1 s, 300 transactions/s on the primary; the replica executes all
+    of it until tick ``stop_at``, then nothing. The primary reads its binlog every
+    ``every`` ticks."""
+    pairs = []
+    for i in range(n):
+        seq, have = 100 + 300 * i, 100 + 300 * min(i, stop_at)
+        g = (lambda k: f"{UUID}:1-{k}") if mysql else (lambda k: f"0-1-{k}")
+        pb = BinlogStatus(file=BINLOG, position=EVENT_BYTES * seq, gtid_executed=g(seq),
+                          server_id=1, server_uuid=UUID if mysql else "") \
+            if i % every == 0 else None
+        ch = ReplicaChannel(io_running="Yes", sql_running=True, source_server_id=1,
+                            source_log_file=BINLOG, read_source_log_pos=EVENT_BYTES * seq,
+                            relay_source_log_file=BINLOG,
+                            exec_source_log_pos=EVENT_BYTES * have, gtid_executed=g(have))
+        ch = ch.model_copy(update=channel)
+        pairs.append((node("primary", mysql=MysqlSample(binlog=pb)),
+                      node("replica", mysql=MysqlSample(replication=[ch]))))
+    return series(pairs)
+
+
+def test_a_caught_up_replica_measures_zero() -> None:
+    m = measure(Window(lagging(10, stop_at=100)))
+    assert m is not None and (m.lag_s, m.transactions, m.bytes) == (0.0, 0, 0)
+
+
+@pytest.mark.parametrize("mysql", [False, True], ids=["mariadb", "mysql"])
+def test_lag_is_the_age_of_the_oldest_reading_not_executed(mysql: bool) -> None:
+    m = measure(Window(lagging(21, mysql=mysql)))
+    # the replica stopped after tick 5: the reading of tick 6 is the oldest it lacks
+    assert m is not None and m.lag_s == 14.0 and not m.open
+    assert m.transactions == 300 * (20 - 5) and m.bytes == 300 * 15 * EVENT_BYTES
+
+
+def test_behind_from_before_the_window_is_a_lower_bound() -> None:
+    ts = lagging(30, stop_at=-1)  # never had any of it
+    m = measure(Window(ts[10:]))
+    assert m is not None and m.open and m.lag_s == 19.0
+
+
+def test_flagged_while_seconds_behind_master_says_0() -> None:
+    (o,) = observe(CHECK, lagging(21, seconds_behind=0))
+    assert (o.node, o.key, o.severity) == ("replica", "default", Severity.WARNING)
+    assert o.title == ("replica 14 s behind the primary (measured on both nodes: 4,500 "
+                       "transactions and 1,274.4 KiB of binlog) while Seconds_Behind_Master "
+                       "says 0 s")
+    assert o.numbers["seconds_behind_s"] == 0 and o.numbers["lag_s"] == 14.0
+
+
+def test_flagged_while_it_says_null_and_critical_past_two_minutes() -> None:
+    (o,) = observe(CHECK, lagging(140, sql_running=False, seconds_behind=None))
+    assert o.severity is Severity.CRITICAL and "says NULL" in o.title
+
+
+def test_quiet_when_seconds_behind_master_agrees() -> None:
+    assert observe(CHECK, lagging(21, seconds_behind=13)) == []
+    assert observe(CHECK, lagging(14, seconds_behind=0)) == []  # 7 s: below lag_after
+
+
+def test_a_delayed_replica_is_judged_against_its_delay() -> None:
+    assert observe(CHECK, lagging(40, sql_delay=30, seconds_behind=None)) == []
+    assert observe(CHECK, lagging(60, sql_delay=30, seconds_behind=None)) != []
+
+
+def test_by_position_when_there_are_no_gtids() -> None:
+    (o,) = observe(CHECK, lagging(21, seconds_behind=0, gtid_executed=""))
+    assert "1,274.4 KiB of binlog" in o.title and "transactions" not in o.title
+
+
+def test_heartbeat_is_preferred_when_configured() -> None:
+    ts = lagging(21, seconds_behind=0)
+    out = []
+    for t in ts:
+        p, r = t.primary.mysql, t.replica.mysql
+        if p.binlog is not None:  # pt-heartbeat: the primary's row, 1 s resolution
+            hb_p = {1: 1_700_000_000.0 + t.seq}
+            hb_r = {1: 1_700_000_000.0 + min(t.seq, 5)}
+            p = p.model_copy(update={"binlog": p.binlog.model_copy(update={"heartbeat": hb_p})})
+            r = r.model_copy(update={"binlog": BinlogStatus(server_id=2, heartbeat=hb_r)})
+        out.append(t.model_copy(update={"primary": t.primary.model_copy(update={"mysql": p}),
+                                        "replica": t.replica.model_copy(update={"mysql": r})}))
+    (o,) = observe(CHECK, out, heartbeat_table="percona.heartbeat")
+    assert o.numbers["heartbeat_lag_s"] == 15.0 and "by pt-heartbeat" in o.title
+
+
+def test_garbled_gtids_fall_back_to_positions_never_zero() -> None:
+    m = measure(Window(lagging(21, gtid_executed="not a gtid")))
+    assert m is not None and m.transactions is None and m.lag_s == 14.0
+
+
+def test_the_slow_link_seed_opens_within_the_onset_target() -> None:
+    ts, onset = slow_link()
+    assert observe(CHECK, ts[:onset + 1], lag_after=2.0) == []
+    (o,) = observe(CHECK, ts, lag_after=2.0)
+    assert "says 0 s" in o.title
+
+
+def test_the_table_name_is_checked_in_the_config() -> None:
+    with pytest.raises(ValueError, match="pattern"):
+        CHECK.thresholds.model_validate({"heartbeat_table": "x; DROP TABLE y"})
