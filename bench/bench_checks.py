@@ -19,8 +19,49 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _redis_clock(node: Any) -> Any:
+    """Redis 6.2+'s server_time_usec, which the capture predates: the node's clock in step
+    with replmon's, read half-way through the request."""
+    r = node.redis
+    return node.model_copy(update={"redis": r.model_copy(update={
+        "server_time": r.wall + r.elapsed_ms / 2000.0})})
+
+
+def with_binlog_readings(ticks: list[Any]) -> list[Any]:
+    """Both nodes' binlog readings every 2 ticks, as MysqlSource takes them, and Redis's
+    server time (the capture predates both), made from the replica's own channel: a
+    caught-up pair with clocks in step, the usual case, so pair_lag, errant_writes and
+    clock_skew do their per-tick work. A tree without ``MysqlSample.binlog`` (a
+    --baseline) gets the ticks unchanged."""
+    try:
+        from replmon.model.mysql import BinlogStatus  # type: ignore[attr-defined]
+    except ImportError:
+        return ticks
+    out = []
+    for i, t0 in enumerate(ticks):
+        t = t0.model_copy(update={role: _redis_clock(getattr(t0, role))
+                                  for role in ("primary", "replica")})
+        chans = t.replica.mysql.replication
+        if i % 2 or not chans:
+            out.append(t)
+            continue
+        ch = chans[0]
+        sides = {}
+        for role, sid in (("primary", 1), ("replica", 2)):
+            node = getattr(t, role)
+            b = BinlogStatus(file=ch.relay_source_log_file, position=ch.exec_source_log_pos,
+                             gtid_executed=ch.gtid_executed, gtid_binlog_state=ch.gtid_executed,
+                             server_id=sid, sent_wall=t.wall, elapsed_ms=0.4,
+                             server_time=t.wall + 0.0002)
+            mysql = node.mysql.model_copy(update={"binlog": b})
+            sides[role] = node.model_copy(update={"mysql": mysql})
+        out.append(t.model_copy(update=sides))
+    return out
 
 
 def measure(n: int) -> None:
@@ -33,7 +74,7 @@ def measure(n: int) -> None:
 
     src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
     real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]
-    ticks = list(loop_ticks(four_sources(real), n))
+    ticks = with_binlog_readings(list(loop_ticks(four_sources(real), n)))
     engine = build_engine(entry_points=False)
     c0 = time.process_time()
     for t in ticks:

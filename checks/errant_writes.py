@@ -33,10 +33,11 @@ gtid_binlog_state (MariaDB, RESET MASTER on the replica when it is safe). Keep
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from replmon.check import (
     BinlogStatus,
     Check,
-    NodeTick,
     Observation,
     Seconds,
     Severity,
@@ -55,17 +56,14 @@ class Limits(Thresholds):
     one reading could be two moments apart)."""
 
 
-def _binlog(node: NodeTick) -> BinlogStatus | None:
-    return node.mysql.binlog if source_ok(node, "mysql") else None
-
-
 def _latest(w: Window) -> tuple[BinlogStatus, BinlogStatus] | None:
-    """(primary, replica) readings of the newest tick where both nodes read."""
-    ps, rs = w.series("primary", _binlog), w.series("replica", _binlog)
-    for back in range(1, min(len(ps), w.span(30.0, 2)) + 1):
-        p, r = ps[-back], rs[-back]
+    """(primary, replica) readings of the newest tick where both nodes read (within the
+    check's 30 s window; straight off the ticks: it is one or two back)."""
+    for t in reversed(w.ticks):
+        p, r = t.primary.mysql.binlog, t.replica.mysql.binlog
         if p is not None and r is not None:
-            return p, r
+            return (p, r) if source_ok(t.primary, "mysql") and source_ok(t.replica, "mysql") \
+                else None
     return None
 
 
@@ -86,14 +84,22 @@ def errant_mysql(p: BinlogStatus, r: BinlogStatus) -> gtid.GtidSet:
 def errant_maria(p: BinlogStatus, r: BinlogStatus) -> list[str]:
     """The replica's binlog-state GTIDs (last per domain and server) the primary did not
     write and does not have; [] when none or not readable."""
-    if not r.gtid_binlog_state:
-        return []
+    return list(_errant_maria(p.gtid_binlog_state, r.gtid_binlog_state, p.server_id))
+
+
+@lru_cache(maxsize=64)
+def _errant_maria(theirs_text: str, mine_text: str, their_id: int | None
+                  ) -> tuple[str, ...]:
+    """Cached: the states only change when the nodes read them (every 2 s), and the
+    check runs every tick."""
+    if not mine_text:
+        return ()
     try:
-        theirs, mine = gtid.parse_maria(p.gtid_binlog_state), gtid.parse_maria(r.gtid_binlog_state)
+        theirs, mine = gtid.parse_maria(theirs_text), gtid.parse_maria(mine_text)
     except ValueError:
-        return []
-    return [f"{d}-{s}-{n}" for (d, s), n in mine.items()
-            if s != p.server_id and n > theirs.get((d, s), 0)]
+        return ()
+    return tuple(f"{d}-{s}-{n}" for (d, s), n in mine.items()
+                 if s != their_id and n > theirs.get((d, s), 0))
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:

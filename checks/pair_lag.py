@@ -137,19 +137,27 @@ class Measure:
         """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
 
 
+def _newest(w: Window) -> int:
+    """Index of the newest tick with a primary binlog reading (-1: none in the window).
+    Read straight off the ticks: it is one or two back, no series needed."""
+    ticks = w.ticks
+    for i in range(len(ticks) - 1, -1, -1):
+        p = ticks[i].primary
+        if p.mysql.binlog is not None and source_ok(p, "mysql"):
+            return i
+    return -1
+
+
 def measure(w: Window) -> Measure | None:
     """Lag of the replica behind the primary at the last tick; None when the primary has
     no binlog reading in the window or the replica no channel from it."""
     r = w.node("replica")
-    if not source_ok(r, "mysql") or not r.mysql.replication:
+    if not r.mysql.replication or not source_ok(r, "mysql"):
         return None
-    reads = w.series("primary", _binlog)
-    i = len(reads) - 1
-    while i >= 0 and reads[i] is None:
-        i -= 1
+    i = _newest(w)
     if i < 0:
         return None
-    newest = reads[i]
+    newest = w.ticks[i].primary.mysql.binlog
     assert newest is not None
     ch = _channel(w, newest)
     if ch is None:
@@ -162,14 +170,15 @@ def measure(w: Window) -> Measure | None:
             and newest.file == ch.relay_source_log_file:
         m.bytes = max(0, newest.position - ch.exec_source_log_pos)
     if newest.heartbeat:
-        m.hb_lag_s = _heartbeat_lag(newest, w.series("replica", _binlog)[i])
-    ok = covered(newest, ch)
+        m.hb_lag_s = _heartbeat_lag(newest, w.ticks[i].replica.mysql.binlog)
+    ok = m.transactions == 0 if m.transactions is not None else covered(newest, ch)
     if ok is None:
         return m
     if ok:
         m.lag_s = 0.0
         return m
     # the oldest reading the replica lacks: walk back while readings are not covered
+    reads = w.series("primary", _binlog)
     lacking_wall = m.newest_wall
     j = i - 1
     while j >= 0:
@@ -188,6 +197,8 @@ def measure(w: Window) -> Measure | None:
 def _heartbeat_lag(p: BinlogStatus, r: BinlogStatus | None) -> float | None:
     """The primary's own heartbeat ts minus the replica's copy of that row, both read in
     the same tick; None without both."""
+    if r is None:
+        return None
     mine = p.heartbeat.get(p.server_id) if p.server_id is not None else None
     theirs = r.heartbeat.get(p.server_id) if r is not None and p.server_id is not None else None
     return None if mine is None or theirs is None else max(0.0, mine - theirs)

@@ -165,10 +165,11 @@ class Window:
     def series(self, role: Role, get: Callable[[NodeTick], V],
                n: int | None = None) -> list[V]:
         """``get`` applied to ``role`` over the last ``n`` ticks (all by default), oldest first."""
+        if self._cache is not None:  # the column holds the whole window: one slice, at most
+            vals = self._cache.values(get, role, self.ticks)
+            return vals if n is None or n >= len(vals) else vals[-n:]  # type: ignore[return-value]
         ticks = self.ticks if n is None or n >= len(self.ticks) else self.ticks[-n:]
-        if self._cache is None:
-            return [get(getattr(t, role)) for t in ticks]
-        return self._cache.values(get, role, ticks)  # type: ignore[return-value]
+        return [get(getattr(t, role)) for t in ticks]
 
 
 PRUNE_EVERY = 64

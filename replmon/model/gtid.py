@@ -138,8 +138,10 @@ def parse_maria(text: str) -> MariaPos:
     return {(d, s): n for d, s, n in _parse_maria(text)}
 
 
+@lru_cache(maxsize=512)
 def maria_domains(text: str) -> dict[int, int]:
-    """The highest seqno per domain of MariaDB GTID text (a position has one per domain)."""
+    """The highest seqno per domain of MariaDB GTID text (a position has one per domain).
+    Cached: the caller must not change the dict."""
     out: dict[int, int] = {}
     for d, _s, n in _parse_maria(text):
         if n > out.get(d, -1):
@@ -148,15 +150,18 @@ def maria_domains(text: str) -> dict[int, int]:
 
 
 def is_maria(text: str) -> bool:
-    """True when ``text`` looks like MariaDB GTIDs (first entry domain-server-seq)."""
-    head = text.strip().split(",", 1)[0].strip()
-    return bool(_MARIA.match(head))
+    """True when ``text`` looks like MariaDB GTIDs (domain-server-seq entries): MySQL's
+    sets always hold a ":" after the uuid, MariaDB's never do. Garbage that passes here
+    is a ValueError of the parser."""
+    return ":" not in text and "-" in text
 
 
 def behind(source: str, replica: str) -> int | None:
     """Transactions in the source's GTIDs the replica's executed GTIDs lack (0 = none),
     for either dialect; None when the texts are not comparable (empty, garbled, or one
     of each)."""
+    if source == replica:
+        return 0 if source.strip() else None
     if not source.strip() or not replica.strip():
         return None
     try:
