@@ -21,10 +21,25 @@ there: the backlog covers less outage than the network has (redis issues #11534,
 The lab under its write load streams ~10.7 KiB/s: 98 s of headroom with the default
 1 MiB backlog (quiet); with ``repl-backlog-size 16384``, 1.5 s (critical).
 
+**A full sync that cannot finish** (key "output_buffer"): during a full sync the master
+keeps the writes for the replica in its output buffer from the fork until the replica
+has loaded the RDB; ``client-output-buffer-limit replica <hard> <soft> <seconds>`` (CONFIG
+GET, re-read every minute) cuts the replica off when the buffer passes ``hard``, or stays
+above ``soft`` for ``seconds``, and the replica starts the sync again: a full-resync loop.
+A sync takes at least as long as the master's last RDB save (``rdb_last_bgsave_time_sec``,
+at least 1 s); the transfer and the load come on top. So at the write rate above:
+
+- ``rate x sync time >= hard``: warning, the buffer overflows before the sync ends;
+- ``sync time >= seconds + soft / rate``: warning, the soft limit cuts it.
+
+Both are lower bounds of what a full sync needs, so the warning is never early; the
+numbers give the buffer needed. Quiet when the limits are 0 (no limit) or not readable
+(``config_error``: an ACL without +config|get).
+
 What to do: raise ``repl-backlog-size`` to cover the write rate times the longest
-outage you want to survive (CONFIG SET, and redis.conf); a dataset that changes fast
-may also need a larger ``client-output-buffer-limit replica`` for the full syncs it
-cannot avoid (not read by this check).
+outage you want to survive (CONFIG SET, and redis.conf); raise
+``client-output-buffer-limit replica`` above rate x the sync's duration (RDB save,
+transfer and load) so the full syncs it cannot avoid can finish.
 """
 
 from __future__ import annotations
@@ -33,6 +48,7 @@ from replmon.check import (
     Check,
     NodeTick,
     Observation,
+    RedisSample,
     Seconds,
     Severity,
     Thresholds,
@@ -103,19 +119,57 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     rate, span = measured
     if rate < t.min_rate_bytes_s:
         return []
-    headroom = rs.repl_backlog_size / rate
+    out = [o for o in (_backlog(rs, rate, span, t), _output_buffer(rs, rate)) if o is not None]
+    return out
+
+
+def _output_buffer(rs: RedisSample, rate: float) -> Observation | None:
+    """A full sync the replica output-buffer limit would cut off (see the docstring)."""
+    if rs.replica_buffer_limit is None:
+        return None
+    hard, soft, soft_s = rs.replica_buffer_limit
+    sync_s = float(max(1, rs.rdb_last_bgsave_time_s or 0))
+    need = rate * sync_s
+    if hard and need >= hard:
+        why = (f"{fmt(need / KIB)} KiB of writes during a sync of at least {fmt(sync_s)} s "
+               f"passes the hard limit of {fmt(hard / KIB)} KiB")
+    elif soft and soft_s and sync_s >= soft_s + soft / rate:
+        why = (f"the buffer passes the soft limit of {fmt(soft / KIB)} KiB after "
+               f"{fmt(soft / rate, 1)} s and stays above it for {fmt(soft_s)} s before a sync "
+               f"of at least {fmt(sync_s)} s ends")
+    else:
+        return None
+    return Observation(
+        key="output_buffer", node="primary", severity=Severity.WARNING,
+        title=(f"a full sync to the replica cannot finish: {why} "
+               f"(client-output-buffer-limit replica {hard} {soft} {soft_s})"),
+        numbers=numbers(offset_rate_bytes_s=rate, min_sync_s=sync_s, buffer_needed_bytes=need,
+                        hard_limit_bytes=hard, soft_limit_bytes=soft, soft_limit_s=soft_s),
+        cause=("the master drops a replica whose output buffer passes the limit during the "
+               "full sync, and the replica starts it again: a full-resync loop, the replica "
+               "never current"),
+        next_step=(f"CONFIG SET client-output-buffer-limit \"replica "
+                   f"{fmt(max(need * 4, 256 * KIB * KIB) / KIB / KIB)}mb "
+                   f"{fmt(max(need * 2, 64 * KIB * KIB) / KIB / KIB)}mb 60\" on the master "
+                   f"(and redis.conf); sized for rate x the sync's whole duration"),
+    )
+
+
+def _backlog(rs: RedisSample, rate: float, span: float, t: Limits) -> Observation | None:
+    size = rs.repl_backlog_size or 0  # evaluate() returned early without one
+    headroom = size / rate
     if headroom >= t.warning_headroom_s:
-        return []
+        return None
     critical = headroom < t.critical_headroom_s
     need = rate * t.warning_headroom_s
-    return [Observation(
+    return Observation(
         key="backlog", node="primary",
         severity=Severity.CRITICAL if critical else Severity.WARNING,
         title=(f"Redis backlog covers {fmt(headroom, 1)} s of link outage: "
-               f"repl-backlog-size {fmt(rs.repl_backlog_size / KIB)} KiB at "
+               f"repl-backlog-size {fmt(size / KIB)} KiB at "
                f"{fmt(rate / KIB, 1)} KiB/s of writes (under "
                f"{fmt(t.critical_headroom_s if critical else t.warning_headroom_s)} s)"),
-        numbers=numbers(headroom_s=headroom, repl_backlog_size_bytes=rs.repl_backlog_size,
+        numbers=numbers(headroom_s=headroom, repl_backlog_size_bytes=size,
                         offset_rate_bytes_s=rate, rate_measured_over_s=span,
                         connected_replicas=rs.connected_replicas,
                         backlog_for_warning_headroom_bytes=need),
@@ -124,7 +178,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                "stale until it loads), and under steady writes a loop of them"),
         next_step=(f"CONFIG SET repl-backlog-size {fmt(need / KIB)}kb or more (rate x "
                    f"{fmt(t.warning_headroom_s)} s; also in redis.conf) on the master"),
-    )]
+    )
 
 
 CHECK = Check(id="redis_backlog_headroom", title="Redis backlog headroom", needs=("redis",),

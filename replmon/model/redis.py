@@ -127,6 +127,9 @@ class RedisSample(SampleBase):
     """Writes (count) not yet in an RDB snapshot."""
     rdb_last_save_time: int | None = None
     """Epoch seconds of the last successful RDB save."""
+    rdb_last_bgsave_time_s: int | None = None
+    """Seconds the last RDB save took (rdb_last_bgsave_time_sec; None: never saved). A full
+    sync writes the same RDB first: the shortest a full sync can take."""
     aof_enabled: bool | None = None
     """True when the append-only file is on."""
     aof_rewrite_in_progress: bool | None = None
@@ -137,6 +140,13 @@ class RedisSample(SampleBase):
     """Count of AOF fsyncs that had to wait for a slow disk (cumulative; only with AOF on)."""
     latest_fork_usec: int | None = None
     """Microseconds the main thread was blocked by the last fork (BGSAVE, rewrite, full sync)."""
+    replica_buffer_limit: tuple[int, int, int] | None = None
+    """``client-output-buffer-limit`` for replicas: (hard bytes, soft bytes, soft seconds),
+    0 = no limit; from CONFIG GET, re-read every ``config_every`` seconds (60 s) and
+    carried between reads. None when not read (the ACL lacks +config|get, CONFIG
+    renamed): ``config_error`` says why."""
+    config_error: str | None = None
+    """Why CONFIG GET could not be read; the rest of the sample is valid."""
 
     # --- replication: this server as a replica --------------------------------
     master_host: str | None = None

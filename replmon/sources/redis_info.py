@@ -49,7 +49,7 @@ from replmon.endpoints import RedisEndpoint
 from replmon.errors import ParseError, SourceError
 from replmon.model.redis import RedisSample
 from replmon.sources.base import Source
-from replmon.sources.redis_parse import build_redis_sample, parse_info
+from replmon.sources.redis_parse import build_redis_sample, parse_buffer_limit, parse_info
 
 AUTH_HINT = (
     "check the Redis password (requirepass / ACL user) given to replmon; "
@@ -69,10 +69,15 @@ class RedisSource(Source[RedisSample]):
     kind: ClassVar[str] = "redis"
     sample_type = RedisSample
 
-    def __init__(self, endpoint: RedisEndpoint, *, timeout: float = 0.8) -> None:
+    def __init__(self, endpoint: RedisEndpoint, *, timeout: float = 0.8,
+                 config_every: float = 60.0) -> None:
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
         self._conn: AbstractConnection | None = None
+        self.config_every = config_every
+        self._config: tuple[tuple[int, int, int] | None, str | None] = (None, None)
+        """(replica buffer limit, why not read) as of the last CONFIG GET."""
+        self._config_mono: float | None = None
 
     def __repr__(self) -> str:
         return f"RedisSource({self.endpoint.display()})"
@@ -141,7 +146,30 @@ class RedisSource(Source[RedisSample]):
         if not isinstance(text, str):
             raise ParseError(f"INFO returned {type(text).__name__}, not text")
         sample = build_redis_sample(parse_info(text))
-        return sample.model_copy(update={"rtt_ms": rtt_ms})
+        now = time.monotonic()
+        if self._config_mono is None or now - self._config_mono >= self.config_every \
+                or not reused:
+            self._config_mono = now
+            self._config = await self._buffer_limit(conn)
+        limit, error = self._config
+        return sample.model_copy(update={"rtt_ms": rtt_ms, "replica_buffer_limit": limit,
+                                         "config_error": error})
+
+    async def _buffer_limit(self, conn: AbstractConnection
+                            ) -> tuple[tuple[int, int, int] | None, str | None]:
+        """CONFIG GET client-output-buffer-limit; a refusal (ACL without +config|get, a
+        renamed CONFIG) or an odd reply is noted, not a failed sample."""
+        try:
+            reply = await self._command(conn, "CONFIG", "GET", "client-output-buffer-limit")
+            return parse_buffer_limit(reply), None
+        except _ErrorReply as e:
+            return None, str(e)
+        except SourceError as e:
+            if e.state != "auth":  # NOPERM: this command only
+                raise
+            return None, f"{e} (ACL: +config|get)"
+        except ParseError as e:
+            return None, str(e)
 
     async def _connect(self, conn: AbstractConnection) -> None:
         """TCP/unix connect and AUTH. Every failure here means we never got a session."""

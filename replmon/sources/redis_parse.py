@@ -110,6 +110,7 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
         "rdb_last_bgsave_status": f.text("rdb_last_bgsave_status"),
         "rdb_changes_since_last_save": f.integer("rdb_changes_since_last_save"),
         "rdb_last_save_time": f.integer("rdb_last_save_time"),
+        "rdb_last_bgsave_time_s": f.known("rdb_last_bgsave_time_sec"),
         "aof_enabled": f.flag("aof_enabled"),
         "aof_rewrite_in_progress": f.flag("aof_rewrite_in_progress"),
         "aof_last_write_status": f.text("aof_last_write_status"),
@@ -268,3 +269,26 @@ def _keyspace(info: Mapping[str, str]) -> tuple[int, int]:
         keys += _to_int(f"{key}.keys", kv["keys"])
         expires += _to_int(f"{key}.expires", kv.get("expires", "0"))
     return keys, expires
+
+
+def parse_buffer_limit(reply: object) -> tuple[int, int, int] | None:
+    """The replica class of a ``CONFIG GET client-output-buffer-limit`` reply
+    (["client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub ..."];
+    Redis 5+ prints "slave" or "replica"): (hard bytes, soft bytes, soft seconds); None
+    when the reply has no such class."""
+    if isinstance(reply, dict):
+        items = list(reply.values())
+    elif isinstance(reply, list | tuple):
+        items = list(reply[1::2])
+    else:
+        raise ParseError(f"CONFIG GET client-output-buffer-limit: unexpected {_show(str(reply))}")
+    if not items:
+        return None
+    words = str(items[0]).split()
+    for i in range(0, len(words) - 3, 4):
+        if words[i] in ("slave", "replica"):
+            try:
+                return int(words[i + 1]), int(words[i + 2]), int(words[i + 3])
+            except ValueError:
+                break
+    raise ParseError(f"client-output-buffer-limit: no replica class in {_show(str(items[0]))}")

@@ -222,3 +222,26 @@ async def test_restart_between_samples_is_ok_at_once(lab: Lab) -> None:
     assert after.status.ok, after.status
     assert after.run_id != before.run_id
     assert derive_redis_rates(before, after).reset == "restart"
+
+
+async def test_config_get_refused_by_the_acl_is_a_note_not_a_failure(lab: Lab) -> None:
+    """An account with +info +ping but no +config|get (redis_exporter's README ACL): the
+    sample is ok, the buffer limit unknown, and config_error says which permission."""
+    from pydantic import SecretStr
+
+    with lab.primary.redis() as r:
+        r.execute_command("ACL", "SETUSER", "replmon_ro", "on", ">ro-pass-123", "-@all",
+                          "+info", "+ping")
+        try:
+            s = await sample_once(RedisEndpoint(
+                host="127.0.0.1", port=lab.primary.redis_port, username="replmon_ro",
+                password=SecretStr("ro-pass-123")))
+            full = await sample_once(RedisEndpoint(
+                host="127.0.0.1", port=lab.primary.redis_port,
+                password=SecretStr(lab.redis_password)))
+        finally:
+            r.execute_command("ACL", "DELUSER", "replmon_ro")
+    assert s.status.ok and s.role == "master" and s.replica_buffer_limit is None
+    assert s.config_error is not None and "+config|get" in s.config_error, s.config_error
+    assert "ro-pass-123" not in s.config_error
+    assert full.replica_buffer_limit == (268435456, 67108864, 60) and full.config_error is None

@@ -300,3 +300,28 @@ def test_any_value_in_a_typed_field_gives_a_sample_or_parse_error(
     info[field] = value
     with contextlib.suppress(ParseError):
         build_redis_sample(info)
+
+
+# Redis 7.0.15 (Debian 12), CONFIG GET client-output-buffer-limit, as redis-cli prints it and
+# as redis-py returns it (RESP2 list, RESP3 map)
+COBL = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+
+
+def test_replica_output_buffer_limit_from_config_get() -> None:
+    from replmon.sources.redis_parse import parse_buffer_limit
+
+    assert parse_buffer_limit(["client-output-buffer-limit", COBL]) == (268435456, 67108864, 60)
+    assert parse_buffer_limit({"client-output-buffer-limit": COBL.replace("slave", "replica")}
+                              ) == (268435456, 67108864, 60)
+    assert parse_buffer_limit([]) is None  # no such parameter (an old or odd server)
+    with pytest.raises(ParseError, match="no replica class"):
+        parse_buffer_limit(["client-output-buffer-limit", "normal 0 0 0 pubsub 1 2 3"])
+    with pytest.raises(ParseError, match="unexpected"):
+        parse_buffer_limit(b"\x00")
+
+
+def test_rdb_last_bgsave_time_minus_one_is_unknown() -> None:
+    info = parse_info((FIXTURES / "redis7.0_master.txt").read_text())
+    s = build_redis_sample({**info, "rdb_last_bgsave_time_sec": "-1"})
+    assert s.rdb_last_bgsave_time_s is None
+    assert build_redis_sample({**info, "rdb_last_bgsave_time_sec": "3"}).rdb_last_bgsave_time_s == 3

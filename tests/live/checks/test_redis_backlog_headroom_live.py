@@ -33,3 +33,22 @@ async def test_default_backlog_is_quiet_and_a_16_kib_one_flags(lab: Lab) -> None
     assert "repl-backlog-size 16 KiB" in f.title
     headroom = f.numbers["headroom_s"]
     assert isinstance(headroom, float) and headroom < 5.0, f.title
+
+
+async def test_an_output_buffer_limit_below_a_seconds_writes_flags(lab: Lab) -> None:
+    """CONFIG SET client-output-buffer-limit "replica 8192 4096 1" on the master: the
+    source reads it (CONFIG GET, at connect), and the lab's ~10.7 KiB/s over the shortest
+    sync (1 s) passes the 8 KiB hard limit. Redis's default (256 MiB) stays quiet."""
+    r = lab.primary.redis()
+    default = r.config_get("client-output-buffer-limit")["client-output-buffer-limit"]
+    with WriteLoad(lab, rate=300):
+        assert [f for f in await _run(lab, 30) if f.key == "output_buffer"] == []
+        r.config_set("client-output-buffer-limit", "replica 8192 4096 1")
+        try:
+            found = [f for f in await _run(lab, 30) if f.key == "output_buffer"]
+        finally:
+            r.config_set("client-output-buffer-limit", default)
+    (f,) = found
+    assert f.severity is Severity.WARNING and f.node == "primary"
+    assert "passes the hard limit of 8 KiB" in f.title
+    assert "(client-output-buffer-limit replica 8192 4096 1)" in f.title

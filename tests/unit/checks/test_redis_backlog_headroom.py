@@ -51,3 +51,42 @@ def test_too_few_seconds_of_readings_or_an_idle_master_say_nothing() -> None:
 def test_a_restart_restarts_the_rate() -> None:
     assert observe(CHECK, run(40_000, n=40, restart_at=35)) == []  # 4 s since the restart
     assert observe(CHECK, run(40_000, n=60, restart_at=35))  # 24 s since: judged again
+
+
+def limited(rate: float, limit: tuple[int, int, int], bgsave_s: int | None = 0,
+            n: int = 40) -> list[Tick]:
+    """run() with the master's replica output-buffer limit as CONFIG GET gave it and
+    the last RDB save's duration as INFO gave it."""
+    return [t.model_copy(update={"primary": t.primary.model_copy(update={
+        "redis": t.primary.redis.model_copy(update={
+            "replica_buffer_limit": limit, "rdb_last_bgsave_time_s": bgsave_s})})})
+        for t in run(rate, n)]
+
+
+def test_redis_defaults_are_quiet_at_the_labs_rate() -> None:
+    """256 MiB hard, 64 MiB soft for 60 s (redis.conf's default)."""
+    assert observe(CHECK, limited(10_700, (268435456, 67108864, 60))) == []
+
+
+def test_a_hard_limit_below_one_second_of_writes_is_a_warning() -> None:
+    (o,) = observe(CHECK, limited(10_700, (8192, 4096, 1)))
+    assert (o.node, o.key, o.severity) == ("primary", "output_buffer", Severity.WARNING)
+    assert o.title.startswith("a full sync to the replica cannot finish: 10 KiB of writes "
+                              "during a sync of at least 1 s passes the hard limit of 8 KiB")
+    assert o.numbers["buffer_needed_bytes"] == 10_700.0
+
+
+def test_the_soft_limit_held_longer_than_its_seconds_is_a_warning() -> None:
+    # 40 kB/s, a 30 s RDB save: above 1 MiB after 26 s, the sync lasts at least 30 s
+    # (the backlog's own warning, 26 s of headroom, comes with it)
+    def buffer(limit: tuple[int, int, int]) -> list[str]:
+        return [o.title for o in observe(CHECK, limited(40_000, limit, bgsave_s=30))
+                if o.key == "output_buffer"]
+    (title,) = buffer((0, 1 << 20, 3))
+    assert "after 26.2 s and stays above it for 3 s before a sync of at least 30 s" in title
+    assert buffer((0, 1 << 20, 10)) == []
+
+
+def test_no_limit_or_no_reading_is_quiet() -> None:
+    assert [o.key for o in observe(CHECK, limited(1e6, (0, 0, 0), bgsave_s=600))] == ["backlog"]
+    assert observe(CHECK, run(10_700)) == []  # replica_buffer_limit None: not read
