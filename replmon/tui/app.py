@@ -15,7 +15,7 @@ from collections.abc import AsyncIterable, Callable, Sequence
 from typing import TypeVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 from replmon.engine import Engine, Update
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Role, Tick
+from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import render
 from replmon.tui.screens import FindingScreen, HelpScreen
@@ -35,6 +36,10 @@ W = TypeVar("W", bound=Widget)
 
 HISTORY = 300
 """Ticks of sparkline history kept per node (5 minutes at 1 Hz); bounded."""
+SHORT_ROWS = 32
+SPARKS = (("qps", "stmt"), ("ops", "rds"))
+"""Sparklines under each node: (history key, label); the last 5 minutes, with the
+highest value shown on the right (the y scale: the tallest bar)."""
 
 
 def finding_key(f: Finding) -> str:
@@ -81,24 +86,30 @@ class NodePanel(VerticalScroll):
     def compose(self) -> ComposeResult:
         for kind in self.SECTIONS:
             yield Static(id=f"{self.role}-{kind}", classes=f"section {kind}")
-        with Horizontal(classes="spark"):
-            yield Static("qps", classes="spark-label")
-            yield Sparkline([], id=f"{self.role}-qps")
-        with Horizontal(classes="spark"):
-            yield Static("ops", classes="spark-label")
-            yield Sparkline([], id=f"{self.role}-ops")
+        for key, label in SPARKS:
+            with Horizontal(classes="spark"):
+                yield Static(label, classes="spark-label")
+                yield Sparkline([], id=f"{self.role}-{key}")
+                yield Static("", id=f"{self.role}-{key}-max", classes="spark-max")
 
-    def show(self, node: NodeTick, now: float | None, history: dict[str, deque[float]]) -> None:
+    def show(self, node: NodeTick, other: NodeTick | None, now: float | None,
+             history: dict[str, deque[float]]) -> None:
+        """``other``: the other node of the same tick (values that differ are marked)."""
         self.border_title = f"{self.role} {node.name}"
         renderers = {"host": render.host_text, "drbd": render.drbd_text,
                      "mysql": render.mysql_text, "redis": render.redis_text}
         for kind, st in node.statuses().items():
             w = self.query_one(f"#{self.role}-{kind}", Static)
-            w.update(renderers[kind](node) if st.ok else render.status_text(kind, st, now))
+            w.update(renderers[kind](node, other) if st.ok
+                     else render.status_text(kind, st, now))
             w.set_class(not st.ok and st.state.value != "absent", "down")
             w.set_class(st.state.value == "absent", "absent")
-        self.query_one(f"#{self.role}-qps", Sparkline).data = list(history["qps"])
-        self.query_one(f"#{self.role}-ops", Sparkline).data = list(history["ops"])
+        for key, _ in SPARKS:
+            data = list(history[key])
+            self.query_one(f"#{self.role}-{key}", Sparkline).data = data
+            top = max(data, default=0.0)
+            self.query_one(f"#{self.role}-{key}-max", Static).update(
+                f"max {human(top).strip()}/s" if data else "")
 
 
 class ReplmonApp(App[None]):
@@ -162,7 +173,13 @@ class ReplmonApp(App[None]):
             return False
         return True
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Under 32 rows (an 80x24 ssh session) the sparklines give their rows to the
+        findings list: a finding must be readable without scrolling."""
+        self.screen.set_class(event.size.height < SHORT_ROWS, "short")
+
     def on_mount(self) -> None:
+        self.screen.set_class(self.size.height < SHORT_ROWS, "short")
         table = self.main_widget("#findings", DataTable)
         table.add_columns("sev", "since", "node", "check", "what")
         self.set_interval(1.0, self._refresh_header)
@@ -198,8 +215,10 @@ class ReplmonApp(App[None]):
             return
         self.tick = msg.tick
         now = self.clock()
-        for node in msg.tick.nodes:
-            self.main_widget(f"#{node.role}", NodePanel).show(node, now, self.history[node.role])
+        p, r = msg.tick.primary, msg.tick.replica
+        for node, other in ((p, r), (r, p)):
+            self.main_widget(f"#{node.role}", NodePanel).show(node, other, now,
+                                                              self.history[node.role])
         self._show_findings()
         self._refresh_header()
         self.ticks_shown += 1

@@ -19,8 +19,29 @@ SEV_STYLE = {Severity.CRITICAL: "bold white on red", Severity.WARNING: "bold bla
 STATE_STYLE = {SourceState.ABSENT: "dim", SourceState.OK: "green"}
 
 
+GROUP_STYLE = {"host": "bold cyan", "drbd": "bold magenta", "mysql": "bold blue",
+               "redis": "bold red"}
+GUTTER = 6
+"""Characters of the left gutter holding the group's name on its first line."""
+
+
+def _group(t: Text, group: str, sub: str = "") -> None:
+    """Start a group's first line: its name in the gutter, then a sub-label."""
+    t.append(f"{group:<{GUTTER}}", style=GROUP_STYLE.get(group, "bold"))
+    if sub:
+        t.append(f"{sub} ", style="dim")
+
+
+def _line(t: Text, sub: str = "") -> None:
+    """A further line of the same group: an empty gutter, then a sub-label."""
+    t.append("\n" + " " * GUTTER)
+    if sub:
+        t.append(f"{sub} ", style="dim")
+
+
 def _label(t: Text, label: str) -> None:
-    t.append(f"{label:<4} ", style="bold dim")
+    """Compatibility for status lines: the group name in the gutter."""
+    _group(t, label)
 
 
 def _kv(t: Text, key: str, value: str, style: str = "bold") -> None:
@@ -34,10 +55,29 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:.0f}%"
 
 
+def _rate(v: float | None, unit: str = "/s") -> str:
+    """A per-second rate with its unit: 648k -> "648k/s"; bytes: unit "B/s"."""
+    return "-" if v is None else f"{human(v).strip()}{unit}"
+
+
+def _bytes(v: float | None) -> str:
+    return "-" if v is None else f"{human(v).strip()}B"
+
+
+DIFF_STYLE = "bold black on yellow"
+
+
+def _mark(t: Text, differs: bool) -> None:
+    """A cross-node difference that matters: a "≠" before the value (same on both sides)."""
+    if differs:
+        t.append("≠", style=DIFF_STYLE)
+        t.append(" ")
+
+
 def status_text(kind: str, st: SourceStatus, now: float | None) -> Text:
     """A source that is not ok, in place of its numbers: state, since, error, hint."""
     t = Text()
-    _label(t, kind)
+    _group(t, kind)
     if st.state is SourceState.ABSENT:  # expected (no DRBD here, switched off): one dim line
         why = (st.error or "not configured").split(":")[0]
         t.append(why if len(why) <= 32 else why[:31] + "…", style="dim")
@@ -45,65 +85,65 @@ def status_text(kind: str, st: SourceStatus, now: float | None) -> Text:
     style = "bold red"
     t.append(st.state.value.upper(), style=style)
     if st.since is not None and now is not None:
-        t.append(f" for {human(max(0.0, now - st.since), 4).strip()}s", style=style)
+        t.append(f" for {human(max(0.0, now - st.since), 4).strip()} s", style=style)
     if st.error:
-        t.append(f"\n     {st.error}", style="red")
+        t.append(f"\n{' ' * GUTTER}{st.error}", style="red")
     if st.hint:
-        t.append(f"\n     hint: {st.hint}", style="yellow")
+        t.append(f"\n{' ' * GUTTER}hint: {st.hint}", style="yellow")
     return t
 
 
-def host_text(n: NodeTick) -> Text:
+def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
+    """host: CPU (dstat's usr/sys/idle/wait), load, memory and paging, disks, NICs."""
     r = n.rates.host
     t = Text()
-    _label(t, "cpu")
-    _kv(t, "us", _pct(r.cpu_usr_pct))
-    _kv(t, "sy", _pct(r.cpu_sys_pct))
-    _kv(t, "id", _pct(r.cpu_idle_pct))
+    _group(t, "host", "cpu")
+    _kv(t, "", f"{_pct(r.cpu_usr_pct)}us")
+    _kv(t, "", f"{_pct(r.cpu_sys_pct)}sy")
+    _kv(t, "", f"{_pct(r.cpu_idle_pct)}id")
     wa = r.cpu_iowait_pct
-    _kv(t, "wa", _pct(wa), "bold red" if wa is not None and wa >= 20 else "bold")
-    _kv(t, "ld", "-" if r.load1 is None else f"{r.load1:.1f}")
-    t.append("\n")
-    _label(t, "mem")
+    _kv(t, "", f"{_pct(wa)}wa", "bold red" if wa is not None and wa >= 20 else "bold")
+    _line(t, "mem")
     av = r.mem_available_pct
-    _kv(t, "av", _pct(av), "bold red" if av is not None and av < 10 else "bold")
-    _kv(t, "swp", human(r.swap_used_bytes, 4).strip())
+    _kv(t, "", f"{_pct(av)} avail", "bold red" if av is not None and av < 10 else "bold")
+    _kv(t, "load", "-" if r.load1 is None else f"{r.load1:.1f}")
+    _line(t, "swap")
     si, so = r.swap_in_pages_per_s, r.swap_out_pages_per_s
     paging = any(v is not None and v > 0 for v in (si, so, r.major_faults_per_s))
     style = "bold red" if paging else "bold"
-    _kv(t, "si", human(si, 3).strip(), style)
-    _kv(t, "so", human(so, 3).strip(), style)
-    _kv(t, "mf", human(r.major_faults_per_s, 3).strip(), style)
-    t.append("\n")
+    _kv(t, "", _bytes(r.swap_used_bytes))
+    _kv(t, "in", human(si, 3).strip(), style)
+    _kv(t, "out", _rate(so, " pg/s"), style)
+    _kv(t, "mf", _rate(r.major_faults_per_s), style)
     d = r.disk_total
-    _label(t, "dsk")
-    _kv(t, "r", human(d.read_bytes_per_s).strip())
-    _kv(t, "w", human(d.write_bytes_per_s).strip())
-    _kv(t, "aw", "-" if d.await_ms is None else f"{d.await_ms:.1f}ms")
-    _kv(t, "ut", _pct(r.disk_max_util_pct))
-    t.append("\n")
+    _line(t, "disk")
+    _kv(t, "r", _rate(d.read_bytes_per_s, "B/s"))
+    _kv(t, "w", _rate(d.write_bytes_per_s, "B/s"))
+    _kv(t, "", "-" if d.await_ms is None else f"{d.await_ms:.1f}ms")
+    _kv(t, "", f"{_pct(r.disk_max_util_pct)}ut")
     net = r.net_total
-    _label(t, "net")
-    _kv(t, "rx", human(net.recv_bytes_per_s).strip())
-    _kv(t, "tx", human(net.send_bytes_per_s).strip())
+    _line(t, "net")
+    _kv(t, "rx", _rate(net.recv_bytes_per_s, "B/s"))
+    _kv(t, "tx", _rate(net.send_bytes_per_s, "B/s"))
     nics = [nic for name, nic in r.nics.items() if name != "lo" and nic.util_pct is not None]
     busiest = max(nics, key=lambda nic: nic.util_pct or 0.0, default=None)
     if busiest is not None and busiest.speed_mbps:
         u = busiest.util_pct or 0.0
-        _kv(t, "link", f"{u:.0f}% of {busiest.speed_mbps}M", "bold red" if u >= 85 else "bold")
+        _kv(t, "", f"{u:.0f}% of {busiest.speed_mbps}Mb/s", "bold red" if u >= 85 else "bold")
     return t
 
 
-def drbd_text(n: NodeTick) -> Text:
+def drbd_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     t = Text()
     if not n.drbd.resources:
-        _label(t, "drbd")
+        _group(t, "drbd")
         t.append("no resources configured", style="dim")
         return t
     for i, res in enumerate(n.drbd.resources):
         if i:
-            t.append("\n")
-        _label(t, "drbd")
+            _line(t)
+        else:
+            _group(t, "drbd")
         t.append(f"{res.name} ", style="bold")
         t.append(f"{res.role or '?'} ")
         disk = res.devices[0].disk_state if res.devices else None
@@ -118,42 +158,65 @@ def drbd_text(n: NodeTick) -> Text:
             t.append(f"{disk or '?'}/{pd.peer_disk_state if pd else '?'}")
             if pd is not None:
                 oos = pd.out_of_sync_kib or 0
-                t.append("\n     ")
-                _kv(t, "oos", f"{human(oos * 1024, 4).strip()}B", "bold red" if oos else "bold")
-                _kv(t, "pe", str(pd.pending if pd.pending is not None else "-"))
-                _kv(t, "ua", str(pd.unacked if pd.unacked is not None else "-"))
-                _kv(t, "ap", str(c.ap_in_flight_sectors if c.ap_in_flight_sectors is not None
-                                 else "-"))
+                _line(t, "oos")
+                t.append(_bytes(oos * 1024), style="bold red" if oos else "bold")
+                t.append(" ")
+                _kv(t, "pend", str(pd.pending if pd.pending is not None else "-"))
+                _kv(t, "unack", str(pd.unacked if pd.unacked is not None else "-"))
+                _kv(t, "ap", "-" if c.ap_in_flight_sectors is None
+                    else f"{c.ap_in_flight_sectors}sect")
                 if pd.resync is not None and pd.resync.percent_done is not None:
                     eta = pd.resync.eta_s
-                    t.append(f"\n     sync {pd.resync.percent_done:.1f}% "
+                    _line(t, "sync")
+                    t.append(f"{pd.resync.percent_done:.1f}% "
                              f"eta {'-' if eta is None else f'{eta // 60}m{eta % 60:02d}s'}",
                              style="yellow")
     return t
 
 
-def mysql_text(n: NodeTick) -> Text:
+def _written(n: NodeTick) -> float | None:
+    """Rows both nodes of a pair write per second: inserted + updated + deleted from
+    InnoDB's counters; from the Handler counters (MariaDB 10.11) the updates only, as a
+    MariaDB replica also inserts and deletes a mysql.gtid_slave_pos row per transaction."""
+    r = n.rates.mysql
+    if r.row_counters == "handler":
+        return r.rows_updated_per_s
+    vals = (r.rows_inserted_per_s, r.rows_updated_per_s, r.rows_deleted_per_s)
+    return None if any(v is None for v in vals) else sum(v or 0.0 for v in vals)
+
+
+def rows_differ(a: NodeTick | None, b: NodeTick | None) -> bool:
+    """The two nodes write rows at rates that differ by more than 2x (and 20 rows/s): a
+    replica that stopped applying, or writes that do not replicate."""
+    if a is None or b is None or not (a.mysql.status.ok and b.mysql.status.ok):
+        return False
+    x, y = _written(a), _written(b)
+    if x is None or y is None:
+        return False
+    hi, lo = max(x, y), min(x, y)
+    return hi - lo > 20 and hi > 2 * lo
+
+
+def mysql_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     m, r = n.mysql, n.rates.mysql
     t = Text()
-    _label(t, "qps")
+    _group(t, "mysql", "stmt/s")
     t.append(human(r.qps).strip(), style="bold")
-    t.append("  ")
+    t.append(" ")
     for key, v in (("i", r.com_insert_per_s), ("u", r.com_update_per_s),
                    ("d", r.com_delete_per_s), ("s", r.com_select_per_s)):
         _kv(t, key, human(v).strip())
-    t.append("\n")
-    _label(t, "rows")
+    _line(t, "rows/s")
+    _mark(t, rows_differ(n, other))
     for key, v in (("i", r.rows_inserted_per_s), ("u", r.rows_updated_per_s),
                    ("d", r.rows_deleted_per_s), ("r", r.rows_read_per_s)):
         _kv(t, key, human(v).strip())
-    t.append("\n")
-    _label(t, "bp")
-    _kv(t, "hit", "-" if r.bp_hit_pct is None else f"{r.bp_hit_pct:.1f}%")
+    _line(t, "bp")
+    _kv(t, "", "-" if r.bp_hit_pct is None else f"{r.bp_hit_pct:.0f}% hit")
     g = m.gauges
-    _kv(t, "thr", f"{g.get('Threads_running', '-')}/{g.get('Threads_connected', '-')}")
+    _kv(t, "thd", f"{g.get('Threads_running', '-')}/{g.get('Threads_connected', '-')}")
     _kv(t, "rtt", "-" if m.rtt_ms is None else f"{m.rtt_ms:.1f}ms")
-    t.append("\n")
-    _label(t, "repl")
+    _line(t, "repl")
     ro = m.variables.get("read_only")
     if ro:
         _kv(t, "ro", ro.lower(), "bold" if ro == "ON" else "dim")
@@ -164,7 +227,7 @@ def mysql_text(n: NodeTick) -> Text:
                  style="dim" if n.role == "primary" else "bold red")
     for i, ch in enumerate(m.replication):
         if i:
-            t.append("\n     ")
+            _line(t)
         io_ok, sql_ok = ch.io_running == "Yes", ch.sql_running
         _kv(t, "io", ch.io_running, "bold green" if io_ok else "bold red")
         _kv(t, "sql", "Yes" if sql_ok else "No", "bold green" if sql_ok else "bold red")
@@ -173,32 +236,30 @@ def mysql_text(n: NodeTick) -> Text:
             "bold red" if lag is None or lag >= 30 else "bold")
         err = ch.last_sql_error or ch.last_io_error
         if err:
-            t.append(f"\n     {err[:200]}", style="red")
+            t.append(f"\n{' ' * GUTTER}{err[:200]}", style="red")
     return t
 
 
-def redis_text(n: NodeTick) -> Text:
+def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     s, r = n.redis, n.rates.redis
     t = Text()
-    _label(t, "ops")
+    _group(t, "redis", "ops/s")
     t.append(human(r.ops_per_s).strip(), style="bold")
-    t.append("  ")
+    t.append(" ")
     _kv(t, "hit", _pct(r.hit_pct))
     _kv(t, "cli", str(s.connected_clients if s.connected_clients is not None else "-"))
     _kv(t, "rtt", "-" if s.rtt_ms is None else f"{s.rtt_ms:.1f}ms")
-    t.append("\n")
-    _label(t, "mem")
+    _line(t, "mem")
     used = s.used_memory
     if s.maxmemory:
         frac = (used or 0) / s.maxmemory * 100
-        _kv(t, "", f"{human(used).strip()}B of {human(s.maxmemory).strip()}B = {frac:.0f}%",
+        _kv(t, "", f"{_bytes(used)} of {_bytes(s.maxmemory)} = {frac:.0f}%",
             "bold red" if frac >= 90 else "bold")
     else:
-        _kv(t, "", f"{human(used).strip()}B, no maxmemory")
+        _kv(t, "", f"{_bytes(used)}, no maxmemory")
     if r.evicted_per_s:
-        _kv(t, "evict", f"{human(r.evicted_per_s).strip()}/s", "bold red")
-    t.append("\n")
-    _label(t, "role")
+        _kv(t, "evict", _rate(r.evicted_per_s), "bold red")
+    _line(t, "repl")
     t.append(f"{s.role or '?'} ", style="bold")
     if s.role == "replica":
         up = s.link_status == "up"
@@ -207,12 +268,12 @@ def redis_text(n: NodeTick) -> Text:
             t.append("SYNCING ", style="bold yellow")
         lag = r.replica_lag_bytes
         if lag:
-            _kv(t, "lag", f"{human(max(v or 0 for v in lag.values())).strip()}B")
+            _kv(t, "lag", _bytes(max(v or 0 for v in lag.values())))
     else:
         _kv(t, "replicas", str(s.connected_replicas if s.connected_replicas is not None else "-"))
         worst = max((v for v in r.replica_lag_bytes.values() if v is not None), default=None)
         if worst is not None:
-            _kv(t, "lag", f"{human(worst).strip()}B", "bold red" if worst > 1 << 20 else "bold")
+            _kv(t, "lag", _bytes(worst), "bold red" if worst > 1 << 20 else "bold")
     return t
 
 
@@ -233,7 +294,7 @@ def header_text(tick: Tick | None, findings: list[Finding], *, age_s: float | No
         return t
     p, r = tick.primary, tick.replica
     t.append(f" {p.name} ", style="bold reverse")
-    t.append(" primary  ", style="dim")
+    t.append(" ")
     ch = r.mysql.replication[0] if r.mysql.status.ok and r.mysql.replication else None
     if r.mysql.status.state not in (SourceState.OK, SourceState.ABSENT):
         t.append("=sql ?=> ", style="bold red")
@@ -258,12 +319,14 @@ def header_text(tick: Tick | None, findings: list[Finding], *, age_s: float | No
     elif r.redis.status.state not in (SourceState.OK, SourceState.ABSENT):
         t.append("=rds ?=> ", style="bold red")
     t.append(f" {r.name} ", style="bold reverse")
-    t.append(" replica ", style="dim")
+    t.append(" ")
     worst = findings[0] if findings else None
     if worst is not None and worst.severity > Severity.INFO:
         n = sum(f.severity > Severity.INFO for f in findings)
         t.append(f" {worst.severity.label.upper()} ", style=SEV_STYLE[worst.severity])
-        t.append(f" {n} finding{'s' if n != 1 else ''} ", style="bold")
+        t.append(f" {worst.check}", style="bold")
+        t.append(f" on {worst.node}" + (f" +{n - 1} more" if n > 1 else "") + " ",
+                 style="dim")
     else:
         t.append(" OK ", style="bold black on green")
     t.append("  ")

@@ -24,16 +24,20 @@ HELP = """\
   enter    details of the selected finding (numbers, likely cause, next step)
   ?        this help               escape close this window
 
-[b]host[/b]   cpu us/sy/id/wa %, ld = 1-min load; mem av = available %, swp = swap used,
-       si/so = swap pages in/out per s, mf = major faults/s (red when paging);
-       dsk r/w bytes/s, aw = await ms, ut = busiest disk util %; net rx/tx bytes/s
+[b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;
+       swap = swap used, in/out = swap pages/s, mf = major faults/s (red when paging);
+       disk r/w bytes/s, await ms, busiest disk util %; net rx/tx bytes/s, busiest NIC %
 [b]drbd[/b]   resource, role, connection, peer role, disk/peer disk; oos = out of sync,
-       pe/ua/ap = pending / unacked / application requests in flight
-[b]mysql[/b]  qps and i/u/d/s = INSERT/UPDATE/DELETE/SELECT statements/s; rows i/u/d/r =
-       rows changed/read per s (Innodb_rows_* or Handler_*); hit = buffer pool hit %;
-       thr = threads running/connected; rtt = round trip of SELECT 1; repl io/sql/lag
-[b]redis[/b]  ops/s, hit %, clients, rtt of PING; memory against maxmemory; role, link,
+       pend/unack = peer requests pending / not acknowledged, ap = application sectors
+[b]mysql[/b]  stmt/s = client statements/s, i/u/d/s = INSERT/UPDATE/DELETE/SELECT per s;
+       rows/s i/u/d/r = rows changed/read per s (Innodb_rows_* or Handler_*); bp = buffer
+       pool hit %; thd = threads running/connected; rtt = round trip of SELECT 1;
+       repl ro = read_only, io/sql threads, lag = Seconds_Behind_Master
+[b]redis[/b]  ops/s, hit %, cli = clients, rtt of PING; memory against maxmemory; role, link,
        replication offset lag in bytes
+[b]≠[/b]      the two nodes disagree where they should not: rows written per s more than
+       2x apart (a replica not applying, writes that do not replicate)
+stmt/rds sparklines: the last 5 minutes of statements/s and Redis ops/s, tallest = max
 
 A source that cannot be read shows its state (UNREACHABLE, TIMEOUT, AUTH...) and error
 in place of its numbers. The header turns red with STALE when no tick came for 3 intervals.

@@ -58,7 +58,7 @@ async def test_unreachable_replica_is_shown_in_place_and_raises_a_finding() -> N
             await push(pilot, feed, app, with_replica_mysql_down(t, TICKS[0].wall) if i else t)
         panel = text_of(app, "#replica-mysql")
         assert "UNREACHABLE" in panel and "Can't connect" in panel
-        assert "OK" in text_of(app, "#primary-mysql") or "qps" in text_of(app, "#primary-mysql")
+        assert "OK" in text_of(app, "#primary-mysql") or "stmt/s" in text_of(app, "#primary-mysql")
         table = app.query_one("#findings", DataTable)
         assert table.row_count >= 1
         assert "WARNING" in text_of(app, "#header") or "CRITICAL" in text_of(app, "#header")

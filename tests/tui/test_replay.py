@@ -165,4 +165,4 @@ async def test_a_failed_sources_duration_is_as_of_the_tick_shown(recording: Path
         assert app.pos == 9
         shown = str(app.query_one("#replica-mysql", Static).render())
         since = TICKS[9].wall - TICKS[6].wall
-        assert f"for {since:.1f}s" in shown or f"for {since:.0f}s" in shown, shown
+        assert f"for {since:.1f} s" in shown or f"for {since:.0f} s" in shown, shown

@@ -1,0 +1,62 @@
+"""The overview's wording on real lab ticks: every group named, a unit on every number,
+the cross-node mark only where the two nodes should agree and do not, the header naming
+the worst finding."""
+
+from __future__ import annotations
+
+import re
+
+from tickdata import lab_ticks
+
+from replmon.model.findings import Finding, Severity
+from replmon.model.tick import NodeTick
+from replmon.tui import render
+
+TICKS = lab_ticks()
+
+
+def _rows(n: NodeTick, **rates: float) -> NodeTick:
+    m = n.rates.mysql.model_copy(update=rates)
+    return n.model_copy(update={"rates": n.rates.model_copy(update={"mysql": m})})
+
+
+def test_every_group_is_named_on_both_sides() -> None:
+    t = TICKS[-1]
+    for node in t.nodes:
+        text = "\n".join(str(f(node, None)) for f in (
+            render.host_text, render.drbd_text, render.mysql_text, render.redis_text)
+            if node.statuses()[f.__name__.removesuffix("_text")].ok)
+        starts = [line[:6].strip() for line in text.splitlines() if line[:6].strip()]
+        assert {"host", "mysql", "redis"} <= set(starts), text
+
+
+def test_numbers_carry_units() -> None:
+    host = str(render.host_text(TICKS[-1].primary))
+    # every rate of bytes says B/s, the disk's await ms, percentages %
+    assert re.search(r"r [\d.]+k?M?B/s w [\d.]+[kMG]?B/s [\d.]+ms \d+%ut", host), host
+    assert re.search(r"rx [\d.]+[kMG]?B/s tx [\d.]+[kMG]?B/s", host), host
+    for line in host.splitlines():  # no bare "key number" pair without a unit or group
+        assert not re.search(r"\b(rx|tx|r|w) \d+(\.\d+)? ", line), line
+
+
+def test_rows_mark_only_where_they_should_agree() -> None:
+    t = TICKS[-1]
+    p, r = t.primary, t.replica
+    assert t.replica.rates.mysql.row_counters == "handler"
+    # MariaDB's Handler counters: a replica's gtid_slave_pos inserts and deletes are not a
+    # difference; its updates are compared
+    assert not render.rows_differ(p, r)
+    slow = _rows(r, rows_updated_per_s=1.0)
+    assert render.rows_differ(p, slow)
+    assert "≠" in str(render.mysql_text(p, slow)) and "≠" in str(render.mysql_text(slow, p))
+    assert "≠" not in str(render.mysql_text(p, r))
+
+
+def test_header_names_the_pair_and_the_worst_finding() -> None:
+    t = TICKS[-1]
+    f = Finding(check="stmt_vs_rows", key="update", node="primary",
+                severity=Severity.WARNING, title="UPDATE 356/s but handler rows 179/s",
+                since_seq=1, since_wall=t.wall, last_seq=2, worst=Severity.WARNING)
+    text = str(render.header_text(t, [f, f], age_s=0.5))
+    assert text.startswith(f" {t.primary.name} ") and t.replica.name in text
+    assert "WARNING  stmt_vs_rows on primary +1 more" in text
