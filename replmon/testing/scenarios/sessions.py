@@ -42,7 +42,7 @@ SESSIONS = (
             "healthy pair under write load", (), healthy_ticks=150, ticks=30),
     Session("seed004_auto_increment", "seed 004: auto_increment_increment=2 under random-id "
             "UPDATEs (lab)", "auto_increment_increment=2, random-id UPDATEs (seed 004)",
-            ("stmt_vs_rows",), healthy_ticks=1, ticks=150),
+            ("stmt_vs_rows", "config_drift"), healthy_ticks=1, ticks=150),
     Session("replica_sql_stopped", "replica SQL thread stopped under load (lab)",
             "replica SQL thread stopped under write load", ("mysql_replication",)),
     Session("replica_lag_growing", "replica lag growing behind a lock on the replica (lab)",
