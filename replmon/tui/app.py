@@ -30,7 +30,7 @@ from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import render
-from replmon.tui.screens import FindingScreen, HelpScreen
+from replmon.tui.screens import DriftScreen, FindingScreen, HelpScreen
 
 W = TypeVar("W", bound=Widget)
 
@@ -119,6 +119,7 @@ class ReplmonApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("p", "pause", "Pause"),
         Binding("f", "focus_findings", "Findings"),
+        Binding("d", "drift", "Drift"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("tab", "focus_next", "Next panel", show=False),
     ]
@@ -261,6 +262,11 @@ class ReplmonApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_drift(self) -> None:
+        """The two nodes' settings side by side, as of the tick shown."""
+        if self.tick is not None:
+            self.push_screen(DriftScreen(self.tick, self.findings))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)

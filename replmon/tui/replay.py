@@ -96,6 +96,7 @@ class ReplayApp(ReplmonApp):
         Binding("n", "finding(1)", "Next finding"),
         Binding("N", "finding(-1)", "Prev finding", key_display="N"),
         Binding("f", "focus_findings", "Findings", show=False),
+        Binding("d", "drift", "Drift"),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
 

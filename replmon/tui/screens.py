@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rich.table import Table
 from rich.text import Text
@@ -13,7 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from replmon.model.findings import Finding
-from replmon.tui.render import SEV_STYLE
+from replmon.model.tick import NodeTick, Tick
+from replmon.tui.render import DIFF_STYLE, SEV_STYLE
 
 HELP = """\
 [b]replmon[/b]: primary | replica, side by side, one update per tick.
@@ -22,6 +24,7 @@ HELP = """\
   q        quit                    p      pause the screen (checks keep running)
   tab      next panel              f      findings list
   enter    details of the selected finding (numbers, likely cause, next step)
+  d        the two nodes' settings side by side (config drift)
   ?        this help               escape close this window
 
 [b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;
@@ -84,6 +87,89 @@ class FindingScreen(ModalScreen[None]):
             yield Static(head)
             yield Static(nums)
             yield Static(tail)
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(result)
+
+
+DRIFT_ROWS: tuple[tuple[str, str, Callable[[NodeTick], object]], ...] = (
+    # (group, setting, how to read it); "differ" settings must NOT be equal
+    ("mysql", "version", lambda n: n.mysql.version or None),
+    ("mysql", "server_id", lambda n: n.mysql.variables.get("server_id")),
+    ("mysql", "read_only", lambda n: n.mysql.variables.get("read_only")),
+    ("mysql", "auto_increment_increment",
+     lambda n: n.mysql.variables.get("auto_increment_increment")),
+    ("mysql", "auto_increment_offset", lambda n: n.mysql.variables.get("auto_increment_offset")),
+    ("mysql", "binlog_format", lambda n: n.mysql.variables.get("binlog_format")),
+    ("mysql", "log_bin", lambda n: n.mysql.variables.get("log_bin")),
+    ("mysql", "sync_binlog", lambda n: n.mysql.variables.get("sync_binlog")),
+    ("mysql", "innodb_flush_log_at_trx_commit",
+     lambda n: n.mysql.variables.get("innodb_flush_log_at_trx_commit")),
+    ("mysql", "gtid_mode", lambda n: n.mysql.variables.get("gtid_mode")),
+    ("mysql", "gtid_strict_mode", lambda n: n.mysql.variables.get("gtid_strict_mode")),
+    ("mysql", "max_connections", lambda n: n.mysql.variables.get("max_connections")),
+    ("mysql", "innodb_buffer_pool_size",
+     lambda n: n.mysql.variables.get("innodb_buffer_pool_size")),
+    ("redis", "redis version", lambda n: n.redis.version),
+    ("redis", "maxmemory", lambda n: n.redis.maxmemory),
+    ("redis", "maxmemory-policy", lambda n: n.redis.maxmemory_policy),
+    ("redis", "repl-backlog-size", lambda n: n.redis.repl_backlog_size),
+    ("redis", "client-output-buffer-limit",
+     lambda n: " ".join(map(str, n.redis.replica_buffer_limit))
+     if n.redis.replica_buffer_limit else None),
+)
+MUST_DIFFER = {"server_id", "read_only"}
+"""Settings a pair needs different on its two nodes (read_only: ON on the replica)."""
+
+
+def drift_table(tick: Tick, findings: list[Finding]) -> Table:
+    """The settings side by side; a "≠" where they disagree and should not (or agree and
+    should not), a finding's severity where config_drift (or two_primaries) has one open."""
+    open_keys = {f.key: f for f in findings if f.check == "config_drift"}
+    writable = any(f.check == "two_primaries" for f in findings)
+    table = Table(box=None, padding=(0, 1), header_style="bold")
+    table.add_column("", no_wrap=True, min_width=8)  # the mark and an open finding first
+    table.add_column("setting", no_wrap=True, min_width=len("client-output-buffer-limit"))
+    table.add_column(f"primary {tick.primary.name}", overflow="ellipsis", no_wrap=True,
+                     max_width=20)
+    table.add_column(f"replica {tick.replica.name}", overflow="ellipsis", no_wrap=True,
+                     max_width=20)
+    for group, name, get in DRIFT_ROWS:
+        p, r = tick.primary, tick.replica
+        a, b = (get(p) if p.statuses()[group].ok else None,
+                get(r) if r.statuses()[group].ok else None)
+        if a is None and b is None:
+            continue
+        same = a == b
+        bad = (a is not None and b is not None
+               and (same if name in MUST_DIFFER else not same))
+        f = open_keys.get(name) or (open_keys.get("server_id") if name == "server_id" else None)
+        if name == "read_only" and writable:
+            bad = True
+        mark = Text("≠", style=DIFF_STYLE) if bad else Text("")
+        sev = Text(f" {f.severity.label[:4].upper()} ", style=SEV_STYLE[f.severity]) \
+            if f is not None else Text("")
+        table.add_row(Text.assemble(mark, " ", sev), Text(name, style="bold" if bad else ""),
+                      Text("-" if a is None else str(a)), Text("-" if b is None else str(b)))
+    return table
+
+
+class DriftScreen(ModalScreen[None]):
+    """Settings of both nodes side by side (key d): the drift config_drift judges."""
+
+    BINDINGS = [Binding("escape,q,d", "dismiss", "Close")]
+
+    def __init__(self, tick: Tick, findings: list[Finding]) -> None:
+        super().__init__()
+        self.tick, self.findings = tick, findings
+
+    def compose(self) -> ComposeResult:
+        head = Text("settings side by side", style="bold")
+        head.append("   ≠ = differ where they must agree (server_id, read_only: the other "
+                    "way round); as of the tick shown\n", style="dim")
+        with VerticalScroll(id="drift"):
+            yield Static(head)
+            yield Static(drift_table(self.tick, self.findings))
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)

@@ -150,3 +150,33 @@ def test_header_shows_a_disconnected_drbd_peer() -> None:
         primary = tick.primary.model_copy(update={"drbd": sample})
         text = header_text(tick.model_copy(update={"primary": primary}), [], age_s=0.1).plain
         assert want in text, text
+
+
+async def test_d_shows_the_settings_side_by_side_with_the_drift_marked() -> None:
+    from rich.console import Console
+
+    from replmon.tui.screens import DriftScreen, drift_table
+
+    def drifted(t: object) -> object:
+        p = t.primary  # type: ignore[attr-defined]
+        m = p.mysql.model_copy(update={"variables": {**p.mysql.variables,
+                                                     "auto_increment_increment": "2"}})
+        return t.model_copy(update={"primary": p.model_copy(update={"mysql": m})})  # type: ignore[attr-defined]
+
+    app, feed = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for t in TICKS[:4]:
+            await push(pilot, feed, app, drifted(t))
+        assert any(f.check == "config_drift" for f in app.findings)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, DriftScreen)
+        console = Console(width=76, record=True)
+        console.print(drift_table(app.screen.tick, app.screen.findings))
+        text = console.export_text()
+        row = next(line for line in text.splitlines() if "auto_increment_increment" in line)
+        assert "≠" in row and "WARN" in row and " 2 " in row and " 1" in row, row
+        assert not any("≠" in line for line in text.splitlines() if "binlog_format" in line)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, DriftScreen)
