@@ -37,9 +37,8 @@ from pathlib import Path
 import psutil
 
 from replmon.lab import Lab, WriteLoad
+from replmon.scenarios import redis_at_maxmemory, stop_thread
 from replmon.session.replay import open_recording
-from replmon.testing.scenarios.memory import redis_at_maxmemory
-from replmon.testing.scenarios.replication import stop_thread
 
 
 @dataclass

@@ -32,6 +32,7 @@ from replmon.units import parse_duration_text, parse_size_text
 DEFAULTS: dict[str, Any] = {
     "config": None, "primary": None, "replica": None, "no_drbd": False, "no_host": False,
     "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
+    "scenario": None,
     "ask_pass": False, "ask_redis_pass": False,
     **{f"{role}_{kind}": None for role in ("primary", "replica")
        for kind in ("mysql", "redis", "ssh")},
@@ -83,6 +84,10 @@ def _connection_options() -> argparse.ArgumentParser:
                    help="per-source timeout (default 0.8 x interval)")
     g.add_argument("--lab", action="store_true",
                    help="start a throwaway MariaDB + Redis pair with a write load and watch it")
+    g.add_argument("--scenario", metavar="NAME",
+                   help="with --lab: inject this fault after 20 s and undo it 60 s later, "
+                        "to watch a finding open and close on live servers ('list' shows "
+                        "the names)")
     g.add_argument("--ask-pass", action="store_true",
                    help="prompt (no echo) for the MySQL password of both nodes")
     g.add_argument("--ask-redis-pass", action="store_true",
@@ -232,6 +237,16 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command is None and not (args.primary or args.config or args.lab):
         parser.print_help()
         return 2
+    if args.scenario == "list":
+        from replmon.scenarios import DEMOS
+
+        for d in DEMOS:
+            print(f"{d.name:20} {d.title} ({d.check})")
+        return 0
+    if args.scenario and not args.lab:
+        print("replmon: --scenario needs --lab (it injects faults into the lab's servers "
+              "only)", file=sys.stderr)
+        return 2
     if args.command is None and not args.plain:
         from replmon.output.term import screen_ok
 
@@ -241,7 +256,7 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:  # as dstat/vmstat do in a pipe: rows, not a screen drawn on stderr
             print(f"replmon: {why}: writing text rows (--plain)", file=sys.stderr)
             args.plain = True
-    with cmd.lab_nodes(args.lab) as base:
+    with cmd.lab_nodes(args.lab, args.scenario) as base:
         config = config_from_args(args, base=base)
         if args.command == "check":
             return cmd.print_check(asyncio.run(cmd.run_check(config, duration=args.duration)),

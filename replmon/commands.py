@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import AsyncIterator, Iterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from replmon.config import Config
@@ -25,22 +26,68 @@ from replmon.pipeline import Pipeline, Reader
 log = logging.getLogger("replmon")
 
 
+ANNOUNCE: list[Callable[[str], None]] = []
+"""Where the lab demo says what it does (stderr, the log; the TUI adds a toast)."""
+
+
+def announce(text: str) -> None:
+    log.warning("%s", text)
+    for say in ANNOUNCE:
+        with contextlib.suppress(Exception):  # a closing screen must not stop the demo
+            say(text)
+
+
 @contextlib.contextmanager
-def lab_nodes(enabled: bool) -> Iterator[dict[str, Any]]:
+def lab_nodes(enabled: bool, scenario: str | None = None) -> Iterator[dict[str, Any]]:
     """With ``enabled``: start the lab and a write load, yield config keys pointing at
-    it, tear both down after. Without: yield nothing to add."""
+    it, tear both down after. Without: yield nothing to add. ``scenario``: a demo of
+    replmon.scenarios, run in a thread while the lab is watched."""
     if not enabled:
         yield {}
         return
     from replmon.lab import Lab, WriteLoad
+    from replmon.scenarios import demo
 
+    chosen = demo(scenario) if scenario else None  # a bad name fails before the lab starts
     print("starting the lab (MariaDB + Redis primary/replica on loopback)...", file=sys.stderr)
     with Lab() as lab, WriteLoad(lab, rate=300):
         nodes = lab.settings()
         del nodes["interval"]  # the command line's --interval, or the default
         print(f"lab up in {lab.dir}: MariaDB {lab.primary.mysql_port}/{lab.replica.mysql_port}, "
               f"Redis {lab.primary.redis_port}/{lab.replica.redis_port}", file=sys.stderr)
-        yield nodes
+        if chosen is None:
+            yield nodes
+            return
+        stop = threading.Event()
+        runner = threading.Thread(target=run_demo, args=(lab, chosen, stop), daemon=True,
+                                  name="lab-demo")
+        runner.start()
+        try:
+            yield nodes
+        finally:
+            stop.set()
+            runner.join(30)  # undoes the fault if it is on
+
+
+def run_demo(lab: Any, chosen: Any, stop: threading.Event, *, after_s: float | None = None,
+             hold_s: float | None = None) -> None:
+    """Wait, inject ``chosen``'s fault, hold it, undo it; say each step."""
+    from replmon.scenarios import DEMO_AFTER_S, DEMO_HOLD_S
+
+    after = DEMO_AFTER_S if after_s is None else after_s
+    hold = DEMO_HOLD_S if hold_s is None else hold_s
+    announce(f"demo {chosen.name}: {chosen.title} in {after:.0f} s; {chosen.check} should "
+             "flag it")
+    if stop.wait(after):
+        return
+    try:
+        with chosen.fault(lab):
+            announce(f"demo {chosen.name}: injected ({chosen.title}); undone in {hold:.0f} s")
+            stop.wait(hold)
+        if not stop.is_set():
+            announce(f"demo {chosen.name}: undone; {chosen.check}'s finding closes")
+    except Exception as e:  # noqa: BLE001 - the demo must not take the screen down
+        announce(f"demo {chosen.name} failed: {type(e).__name__}: {e}")
 
 
 @contextlib.asynccontextmanager
@@ -69,7 +116,16 @@ async def run_tui(config: Config, record: str | None = None) -> None:
 
     engine = build_engine(config.checks)
     async with build_collector(config) as collector, maybe_recorder(config, record) as extra:
-        await ReplmonApp(live(collector), engine, readers=extra).run_async()
+        app = ReplmonApp(live(collector), engine, readers=extra)
+
+        def toast(text: str) -> None:
+            app.call_from_thread(app.notify, text, timeout=8)
+
+        ANNOUNCE.append(toast)
+        try:
+            await app.run_async()
+        finally:
+            ANNOUNCE.remove(toast)
 
 
 async def run_plain(config: Config, *, count: int | None = None,

@@ -100,8 +100,9 @@ class NodePanel(VerticalScroll):
                      "mysql": render.mysql_text, "redis": render.redis_text}
         for kind, st in node.statuses().items():
             w = self.query_one(f"#{self.role}-{kind}", Static)
-            w.update(renderers[kind](node, other) if st.ok
-                     else render.status_text(kind, st, now))
+            text = (renderers[kind](node, other) if st.ok
+                    else render.status_text(kind, st, now))
+            w.update(render.fit(text, self.scrollable_content_region.width))
             w.set_class(not st.ok and st.state.value != "absent", "down")
             w.set_class(st.state.value == "absent", "absent")
         for key, _ in SPARKS:

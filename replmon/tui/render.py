@@ -74,6 +74,34 @@ def _mark(t: Text, differs: bool) -> None:
         t.append(" ")
 
 
+def fit(text: Text, width: int) -> Text:
+    """``text`` with every line longer than ``width`` broken between its words, the rest
+    continued under the values (past the gutter and the sub-label), so a narrow column
+    (80x24: 37 characters) never wraps a number away from its unit."""
+    if width <= GUTTER + 10:
+        return text
+    out = Text()
+    indent = " " * (GUTTER + 5)
+    for n, line in enumerate(text.split("\n")):
+        if n:
+            out.append("\n")
+        if line.cell_len <= width:
+            out.append_text(line)
+            continue
+        used = 0
+        for i, word in enumerate(line.split(" ", allow_blank=True)):
+            w = word.cell_len + (1 if i else 0)
+            if used and used + w > width and word.cell_len:
+                out.append("\n" + indent)
+                used = len(indent)
+                w = word.cell_len
+            elif i:
+                out.append(" ")
+            out.append_text(word)
+            used += w
+    return out
+
+
 def status_text(kind: str, st: SourceStatus, now: float | None) -> Text:
     """A source that is not ok, in place of its numbers: state, since, error, hint."""
     t = Text()
@@ -120,7 +148,7 @@ def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     _kv(t, "r", _rate(d.read_bytes_per_s, "B/s"))
     _kv(t, "w", _rate(d.write_bytes_per_s, "B/s"))
     _kv(t, "", "-" if d.await_ms is None else f"{d.await_ms:.1f}ms")
-    _kv(t, "", f"{_pct(r.disk_max_util_pct)}ut")
+    _kv(t, "", _pct(r.disk_max_util_pct))  # the busiest disk's utilisation
     net = r.net_total
     _line(t, "net")
     _kv(t, "rx", _rate(net.recv_bytes_per_s, "B/s"))
@@ -216,7 +244,7 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     g = m.gauges
     _kv(t, "thd", f"{g.get('Threads_running', '-')}/{g.get('Threads_connected', '-')}")
     _kv(t, "rtt", "-" if m.rtt_ms is None else f"{m.rtt_ms:.1f}ms")
-    _line(t, "repl")
+    _line(t)
     ro = m.variables.get("read_only")
     if ro:
         _kv(t, "ro", ro.lower(), "bold" if ro == "ON" else "dim")
@@ -243,11 +271,10 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None) -> Text:
 def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     s, r = n.redis, n.rates.redis
     t = Text()
-    _group(t, "redis", "ops/s")
-    t.append(human(r.ops_per_s).strip(), style="bold")
-    t.append(" ")
-    _kv(t, "hit", _pct(r.hit_pct))
-    _kv(t, "cli", str(s.connected_clients if s.connected_clients is not None else "-"))
+    _group(t, "redis")
+    _kv(t, "", _rate(r.ops_per_s, " op/s"))
+    _kv(t, "", f"{_pct(r.hit_pct)} hit")
+    _kv(t, "", f"{s.connected_clients if s.connected_clients is not None else '-'} cli")
     _kv(t, "rtt", "-" if s.rtt_ms is None else f"{s.rtt_ms:.1f}ms")
     _line(t, "mem")
     used = s.used_memory
@@ -259,7 +286,7 @@ def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
         _kv(t, "", f"{_bytes(used)}, no maxmemory")
     if r.evicted_per_s:
         _kv(t, "evict", _rate(r.evicted_per_s), "bold red")
-    _line(t, "repl")
+    _line(t)
     t.append(f"{s.role or '?'} ", style="bold")
     if s.role == "replica":
         up = s.link_status == "up"
@@ -270,7 +297,8 @@ def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
         if lag:
             _kv(t, "lag", _bytes(max(v or 0 for v in lag.values())))
     else:
-        _kv(t, "replicas", str(s.connected_replicas if s.connected_replicas is not None else "-"))
+        n_rep = s.connected_replicas
+        _kv(t, "", f"{'-' if n_rep is None else n_rep} replica{'' if n_rep == 1 else 's'}")
         worst = max((v for v in r.replica_lag_bytes.values() if v is not None), default=None)
         if worst is not None:
             _kv(t, "lag", _bytes(worst), "bold red" if worst > 1 << 20 else "bold")

@@ -29,15 +29,15 @@ HELP = """\
 
 [b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;
        swap = swap used, in/out = swap pages/s, mf = major faults/s (red when paging);
-       disk r/w bytes/s, await ms, busiest disk util %; net rx/tx bytes/s, busiest NIC %
+       disk r/w bytes/s, await ms, busiest disk's util %; net rx/tx bytes/s, busiest NIC %
 [b]drbd[/b]   resource, role, connection, peer role, disk/peer disk; oos = out of sync,
        pend/unack = peer requests pending / not acknowledged, ap = application sectors
 [b]mysql[/b]  stmt/s = client statements/s, i/u/d/s = INSERT/UPDATE/DELETE/SELECT per s;
        rows/s i/u/d/r = rows changed/read per s (Innodb_rows_* or Handler_*); bp = buffer
        pool hit %; thd = threads running/connected; rtt = round trip of SELECT 1;
-       repl ro = read_only, io/sql threads, lag = Seconds_Behind_Master
-[b]redis[/b]  ops/s, hit %, cli = clients, rtt of PING; memory against maxmemory; role, link,
-       replication offset lag in bytes
+       ro = read_only, io/sql threads, lag = Seconds_Behind_Master
+[b]redis[/b]  op/s, keyspace hit %, cli = clients, rtt of PING; memory against maxmemory;
+       role, replicas or link, replication offset lag in bytes
 [b]≠[/b]      the two nodes disagree where they should not: rows written per s more than
        2x apart (a replica not applying, writes that do not replicate)
 stmt/rds sparklines: the last 5 minutes of statements/s and Redis ops/s, tallest = max

@@ -23,8 +23,8 @@ import pytest
 
 from replmon.fleet.rules import RULES
 from replmon.lab import Lab, WriteLoad
+from replmon.scenarios import stop_thread
 from replmon.testing.scenarios.mysql_rows import AUTO_INC_TABLE, auto_increment_2
-from replmon.testing.scenarios.replication import stop_thread
 
 pytestmark = pytest.mark.live
 

@@ -4,12 +4,9 @@ same set on the primary only (flagged) and on both (not a drift)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from typing import Any
-
 from replmon.model.mysql import MysqlSample
 from replmon.model.tick import Tick
+from replmon.scenarios import increment_2
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
 from replmon.testing.synth import node, series
 
@@ -27,19 +24,6 @@ def seed_004_pair(healthy: int = 4, after: int = 6) -> tuple[list[Tick], int]:
                                    "auto_increment_increment": "1"})
         pairs.append((node("primary", mysql=p), node("replica", mysql=r)))
     return series(pairs), healthy
-
-
-@contextlib.contextmanager
-def increment_2(lab: Any, *, both: bool) -> Iterator[None]:
-    """SET GLOBAL auto_increment_increment = 2 on the primary (and the replica)."""
-    nodes = [lab.primary, lab.replica] if both else [lab.primary]
-    for n in nodes:
-        n.sql("SET GLOBAL auto_increment_increment = 2")
-    try:
-        yield
-    finally:
-        for n in nodes:
-            n.sql("SET GLOBAL auto_increment_increment = 1")
 
 
 SEEDS = [

@@ -24,19 +24,17 @@ Swapping cannot be produced on the lab (a shared machine): seeds only.
 from __future__ import annotations
 
 import contextlib
-import threading
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import redis
-
-from replmon.errors import LabError
 from replmon.model.findings import Severity
 from replmon.model.host import DiskRates, HostRates, HostSample, MemInfo
 from replmon.model.mysql import MysqlSample
 from replmon.model.redis import RedisRates, RedisReplica, RedisSample
 from replmon.model.tick import NodeRates, NodeTick, Role, Tick
+from replmon.scenarios import (  # the lab's faults live in the product (the demo)
+    redis_at_maxmemory,
+)
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
 from replmon.testing.synth import node, series, status
 
@@ -150,81 +148,6 @@ SEEDS = [
 
 
 # --- the lab -----------------------------------------------------------------------
-
-FILL_PREFIX = "lab:mem:"
-"""Keys written by the eviction scenario (deleted when it ends)."""
-VALUE_BYTES = 8192
-PREFILL_BYTES = 4 << 20
-
-
-def wait_redis_replica(lab: Any, timeout: float = 10.0) -> None:
-    """Wait until the Redis replica is online and has acknowledged the master's offset
-    of now (it acknowledges about once a second; later writes are not waited for)."""
-    deadline = time.monotonic() + timeout
-    with lab.primary.redis() as r:
-        target = int(r.info("replication")["master_repl_offset"])
-        while time.monotonic() < deadline:
-            rep = r.info("replication").get("slave0")
-            if (isinstance(rep, dict) and rep.get("state") == "online"
-                    and int(rep.get("offset", -1)) >= target):
-                return
-            time.sleep(0.05)
-    raise LabError(f"Redis replica did not acknowledge offset {target} in {timeout} s")
-
-
-def _fill(lab: Any, stop: threading.Event, value_bytes: int, rate: float) -> None:
-    """SET new keys of ``value_bytes`` at ~``rate``/s until ``stop``."""
-    value = "x" * value_bytes
-    n = 0
-    with lab.primary.redis() as r:
-        while not stop.is_set():
-            try:
-                r.set(f"{FILL_PREFIX}{n}", value)
-            except redis.exceptions.RedisError:
-                stop.wait(0.1)  # OOM when nothing is left to evict: back off
-            n += 1
-            stop.wait(1.0 / rate)
-
-
-@contextlib.contextmanager
-def redis_at_maxmemory(lab: Any) -> Iterator[None]:
-    """maxmemory just above the master's used_memory (at 95 % at once) with allkeys-lru,
-    and 8 KiB values written at ~200/s: Redis sits at its ceiling and evicts. The
-    replica has no maxmemory and only follows the master's evictions.
-
-    4 MiB of values are written first, and the replica waited for: Redis 7's
-    replication buffer (the backlog) grows with the stream up to repl-backlog-size and
-    cannot be evicted, so without evictable data and a full backlog before the limit
-    is set, Redis would evict everything and still refuse writes (OOM)."""
-    r = lab.primary.redis()
-    policy = r.config_get("maxmemory-policy")["maxmemory-policy"]
-    limit = r.config_get("maxmemory")["maxmemory"]
-    stop = threading.Event()
-    filler = threading.Thread(target=_fill, args=(lab, stop, VALUE_BYTES, 200.0),
-                              name="lab-redis-fill", daemon=True)
-    try:
-        with r.pipeline(transaction=False) as pipe:
-            for n in range(PREFILL_BYTES // VALUE_BYTES):
-                pipe.set(f"{FILL_PREFIX}pre{n}", "p" * VALUE_BYTES)
-            pipe.execute()
-        wait_redis_replica(lab)
-        used = int(r.info("memory")["used_memory"])
-        r.config_set("maxmemory-policy", "allkeys-lru")
-        r.config_set("maxmemory", str(int(used / 0.95)))
-        filler.start()
-        yield
-    finally:
-        stop.set()
-        if filler.is_alive():
-            filler.join(10)
-        r.config_set("maxmemory", limit)
-        r.config_set("maxmemory-policy", policy)
-        keys = list(r.scan_iter(match=FILL_PREFIX + "*", count=1000))
-        for i in range(0, len(keys), 500):
-            r.unlink(*keys[i:i + 500])
-        r.close()
-        wait_redis_replica(lab)
-
 
 @contextlib.contextmanager
 def global_read_lock(lab: Any) -> Iterator[None]:

@@ -18,8 +18,8 @@ from typing import Any
 from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel, SemiSync
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import Tick
+from replmon.scenarios import mysql_healthy, stop_thread, wait_for, write_on_replica
 from replmon.testing.scenarios import LabScenario, SeedScenario
-from replmon.testing.scenarios.replication import mysql_healthy, stop_thread, wait_for
 from replmon.testing.synth import node, series
 
 BINLOG = "binlog.000001"
@@ -212,31 +212,6 @@ def small_backlog(lab: Any) -> Iterator[None]:
         yield
     finally:
         r.config_set("repl-backlog-size", size)
-
-
-@contextlib.contextmanager
-def write_on_replica(lab: Any) -> Iterator[None]:
-    """read_only off on the replica and one INSERT there (into a table of its own, so
-    the applier never meets it): an errant transaction in its binlog. Undone with the
-    table dropped unlogged and RESET MASTER on the replica (its binlog state forgets the
-    GTID; its replication position is gtid_slave_pos, untouched)."""
-    r = lab.replica
-    r.sql("SET GLOBAL read_only = OFF")
-    r.sql("CREATE TABLE IF NOT EXISTS lab.errant (id INT PRIMARY KEY) ENGINE=InnoDB")
-    r.sql("INSERT INTO lab.errant VALUES (1)")
-    try:
-        yield
-    finally:
-        conn = r.root_connection()
-        try:
-            with conn.cursor() as cur:
-                cur.execute("SET SESSION sql_log_bin = 0")
-                cur.execute("DROP TABLE IF EXISTS lab.errant")
-                cur.execute("RESET MASTER")
-        finally:
-            conn.close()
-        r.sql("SET GLOBAL read_only = ON")
-        mysql_healthy(lab)
 
 
 LAB = [

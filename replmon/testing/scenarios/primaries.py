@@ -22,6 +22,7 @@ from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.redis import RedisSample
 from replmon.model.tick import NodeTick, Tick
+from replmon.scenarios import mysql_replica_writable
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
 from replmon.testing.synth import node, series
 
@@ -54,30 +55,6 @@ def redis_replica_promoted(lab: Any) -> Iterator[None]:
         finally:
             rc.execute_command("REPLICAOF", lab.primary.host, str(lab.primary.redis_port))
             redis_caught_up(lab)
-
-
-def kill_monitor_connections(node: Any) -> None:
-    """Drop replmon's monitoring connections on ``node`` so its MysqlSource reconnects
-    (and so re-reads SHOW GLOBAL VARIABLES) on its next sample."""
-    user = node.lab.monitor_user
-    for (cid,) in node.sql("SELECT id FROM information_schema.processlist WHERE user = %s",
-                           user):
-        with contextlib.suppress(Exception):  # it may have gone by itself meanwhile
-            node.sql(f"KILL CONNECTION {int(cid)}")
-
-
-@contextlib.contextmanager
-def mysql_replica_writable(lab: Any) -> Iterator[None]:
-    """SET GLOBAL read_only=OFF on the replica (which keeps replicating)."""
-    r = lab.replica
-    before = r.sql("SELECT @@global.read_only")[0][0]
-    r.sql("SET GLOBAL read_only = OFF")
-    kill_monitor_connections(r)
-    try:
-        yield
-    finally:
-        r.sql(f"SET GLOBAL read_only = {'ON' if before else 'OFF'}")
-        lab.wait_replica_caught_up()
 
 
 # --- synthetic: the read_only flip as replmon sees it on a real pair ----------------

@@ -9,8 +9,7 @@ waits until replication is healthy again, so the next test finds a normal lab.
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pymysql
@@ -19,6 +18,14 @@ from replmon.lab import free_port
 from replmon.model.findings import Severity
 from replmon.model.redis import RedisRates, RedisReplica, RedisSample
 from replmon.model.tick import NodeRates, Tick
+from replmon.scenarios import (  # the lab's faults and waits live in the product (the demo)
+    mysql_healthy,
+    redis_link_down,
+    redis_link_up,
+    slave_status,
+    stop_thread,
+    wait_for,
+)
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
 from replmon.testing.synth import node, series
 
@@ -27,52 +34,7 @@ LONG_STATEMENT_S = 600
 """How long ago the imitated long statement started on the primary."""
 
 
-def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Poll ``cond`` every 50 ms until it holds; TimeoutError naming ``what`` otherwise."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"lab: {what} not reached in {timeout:g} s")
-        time.sleep(0.05)
-
-
-def slave_status(lab: Any) -> dict[str, Any]:
-    conn = lab.replica.root_connection(cursorclass=pymysql.cursors.DictCursor)
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SHOW SLAVE STATUS")
-            return dict(cur.fetchone() or {})
-    finally:
-        conn.close()
-
-
-def mysql_healthy(lab: Any) -> None:
-    """Both threads running and the replica caught up with the primary."""
-    wait_for(lambda: (s := slave_status(lab)).get("Slave_IO_Running") == "Yes"
-             and s.get("Slave_SQL_Running") == "Yes", "both replication threads running")
-    lab.wait_replica_caught_up(timeout=30)
-
-
-def redis_link_up(lab: Any, timeout: float = 30.0) -> None:
-    with lab.replica.redis() as rc:
-        def up() -> bool:
-            info = rc.info("replication")
-            return bool(info.get("master_link_status") == "up"
-                        and info.get("master_port") == lab.primary.redis_port)
-        wait_for(up, "Redis replica link up to the primary", timeout)
-
-
 # --- MySQL ------------------------------------------------------------------------
-
-@contextlib.contextmanager
-def stop_thread(lab: Any, thread: str) -> Iterator[None]:
-    lab.replica.sql(f"STOP SLAVE {thread}")
-    try:
-        yield
-    finally:
-        lab.replica.sql("START SLAVE")
-        mysql_healthy(lab)
-
 
 @contextlib.contextmanager
 def long_statement_lag(lab: Any) -> Iterator[None]:
@@ -136,19 +98,6 @@ def pause_replica_mysql(lab: Any) -> Iterator[None]:
 
 
 # --- Redis ------------------------------------------------------------------------
-
-@contextlib.contextmanager
-def redis_link_down(lab: Any) -> Iterator[None]:
-    """The replica told to follow a port where nothing listens: its link goes down."""
-    with lab.replica.redis() as rc:
-        rc.replicaof("127.0.0.1", free_port())
-    try:
-        yield
-    finally:
-        with lab.replica.redis() as rc:
-            rc.replicaof("127.0.0.1", lab.primary.redis_port)
-        redis_link_up(lab)
-
 
 @contextlib.contextmanager
 def redis_full_resync(lab: Any) -> Iterator[None]:

@@ -19,7 +19,7 @@ from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
 from replmon.model.tick import Tick
-from replmon.testing.scenarios.replication import mysql_healthy, stop_thread
+from replmon.scenarios import mysql_healthy, stop_thread
 
 pytestmark = pytest.mark.live
 
