@@ -247,6 +247,10 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print("replmon: --scenario needs --lab (it injects faults into the lab's servers "
               "only)", file=sys.stderr)
         return 2
+    if args.scenario:
+        from replmon.scenarios import demo
+
+        demo(args.scenario)  # a bad name: one line (LabError), before the screen or the lab
     if args.command is None and not args.plain:
         from replmon.output.term import screen_ok
 

@@ -48,3 +48,20 @@ def test_the_monitor_takes_them_without_a_command() -> None:
 def test_absent_options_keep_their_defaults_after_a_command() -> None:
     args = _parser().parse_args(["check", "--primary", "a", "--replica", "b"])
     assert (args.lab, args.no_host, args.interval, args.config) == (False, False, None, None)
+
+
+def test_lab_scenario_list_and_a_bad_name_start_no_lab() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "replmon", "--lab", "--scenario", "list"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "sql-thread-stopped" in out.stdout
+    assert "starting the lab" not in out.stderr
+    bad = subprocess.run([sys.executable, "-m", "replmon", "--lab", "--scenario", "nope"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "starting the lab" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == [
+        "replmon: no scenario 'nope'; replmon --lab --scenario list shows them: "
+        "sql-thread-stopped, io-thread-stopped, auto-increment, replica-writable, "
+        "errant-write, redis-link-down, redis-maxmemory"]
