@@ -50,6 +50,7 @@ def lab_nodes(enabled: bool, scenario: str | None = None) -> Iterator[dict[str, 
 
     chosen = demo(scenario) if scenario else None  # a bad name fails before the lab starts
     print("starting the lab (MariaDB + Redis primary/replica on loopback)...", file=sys.stderr)
+    _hangup_interrupts()
     with Lab() as lab, WriteLoad(lab, rate=300):
         nodes = lab.settings()
         del nodes["interval"]  # the command line's --interval, or the default
@@ -67,6 +68,19 @@ def lab_nodes(enabled: bool, scenario: str | None = None) -> Iterator[dict[str, 
         finally:
             stop.set()
             runner.join(30)  # undoes the fault if it is on
+
+
+def _hangup_interrupts() -> None:
+    """SIGHUP (the ssh session or the terminal went away) and SIGTERM interrupt like ^C,
+    so the lab's servers are stopped and its temp dir removed instead of left running."""
+    import signal
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread: leave it
+            signal.signal(sig, interrupt)
 
 
 def run_demo(lab: Any, chosen: Any, stop: threading.Event, *, after_s: float | None = None,
