@@ -1,5 +1,10 @@
 """The Redis source: one timed PING and one INFO per sample.
 
+The round trip shown (``rtt_ms``) is a second PING on a small connection of its own,
+timed by the kernel's receive timestamp (``kernel_ping``), so replmon's event loop
+being busy elsewhere does not show as Redis latency; the first PING still decides
+whether the server answers. That connection counts in the server's connected_clients.
+
 How it talks to Redis
 ---------------------
 One ``redis.asyncio.Connection`` per source (no pool: the Source base never
@@ -49,6 +54,7 @@ from replmon.endpoints import RedisEndpoint
 from replmon.errors import ParseError, SourceError
 from replmon.model.redis import RedisSample
 from replmon.sources.base import Source
+from replmon.sources.kernel_ping import KernelPing
 from replmon.sources.redis_parse import build_redis_sample, parse_buffer_limit, parse_info
 
 AUTH_HINT = (
@@ -75,6 +81,12 @@ class RedisSource(Source[RedisSample]):
         self.endpoint = endpoint
         self._conn: AbstractConnection | None = None
         self.config_every = config_every
+        ep = endpoint
+        self._kernel_ping = KernelPing(
+            host=ep.host, port=ep.port, path=ep.socket, username=ep.username,
+            password=ep.password.get_secret_value() if ep.password is not None else None,
+            timeout=min(ep.read_timeout, max(timeout, 0.2)))
+        """The round trip, timed by the kernel on a second connection (kernel_ping)."""
         self._config: tuple[tuple[int, int, int] | None, str | None] = (None, None)
         """(replica buffer limit, why not read) as of the last CONFIG GET."""
         self._config_mono: float | None = None
@@ -89,6 +101,7 @@ class RedisSource(Source[RedisSample]):
 
     async def close(self) -> None:
         await super().close()
+        self._kernel_ping.close()
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(RedisError, OSError):
@@ -146,6 +159,9 @@ class RedisSource(Source[RedisSample]):
         if not isinstance(text, str):
             raise ParseError(f"INFO returned {type(text).__name__}, not text")
         sample = build_redis_sample(parse_info(text))
+        kernel = await self._kernel_ping.rtt_ms()  # the loop's delays left out
+        if kernel is not None:
+            rtt_ms = kernel
         now = time.monotonic()
         if self._config_mono is None or now - self._config_mono >= self.config_every \
                 or not reused:
