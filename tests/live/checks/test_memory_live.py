@@ -7,6 +7,7 @@ import pytest
 
 from replmon.lab import Lab
 from replmon.model.findings import Finding, Severity
+from replmon.scenarios import FILL_PREFIX
 from replmon.testing.scenarios import Outcome, memory, onset_deadline_s, run_lab_scenario
 
 pytestmark = pytest.mark.live
@@ -50,7 +51,7 @@ async def test_redis_at_maxmemory_with_evictions_flags_within_3_s(lab: Lab) -> N
     with lab.primary.redis() as r:
         assert r.config_get("maxmemory")["maxmemory"] == "0"
         assert r.config_get("maxmemory-policy")["maxmemory-policy"] == "noeviction"
-        assert not list(r.scan_iter(match=memory.FILL_PREFIX + "*", count=1000))
+        assert not list(r.scan_iter(match=FILL_PREFIX + "*", count=1000))
 
 
 async def test_global_read_lock_under_load_flags_within_3_s(lab: Lab) -> None:
