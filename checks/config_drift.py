@@ -31,6 +31,7 @@ GLOBAL / CONFIG SET now), or document why it differs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from replmon.check import (
     Check,
@@ -113,15 +114,29 @@ def _obs(name: str, sev: Severity, p: object, r: object, why: str, how: str) -> 
                   "document why it differs")
 
 
-def _mysql(p: NodeTick, r: NodeTick) -> list[Observation]:
+_MYSQL_NAMES = (*(name for name, _, _ in MUST_AGREE), "server_id", "auto_increment_offset")
+
+
+def _mysql(p: NodeTick, r: NodeTick) -> tuple[Observation, ...]:
     pv, rv = p.mysql.variables, r.mysql.variables
+    return _mysql_cached(tuple(pv.get(n) for n in _MYSQL_NAMES), p.mysql.version,
+                         tuple(rv.get(n) for n in _MYSQL_NAMES), r.mysql.version)
+
+
+@lru_cache(maxsize=16)
+def _mysql_cached(pvals: tuple[str | None, ...], pversion: str,
+                  rvals: tuple[str | None, ...], rversion: str) -> tuple[Observation, ...]:
+    """Settings change about never and the check runs every tick: the comparison is
+    cached by the settings' values (the observations are immutable records)."""
+    pv = {n: v for n, v in zip(_MYSQL_NAMES, pvals, strict=True) if v is not None}
+    rv = {n: v for n, v in zip(_MYSQL_NAMES, rvals, strict=True) if v is not None}
     out = []
     for name, sev, why in MUST_AGREE:
         a, b = pv.get(name), rv.get(name)
         if a is None or b is None:
             continue
         if name == "version":
-            a, b = p.mysql.version or a, r.mysql.version or b
+            a, b = pversion or a, rversion or b
         if a.strip().upper() != b.strip().upper():
             out.append(_obs(name, sev, a, b, why, "differs"))
     a, b = pv.get("server_id"), rv.get("server_id")
@@ -137,16 +152,22 @@ def _mysql(p: NodeTick, r: NodeTick) -> list[Observation]:
         out.append(_obs("auto_increment_offset", Severity.INFO, a, b,
                         f"both nodes step by {inc} from the same offset: with writes on "
                         "both (master-master) their keys collide", "is the same"))
-    return out
+    return tuple(out)
 
 
-def _redis(p: NodeTick, r: NodeTick) -> list[Observation]:
+def _redis(p: NodeTick, r: NodeTick) -> tuple[Observation, ...]:
+    return _redis_cached(tuple(get(p) for _, get, _, _ in REDIS),
+                         tuple(get(r) for _, get, _, _ in REDIS))
+
+
+@lru_cache(maxsize=16)
+def _redis_cached(pvals: tuple[object, ...], rvals: tuple[object, ...]
+                  ) -> tuple[Observation, ...]:
     out = []
-    for name, get, sev, why in REDIS:
-        a, b = get(p), get(r)
+    for (name, _, sev, why), a, b in zip(REDIS, pvals, rvals, strict=True):
         if a is not None and b is not None and a != b:
             out.append(_obs(name, sev, a, b, why, "differs"))
-    return out
+    return tuple(out)
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:

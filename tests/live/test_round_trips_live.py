@@ -3,9 +3,10 @@ that holds it, and the GIL, 15 ms at a time, as a heavy screen redraw or parse w
 Redis round trip replmon reports (the kernel's receive timestamp) stays the server's
 (loopback: well under 1 ms), while the same PING timed around ``await`` on the loop, as
 replmon did before, shows the loop's delays; a thread pinging on a blocking socket of its
-own is an upper reference (it waits for the GIL: ~5 ms under this hog). Measured once:
-kernel-timed p50 0.07 ms, max 0.28; loop-timed p50 0.24, max 15.9; the thread 5.2 ms;
-MySQL's COM_PING, timed in its worker thread, p50 0.19, max 0.59 ms."""
+own is an upper reference (it waits for the GIL: ~5 ms under this hog). Measured (three
+runs): kernel-timed p50 0.14 ms, max 0.2-1.4; loop-timed p50 60.4, max 60.6; the thread
+5.2-8.2 ms; MySQL's COM_PING, timed in its worker thread, p50 5.4, max 15 ms: the GIL
+hand-over, not the server (with the loop yielding every millisecond instead: 0.19 ms)."""
 
 from __future__ import annotations
 
@@ -46,12 +47,12 @@ async def test_a_busy_event_loop_does_not_show_as_redis_latency(lab: Lab) -> Non
 
     stop = asyncio.Event()
 
-    async def hog() -> None:  # holds the loop (and the GIL) 15 ms, lets it run 1 ms, again
-        while not stop.is_set():
+    async def hog() -> None:  # holds the loop (and the GIL) 15 ms, yields, again: every
+        while not stop.is_set():  # await of the sampler lets it run its 15 ms first
             end = time.perf_counter() + 0.015
             while time.perf_counter() < end:
                 pass
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0)
 
     ep = RedisEndpoint(host="127.0.0.1", port=lab.primary.redis_port,
                        password=SecretStr(lab.redis_password))
@@ -91,5 +92,6 @@ async def test_a_busy_event_loop_does_not_show_as_redis_latency(lab: Lab) -> Non
     # and the measurement it replaces would not have been: the loop's 15 ms blocks show
     assert max(loop_timed) >= 5.0 and statistics.median(loop_timed) > statistics.median(shown)
     # MySQL's COM_PING is timed inside its worker thread (pymysql blocks there): the loop's
-    # blocks do not reach it, only the GIL's hand-over (Python's 5 ms switch interval)
-    assert statistics.median(my_rtt) < 2.0 and max(my_rtt) < 5.0 + 2.0, my_rtt
+    # queue does not reach it, the GIL's hand-over does (Python's 5 ms switch interval while
+    # the loop computes): far below the loop-timed figure, not the server's alone
+    assert statistics.median(my_rtt) < statistics.median(loop_timed) / 4, my_rtt
