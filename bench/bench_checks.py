@@ -64,7 +64,7 @@ def with_binlog_readings(ticks: list[Any]) -> list[Any]:
     return out
 
 
-def measure(n: int) -> None:
+def measure(n: int, without: tuple[str, ...] = ()) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from bench_recording import four_sources
 
@@ -75,15 +75,17 @@ def measure(n: int) -> None:
     src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
     real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]
     ticks = with_binlog_readings(list(loop_ticks(four_sources(real), n)))
-    engine = build_engine(entry_points=False)
+    engine = build_engine({c: {"enabled": False} for c in without}, entry_points=False)
     c0 = time.process_time()
     for t in ticks:
         engine.observe(t)
     total = (time.process_time() - c0) / n * 1e6
     print(f"checks: {len(engine.checks)}, CPU per tick over {n} ticks: {total:.0f} us")
+    from replmon.plugins import discover
+
+    every = [x.id for x in discover(entry_points=False)[0]]
     for c, _ in engine.checks:
-        one = build_engine({k: {"enabled": k == c.id} for k, _ in
-                            [(x.id, None) for x, _ in engine.checks]}, entry_points=False)
+        one = build_engine({k: {"enabled": k == c.id} for k in every}, entry_points=False)
         c0 = time.process_time()
         for t in ticks[: n // 5]:
             one.observe(t)
@@ -94,9 +96,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ticks", type=int, default=20_000)
     ap.add_argument("--baseline")
+    ap.add_argument("--without", nargs="*", default=[],
+                    help="check ids to leave out of this tree's run (e.g. a later issue's)")
     args = ap.parse_args()
     if not args.baseline:
-        measure(args.ticks)
+        measure(args.ticks, tuple(args.without))
         return 0
     sys.path.insert(0, str(ROOT / "bench"))
     from bench_recording import worktree
@@ -111,7 +115,8 @@ def main() -> int:
                              cwd=tree).stdout  # not this tree's cwd: "" leads sys.path
     for line in old.splitlines():
         print(f"  {args.baseline}: {line}")
-    new = subprocess.run([sys.executable, __file__, "--ticks", str(args.ticks)], check=True,
+    new = subprocess.run([sys.executable, __file__, "--ticks", str(args.ticks),
+                          "--without", *args.without], check=True,
                          capture_output=True, text=True).stdout
     print(new, end="")
     pat = r"CPU per tick over \d+ ticks: (\d+) us"

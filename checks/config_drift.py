@@ -119,8 +119,8 @@ _MYSQL_NAMES = (*(name for name, _, _ in MUST_AGREE), "server_id", "auto_increme
 
 def _mysql(p: NodeTick, r: NodeTick) -> tuple[Observation, ...]:
     pv, rv = p.mysql.variables, r.mysql.variables
-    return _mysql_cached(tuple(pv.get(n) for n in _MYSQL_NAMES), p.mysql.version,
-                         tuple(rv.get(n) for n in _MYSQL_NAMES), r.mysql.version)
+    return _mysql_cached(tuple(map(pv.get, _MYSQL_NAMES)), p.mysql.version,
+                         tuple(map(rv.get, _MYSQL_NAMES)), r.mysql.version)
 
 
 @lru_cache(maxsize=16)
@@ -156,8 +156,11 @@ def _mysql_cached(pvals: tuple[str | None, ...], pversion: str,
 
 
 def _redis(p: NodeTick, r: NodeTick) -> tuple[Observation, ...]:
-    return _redis_cached(tuple(get(p) for _, get, _, _ in REDIS),
-                         tuple(get(r) for _, get, _, _ in REDIS))
+    a, b = p.redis, r.redis  # in REDIS's order, read directly: this runs every tick
+    return _redis_cached((a.maxmemory, a.maxmemory_policy, a.repl_backlog_size,
+                          a.replica_buffer_limit, a.version),
+                         (b.maxmemory, b.maxmemory_policy, b.repl_backlog_size,
+                          b.replica_buffer_limit, b.version))
 
 
 @lru_cache(maxsize=16)
