@@ -9,6 +9,9 @@ Measures, with all four sources on both lab nodes and a write load running:
 2. Headless sampling at 1 Hz: CPU as % of one core. Target <= 2 %.
 3. Tick start jitter (start - due) p50/p99/max at 1 Hz while the replica's
    mariadbd is SIGSTOPped (a hung server). Target p99 <= 50 ms.
+4. The binlog/GTID/clock reads (#15: every ``positions_every`` = 2 s) against none
+   (``positions_every`` 1e9: read once at connect), in the same run, alternating:
+   tick duration p50/p99, start lag p99 and CPU per tick. Target: jitter p99 unchanged.
 
 The write load runs in its own process (WriteLoad spawns one), so the figures
 are replmon's own CPU and nothing else.
@@ -27,8 +30,13 @@ from replmon.lab import Lab, WriteLoad
 from replmon.model.tick import Tick
 
 
-async def collect(lab: Lab, interval: float, count: int) -> tuple[list[Tick], float, float]:
-    collector = build_collector(build_config(lab.settings(interval)))
+async def collect(lab: Lab, interval: float, count: int, positions_every: float | None = None
+                  ) -> tuple[list[Tick], float, float]:
+    settings = lab.settings(interval)
+    if positions_every is not None:
+        for role in ("primary", "replica"):
+            settings[role]["mysql"]["positions_every"] = positions_every
+    collector = build_collector(build_config(settings))
     async with collector:
         await collector.sample_once()  # connect, warm caches
         cpu0, wall0 = time.process_time(), time.monotonic()
@@ -78,6 +86,22 @@ def main() -> None:
               f"tick duration p50 {statistics.median(durations):.0f} ms; late ticks "
               f"{sum(t.late for t in ticks)}, missed slots {sum(t.missed for t in ticks)}; "
               f"replica mysql states {sorted(states)}")
+
+        # 4. Positions read every 2 s vs never, alternating runs of args.seconds / 2 ticks.
+        runs: dict[str, list[tuple[list[Tick], float]]] = {"every 2 s": [], "off": []}
+        for _ in range(2):
+            for name, every in (("every 2 s", 2.0), ("off", 1e9)):
+                got, cpu, _ = asyncio.run(collect(lab, 1.0, args.seconds // 2, every))
+                runs[name].append((got, cpu))
+        for name, parts in runs.items():
+            all_ticks = [t for got, _ in parts for t in got]
+            durations = [t.duration_ms for t in all_ticks]
+            lags = [t.start_lag_ms for t in all_ticks]
+            cpu_ms = sum(c for _, c in parts) / len(all_ticks) * 1000
+            read = sum(t.primary.mysql.binlog is not None for t in all_ticks)
+            print(f"positions {name:9}: tick duration p50 {statistics.median(durations):.1f} "
+                  f"ms p99 {pct(durations, 99):.1f} ms; start lag p99 {pct(lags, 99):.2f} ms; "
+                  f"CPU {cpu_ms:.2f} ms/tick; {read} readings in {len(all_ticks)} ticks")
 
 
 if __name__ == "__main__":

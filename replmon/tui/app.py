@@ -30,7 +30,7 @@ from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import render
-from replmon.tui.screens import DriftScreen, FindingScreen, HelpScreen
+from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
 
 W = TypeVar("W", bound=Widget)
 
@@ -73,6 +73,21 @@ class Poster(BaseReader):
         self.app.show_tick(tick, update.open if update is not None else [])
 
 
+class Section(Static, can_focus=True):
+    """One group of a node's column (host, drbd, mysql, redis); enter opens its detail."""
+
+    BINDINGS = [Binding("enter", "open", "Detail")]
+
+    def __init__(self, kind: str, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.kind = kind
+
+    def action_open(self) -> None:
+        app = self.app
+        if isinstance(app, ReplmonApp):
+            app.action_detail(self.kind)
+
+
 class NodePanel(VerticalScroll):
     """One node: host, DRBD, MySQL, Redis, each shown in place, ok or not."""
 
@@ -85,7 +100,7 @@ class NodePanel(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         for kind in self.SECTIONS:
-            yield Static(id=f"{self.role}-{kind}", classes=f"section {kind}")
+            yield Section(kind, id=f"{self.role}-{kind}", classes=f"section {kind}")
         for key, label in SPARKS:
             with Horizontal(classes="spark"):
                 yield Static(label, classes="spark-label")
@@ -263,6 +278,11 @@ class ReplmonApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_detail(self, group: str) -> None:
+        """``group`` in full for both nodes, as of the tick shown."""
+        if self.tick is not None:
+            self.push_screen(DetailScreen(self.tick, group))
 
     def action_drift(self) -> None:
         """The two nodes' settings side by side, as of the tick shown."""

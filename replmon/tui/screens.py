@@ -25,6 +25,7 @@ HELP = """\
   tab      next panel              f      findings list
   enter    details of the selected finding (numbers, likely cause, next step)
   d        the two nodes' settings side by side (config drift)
+  enter    on a group (tab to it): that group in full for both nodes; escape back
   ?        this help               escape close this window
 
 [b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;
@@ -170,6 +171,34 @@ class DriftScreen(ModalScreen[None]):
         with VerticalScroll(id="drift"):
             yield Static(head)
             yield Static(drift_table(self.tick, self.findings))
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(result)
+
+
+class DetailScreen(ModalScreen[None]):
+    """One group in full for both nodes side by side (enter on a group of the overview);
+    tab moves to the next group, escape goes back."""
+
+    BINDINGS = [Binding("escape,q", "dismiss", "Back"),
+                Binding("tab", "next_group(1)", "Next group"),
+                Binding("shift+tab", "next_group(-1)", "Previous group", show=False)]
+
+    def __init__(self, tick: Tick, group: str) -> None:
+        super().__init__()
+        self.tick, self.group = tick, group
+
+    def compose(self) -> ComposeResult:
+        from replmon.tui.detail import side_by_side
+
+        with VerticalScroll(id="detail"):
+            yield Static(side_by_side(self.tick, self.group), id="detail-body")
+
+    def action_next_group(self, step: int) -> None:
+        from replmon.tui.detail import GROUPS, side_by_side
+
+        self.group = GROUPS[(GROUPS.index(self.group) + step) % len(GROUPS)]
+        self.query_one("#detail-body", Static).update(side_by_side(self.tick, self.group))
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)

@@ -180,3 +180,30 @@ async def test_d_shows_the_settings_side_by_side_with_the_drift_marked() -> None
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, DriftScreen)
+
+
+async def test_enter_on_a_group_opens_both_nodes_detail_and_escape_goes_back() -> None:
+    from rich.console import Console
+
+    from replmon.tui.detail import side_by_side
+    from replmon.tui.screens import DetailScreen
+
+    app, feed = make()
+    async with app.run_test(size=(160, 50)) as pilot:
+        for t in TICKS[:3]:
+            await push(pilot, feed, app, t)
+        app.query_one("#replica-mysql").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen) and app.screen.group == "mysql"
+        console = Console(width=160, record=True)
+        console.print(side_by_side(app.screen.tick, app.screen.group))
+        text = console.export_text()
+        ch = TICKS[2].replica.mysql.replication[0]
+        assert f"{ch.relay_source_log_file}:{ch.exec_source_log_pos:,}" in text  # positions
+        assert "gtid executed" in text and "Seconds_Behind_Master" in text
+        await pilot.press("tab")
+        assert app.screen.group == "redis"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, DetailScreen)

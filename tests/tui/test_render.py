@@ -68,3 +68,28 @@ def test_fit_breaks_between_words_never_inside_a_value() -> None:
     assert all(len(line) <= 30 for line in narrow), narrow
     assert " ".join(narrow).split() == t.plain.split()  # the same words, in order
     assert render.fit(t, 200).plain == t.plain  # wide enough: untouched
+
+
+def test_detail_of_every_group_for_both_nodes_with_units() -> None:
+    from rich.console import Console
+
+    from replmon.tui.detail import GROUPS, side_by_side
+
+    t = TICKS[-1]
+    for group in GROUPS:
+        console = Console(width=160, record=True)
+        console.print(side_by_side(t, group))
+        text = console.export_text()
+        assert f"{group}: primary {t.primary.name}" in text
+        assert f"{group}: replica {t.replica.name}" in text
+        if group == "host":
+            assert re.search(r"\d+(\.\d+)?[kMG]?B/s", text) and "ms" in text
+        if group == "redis":
+            assert "replica buffer" in text or "backlog" in text
+            assert re.search(r"offset\s+[\d,]+", text), text
+    # a source that is not ok shows its state in place of its numbers
+    from tickdata import with_replica_mysql_down
+
+    console = Console(width=160, record=True)
+    console.print(side_by_side(with_replica_mysql_down(t, t.wall), "mysql"))
+    assert "UNREACHABLE: (2003) Can't connect" in console.export_text()
