@@ -93,3 +93,23 @@ def test_detail_of_every_group_for_both_nodes_with_units() -> None:
     console = Console(width=160, record=True)
     console.print(side_by_side(with_replica_mysql_down(t, t.wall), "mysql"))
     assert "UNREACHABLE: (2003) Can't connect" in console.export_text()
+
+
+def test_drbd_detail_from_seed_000s_session() -> None:
+    """Seed 000 (reconstructed from the field notes' /proc/drbd): the primary in
+    WFConnection with out-of-sync growing, every volume and peer spelled out."""
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from replmon.session.replay import open_recording
+    from replmon.tui.detail import side_by_side
+
+    path = Path(__file__).resolve().parents[2] / "sample_sessions" / \
+        "seed000_drbd_peer_disconnect.rmrec"
+    with open_recording(path) as rec:
+        t = rec.tick_at(len(rec) - 1)
+    console = Console(width=160, record=True)
+    console.print(side_by_side(t, "drbd"))
+    text = console.export_text()
+    assert "WFConnection" in text and "out of sync" in text and "volume 0" in text, text
