@@ -30,6 +30,7 @@ from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import render
+from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
 
 W = TypeVar("W", bound=Widget)
@@ -136,6 +137,7 @@ class ReplmonApp(App[None]):
         Binding("p", "pause", "Pause"),
         Binding("f", "focus_findings", "Findings"),
         Binding("d", "drift", "Drift"),
+        Binding("g", "graphs", "Graphs"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("tab", "focus_next", "Next panel", show=False),
     ]
@@ -165,6 +167,8 @@ class ReplmonApp(App[None]):
             role: {"qps": deque(maxlen=HISTORY), "ops": deque(maxlen=HISTORY)}
             for role in ("primary", "replica")}
         """Sparkline data, appended for every tick (also ticks whose message was folded)."""
+        self.graph_history: deque[Point] = deque(maxlen=HISTORY)
+        """Every chart's values of the last HISTORY ticks (the graph view, key g)."""
 
     def compose(self) -> ComposeResult:
         yield Static(render.header_text(None, [], age_s=None), id="header")
@@ -220,6 +224,7 @@ class ReplmonApp(App[None]):
 
     def remember(self, tick: Tick) -> None:
         """Every tick's sparkline points (also for ticks whose message gets folded)."""
+        self.graph_history.append(points(tick))
         for node in tick.nodes:
             h = self.history[node.role]
             h["qps"].append(node.rates.mysql.qps or 0.0)
@@ -278,6 +283,13 @@ class ReplmonApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def graph_source(self) -> tuple[list[Point], float | None, list[Finding]]:
+        """Live: the last HISTORY ticks' points, no cursor, the open findings."""
+        return list(self.graph_history), None, list(self.findings)
+
+    def action_graphs(self) -> None:
+        self.push_screen(GraphScreen(self.graph_source, live=True))
 
     def action_detail(self, group: str) -> None:
         """``group`` in full for both nodes, as of the tick shown."""

@@ -32,10 +32,12 @@ from textual.widgets import Footer, Input, Label, Static
 from textual.worker import get_current_worker
 
 from replmon.engine import Engine, Update
+from replmon.errors import SessionError
 from replmon.model.findings import Finding
 from replmon.session.cursor import ReplayCursor, Step
 from replmon.session.replay import Recording
 from replmon.tui.app import ReplmonApp, TickReceived
+from replmon.tui.graphs import GraphScreen, Point, points
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
 
@@ -97,6 +99,7 @@ class ReplayApp(ReplmonApp):
         Binding("N", "finding(-1)", "Prev finding", key_display="N"),
         Binding("f", "focus_findings", "Findings", show=False),
         Binding("d", "drift", "Drift"),
+        Binding("G", "graphs", "Graphs", key_display="G"),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
 
@@ -180,8 +183,8 @@ class ReplayApp(ReplmonApp):
     def _goto(self, i: int) -> None:
         """Jump: the cursor rebuilds and warms its engine; the sparklines restart there."""
         for h in self.history.values():
-            for points in h.values():
-                points.clear()
+            for series in h.values():
+                series.clear()
         self._show(self.cursor.seek(i))
         self._wake.set()
 
@@ -267,6 +270,31 @@ class ReplayApp(ReplmonApp):
             return
         self.playing = False
         self._goto(target)
+
+    GRAPH_SPAN = 300
+    """Ticks drawn on each side of the one shown in the replay's graph view."""
+
+    def graph_source(self) -> tuple[list[Point], float | None, list[Finding]]:
+        """The ticks around the one shown (GRAPH_SPAN each side), the cursor at it, and
+        the findings that opened in that span (recorded)."""
+        rec, n = self.recording, len(self.recording)
+        if n == 0:
+            return [], None, []
+        pos = max(self.pos, 0)
+        lo, hi = max(0, pos - self.GRAPH_SPAN), min(n, pos + self.GRAPH_SPAN + 1)
+        history, onsets = [], []
+        for i in range(lo, hi):
+            try:
+                e = rec.entry(i)
+            except SessionError:
+                continue  # a damaged stretch: a gap in the lines
+            history.append(points(e.tick))
+            if e.update is not None:
+                onsets.extend(e.update.opened)
+        return history, rec.tick_at(pos).wall, onsets
+
+    def action_graphs(self) -> None:
+        self.push_screen(GraphScreen(self.graph_source, live=False, move=self.action_finding))
 
     def action_jump(self) -> None:
         def done(text: str | None) -> None:

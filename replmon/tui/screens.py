@@ -26,6 +26,8 @@ HELP = """\
   enter    details of the selected finding (numbers, likely cause, next step)
   d        the two nodes' settings side by side (config drift)
   enter    on a group (tab to it): that group in full for both nodes; escape back
+  g        graphs (G in a replay): both nodes overlaid per metric, clock time axis;
+           in a replay a cursor at the tick shown, findings' onsets marked, n/N move
   ?        this help               escape close this window
 
 [b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;

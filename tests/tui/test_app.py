@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 from tickdata import lab_ticks, with_replica_mysql_down
@@ -207,3 +209,26 @@ async def test_enter_on_a_group_opens_both_nodes_detail_and_escape_goes_back() -
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, DetailScreen)
+
+
+async def test_g_opens_the_graphs_with_both_nodes_and_a_clock_axis() -> None:
+    from textual_plotext import PlotextPlot
+
+    from replmon.tui.graphs import CHARTS, GraphScreen
+
+    app, feed = make()
+    async with app.run_test(size=(160, 50)) as pilot:
+        for t in TICKS[:6]:
+            await push(pilot, feed, app, t)
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, GraphScreen) and app.screen.drawn >= 1
+        plots = list(app.screen.query(PlotextPlot))
+        assert len(plots) == len(CHARTS)
+        built = plots[0].plt.build()
+        assert "P UPDATE stmts" in built and "R rows updated" in built
+        assert "statements vs rows" in built and "[/s]" in built  # title with its unit
+        assert re.search(r"\d\d:\d\d:\d\d", built)  # the time axis is the clock
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, GraphScreen)

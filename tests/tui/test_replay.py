@@ -166,3 +166,25 @@ async def test_a_failed_sources_duration_is_as_of_the_tick_shown(recording: Path
         shown = str(app.query_one("#replica-mysql", Static).render())
         since = TICKS[9].wall - TICKS[6].wall
         assert f"for {since:.1f} s" in shown or f"for {since:.0f} s" in shown, shown
+
+
+async def test_graphs_in_a_replay_have_a_cursor_and_n_moves_it(recording: Path) -> None:
+    from replmon.tui.graphs import GraphScreen
+
+    app = make(recording)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await app.workers.wait_for_complete([app.marks_worker])
+        await pilot.press("right")
+        await settle(pilot)
+        await pilot.press("G")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, GraphScreen) and not screen.live
+        history, cursor, onsets = screen.source()
+        assert cursor == open_recording(recording).tick_at(app.pos).wall
+        assert history[0][0] <= cursor <= history[-1][0]
+        before = app.pos
+        await pilot.press("n")  # the next finding: the cursor moves there, the charts redraw
+        await settle(pilot)
+        assert app.pos > before and screen.source()[1] > cursor
+        assert any(f.check == "source_health" for f in screen.source()[2])  # its onset

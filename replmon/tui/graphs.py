@@ -1,0 +1,216 @@
+"""The graph view (key g live, G in a replay): one chart per metric with both nodes
+overlaid, a clock time axis and a y scale, drawn with textual-plotext (Textualize's
+widget for plotext: time axes, several series, vertical markers; textual-plot, the
+other candidate, is younger and has no date axis). In a replay the charts span the
+ticks around the one shown, with a cursor at it and the findings' onsets marked.
+
+``points(tick)`` turns a tick into the values every chart needs (a flat dict, so the
+live screen keeps 5 minutes of them cheaply); ``CHARTS`` says how they are drawn.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from replmon.model.findings import Finding
+from replmon.model.tick import NodeTick, Tick
+
+Getter = Callable[[NodeTick], float | None]
+
+
+def _sum(*vals: float | None) -> float | None:
+    got = [v for v in vals if v is not None]
+    return sum(got) if got else None
+
+
+def _oos_kib(n: NodeTick) -> float | None:
+    if not n.drbd.status.ok or not n.drbd.resources:
+        return None
+    return float(sum(pd.out_of_sync_kib or 0 for r in n.drbd.resources
+                     for c in r.connections for pd in c.peer_devices))
+
+
+def _redis_lag(n: NodeTick) -> float | None:
+    lags = [v for v in n.rates.redis.replica_lag_bytes.values() if v is not None]
+    return float(max(lags)) if lags else None
+
+
+def _link_bytes(n: NodeTick) -> float | None:
+    speeds = [nic.speed_mbps for name, nic in n.rates.host.nics.items()
+              if name != "lo" and nic.speed_mbps]
+    return max(speeds) * 125_000.0 if speeds else None
+
+
+def _sbm(n: NodeTick) -> float | None:
+    chans = n.mysql.replication if n.mysql.status.ok else []
+    vals = [c.seconds_behind for c in chans if c.seconds_behind is not None]
+    return float(max(vals)) if vals else None
+
+
+METRICS: dict[str, Getter] = {
+    "upd_stmt": lambda n: n.rates.mysql.com_update_per_s,
+    "upd_rows": lambda n: n.rates.mysql.rows_updated_per_s,
+    "sbm": _sbm,
+    "redis_lag": _redis_lag,
+    "cpu_busy": lambda n: _sum(n.rates.host.cpu_usr_pct, n.rates.host.cpu_sys_pct),
+    "cpu_wait": lambda n: n.rates.host.cpu_iowait_pct,
+    "paging": lambda n: _sum(n.rates.host.swap_in_pages_per_s, n.rates.host.swap_out_pages_per_s),
+    "majflt": lambda n: n.rates.host.major_faults_per_s,
+    "mem_avail": lambda n: n.rates.host.mem_available_pct,
+    "await": lambda n: n.rates.host.disk_total.await_ms,
+    "util": lambda n: n.rates.host.disk_max_util_pct,
+    "net": lambda n: _sum(n.rates.host.net_total.recv_bytes_per_s,
+                          n.rates.host.net_total.send_bytes_per_s),
+    "link": _link_bytes,
+    "oos": _oos_kib,
+    "ops": lambda n: n.rates.redis.ops_per_s,
+    "rmem": lambda n: float(n.redis.used_memory) if n.redis.status.ok and n.redis.used_memory
+    is not None else None,
+    "rmax": lambda n: float(n.redis.maxmemory) if n.redis.status.ok and n.redis.maxmemory
+    else None,
+}
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    unit: str
+    series: tuple[tuple[str, str, str], ...]
+    """(label, role "primary"/"replica", metric key of METRICS)."""
+
+
+CHARTS: tuple[Chart, ...] = (
+    Chart("statements vs rows: UPDATE statements and rows updated (should move together)",
+          "/s", (("P UPDATE stmts", "primary", "upd_stmt"), ("P rows updated", "primary",
+                 "upd_rows"), ("R rows updated", "replica", "upd_rows"))),
+    Chart("replication lag: Seconds_Behind_Master", "s", (("R lag", "replica", "sbm"),)),
+    Chart("Redis replication: master offset minus the replica's", "B",
+          (("P to replica", "primary", "redis_lag"),)),
+    Chart("CPU: user+system and iowait", "%", (
+        ("P busy", "primary", "cpu_busy"), ("P iowait", "primary", "cpu_wait"),
+        ("R busy", "replica", "cpu_busy"), ("R iowait", "replica", "cpu_wait"))),
+    Chart("paging: swap in+out pages and major faults", "/s", (
+        ("P swap", "primary", "paging"), ("P majflt", "primary", "majflt"),
+        ("R swap", "replica", "paging"), ("R majflt", "replica", "majflt"))),
+    Chart("memory available", "%", (("P", "primary", "mem_avail"),
+                                     ("R", "replica", "mem_avail"))),
+    Chart("disk await (all disks)", "ms", (("P", "primary", "await"),
+                                           ("R", "replica", "await"))),
+    Chart("disk utilisation (busiest disk)", "%", (("P", "primary", "util"),
+                                                   ("R", "replica", "util"))),
+    Chart("network rx+tx vs link speed", "B/s", (
+        ("P traffic", "primary", "net"), ("P link", "primary", "link"),
+        ("R traffic", "replica", "net"), ("R link", "replica", "link"))),
+    Chart("DRBD out of sync", "KiB", (("P", "primary", "oos"), ("R", "replica", "oos"))),
+    Chart("Redis commands", "/s", (("P", "primary", "ops"), ("R", "replica", "ops"))),
+    Chart("Redis memory vs maxmemory", "B", (
+        ("P used", "primary", "rmem"), ("P maxmemory", "primary", "rmax"),
+        ("R used", "replica", "rmem"), ("R maxmemory", "replica", "rmax"))),
+)
+
+Point = tuple[float, dict[str, float | None]]
+"""(wall, "role/metric" -> value) for one tick."""
+
+
+def points(tick: Tick) -> Point:
+    vals: dict[str, float | None] = {}
+    for node in tick.nodes:
+        for key, get in METRICS.items():
+            try:
+                vals[f"{node.role}/{key}"] = get(node)
+            except (AttributeError, TypeError, ValueError):  # a partial sample
+                vals[f"{node.role}/{key}"] = None
+    return tick.wall, vals
+
+
+def clock(wall: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(wall))
+
+
+def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float | None = None,
+         onsets: Sequence[Finding] = ()) -> None:
+    """Draw ``chart`` from ``history`` on a plotext ``plt`` (cleared first): a line per
+    series that has values, the time axis as clock times, the cursor (a replay's tick)
+    and the findings' onsets as vertical lines."""
+    p = plt
+    p.clear_data()  # type: ignore[attr-defined]
+    p.clear_figure()  # type: ignore[attr-defined]
+    p.date_form("H:M:S")  # type: ignore[attr-defined]
+    p.title(f"{chart.title} [{chart.unit}]")  # type: ignore[attr-defined]
+    drawn = 0
+    for label, role, key in chart.series:
+        xs, ys = [], []
+        for wall, vals in history:
+            v = vals.get(f"{role}/{key}")
+            if v is not None:
+                xs.append(clock(wall))
+                ys.append(v)
+        if len(xs) >= 2:
+            p.plot(xs, ys, label=label, marker="braille")  # type: ignore[attr-defined]
+            drawn += 1
+    if not drawn:
+        p.title(f"{chart.title} [{chart.unit}]: no data on either node")  # type: ignore[attr-defined]
+        return
+    if history:
+        first, last = history[0][0], history[-1][0]
+        for f in onsets:
+            if first <= f.since_wall <= last:
+                p.vline(clock(f.since_wall), "red" if f.severity >= 2 else "orange")  # type: ignore[attr-defined]
+        if cursor is not None and first <= cursor <= last:
+            p.vline(clock(cursor), "white")  # type: ignore[attr-defined]
+
+
+# --- the screen ---------------------------------------------------------------------
+
+from textual.app import ComposeResult  # noqa: E402  (the widgets only where drawn)
+from textual.binding import Binding  # noqa: E402
+from textual.containers import VerticalScroll  # noqa: E402
+from textual.screen import ModalScreen  # noqa: E402
+from textual_plotext import PlotextPlot  # noqa: E402
+
+GraphSource = Callable[[], tuple[Sequence[Point], float | None, Sequence[Finding]]]
+"""What the screen draws: (history, cursor wall or None, findings whose onsets to mark)."""
+
+
+class GraphScreen(ModalScreen[None]):
+    """Every chart of CHARTS, scrolled; live it redraws once a second, in a replay n/N
+    move the cursor to the next/previous finding."""
+
+    BINDINGS = [Binding("escape,q,g", "dismiss", "Back"),
+                Binding("n", "finding(1)", "Next finding"),
+                Binding("N", "finding(-1)", "Prev finding", key_display="N")]
+
+    def __init__(self, source: GraphSource, *, live: bool,
+                 move: Callable[[int], None] | None = None) -> None:
+        super().__init__()
+        self.source, self.live, self.move = source, live, move
+        self.drawn = 0
+        """Redraws done (tests and the bench read it)."""
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="graphs"):
+            for i, _ in enumerate(CHARTS):
+                yield PlotextPlot(id=f"chart-{i}", classes="chart")
+
+    def on_mount(self) -> None:
+        self.redraw()
+        if self.live:
+            self.set_interval(1.0, self.redraw)
+
+    def redraw(self) -> None:
+        history, cursor, onsets = self.source()
+        for i, chart in enumerate(CHARTS):
+            plot = self.query_one(f"#chart-{i}", PlotextPlot)
+            draw(plot.plt, chart, history, cursor=cursor, onsets=onsets)
+            plot.refresh()
+        self.drawn += 1
+
+    def action_finding(self, direction: int) -> None:
+        if self.move is not None:
+            self.move(direction)
+            self.redraw()
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(result)

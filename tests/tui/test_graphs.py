@@ -1,0 +1,50 @@
+"""The graph view's data and drawing on real ticks: every chart's series come from both
+nodes, a replay's cursor and the findings' onsets are drawn as vertical lines."""
+
+from __future__ import annotations
+
+import re
+
+import plotext
+from tickdata import lab_ticks
+
+from replmon.model.findings import Finding, Severity
+from replmon.tui.graphs import CHARTS, METRICS, clock, draw, points
+
+TICKS = lab_ticks()
+
+
+def built(width: int, height: int) -> str:
+    plotext.plotsize(width, height)
+    return re.sub(r"\x1b\[[0-9;]*m", "", plotext.build())
+
+
+def test_points_hold_every_metric_of_both_nodes() -> None:
+    wall, vals = points(TICKS[-1])
+    assert wall == TICKS[-1].wall
+    assert set(vals) == {f"{r}/{k}" for r in ("primary", "replica") for k in METRICS}
+    assert vals["primary/upd_stmt"] == TICKS[-1].primary.rates.mysql.com_update_per_s
+    # every chart names series that exist
+    for chart in CHARTS:
+        for _, role, key in chart.series:
+            assert f"{role}/{key}" in vals
+
+
+def test_draw_marks_the_cursor_and_onsets() -> None:
+    history = [points(t) for t in TICKS]
+    f = Finding(check="stmt_vs_rows", key="k", node="primary", severity=Severity.WARNING,
+                title="x", since_seq=3, since_wall=TICKS[3].wall, last_seq=4,
+                worst=Severity.WARNING)
+    p = plotext
+    draw(p, CHARTS[0], history, cursor=TICKS[5].wall, onsets=[f])
+    out = built(160, 16)
+    assert "P UPDATE stmts" in out and "R rows updated" in out
+    assert clock(TICKS[0].wall)[:5] in out  # the clock on the x axis
+
+
+def test_a_chart_without_data_says_so() -> None:
+    history = [points(t) for t in TICKS]
+    oos = next(c for c in CHARTS if c.title.startswith("DRBD"))
+    p = plotext
+    draw(p, oos, history)
+    assert "no data on either node" in built(160, 10)
