@@ -60,6 +60,13 @@ def _rate(v: float | None, unit: str = "/s") -> str:
     return "-" if v is None else f"{human(v).strip()}{unit}"
 
 
+def _ms(v: float | None) -> str:
+    """A round trip: 2 decimals under 1 ms (a loopback PING is ~0.05 ms, not "0.0ms")."""
+    if v is None:
+        return "-"
+    return f"{v:.2f}ms" if v < 1 else f"{v:.1f}ms"
+
+
 def _bytes(v: float | None) -> str:
     return "-" if v is None else f"{human(v).strip()}B"
 
@@ -243,7 +250,7 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     _kv(t, "", "-" if r.bp_hit_pct is None else f"{r.bp_hit_pct:.0f}% hit")
     g = m.gauges
     _kv(t, "thd", f"{g.get('Threads_running', '-')}/{g.get('Threads_connected', '-')}")
-    _kv(t, "rtt", "-" if m.rtt_ms is None else f"{m.rtt_ms:.1f}ms")
+    _kv(t, "rtt", _ms(m.rtt_ms))
     _line(t)
     ro = m.variables.get("read_only")
     if ro:
@@ -275,7 +282,7 @@ def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     _kv(t, "", _rate(r.ops_per_s, " op/s"))
     _kv(t, "", f"{_pct(r.hit_pct)} hit")
     _kv(t, "", f"{s.connected_clients if s.connected_clients is not None else '-'} cli")
-    _kv(t, "rtt", "-" if s.rtt_ms is None else f"{s.rtt_ms:.1f}ms")
+    _kv(t, "rtt", _ms(s.rtt_ms))
     _line(t, "mem")
     used = s.used_memory
     if s.maxmemory:
