@@ -12,19 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from replmon.model.tick import NodeTick, Tick
-from replmon.output.plain import human
 from replmon.tui.render import GROUP_STYLE
+from replmon.tui.render import with_unit as _n
 
 GROUPS = ("host", "drbd", "mysql", "redis")
-
-
-def _n(v: float | int | None, unit: str = "", digits: int = 0) -> str:
-    """A number with its unit; "-" when unknown."""
-    if v is None:
-        return "-"
-    if isinstance(v, float) and digits:
-        return f"{v:,.{digits}f}{unit}"
-    return f"{human(v).strip()}{unit}"
 
 
 def _kv(rows: list[tuple[str, str]]) -> Table:

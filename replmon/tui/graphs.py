@@ -14,6 +14,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual_plotext import PlotextPlot
+
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
 
@@ -163,12 +169,6 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
 
 
 # --- the screen ---------------------------------------------------------------------
-
-from textual.app import ComposeResult  # noqa: E402  (the widgets only where drawn)
-from textual.binding import Binding  # noqa: E402
-from textual.containers import VerticalScroll  # noqa: E402
-from textual.screen import ModalScreen  # noqa: E402
-from textual_plotext import PlotextPlot  # noqa: E402
 
 GraphSource = Callable[[], tuple[Sequence[Point], float | None, Sequence[Finding]]]
 """What the screen draws: (history, cursor wall or None, findings whose onsets to mark)."""

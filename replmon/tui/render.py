@@ -55,9 +55,14 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:.0f}%"
 
 
-def _rate(v: float | None, unit: str = "/s") -> str:
-    """A per-second rate with its unit: 648k -> "648k/s"; bytes: unit "B/s"."""
+def with_unit(v: float | None, unit: str = "") -> str:
+    """A number in a few characters with its unit: 648000, "B/s" -> "648kB/s"; "-" when
+    unknown. Every figure on the screens goes through here or _pct/_ms."""
     return "-" if v is None else f"{human(v).strip()}{unit}"
+
+
+def _rate(v: float | None, unit: str = "/s") -> str:
+    return with_unit(v, unit)
 
 
 def _ms(v: float | None) -> str:
@@ -68,7 +73,7 @@ def _ms(v: float | None) -> str:
 
 
 def _bytes(v: float | None) -> str:
-    return "-" if v is None else f"{human(v).strip()}B"
+    return with_unit(v, "B")
 
 
 DIFF_STYLE = "bold black on yellow"
