@@ -113,3 +113,15 @@ def test_drbd_detail_from_seed_000s_session() -> None:
     console.print(side_by_side(t, "drbd"))
     text = console.export_text()
     assert "WFConnection" in text and "out of sync" in text and "volume 0" in text, text
+
+
+def test_the_drift_view_has_a_row_for_every_setting_config_drift_judges() -> None:
+    """The view's rows are named as the check's finding keys, so an open finding lands
+    on its row (this caught "client-output-buffer-limit" vs "... replica")."""
+    from replmon.checks.config_drift import MUST_AGREE, REDIS
+
+    from replmon.tui.screens import DRIFT_ROWS
+
+    rows = {name for _, name, _ in DRIFT_ROWS}
+    judged = {name for name, _, _ in MUST_AGREE} | {name for name, _, _, _ in REDIS}
+    assert judged | {"server_id", "auto_increment_offset"} <= rows, judged - rows
