@@ -136,11 +136,12 @@ def drift_table(tick: Tick, findings: list[Finding]) -> Table:
     writable = any(f.check == "two_primaries" for f in findings)
     table = Table(box=None, padding=(0, 1), header_style="bold")
     table.add_column("", no_wrap=True, min_width=8)  # the mark and an open finding first
-    table.add_column("setting", no_wrap=True, min_width=len("client-output-buffer-limit"))
-    table.add_column(f"primary {tick.primary.name}", overflow="ellipsis", no_wrap=True,
-                     max_width=20)
-    table.add_column(f"replica {tick.replica.name}", overflow="ellipsis", no_wrap=True,
-                     max_width=20)
+    # at 80 columns the modal is ~70 wide: the names whole (auto_increment_increment),
+    # long values (versions) give way
+    table.add_column("setting", no_wrap=True, overflow="ellipsis",
+                     min_width=len("auto_increment_increment"), max_width=28)
+    table.add_column("primary", overflow="ellipsis", no_wrap=True, max_width=14)
+    table.add_column("replica", overflow="ellipsis", no_wrap=True, max_width=14)
     for group, name, get in DRIFT_ROWS:
         p, r = tick.primary, tick.replica
         a, b = (get(p) if p.statuses()[group].ok else None,
@@ -171,7 +172,9 @@ class DriftScreen(ModalScreen[None]):
         self.tick, self.findings = tick, findings
 
     def compose(self) -> ComposeResult:
-        head = Text("settings side by side", style="bold")
+        t = self.tick
+        head = Text(f"settings side by side: primary {t.primary.name}, replica "
+                    f"{t.replica.name}", style="bold")
         head.append("   ≠ = differ where they must agree (server_id, read_only: the other "
                     "way round); as of the tick shown\n", style="dim")
         with VerticalScroll(id="drift"):
