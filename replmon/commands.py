@@ -76,6 +76,8 @@ def _hangup_interrupts() -> None:
     import signal
 
     def interrupt(signum: int, _frame: object) -> None:
+        for again in (signal.SIGHUP, signal.SIGTERM):  # a second signal must not cut
+            signal.signal(again, signal.SIG_IGN)  # the teardown short (tmux sends more)
         raise KeyboardInterrupt(f"signal {signum}")
 
     for sig in (signal.SIGHUP, signal.SIGTERM):

@@ -1,0 +1,46 @@
+"""A dropped terminal stops `replmon --lab`'s servers: SIGHUP (twice, as a closing tmux or
+ssh session may send) interrupts like ^C, and the second one does not cut the teardown
+short. Found leaking after a tmux session was killed during the demo."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.live
+
+
+def test_hangups_during_the_demo_stop_the_lab_and_remove_its_dir() -> None:
+    with subprocess.Popen(
+            [sys.executable, "-m", "replmon", "--lab", "--scenario", "sql-thread-stopped",
+             "--plain"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        lab_dir = _hang_up_twice(proc)
+    assert not lab_dir.exists(), f"{lab_dir} left behind"
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(lab_dir) not in ps
+
+
+def _hang_up_twice(proc: subprocess.Popen[str]) -> Path:
+    """Wait for the lab, SIGHUP, SIGHUP again during the teardown, wait for the exit."""
+    assert proc.stderr is not None
+    lab_dir = None
+    deadline = time.monotonic() + 60
+    while lab_dir is None and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if m := re.search(r"lab up in (\S+):", line):
+            lab_dir = Path(m[1])
+    assert lab_dir is not None and lab_dir.exists()
+    time.sleep(3)
+    os.kill(proc.pid, signal.SIGHUP)
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGHUP)  # during the teardown
+    proc.wait(timeout=60)
+    proc.stderr.read()
+    return lab_dir
