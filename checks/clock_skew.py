@@ -82,12 +82,12 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     last = w.last
-    if not all(source_ok(n, "redis") or source_ok(n, "mysql")
-               for n in (last.primary, last.replica)):
-        return []  # a node that answers neither now: source_health says so
     po, ro = _offset(last.primary), _offset(last.replica)
     if po is not None and ro is not None and abs(po[0] - ro[0]) + po[1] + ro[1] <= t.max_skew_s:
         return []  # this tick's readings prove the clocks agree now (the usual tick)
+    for n in (last.primary, last.replica):
+        if not (source_ok(n, "redis") or source_ok(n, "mysql")):
+            return []  # a node that answers neither now: source_health says so
     found = skew(w, t)
     if found is None:
         return []
