@@ -87,6 +87,23 @@ class Collector:
                 await src.close()
         self._opened = False
 
+    def _mysql_sources(self) -> list[Any]:
+        return [src for node in (self.primary, self.replica)
+                if (src := node.sources.get("mysql")) is not None
+                and hasattr(src, "want_processlist")]
+
+    def want_processlist(self, seconds: float) -> None:
+        """Both nodes read their processlist every few seconds for the next ``seconds``
+        (the screen's processlist view renews it while open; 0 stops)."""
+        for src in self._mysql_sources():
+            src.want_processlist(seconds)
+
+    def capture_processlist(self) -> None:
+        """Both nodes read their processlist once, in the next tick (a finding opened:
+        a recording keeps what ran then)."""
+        for src in self._mysql_sources():
+            src.capture_processlist()
+
     async def ticks(self, count: int | None = None) -> AsyncIterator[Tick]:
         """Yield ticks on schedule. The time the consumer spends between ticks
         counts against the interval (a slow consumer gets late, skipped ticks)."""

@@ -17,11 +17,16 @@ import logging
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replmon.config import Config
 from replmon.output.nagios import CheckRun, CheckSummary
-from replmon.pipeline import Pipeline, Reader
+from replmon.pipeline import BaseReader, Pipeline, Reader
+
+if TYPE_CHECKING:
+    from replmon.collector import Collector
+    from replmon.engine import Update
+    from replmon.model.tick import Tick
 
 log = logging.getLogger("replmon")
 
@@ -107,9 +112,11 @@ def run_demo(lab: Any, chosen: Any, stop: threading.Event, *, after_s: float | N
 
 
 @contextlib.asynccontextmanager
-async def maybe_recorder(config: Config, path: str | None, **rotation: Any
-                         ) -> AsyncIterator[list[Reader]]:
-    """[a started Recorder for ``path``], or [] for no recording."""
+async def maybe_recorder(config: Config, path: str | None, collector: Collector | None = None,
+                         **rotation: Any) -> AsyncIterator[list[Reader]]:
+    """[a started Recorder for ``path``] (and, with the live ``collector``, a reader that
+    has it capture the processlists when a finding opens, so the recording shows what
+    ran then), or [] for no recording."""
     if path is None:
         yield []
         return
@@ -118,10 +125,24 @@ async def maybe_recorder(config: Config, path: str | None, **rotation: Any
 
     async with Recorder(path, meta_for(config), **rotation) as rec:
         log.info("recording to %s", path)
-        yield [rec]
+        yield [rec] if collector is None else [CaptureOnOpen(collector), rec]
     log.info("recording closed: %d ticks, %d dropped, writer CPU %.2f s (%.3f ms/tick)",
              rec.ticks_written, rec.dropped, rec.cpu_s,
              1000 * rec.cpu_s / max(1, rec.ticks_written))
+
+
+class CaptureOnOpen(BaseReader):
+    """Inline reader: when a finding opens, both nodes read their processlist in the next
+    tick (one query each), which the recorder then stores with that tick."""
+
+    inline = True
+
+    def __init__(self, collector: Collector) -> None:
+        self.collector = collector
+
+    def on_tick(self, tick: Tick, update: Update | None) -> None:
+        if update is not None and update.opened:
+            self.collector.capture_processlist()
 
 
 async def run_tui(config: Config, record: str | None = None) -> None:
@@ -131,7 +152,8 @@ async def run_tui(config: Config, record: str | None = None) -> None:
     from replmon.tui.feeds import live
 
     engine = build_engine(config.checks)
-    async with build_collector(config) as collector, maybe_recorder(config, record) as extra:
+    async with build_collector(config) as collector, \
+            maybe_recorder(config, record, collector) as extra:
         app = ReplmonApp(live(collector), engine, readers=extra)
 
         def toast(text: str) -> None:
@@ -150,7 +172,8 @@ async def run_plain(config: Config, *, count: int | None = None,
     from replmon.factory import build_collector
     from replmon.output.plain import PlainReader
 
-    async with build_collector(config) as collector, maybe_recorder(config, record) as extra:
+    async with build_collector(config) as collector, \
+            maybe_recorder(config, record, collector) as extra:
         await Pipeline(collector.ticks(count), build_engine(config.checks),
                        [*extra, PlainReader(sys.stdout)]).run()
 
@@ -170,7 +193,7 @@ async def run_record(config: Config, output: str, *, count: int | None,
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     async with build_collector(config) as collector, \
-            maybe_recorder(config, output, **rotation) as rec:
+            maybe_recorder(config, output, collector, **rotation) as rec:
         pipe = Pipeline(collector.ticks(count), build_engine(config.checks), [*rec, FindingLog()])
         n = await pipe.run(stop=stop)
         log.info("stopping after %d ticks", n)

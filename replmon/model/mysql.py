@@ -252,6 +252,30 @@ class BinlogStatus(Struct):
     rest of the reading is valid."""
 
 
+PROCESS_INFO_CHARS = 120
+"""Characters of a running statement kept (the rest is cut on the server)."""
+
+
+@struct
+class ProcessRow(Struct):
+    """One thread of SHOW PROCESSLIST that is doing something (not sleeping): who runs
+    what, for how long. The statement is cut to PROCESS_INFO_CHARS and scrubbed of
+    password literals before it leaves the source."""
+
+    id: int
+    time_s: float
+    """Seconds in the current state (MariaDB's TIME_MS / 1000, MySQL's TIME)."""
+    user: str = ""
+    host: str = ""
+    """Client host:port ("" for the server's own threads)."""
+    db: str | None = None
+    command: str = ""
+    """Query, Connect (a replication applier on MySQL), Slave_SQL/Slave_IO (MariaDB)..."""
+    state: str | None = None
+    info: str | None = None
+    """The statement, first PROCESS_INFO_CHARS characters; None when idle in a command."""
+
+
 @struct
 class MysqlSample(SampleBase):
     """One reading of one MySQL/MariaDB server: a timed COM_PING, SHOW GLOBAL
@@ -312,6 +336,12 @@ class MysqlSample(SampleBase):
     binlog: BinlogStatus | None = None
     """This server's binlog position, GTIDs and clock when they were read in this sample
     (every ``positions_every`` seconds); None in the samples between."""
+    processlist: list[ProcessRow] | None = None
+    """The longest-running active threads, longest first (at most 10), when they were
+    read in this sample: every few seconds while the screen's processlist is open, and
+    once after a finding opens (so a recording holds what ran then); None otherwise."""
+    processlist_error: str | None = None
+    """Why the processlist could not be read in this sample (a missing privilege)."""
 
 
 @struct

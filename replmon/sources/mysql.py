@@ -18,6 +18,11 @@ pymysql is blocking, so each sample runs one function in a worker thread
    ``SHOW MASTER STATUS`` (``SHOW BINARY LOG STATUS`` on MySQL >= 8.2) when the binary
    log is on, and the pt-heartbeat table's rows when one is configured. Read only, as
    everything replmon does; a missing privilege or table is noted, not a failure;
+6. when asked (``want_processlist``: the screen's processlist view is open; every
+   ``processlist_every`` seconds, 3 s) or once (``capture_processlist``: a finding
+   opened), the 10 longest-running active threads from information_schema.PROCESSLIST
+   (statements cut to 120 characters and scrubbed of password literals). No cost
+   otherwise;
 
 then parses the rows (``mysql_parse``) into a MysqlSample. The Source base
 runs it under the per-source timeout and, while a timed-out call is still
@@ -57,7 +62,7 @@ import pymysql.cursors
 
 from replmon.endpoints import MysqlEndpoint
 from replmon.errors import ParseError, SourceError
-from replmon.model.mysql import VARIABLE_NAMES, BinlogStatus, Flavour, MysqlSample
+from replmon.model.mysql import VARIABLE_NAMES, BinlogStatus, Flavour, MysqlSample, ProcessRow
 from replmon.sources.base import Source
 from replmon.sources.mysql_parse import (
     MARIADB_POSITIONS_QUERY,
@@ -73,8 +78,10 @@ from replmon.sources.mysql_parse import (
     parse_bool,
     parse_global_status,
     parse_heartbeat,
+    parse_processlist,
     parse_replica_status,
     parse_variables,
+    processlist_query,
     quote_table,
     replica_status_query,
     version_tuple,
@@ -161,6 +168,7 @@ class MysqlSource(Source[MysqlSample]):
         reconnect_interval: float = 1.0,
         positions_every: float = 2.0,
         heartbeat_table: str | None = None,
+        processlist_every: float = 3.0,
     ) -> None:
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
@@ -182,12 +190,35 @@ class MysqlSource(Source[MysqlSample]):
         next connection)."""
         self._noted: set[str] = set()
         """Binlog read problems already logged (once per source)."""
+        self.processlist_every = processlist_every
+        self._processlist_until = 0.0
+        """Monotonic time until which the processlist is read every processlist_every."""
+        self._processlist_once = False
+        self._processlist_mono: float | None = None
         self._semi_status: tuple[bool | None, bool | None] | None = None
         """Semi-sync source/replica status at the last sample: a change re-reads the
         variables at once (so "enabled" is never a minute older than "status OFF")."""
 
     def __repr__(self) -> str:
         return f"MysqlSource({self.endpoint.display()})"
+
+    def want_processlist(self, seconds: float) -> None:
+        """Read the processlist every ``processlist_every`` s for the next ``seconds``
+        (0 stops). The screen renews it while its view is open, so a screen that went
+        away costs nothing after ``seconds``."""
+        self._processlist_until = time.monotonic() + seconds if seconds > 0 else 0.0
+
+    def capture_processlist(self) -> None:
+        """Read the processlist once, in the next sample (a finding just opened)."""
+        self._processlist_once = True
+
+    def _processlist_due(self) -> bool:
+        now = time.monotonic()
+        if self._processlist_once:
+            return True
+        last = self._processlist_mono
+        return now < self._processlist_until and (
+            last is None or now - last >= self.processlist_every - 0.05)
 
     async def open(self) -> None:
         """Nothing to do: the first sample connects."""
@@ -304,6 +335,9 @@ class MysqlSource(Source[MysqlSample]):
             if fresh or bucket != self._positions_bucket:
                 self._positions_bucket = bucket
                 binlog = self._positions(conn)
+            processes, processes_error = None, None
+            if self._processlist_due():
+                processes, processes_error = self._processlist(conn)
         except (pymysql.err.MySQLError, OSError) as e:
             error = self._error(e, connecting=False)
             if self._is_connection_error(e):
@@ -325,7 +359,26 @@ class MysqlSource(Source[MysqlSample]):
             rtt_ms=rtt_ms,
             variables_age_s=age,
             binlog=binlog,
+            processlist=processes,
+            processlist_error=processes_error,
         )
+
+    def _processlist(self, conn: pymysql.connections.Connection[Any]
+                     ) -> tuple[list[ProcessRow], str | None]:
+        """The longest-running active threads; ([], note) when the server refuses."""
+        self._processlist_once = False
+        self._processlist_mono = time.monotonic()
+        with conn.cursor() as cur:
+            try:
+                cur.execute(processlist_query(self._flavour))
+            except pymysql.err.MySQLError as e:
+                if self._is_connection_error(e):
+                    raise
+                return [], self._note("processlist", e)
+            try:
+                return parse_processlist(cur.fetchall()), None
+            except ParseError as e:  # a reply replmon cannot read: noted, the sample stands
+                return [], self._note("processlist", e)
 
     def _replication(
         self, conn: pymysql.connections.Connection[Any]
@@ -387,7 +440,8 @@ class MysqlSource(Source[MysqlSample]):
                                    error="; ".join(errors) or None)
 
     def _note(self, what: str, e: BaseException) -> str:
-        """An error text for BinlogStatus.error, logged the first time only."""
+        """An error text for a reading's note (BinlogStatus.error, processlist_error),
+        logged the first time only."""
         text = self._clean(e)
         if what not in self._noted:
             self._noted.add(what)

@@ -32,11 +32,13 @@ from replmon.errors import ParseError
 from replmon.model.mysql import (
     COUNTER_FIELDS,
     GAUGE_FIELDS,
+    PROCESS_INFO_CHARS,
     VARIABLE_NAMES,
     BinlogStatus,
     Flavour,
     IoRunning,
     MysqlSample,
+    ProcessRow,
     ReplicaChannel,
     RowFamily,
     SemiSync,
@@ -395,6 +397,8 @@ def build_mysql_sample(
     rtt_ms: float | None = None,
     variables_age_s: float | None = None,
     binlog: BinlogStatus | None = None,
+    processlist: list[ProcessRow] | None = None,
+    processlist_error: str | None = None,
 ) -> MysqlSample:
     """Assemble a MysqlSample (status ok is stamped later by Source.sample())."""
 
@@ -434,6 +438,8 @@ def build_mysql_sample(
         replication_error=replication_error,
         replication_hint=replication_hint,
         binlog=binlog,
+        processlist=processlist,
+        processlist_error=processlist_error,
     )
 
 
@@ -525,3 +531,63 @@ def build_binlog_status(row: Sequence[Any] | None, *, file: str = "",
         server_id=parse_int("server_id", row[2], nullable=True), server_uuid=_str("uuid", row[3]),
         server_time=clock, sent_wall=sent_wall, elapsed_ms=elapsed_ms,
         heartbeat=dict(heartbeat), error=error)
+
+
+# --- processlist --------------------------------------------------------------------
+
+_PROCESS_SKIP = "('Sleep', 'Daemon', 'Binlog Dump', 'Binlog Dump GTID')"
+"""Commands that are not work: idle connections, the event scheduler, and a primary's
+binlog senders (they run for as long as a replica is connected)."""
+
+
+def processlist_query(flavour: Flavour, limit: int = 10) -> str:
+    """The ``limit`` longest-running active threads, longest first; the statement cut to
+    PROCESS_INFO_CHARS on the server (MariaDB's TIME_MS gives the time to the ms)."""
+    t = "TIME_MS / 1000" if flavour == "mariadb" else "TIME"
+    return (f"SELECT ID, USER, HOST, DB, COMMAND, {t}, STATE, LEFT(INFO, {PROCESS_INFO_CHARS}) "
+            f"FROM information_schema.PROCESSLIST WHERE COMMAND NOT IN {_PROCESS_SKIP} "
+            f"AND ID <> CONNECTION_ID() ORDER BY {t} DESC LIMIT {int(limit)}")
+
+
+_SECRET_TOKENS = re.compile(
+    r"""'(?:[^'\\]|\\.|'')*(?:'|$)|"(?:[^"\\]|\\.|"")*(?:"|$)"""  # a literal (or cut open)
+    r"|(?:\b|_)(?:PASSWORD|IDENTIFIED)\b",
+    re.IGNORECASE | re.DOTALL)
+
+
+def scrub_statement(sql: str) -> str:
+    """``sql`` with every string literal after the word PASSWORD or IDENTIFIED (outside
+    a literal) replaced by '***': CREATE USER ... IDENTIFIED BY '...', SET PASSWORD,
+    CHANGE MASTER TO MASTER_PASSWORD='...', a literal cut open by the length limit. A
+    processlist is shown and recorded, and no password may be in either."""
+    armed = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal armed
+        tok = m.group()
+        if tok[0] in "'\"":
+            return "'***'" if armed else tok
+        armed = True
+        return tok
+
+    return _SECRET_TOKENS.sub(one, sql)
+
+
+def parse_processlist(rows: Iterable[Sequence[Any]]) -> list[ProcessRow]:
+    """Rows of ``processlist_query`` (ID, USER, HOST, DB, COMMAND, time, STATE, INFO)."""
+    out = []
+    for row in rows:
+        if len(row) < 8:
+            raise ParseError(f"processlist: expected 8 columns, got {len(row)}")
+        ident, user, host, db, command, secs, state, info = row[:8]
+        try:
+            time_s = float(secs) if secs is not None else 0.0
+            pid = int(ident)
+        except (TypeError, ValueError):
+            raise ParseError(f"processlist: unreadable id/time {ident!r}/{secs!r}") from None
+        text = _text(info)
+        out.append(ProcessRow(id=pid, time_s=round(time_s, 3), user=_text(user) or "",
+                              host=_text(host) or "", db=_text(db), command=_text(command) or "",
+                              state=_text(state) or None,
+                              info=scrub_statement(text[:PROCESS_INFO_CHARS]) if text else None))
+    return out

@@ -341,3 +341,71 @@ async def test_not_a_mysql_server_is_an_error_status(lab: Lab) -> None:
     s = await sample_once(endpoint)
     assert s.status.state in (SourceState.ERROR, SourceState.UNREACHABLE), s.status
     assert s.status.error
+
+
+class RunningStatement:
+    """``sql`` running on ``node`` (as root, in a thread) until the block ends; the
+    block then KILLs it."""
+
+    def __init__(self, node: object, sql: str) -> None:
+        import threading
+
+        self.node, self.sql = node, sql
+        self.conn = pymysql.connect(unix_socket=node.mysql_socket, user="root",  # type: ignore[attr-defined]
+                                    autocommit=True, ssl_disabled=True)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        with self.conn.cursor() as cur:
+            try:
+                cur.execute(self.sql)
+                cur.fetchall()
+            except pymysql.err.MySQLError:
+                pass  # killed
+
+    def __enter__(self) -> int:
+        ident = self.conn.thread_id()
+        self.thread.start()
+        time.sleep(0.3)
+        return int(ident)
+
+    def __exit__(self, *exc: object) -> None:
+        self.node.sql(f"KILL {self.conn.thread_id()}")  # type: ignore[attr-defined]
+        self.thread.join(5)
+        self.conn.close()
+
+
+async def test_processlist_only_when_asked_scrubbed_of_passwords(lab: Lab) -> None:
+    """A statement that runs on the replica shows in its processlist (user, time, cut and
+    scrubbed statement) once asked, and only then: not read otherwise, read every
+    processlist_every while wanted, once after capture_processlist."""
+    secret = "pw-" + os.urandom(6).hex()
+    sql = f"SELECT SLEEP(30) AS waiting, PASSWORD('{secret}') AS p /* {'x' * 150} */"
+    with RunningStatement(lab.replica, sql) as ident:
+        async with MysqlSource(lab.replica.mysql_endpoint(), processlist_every=0.5) as src:
+            plain = await src.sample()
+            assert plain.status.ok and plain.processlist is None  # no cost unless asked
+            src.want_processlist(10)
+            wanted = await src.sample()
+            assert wanted.processlist is not None and wanted.processlist_error is None
+            rows = {r.id: r for r in wanted.processlist}
+            mine = rows[ident]
+            assert mine.user == "root" and mine.command == "Query"
+            assert mine.info is not None and mine.info.startswith("SELECT SLEEP(30) AS waiting")
+            assert len(mine.info) <= 125 and "PASSWORD('***')" in mine.info
+            assert mine.time_s >= 0.2
+            assert any(r.command == "Slave_SQL" for r in wanted.processlist)  # the applier
+            assert secret not in wanted.model_dump_json()
+            times = [r.time_s for r in wanted.processlist]
+            assert times == sorted(times, reverse=True)
+            between = await src.sample()
+            assert between.processlist is None  # within processlist_every
+            await asyncio.sleep(0.5)
+            assert (await src.sample()).processlist is not None  # due again
+            src.want_processlist(0)
+            await asyncio.sleep(0.5)
+            assert (await src.sample()).processlist is None  # stopped
+            src.capture_processlist()
+            once = await src.sample()
+            assert once.processlist is not None and ident in {r.id for r in once.processlist}
+            assert (await src.sample()).processlist is None  # once only
