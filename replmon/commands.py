@@ -154,7 +154,8 @@ async def run_tui(config: Config, record: str | None = None) -> None:
     engine = build_engine(config.checks)
     async with build_collector(config) as collector, \
             maybe_recorder(config, record, collector) as extra:
-        app = ReplmonApp(live(collector), engine, readers=extra)
+        app = ReplmonApp(live(collector), engine, readers=extra,
+                         want_processlist=collector.want_processlist)
 
         def toast(text: str) -> None:
             app.call_from_thread(app.notify, text, timeout=8)

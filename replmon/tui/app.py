@@ -31,6 +31,7 @@ from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import render
 from replmon.tui.graphs import GraphScreen, Point, points
+from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
 
 W = TypeVar("W", bound=Widget)
@@ -138,6 +139,7 @@ class ReplmonApp(App[None]):
         Binding("f", "focus_findings", "Findings"),
         Binding("d", "drift", "Drift"),
         Binding("g", "graphs", "Graphs"),
+        Binding("w", "processlist", "Who"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("tab", "focus_next", "Next panel", show=False),
     ]
@@ -145,10 +147,12 @@ class ReplmonApp(App[None]):
     def __init__(self, feed: AsyncIterable[Tick] | None, engine: Engine | None = None, *,
                  clock: Callable[[], float] = time.time, source: str = "live",
                  readers: Sequence[Reader] = (),
-                 on_tick: Callable[[Tick, Update | None], None] | None = None) -> None:
+                 on_tick: Callable[[Tick, Update | None], None] | None = None,
+                 want_processlist: Callable[[float], None] | None = None) -> None:
         """The app runs ``Pipeline(feed, engine, readers + [its poster])``: ``readers``
         see every tick with the engine's update (e.g. a Recorder); ``on_tick`` is a
-        plain function as one more inline reader."""
+        plain function as one more inline reader. ``want_processlist(seconds)`` asks the
+        live collector for the nodes' processlists (key w)."""
         super().__init__()
         self.readers = [*readers, *([CallbackReader(on_tick)] if on_tick else [])]
         self.feed = feed
@@ -167,6 +171,10 @@ class ReplmonApp(App[None]):
             role: {"qps": deque(maxlen=HISTORY), "ops": deque(maxlen=HISTORY)}
             for role in ("primary", "replica")}
         """Sparkline data, appended for every tick (also ticks whose message was folded)."""
+        self.want_processlist = want_processlist
+        self.processlists: Snapshots = {"primary": None, "replica": None}
+        """Each node's newest processlist (read while the w view is open, and after a
+        finding opens when recording)."""
         self.graph_history: deque[Point] = deque(maxlen=HISTORY)
         """Every chart's values of the last HISTORY ticks (the graph view, key g)."""
 
@@ -225,6 +233,9 @@ class ReplmonApp(App[None]):
     def remember(self, tick: Tick) -> None:
         """Every tick's sparkline points (also for ticks whose message gets folded)."""
         self.graph_history.append(points(tick))
+        for node in tick.nodes:
+            if (snap := Snapshot.of(node, tick.wall)) is not None:
+                self.processlists[node.role] = snap
         for node in tick.nodes:
             h = self.history[node.role]
             h["qps"].append(node.rates.mysql.qps or 0.0)
@@ -290,6 +301,14 @@ class ReplmonApp(App[None]):
 
     def action_graphs(self) -> None:
         self.push_screen(GraphScreen(self.graph_source, live=True))
+
+    def processlist_source(self) -> tuple[Snapshots, float | None]:
+        """Live: each node's newest processlist, no tick to compare with."""
+        return dict(self.processlists), None
+
+    def action_processlist(self) -> None:
+        self.push_screen(ProcesslistScreen(self.processlist_source, want=self.want_processlist,
+                                           clock=self.clock))
 
     def action_detail(self, group: str) -> None:
         """``group`` in full for both nodes, as of the tick shown."""

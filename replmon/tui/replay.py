@@ -38,6 +38,7 @@ from replmon.session.cursor import ReplayCursor, Step
 from replmon.session.replay import Recording
 from replmon.tui.app import ReplmonApp, TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
+from replmon.tui.processlist import Snapshot, Snapshots
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
 
@@ -100,6 +101,7 @@ class ReplayApp(ReplmonApp):
         Binding("f", "focus_findings", "Findings", show=False),
         Binding("d", "drift", "Drift"),
         Binding("G", "graphs", "Graphs", key_display="G"),
+        Binding("w", "processlist", "Who"),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
 
@@ -295,6 +297,34 @@ class ReplayApp(ReplmonApp):
 
     def action_graphs(self) -> None:
         self.push_screen(GraphScreen(self.graph_source, live=False, move=self.action_finding))
+
+    PROCESSLIST_BACK = 600
+    """Ticks before the one shown searched for a stored processlist."""
+    PROCESSLIST_AHEAD = 5
+    """Ticks after it: a live session captures the lists in the tick after a finding
+    opens, and n / N stop on the opening tick."""
+
+    def processlist_source(self) -> tuple[Snapshots, float | None]:
+        """Each node's stored processlist nearest the tick shown (the first after it within
+        PROCESSLIST_AHEAD ticks, else the last before it), and that tick's wall time."""
+        rec, n = self.recording, len(self.recording)
+        out: Snapshots = {"primary": None, "replica": None}
+        if n == 0:
+            return out, None
+        pos = max(self.pos, 0)
+        order = [*range(pos, min(n, pos + self.PROCESSLIST_AHEAD + 1)),
+                 *range(pos - 1, max(-1, pos - self.PROCESSLIST_BACK - 1), -1)]
+        for i in order:
+            try:
+                tick = rec.tick_at(i)
+            except SessionError:
+                continue
+            for node in tick.nodes:
+                if out[node.role] is None:
+                    out[node.role] = Snapshot.of(node, tick.wall)
+            if all(out.values()):
+                break
+        return out, rec.tick_at(pos).wall
 
     def action_jump(self) -> None:
         def done(text: str | None) -> None:

@@ -28,6 +28,9 @@ HELP = """\
   enter    on a group (tab to it): that group in full for both nodes; escape back
   g        graphs (G in a replay): both nodes overlaid per metric, clock time axis;
            in a replay a cursor at the tick shown, findings' onsets marked, n/N move
+  w        who is doing it: the longest-running statements on both nodes (MySQL
+           processlist, read every 3 s while open; in a replay the lists stored near
+           the tick shown: a recording keeps them from the tick after a finding opens)
   ?        this help               escape close this window
 
 [b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;

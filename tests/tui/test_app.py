@@ -232,3 +232,44 @@ async def test_g_opens_the_graphs_with_both_nodes_and_a_clock_axis() -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, GraphScreen)
+
+
+async def test_w_shows_both_nodes_statements_and_asks_for_them_only_while_open() -> None:
+    from rich.console import Console
+    from tickdata import with_processlists
+
+    from replmon.tui.processlist import ProcesslistScreen, node_table
+
+    asked: list[float] = []
+    feed = ManualFeed()
+    app = ReplmonApp(feed, build_engine(entry_points=False), clock=lambda: TICKS[3].wall,
+                     want_processlist=asked.append)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for t in TICKS[:3]:
+            await push(pilot, feed, app, t)
+        assert asked == []  # nothing read while the view is closed
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, ProcesslistScreen) and asked[-1] > 0
+        console = Console(width=78, record=True)
+        console.print(app.screen.body())
+        assert "no processlist yet" in console.export_text()  # asked, not read yet
+        await push(pilot, feed, app, with_processlists(TICKS[3]))
+        snap = app.processlists["replica"]
+        console.print(node_table("replica", snap, ref=None, now=TICKS[3].wall, asked=True,
+                                 width=78))
+        text = console.export_text()
+        assert "lab-replica" in text and "3 active threads" in text and "read 0 s ago" in text
+        lines = text.splitlines()
+        at = next(i for i, line in enumerate(lines) if "backup" in line)
+        assert "40 s" in lines[at] and "Waiting for global read lock" in lines[at]
+        assert lines[at + 1].strip() == "FLUSH TABLES WITH READ LOCK"  # the statement under it
+        assert "Waiting for table metadata lock" in text and "ALTER TABLE lab.t" in text
+        wide = Console(width=160, record=True)
+        wide.print(node_table("replica", snap, ref=None, now=TICKS[3].wall, asked=True,
+                              width=160))
+        row = next(line for line in wide.export_text().splitlines() if "backup" in line)
+        assert "127.0.0.1:40112" in row and "FLUSH TABLES WITH READ LOCK" in row  # one line
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, ProcesslistScreen) and asked[-1] == 0

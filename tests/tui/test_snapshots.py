@@ -45,3 +45,37 @@ def test_replica_mysql_unreachable(snap_compare: Callable[..., bool],
                                    size: tuple[int, int]) -> None:
     ticks = TICKS[:3] + [with_replica_mysql_down(t, TICKS[3].wall) for t in TICKS[3:]]
     assert snap_compare(app_for(ticks), terminal_size=size, run_before=until_fed)
+
+
+def then(*keys: str, focus: str | None = None) -> Callable[[Pilot[None]], object]:
+    """run_before: feed the ticks, focus ``focus`` (a group of the overview), press keys."""
+
+    async def run(pilot: Pilot[None]) -> None:
+        await until_fed(pilot)
+        if focus is not None:
+            pilot.app.query_one(focus).focus()
+        for key in keys:
+            await pilot.press(key)
+        for _ in range(5):
+            await pilot.pause()
+
+    return run
+
+
+VIEWS = {
+    "graphs": then("g"),
+    "drilldown_mysql": then("enter", focus="#replica-mysql"),
+    "drift": then("d"),
+    "processlist": then("w"),
+}
+
+
+@pytest.mark.parametrize("view", sorted(VIEWS))
+@pytest.mark.parametrize("size", [(160, 50), (80, 24)])
+def test_views(snap_compare: Callable[..., bool], view: str, size: tuple[int, int]) -> None:
+    """Each view of the on-call screen from the lab's ticks (the processlist from the
+    rows the lab's MariaDB printed, tickdata.with_processlists)."""
+    from tickdata import with_processlists
+
+    ticks = TICKS[:-1] + [with_processlists(TICKS[-1])] if view == "processlist" else TICKS
+    assert snap_compare(app_for(ticks), terminal_size=size, run_before=VIEWS[view])
