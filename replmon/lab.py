@@ -25,7 +25,9 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -117,6 +119,28 @@ class LabNode:
         scenarios that must hold a session open (a lock, a slow statement)."""
         return pymysql.connect(unix_socket=self.mysql_socket, user="root", autocommit=True,
                                connect_timeout=5, ssl_disabled=True, **kw)
+
+    @contextlib.contextmanager
+    def running(self, query: str) -> Iterator[int]:
+        """``query`` running as root in a thread of its own for the block (a long
+        statement for the processlist); yields its connection id and KILLs it after."""
+        conn = self.root_connection()
+        ident = int(conn.thread_id())  # type: ignore[no-untyped-call]
+
+        def run() -> None:
+            with contextlib.suppress(pymysql.err.MySQLError), conn.cursor() as cur:
+                cur.execute(query)
+                cur.fetchall()
+
+        thread = threading.Thread(target=run, daemon=True, name="lab-running")
+        thread.start()
+        try:
+            time.sleep(0.3)  # on the server by now
+            yield ident
+        finally:
+            self.sql(f"KILL {ident}")
+            thread.join(5)
+            conn.close()
 
     def sql(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
         """Run one statement as root over the unix socket (autocommit)."""

@@ -343,45 +343,13 @@ async def test_not_a_mysql_server_is_an_error_status(lab: Lab) -> None:
     assert s.status.error
 
 
-class RunningStatement:
-    """``sql`` running on ``node`` (as root, in a thread) until the block ends; the
-    block then KILLs it."""
-
-    def __init__(self, node: object, sql: str) -> None:
-        import threading
-
-        self.node, self.sql = node, sql
-        self.conn = pymysql.connect(unix_socket=node.mysql_socket, user="root",  # type: ignore[attr-defined]
-                                    autocommit=True, ssl_disabled=True)
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        with self.conn.cursor() as cur:
-            try:
-                cur.execute(self.sql)
-                cur.fetchall()
-            except pymysql.err.MySQLError:
-                pass  # killed
-
-    def __enter__(self) -> int:
-        ident = self.conn.thread_id()
-        self.thread.start()
-        time.sleep(0.3)
-        return int(ident)
-
-    def __exit__(self, *exc: object) -> None:
-        self.node.sql(f"KILL {self.conn.thread_id()}")  # type: ignore[attr-defined]
-        self.thread.join(5)
-        self.conn.close()
-
-
 async def test_processlist_only_when_asked_scrubbed_of_passwords(lab: Lab) -> None:
     """A statement that runs on the replica shows in its processlist (user, time, cut and
     scrubbed statement) once asked, and only then: not read otherwise, read every
     processlist_every while wanted, once after capture_processlist."""
     secret = "pw-" + os.urandom(6).hex()
     sql = f"SELECT SLEEP(30) AS waiting, PASSWORD('{secret}') AS p /* {'x' * 150} */"
-    with RunningStatement(lab.replica, sql) as ident:
+    with lab.replica.running(sql) as ident:
         async with MysqlSource(lab.replica.mysql_endpoint(), processlist_every=0.5) as src:
             plain = await src.sample()
             assert plain.status.ok and plain.processlist is None  # no cost unless asked

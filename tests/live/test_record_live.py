@@ -53,3 +53,48 @@ async def test_lab_session_records_and_replays_exactly(lab: Lab, tmp_path: Path)
     assert [len(u.open) for u in rerun_checks(r)] == [len(u.open) for u in updates]
     text = render_text(report(r))
     assert "lab-primary" in text and version in text
+
+
+async def test_a_finding_opening_stores_both_processlists_and_the_replay_shows_them(
+        lab: Lab, tmp_path: Path) -> None:
+    """The replica's SQL thread stopped while a long statement runs on the primary: the
+    tick after mysql_replication opens holds both nodes' processlists (and only the
+    ticks after an opening do), and the replay's w view finds them from the opening."""
+    from replmon.commands import maybe_recorder
+    from replmon.pipeline import Pipeline
+    from replmon.tui.replay import ReplayApp
+
+    config = build_config(lab.settings(0.5))
+    path = tmp_path / "incident.rmrec"
+    lab.replica.sql("STOP SLAVE SQL_THREAD")
+    try:
+        with lab.primary.running("SELECT SLEEP(60) AS nightly_report") as ident:
+            async with build_collector(config) as collector, \
+                    maybe_recorder(config, str(path), collector) as readers:
+                await Pipeline(collector.ticks(16), build_engine(config.checks),
+                               readers).run()
+    finally:
+        lab.replica.sql("START SLAVE SQL_THREAD")
+        lab.wait_replica_caught_up()
+    r = open_recording(path)
+    assert r.problems == []
+    opened = [i for i in range(len(r)) if (u := r.update_at(i)) is not None and any(
+        f.check == "mysql_replication" for f in u.opened)]
+    assert opened, "the stopped SQL thread opened no finding"
+    k = opened[0]
+    with_lists = [i for i in range(len(r)) if r.tick_at(i).primary.mysql.processlist is not None]
+    assert k + 1 in with_lists and min(with_lists) == k + 1  # nothing read before it
+    assert len(with_lists) <= 3  # once per opening, not every tick
+    after = r.tick_at(k + 1)
+    primary = after.primary.mysql.processlist or []
+    assert any(p.id == ident and p.info and "SLEEP(60)" in p.info for p in primary)
+    assert after.replica.mysql.processlist is not None
+    assert any(p.command == "Slave_IO" for p in after.replica.mysql.processlist)
+
+    app = ReplayApp(r, lambda: build_engine(config.checks))
+    app.cursor.seek(k)  # where n stops: the tick the finding opened
+    snaps, ref = app.processlist_source()
+    assert ref == r.tick_at(k).wall
+    p = snaps["primary"]
+    assert p is not None and p.wall == after.wall and any(x.id == ident for x in p.rows)
+    assert snaps["replica"] is not None

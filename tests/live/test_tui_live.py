@@ -47,3 +47,37 @@ async def test_tui_on_the_lab_updates_and_shows_an_unreachable_replica(lab: Lab)
                 await pilot.press("p")
                 await pilot.press("q")
             assert app.return_code == 0
+
+
+async def test_w_on_the_lab_shows_a_running_statement_and_stops_reading_when_closed(
+        lab: Lab) -> None:
+    from rich.console import Console
+
+    from replmon.tui.processlist import ProcesslistScreen
+
+    config = build_config(lab.settings(0.3))
+    with lab.replica.running("SELECT SLEEP(60) AS held_by_a_reader") as ident:
+        async with build_collector(config) as collector:
+            app = ReplmonApp(live(collector), build_engine(entry_points=False),
+                             want_processlist=collector.want_processlist)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await wait_shown(app, 3)
+                assert app.processlists == {"primary": None, "replica": None}  # not asked
+                await pilot.press("w")
+                loop = asyncio.get_running_loop()
+                deadline = loop.time() + 10
+                while app.processlists["replica"] is None:
+                    assert loop.time() < deadline, "no processlist read within 10 s"
+                    await asyncio.sleep(0.1)
+                assert isinstance(app.screen, ProcesslistScreen)
+                console = Console(width=80, record=True)
+                console.print(app.screen.body())
+                text = console.export_text()
+                assert "SELECT SLEEP(60) AS held_by_a_reader" in text and "lab-replica" in text
+                assert ident in {r.id for r in app.processlists["replica"].rows}
+                await pilot.press("escape")
+                await pilot.pause()
+                last = app.processlists["replica"].wall
+                await wait_shown(app, app.ticks_shown + 12)  # 3.6 s: past processlist_every
+                assert app.processlists["replica"].wall == last  # no more reads
+                await pilot.press("q")
