@@ -448,23 +448,43 @@ class Recording:
                 names = {"primary": t.primary.name, "replica": t.replica.name}
         return names
 
-    def recorded_openings(self) -> list[int]:
-        """Indexes of the ticks at which the live engine opened a finding. Reads only the
-        recorded findings (no tick is validated, no rate derived): about 25 us a tick,
-        2 s for a day."""
-        out: list[int] = []
+    def _recorded_updates(self) -> Iterator[tuple[int, float, dict[str, Any]]]:
+        """(tick index, wall, raw update) of every tick whose recorded update opened a
+        finding. Reads only the recorded findings (no tick is validated, no rate
+        derived): about 25 us a tick, 2 s for a day."""
         for ci in range(len(self.chunks)):
             for fr, data in self._records(ci):
                 if fr.kind != KIND_TICK:
                     continue
                 extra = data.partition(b"\n")[2]
                 try:
-                    if extra and json.loads(extra).get("u", {}).get("opened"):
-                        out.append(fr.index)
+                    raw = json.loads(extra).get("u", {}) if extra else {}
                 except ValueError as e:
                     self._bad(ci, fr, e)
                     break
-        return out
+                if raw.get("opened"):
+                    yield fr.index, fr.wall, raw
+
+    def recorded_openings(self) -> list[int]:
+        """Indexes of the ticks at which the live engine opened a finding."""
+        return [i for i, _, _ in self._recorded_updates()]
+
+    def recorded_onsets(self) -> list[tuple[int, list[Finding]]]:
+        """(tick index, the findings the live engine opened there), in order."""
+        return [(i, decode_update(i, raw, wall).opened)
+                for i, wall, raw in self._recorded_updates()]
+
+    def overview(self, points: int = 400) -> Iterator[Entry]:
+        """About ``points`` ticks spread over the whole recording: the first intact tick of
+        every k-th chunk (rates from the chunk's key frame), decoding nothing else, so a
+        day's shape is read in well under a second. Damaged chunks are skipped."""
+        step = max(1, -(-len(self.chunks) // max(1, points)))
+        for ci in range(0, len(self.chunks), step):
+            entries = self.chunk_entries(ci)
+            first = next(entries, None)
+            entries.close()  # type: ignore[attr-defined]
+            if first is not None:
+                yield first
 
     def verify(self) -> list[str]:
         """Decode every frame (CRC, zlib, JSON, models); ``problems`` afterwards."""

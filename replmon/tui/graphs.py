@@ -131,8 +131,18 @@ def points(tick: Tick) -> Point:
     return tick.wall, vals
 
 
+DATE_IN = "%Y-%m-%d %H:%M:%S"
+"""How a point's time reaches plotext: the whole date, so a span across midnight (a
+24 h recording, a live view at 00:02) stays in order."""
+
+
 def clock(wall: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(wall))
+    return time.strftime(DATE_IN, time.localtime(wall))
+
+
+def axis_form(span_s: float) -> str:
+    """The time axis' labels: the clock for spans up to 6 h, day/month and minutes over."""
+    return "H:M:S" if span_s <= 6 * 3600 else "d/m H:M"
 
 
 def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float | None = None,
@@ -143,7 +153,8 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
     p = plt
     p.clear_data()  # type: ignore[attr-defined]
     p.clear_figure()  # type: ignore[attr-defined]
-    p.date_form("H:M:S")  # type: ignore[attr-defined]
+    span = history[-1][0] - history[0][0] if history else 0.0
+    p.date_form("Y-m-d H:M:S", axis_form(span))  # type: ignore[attr-defined]
     p.title(f"{chart.title} [{chart.unit}]")  # type: ignore[attr-defined]
     drawn = 0
     for label, role, key in chart.series:

@@ -126,6 +126,10 @@ class ReplayApp(ReplmonApp):
         """Tick indexes where the live engine opened a finding (for n / N)."""
         self._rerun_marks: list[int] | None = None
         """Tick indexes where today's checks open a finding (None until the re-run ends)."""
+        self._overview: dict[int, Point] | None = None
+        """The graphs' points spread over the whole recording (read at the first G)."""
+        self._onsets: list[Finding] = []
+        """Every finding the live engine opened in the recording (for the graphs)."""
 
     def compose(self) -> ComposeResult:
         for w in super().compose():
@@ -274,26 +278,34 @@ class ReplayApp(ReplmonApp):
         self._goto(target)
 
     GRAPH_SPAN = 300
-    """Ticks drawn on each side of the one shown in the replay's graph view."""
+    """Ticks drawn at full resolution on each side of the one shown in the graph view."""
+    OVERVIEW_POINTS = 400
+    """Ticks spread over the whole recording that give the graphs its shape (a chart is at
+    most a few hundred braille dots wide)."""
 
     def graph_source(self) -> tuple[list[Point], float | None, list[Finding]]:
-        """The ticks around the one shown (GRAPH_SPAN each side), the cursor at it, and
-        the findings that opened in that span (recorded)."""
+        """The whole recording (OVERVIEW_POINTS ticks spread over it) with every tick of the
+        GRAPH_SPAN on each side of the one shown, the cursor at it, and the onsets of the
+        findings the live engine opened anywhere in it."""
         rec, n = self.recording, len(self.recording)
         if n == 0:
             return [], None, []
+        if self._overview is None:  # once per replay: about 0.3 s for a day
+            self._overview = {e.index: points(e.tick) for e in rec.overview(self.OVERVIEW_POINTS)}
+            with contextlib.suppress(SessionError):  # the axis ends where the recording does
+                self._overview[n - 1] = points(rec.tick_at(n - 1))
+            self._onsets = [f for _, opened in rec.recorded_onsets() for f in opened]
         pos = max(self.pos, 0)
         lo, hi = max(0, pos - self.GRAPH_SPAN), min(n, pos + self.GRAPH_SPAN + 1)
-        history, onsets = [], []
+        near: dict[int, Point] = {}
         for i in range(lo, hi):
             try:
-                e = rec.entry(i)
+                near[i] = points(rec.entry(i).tick)
             except SessionError:
                 continue  # a damaged stretch: a gap in the lines
-            history.append(points(e.tick))
-            if e.update is not None:
-                onsets.extend(e.update.opened)
-        return history, rec.tick_at(pos).wall, onsets
+        merged = {**{i: p for i, p in self._overview.items() if not lo <= i < hi}, **near}
+        history = [merged[i] for i in sorted(merged)]
+        return history, rec.tick_at(pos).wall, list(self._onsets)
 
     def action_graphs(self) -> None:
         self.push_screen(GraphScreen(self.graph_source, live=False, move=self.action_finding))

@@ -4,12 +4,13 @@ nodes, a replay's cursor and the findings' onsets are drawn as vertical lines.""
 from __future__ import annotations
 
 import re
+import time
 
 import plotext
 from tickdata import lab_ticks
 
 from replmon.model.findings import Finding, Severity
-from replmon.tui.graphs import CHARTS, METRICS, clock, draw, points
+from replmon.tui.graphs import CHARTS, METRICS, axis_form, clock, draw, points
 
 TICKS = lab_ticks()
 
@@ -39,7 +40,22 @@ def test_draw_marks_the_cursor_and_onsets() -> None:
     draw(p, CHARTS[0], history, cursor=TICKS[5].wall, onsets=[f])
     out = built(160, 16)
     assert "P UPDATE stmts" in out and "R rows updated" in out
-    assert clock(TICKS[0].wall)[:5] in out  # the clock on the x axis
+    assert time.strftime("%H:%M", time.localtime(TICKS[0].wall)) in out  # the clock axis
+
+
+def test_a_day_long_axis_across_midnight_stays_in_order_with_dates() -> None:
+    """A 24 h replay crosses midnight: points are placed by date and time (the clock
+    alone would put 00:10 before 23:50), and the labels name the day."""
+    start = time.mktime((2026, 11, 24, 12, 0, 0, 0, 0, -1))
+    _, vals = points(TICKS[-1])
+    history = [(start + i * 600.0, {**vals, "primary/upd_stmt": float(i)}) for i in range(145)]
+    assert axis_form(300) == "H:M:S" and axis_form(history[-1][0] - history[0][0]) == "d/m H:M"
+    draw(plotext, CHARTS[0], history)
+    out = built(120, 16)
+    assert "24/11" in out and "25/11" in out
+    labels = re.findall(r"(\d\d)/11 (\d\d:\d\d)", out)
+    assert labels == sorted(labels)  # left to right in time
+    assert clock(start + 43200) == "2026-11-25 00:00:00"
 
 
 def test_a_chart_without_data_says_so() -> None:

@@ -188,3 +188,36 @@ async def test_graphs_in_a_replay_have_a_cursor_and_n_moves_it(recording: Path) 
         await settle(pilot)
         assert app.pos > before and screen.source()[1] > cursor
         assert any(f.check == "source_health" for f in screen.source()[2])  # its onset
+
+
+def test_replay_graphs_span_the_whole_recording_with_detail_around_the_cursor(
+        tmp_path: Path) -> None:
+    """600 ticks in chunks of 20: the graphs run from the first tick to the last (one
+    tick per sampled chunk), every tick near the cursor, and a finding's onset far from
+    the cursor is marked."""
+    from replmon.testing.synthetic import loop_ticks
+
+    ticks = list(loop_ticks(TICKS, 600, rates=True))
+    ticks = ticks[:40] + [with_replica_mysql_down(t, ticks[40].wall) for t in ticks[40:60]] \
+        + ticks[60:]
+    path = tmp_path / "long.rmrec"
+    eng = build_engine(entry_points=False)
+    with RecordingWriter(path, meta_for(interval=1.0), chunk_ticks=20) as w:
+        for t in ticks:
+            w.write(t, eng.feed(t))
+    app = make(path)
+    app.OVERVIEW_POINTS, app.GRAPH_SPAN = 10, 5
+    app.cursor.seek(400)
+    history, cursor, onsets = app.graph_source()
+    walls = [wall for wall, _ in history]
+    assert walls == sorted(walls) and len(set(walls)) == len(walls)
+    assert walls[0] == ticks[0].wall and walls[-1] == ticks[-1].wall  # the whole recording
+    assert cursor == ticks[400].wall
+    assert all(ticks[i].wall in walls for i in range(395, 406))  # every tick near it
+    assert 10 + 11 <= len(walls) <= 10 + 11 + 2  # and one per sampled chunk elsewhere
+    assert any(f.check == "source_health" and f.since_wall < ticks[100].wall
+               for f in onsets)  # an onset 300 ticks before the cursor
+    up = next(i for i, wall in enumerate(walls) if wall == ticks[400].wall)
+    assert history[up][1]["primary/upd_stmt"] is not None  # rates, not just samples
+    chunk3 = next(p for wall, p in history if wall == ticks[60].wall)  # a sampled chunk's
+    assert chunk3["primary/upd_stmt"] is not None  # first tick: rates from its key frame
