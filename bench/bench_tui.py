@@ -1,12 +1,20 @@
 """TUI benchmark on the lab (run by hand; figures go in the closing note).
 
-    .venv/bin/python bench/bench_tui.py [--seconds 600] [--size 160x50]
+    .venv/bin/python bench/bench_tui.py [--seconds 600] [--size 160x50] [--view graphs]
+    .venv/bin/python bench/bench_tui.py --open [--day-file /tmp/day.rmrec]
 
 Starts the lab and a write load in this process, then the real `replmon` TUI in a
 tmux session (a real terminal) pointed at the lab at 1 Hz with all sources, and
-samples the TUI process's CPU and RSS every 10 s. Targets: <= 10 % of one core,
-<= 120 MB RSS, no upward memory trend over 10 minutes (slope of RSS over the
-second half, MB per minute, should be ~0).
+samples the TUI process's CPU and RSS every 10 s (``--view graphs`` presses g first:
+the graph view open). Targets (#12): the overview <= 6 % of one core, the graph view
+<= 12 %, RSS <= 100 MB and flat after the first 5 minutes (slope of RSS over the
+second half, MB per minute, ~0).
+
+``--open`` times, in this process on a 160x50 virtual screen (Textual's pilot), how
+long each view takes to open after its key (graphs, a drill-down, drift, processlist;
+target <= 150 ms) with 300 real lab ticks behind it, and how long the graph view of
+a replay of a 24 h recording (86,400 ticks at 1 s, made once from the lab's ticks and
+kept in ``--day-file``) takes to open (target <= 1 s).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -48,7 +57,22 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=600)
     ap.add_argument("--size", default="160x50")
+    ap.add_argument("--view", choices=("overview", "graphs"), default="overview")
+    ap.add_argument("--open", action="store_true", help="time opening the views instead")
+    ap.add_argument("--day-file", default="/tmp/replmon-bench-day.rmrec")
     args = ap.parse_args()
+    if args.open:
+        import asyncio
+
+        from replmon.session.replay import open_recording
+
+        t0 = time.perf_counter()
+        day = day_recording(Path(args.day_file))
+        rec = open_recording(day)
+        print(f"24 h recording: {len(rec):,} ticks, {day.stat().st_size / 2**20:.0f} MB, "
+              f"opened in {(time.perf_counter() - t0) * 1000:.0f} ms (made once)")
+        asyncio.run(open_times(lab_ticks(300), rec))
+        return
     if shutil.which("tmux") is None:
         sys.exit("needs tmux (apt-get install tmux)")
     cols, rows = args.size.split("x")
@@ -63,6 +87,9 @@ def main() -> None:
                         f"{replmon} --config {cfg}"], check=True, env=env)
         try:
             time.sleep(3)
+            if args.view == "graphs":
+                subprocess.run(["tmux", "send-keys", "-t", session, "g"], check=True)
+                time.sleep(1)
             pane_pid = int(subprocess.run(
                 ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"],
                 capture_output=True, text=True, check=True).stdout.split()[0])
@@ -81,10 +108,98 @@ def main() -> None:
         finally:
             subprocess.run(["tmux", "kill-session", "-t", session], check=False)
     half = rss[len(rss) // 2:]
-    print(f"TUI at {args.size}, 1 Hz, {args.seconds} s: CPU {cpu:.1f} % of one core "
-          f"[target <= 10]; RSS start {rss[0][1]:.0f} MB, max {max(v for _, v in rss):.0f} MB "
-          f"[target <= 120]; RSS slope over the second half {slope_mb_per_min(half):+.2f} MB/min")
+    target = 12 if args.view == "graphs" else 6
+    print(f"TUI {args.view} at {args.size}, 1 Hz, {args.seconds} s: CPU {cpu:.1f} % of one "
+          f"core [target <= {target}]; RSS start {rss[0][1]:.0f} MB, max "
+          f"{max(v for _, v in rss):.0f} MB [target <= 100]; RSS slope over the second half "
+          f"{slope_mb_per_min(half):+.2f} MB/min")
     print("last screen:\n" + screen)
+
+
+DAY = 86_400
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
+
+
+def day_recording(path: Path) -> Path:
+    """A 24 h recording at 1 s from the lab's real ticks (made once, ~1 min)."""
+    from replmon.engine import build_engine
+    from replmon.session.format import meta_for
+    from replmon.session.recorder import RecordingWriter
+    from replmon.testing.synthetic import loop_ticks
+
+    if path.exists():
+        return path
+    real = real_ticks()
+    engine = build_engine(entry_points=False)
+    tmp = path.with_suffix(".part")
+    with RecordingWriter(tmp, meta_for(interval=1.0)) as w:
+        for t in loop_ticks(real, DAY, rates=True):
+            w.write(t, engine.feed(t))
+    tmp.rename(path)
+    return path
+
+
+def real_ticks() -> list[Any]:
+    """The lab's real ticks (tests/fixtures/ticks/lab_pair.jsonl)."""
+    from replmon.model.tick import Tick
+
+    return [Tick.model_validate_json(x) for x in FIXTURE.read_text().splitlines()]
+
+
+def lab_ticks(n: int) -> list[Any]:
+    """``n`` ticks looped from the lab's real ones, rates attached."""
+    from replmon.testing.synthetic import loop_ticks
+
+    return list(loop_ticks(real_ticks(), n, rates=True))
+
+
+async def open_times(ticks: list[Any], rec: Any) -> None:
+    from textual.screen import Screen
+
+    from replmon.engine import build_engine
+    from replmon.tui.app import ReplmonApp
+    from replmon.tui.feeds import from_list
+    from replmon.tui.graphs import GraphScreen
+    from replmon.tui.replay import ReplayApp
+
+    async def timed(pilot: Any, key: str, kind: type[Screen[Any]], focus: str | None = None
+                    ) -> float:
+        if focus:
+            pilot.app.query_one(focus).focus()
+            await pilot.pause()
+        t0 = time.perf_counter()
+        await pilot.press(key)
+        while not isinstance(pilot.app.screen, kind):
+            await pilot.pause()
+        await pilot.pause()  # its first frame
+        ms = (time.perf_counter() - t0) * 1000
+        await pilot.press("escape")
+        await pilot.pause()
+        return ms
+
+    from replmon.tui.processlist import ProcesslistScreen
+    from replmon.tui.screens import DetailScreen, DriftScreen
+
+    app = ReplmonApp(from_list(ticks), build_engine(entry_points=False))
+    async with app.run_test(size=(160, 50)) as pilot:
+        while not app.feed_ended:
+            await pilot.pause()
+        for name, key, kind, focus in (("graphs", "g", GraphScreen, None),
+                                       ("drill-down mysql", "enter", DetailScreen,
+                                        "#replica-mysql"),
+                                       ("drift", "d", DriftScreen, None),
+                                       ("processlist", "w", ProcesslistScreen, None)):
+            runs = sorted([await timed(pilot, key, kind, focus) for _ in range(5)])
+            print(f"open {name:18} median {runs[2]:6.1f} ms, max {runs[-1]:6.1f} ms "
+                  f"[target <= 150]")
+    replay = ReplayApp(rec, lambda: build_engine(entry_points=False), start_paused=True)
+    async with replay.run_test(size=(160, 50)) as pilot:
+        replay._goto(DAY // 2)
+        await pilot.pause()
+        ms = await timed(pilot, "G", GraphScreen)
+        again = await timed(pilot, "G", GraphScreen)
+        print(f"24 h replay, graphs open: first {ms:.0f} ms [target <= 1000], again "
+              f"{again:.0f} ms")
 
 
 if __name__ == "__main__":
