@@ -159,7 +159,7 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
     from replmon.engine import build_engine
     from replmon.tui.app import ReplmonApp
     from replmon.tui.feeds import from_list
-    from replmon.tui.graphs import GraphScreen
+    from replmon.tui.graphs import ChartPlot, GraphScreen
     from replmon.tui.replay import ReplayApp
 
     async def timed(pilot: Any, key: str, kind: type[Screen[Any]], focus: str | None = None
@@ -173,9 +173,17 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
             await pilot.pause()
         await pilot.pause()  # its first frame
         ms = (time.perf_counter() - t0) * 1000
+        if kind is GraphScreen:  # and the charts in view drawn (one after the other)
+            charts = list(pilot.app.screen.query(ChartPlot))
+            seen = [c for c in charts if c.region.height and c.region.y < pilot.app.size.height]
+            while not all(c.shown and c._built is not None for c in seen):
+                await pilot.pause()
+            drawn.append((time.perf_counter() - t0) * 1000)
         await pilot.press("escape")
         await pilot.pause()
         return ms
+
+    drawn: list[float] = []
 
     from replmon.tui.processlist import ProcesslistScreen
     from replmon.tui.screens import DetailScreen, DriftScreen
@@ -189,17 +197,20 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
                                         "#replica-mysql"),
                                        ("drift", "d", DriftScreen, None),
                                        ("processlist", "w", ProcesslistScreen, None)):
+            drawn.clear()
             runs = sorted([await timed(pilot, key, kind, focus) for _ in range(5)])
             print(f"open {name:18} median {runs[2]:6.1f} ms, max {runs[-1]:6.1f} ms "
-                  f"[target <= 150]")
+                  f"[target <= 150]" + (f"; the charts in view drawn: median "
+                                        f"{sorted(drawn)[2]:.0f} ms" if drawn else ""))
     replay = ReplayApp(rec, lambda: build_engine(entry_points=False), start_paused=True)
     async with replay.run_test(size=(160, 50)) as pilot:
         replay._goto(DAY // 2)
         await pilot.pause()
+        drawn.clear()
         ms = await timed(pilot, "G", GraphScreen)
         again = await timed(pilot, "G", GraphScreen)
-        print(f"24 h replay, graphs open: first {ms:.0f} ms [target <= 1000], again "
-              f"{again:.0f} ms")
+        print(f"24 h replay, graphs open: first {ms:.0f} ms, charts in view drawn "
+              f"{drawn[0]:.0f} ms [target <= 1000]; again {again:.0f} / {drawn[1]:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from textual.app import ComposeResult
+from rich.text import Text
+from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
@@ -131,63 +133,99 @@ def points(tick: Tick) -> Point:
     return tick.wall, vals
 
 
-DATE_IN = "%Y-%m-%d %H:%M:%S"
-"""How a point's time reaches plotext: the whole date, so a span across midnight (a
-24 h recording, a live view at 00:02) stays in order."""
+TICKS_X = 5
+"""Labels on the time axis."""
+MARKER = "hd"
+"""plotext's 2x2 dots per character: a third of braille's (2x4) build time for a
+160-column chart (27 vs 78 ms per chart of three lines), which keeps opening the view
+near 150 ms; 28 rows of resolution in a 14-row chart is enough to see a trend."""
 
 
-def clock(wall: float) -> str:
-    return time.strftime(DATE_IN, time.localtime(wall))
-
-
-def axis_form(span_s: float) -> str:
-    """The time axis' labels: the clock for spans up to 6 h, day/month and minutes over."""
-    return "H:M:S" if span_s <= 6 * 3600 else "d/m H:M"
+def clock(wall: float, span_s: float = 0.0) -> str:
+    """A time axis label: the clock for spans up to 6 h, day/month and minutes over (a
+    day's replay crosses midnight, and the day says which side of it)."""
+    return time.strftime("%H:%M:%S" if span_s <= 6 * 3600 else "%d/%m %H:%M",
+                         time.localtime(wall))
 
 
 def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float | None = None,
          onsets: Sequence[Finding] = ()) -> None:
     """Draw ``chart`` from ``history`` on a plotext ``plt`` (cleared first): a line per
     series that has values, the time axis as clock times, the cursor (a replay's tick)
-    and the findings' onsets as vertical lines."""
+    and the findings' onsets as vertical lines. x is the epoch time itself (plotext
+    parsing a date string per point cost more than the drawing) with TICKS_X labels."""
     p = plt
     p.clear_data()  # type: ignore[attr-defined]
     p.clear_figure()  # type: ignore[attr-defined]
-    span = history[-1][0] - history[0][0] if history else 0.0
-    p.date_form("Y-m-d H:M:S", axis_form(span))  # type: ignore[attr-defined]
     p.title(f"{chart.title} [{chart.unit}]")  # type: ignore[attr-defined]
     drawn = 0
     for label, role, key in chart.series:
+        name = f"{role}/{key}"
         xs, ys = [], []
         for wall, vals in history:
-            v = vals.get(f"{role}/{key}")
+            v = vals.get(name)
             if v is not None:
-                xs.append(clock(wall))
+                xs.append(wall)
                 ys.append(v)
         if len(xs) >= 2:
-            p.plot(xs, ys, label=label, marker="braille")  # type: ignore[attr-defined]
+            p.plot(xs, ys, label=label, marker=MARKER)  # type: ignore[attr-defined]
             drawn += 1
     if not drawn:
         p.title(f"{chart.title} [{chart.unit}]: no data on either node")  # type: ignore[attr-defined]
         return
-    if history:
-        first, last = history[0][0], history[-1][0]
-        for f in onsets:
-            if first <= f.since_wall <= last:
-                p.vline(clock(f.since_wall), "red" if f.severity >= 2 else "orange")  # type: ignore[attr-defined]
-        if cursor is not None and first <= cursor <= last:
-            p.vline(clock(cursor), "white")  # type: ignore[attr-defined]
+    first, last = history[0][0], history[-1][0]
+    span = last - first
+    at = [first + span * k / (TICKS_X - 1) for k in range(TICKS_X)]
+    p.xticks(at, [clock(x, span) for x in at])  # type: ignore[attr-defined]
+    for f in onsets:
+        if first <= f.since_wall <= last:
+            p.vline(f.since_wall, "red" if f.severity >= 2 else "orange")  # type: ignore[attr-defined]
+    if cursor is not None and first <= cursor <= last:
+        p.vline(cursor, "white")  # type: ignore[attr-defined]
 
 
 # --- the screen ---------------------------------------------------------------------
+
+
+class ChartPlot(PlotextPlot):
+    """A PlotextPlot that builds its picture once per (data drawn, size, theme): Textual
+    renders a widget again on every layout pass (opening the screen makes two), and a
+    plotext build of a 160-column chart costs ~70 ms."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.version = 0
+        """Bumped by whoever draws new data on ``plt``."""
+        self._built: tuple[tuple[object, ...], RenderResult] | None = None
+        self.shown = False
+        """False until the screen lets this chart draw (a placeholder until then)."""
+        self.title = ""
+        """What the placeholder names."""
+
+    def render(self) -> RenderResult:
+        if not self.shown:
+            return Text(f"  {self.title or 'chart'}: drawing...", style="dim")
+        key = (self.version, self.size, self.app.theme)
+        if self._built is None or self._built[0] != key:
+            self._built = (key, super().render())
+        return self._built[1]
+
 
 GraphSource = Callable[[], tuple[Sequence[Point], float | None, Sequence[Finding]]]
 """What the screen draws: (history, cursor wall or None, findings whose onsets to mark)."""
 
 
+LIVE_REDRAW_S = 5.0
+"""Seconds between two redraws of the live graph view: a chart costs ~60 ms to build and
+render at 160 columns, so redrawing the four in view every second would take ~25 % of a
+core; every 5 s it is ~5 %, and a 5-minute chart moves by under 2 % of its width."""
+
+
 class GraphScreen(ModalScreen[None]):
-    """Every chart of CHARTS, scrolled; live it redraws once a second, in a replay n/N
-    move the cursor to the next/previous finding."""
+    """Every chart of CHARTS, scrolled; live it redraws every LIVE_REDRAW_S, in a replay
+    n/N move the cursor to the next/previous finding. It opens with the charts' frames and
+    draws them one after the other (the first within a frame or two), so the screen is
+    up at once even though each chart takes ~60 ms."""
 
     BINDINGS = [Binding("escape,q,g", "dismiss", "Back"),
                 Binding("n", "finding(1)", "Next finding"),
@@ -203,18 +241,30 @@ class GraphScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="graphs"):
             for i, _ in enumerate(CHARTS):
-                yield PlotextPlot(id=f"chart-{i}", classes="chart")
+                yield ChartPlot(id=f"chart-{i}", classes="chart")
 
     def on_mount(self) -> None:
+        for i, chart in enumerate(CHARTS):
+            self.query_one(f"#chart-{i}", ChartPlot).title = chart.title
         self.redraw()
+        self.call_after_refresh(self._show_next, 0)
         if self.live:
-            self.set_interval(1.0, self.redraw)
+            self.set_interval(LIVE_REDRAW_S, self.redraw)
+
+    def _show_next(self, i: int) -> None:
+        """Let chart ``i`` draw, then the next one after the screen refreshed."""
+        if i < len(CHARTS):
+            plot = self.query_one(f"#chart-{i}", ChartPlot)
+            plot.shown = True
+            plot.refresh()
+            self.call_after_refresh(self._show_next, i + 1)
 
     def redraw(self) -> None:
         history, cursor, onsets = self.source()
         for i, chart in enumerate(CHARTS):
-            plot = self.query_one(f"#chart-{i}", PlotextPlot)
+            plot = self.query_one(f"#chart-{i}", ChartPlot)
             draw(plot.plt, chart, history, cursor=cursor, onsets=onsets)
+            plot.version += 1
             plot.refresh()
         self.drawn += 1
 

@@ -129,7 +129,8 @@ class ReplayApp(ReplmonApp):
         self._overview: dict[int, Point] | None = None
         """The graphs' points spread over the whole recording (read at the first G)."""
         self._onsets: list[Finding] = []
-        """Every finding the live engine opened in the recording (for the graphs)."""
+        """Every finding the live engine opened in the recording (for the graphs; read with
+        the marks, in the background, when the replay opens)."""
 
     def compose(self) -> ComposeResult:
         for w in super().compose():
@@ -149,8 +150,9 @@ class ReplayApp(ReplmonApp):
         from replmon.session.replay import open_recording
 
         with open_recording(self.recording.path) as rec:  # its own reader: thread-safe
-            recorded = rec.recorded_openings()
-        self.call_from_thread(setattr, self, "_recorded_marks", recorded)
+            onsets = rec.recorded_onsets()
+        self.call_from_thread(setattr, self, "_onsets", [f for _, fs in onsets for f in fs])
+        self.call_from_thread(setattr, self, "_recorded_marks", [i for i, _ in onsets])
         if self._rerun is None:
             return
         worker = get_current_worker()
@@ -286,7 +288,8 @@ class ReplayApp(ReplmonApp):
     def graph_source(self) -> tuple[list[Point], float | None, list[Finding]]:
         """The whole recording (OVERVIEW_POINTS ticks spread over it) with every tick of the
         GRAPH_SPAN on each side of the one shown, the cursor at it, and the onsets of the
-        findings the live engine opened anywhere in it."""
+        findings the live engine opened anywhere in it (once the background read of the
+        recorded findings is done: ~2 s for a day)."""
         rec, n = self.recording, len(self.recording)
         if n == 0:
             return [], None, []
@@ -294,7 +297,6 @@ class ReplayApp(ReplmonApp):
             self._overview = {e.index: points(e.tick) for e in rec.overview(self.OVERVIEW_POINTS)}
             with contextlib.suppress(SessionError):  # the axis ends where the recording does
                 self._overview[n - 1] = points(rec.tick_at(n - 1))
-            self._onsets = [f for _, opened in rec.recorded_onsets() for f in opened]
         pos = max(self.pos, 0)
         lo, hi = max(0, pos - self.GRAPH_SPAN), min(n, pos + self.GRAPH_SPAN + 1)
         near: dict[int, Point] = {}

@@ -190,7 +190,7 @@ async def test_graphs_in_a_replay_have_a_cursor_and_n_moves_it(recording: Path) 
         assert any(f.check == "source_health" for f in screen.source()[2])  # its onset
 
 
-def test_replay_graphs_span_the_whole_recording_with_detail_around_the_cursor(
+async def test_replay_graphs_span_the_whole_recording_with_detail_around_the_cursor(
         tmp_path: Path) -> None:
     """600 ticks in chunks of 20: the graphs run from the first tick to the last (one
     tick per sampled chunk), every tick near the cursor, and a finding's onset far from
@@ -207,8 +207,10 @@ def test_replay_graphs_span_the_whole_recording_with_detail_around_the_cursor(
             w.write(t, eng.feed(t))
     app = make(path)
     app.OVERVIEW_POINTS, app.GRAPH_SPAN = 10, 5
-    app.cursor.seek(400)
-    history, cursor, onsets = app.graph_source()
+    async with app.run_test(size=(100, 30)):
+        await app.workers.wait_for_complete([app.marks_worker])  # the recorded findings
+        app.cursor.seek(400)
+        history, cursor, onsets = app.graph_source()
     walls = [wall for wall, _ in history]
     assert walls == sorted(walls) and len(set(walls)) == len(walls)
     assert walls[0] == ticks[0].wall and walls[-1] == ticks[-1].wall  # the whole recording

@@ -58,6 +58,12 @@ def then(*keys: str, focus: str | None = None) -> Callable[[Pilot[None]], object
             await pilot.press(key)
         for _ in range(5):
             await pilot.pause()
+        from replmon.tui.graphs import ChartPlot
+
+        for _ in range(100):  # the graph view draws its charts one after the other
+            if all(c.shown for c in pilot.app.screen.query(ChartPlot)):
+                break
+            await pilot.pause()
 
     return run
 
