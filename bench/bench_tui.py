@@ -192,6 +192,13 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
     async with app.run_test(size=(160, 50)) as pilot:
         while not app.feed_ended:
             await pilot.pause()
+        noop = []
+        for _ in range(5):  # what the pilot itself costs: a key that opens nothing
+            t0 = time.perf_counter()
+            await pilot.press("f")
+            noop.append((time.perf_counter() - t0) * 1000)
+        print(f"the pilot's own cost of a key press (f, nothing opens): median "
+              f"{sorted(noop)[2]:.0f} ms, included in every figure below")
         for name, key, kind, focus in (("graphs", "g", GraphScreen, None),
                                        ("drill-down mysql", "enter", DetailScreen,
                                         "#replica-mysql"),

@@ -19,7 +19,8 @@ from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import Screen
+from textual.widgets import Footer
 from textual_plotext import PlotextPlot
 
 from replmon.model.findings import Finding
@@ -221,7 +222,7 @@ render at 160 columns, so redrawing the four in view every second would take ~25
 core; every 5 s it is ~5 %, and a 5-minute chart moves by under 2 % of its width."""
 
 
-class GraphScreen(ModalScreen[None]):
+class GraphScreen(Screen[None]):
     """Every chart of CHARTS, scrolled; live it redraws every LIVE_REDRAW_S, in a replay
     n/N move the cursor to the next/previous finding. It opens with the charts' frames and
     draws them one after the other (the first within a frame or two), so the screen is
@@ -242,6 +243,7 @@ class GraphScreen(ModalScreen[None]):
         with VerticalScroll(id="graphs"):
             for i, _ in enumerate(CHARTS):
                 yield ChartPlot(id=f"chart-{i}", classes="chart")
+        yield Footer()  # a full screen of its own: its keys at the bottom
 
     def on_mount(self) -> None:
         for i, chart in enumerate(CHARTS):

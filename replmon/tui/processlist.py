@@ -19,8 +19,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.screen import Screen
+from textual.widgets import Footer, Static
 
 from replmon.model.mysql import ProcessRow
 from replmon.model.tick import NodeTick, Role
@@ -118,7 +118,7 @@ def _secs(s: float) -> Text:
     return Text(text, style="bold red" if s >= 60 else "bold" if s >= 5 else "")
 
 
-class ProcesslistScreen(ModalScreen[None]):
+class ProcesslistScreen(Screen[None]):
     """Both nodes' running statements, primary above replica (the 80-column layout)."""
 
     BINDINGS = [Binding("escape,q,w", "dismiss", "Back")]
@@ -133,6 +133,7 @@ class ProcesslistScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="processlist"):
             yield Static(id="processlist-body")
+        yield Footer()  # a full screen of its own: its keys at the bottom
 
     def on_mount(self) -> None:
         self.redraw()

@@ -10,8 +10,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Static
 
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
@@ -188,7 +188,7 @@ class DriftScreen(ModalScreen[None]):
         self.dismiss(result)
 
 
-class DetailScreen(ModalScreen[None]):
+class DetailScreen(Screen[None]):
     """One group in full for both nodes side by side (enter on a group of the overview);
     tab moves to the next group, escape goes back."""
 
@@ -205,6 +205,7 @@ class DetailScreen(ModalScreen[None]):
 
         with VerticalScroll(id="detail"):
             yield Static(side_by_side(self.tick, self.group), id="detail-body")
+        yield Footer()  # a full screen of its own: its keys at the bottom
 
     def action_next_group(self, step: int) -> None:
         from replmon.tui.detail import GROUPS, side_by_side
