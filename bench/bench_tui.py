@@ -211,13 +211,18 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
                                         f"{sorted(drawn)[2]:.0f} ms" if drawn else ""))
     replay = ReplayApp(rec, lambda: build_engine(entry_points=False), start_paused=True)
     async with replay.run_test(size=(160, 50)) as pilot:
+        t0 = time.perf_counter()
         replay._goto(DAY // 2)
         await pilot.pause()
         drawn.clear()
         ms = await timed(pilot, "G", GraphScreen)
+        while replay._overview is None:
+            await pilot.pause()
+        ready = time.perf_counter() - t0
         again = await timed(pilot, "G", GraphScreen)
-        print(f"24 h replay, graphs open: first {ms:.0f} ms, charts in view drawn "
-              f"{drawn[0]:.0f} ms [target <= 1000]; again {again:.0f} / {drawn[1]:.0f} ms")
+        print(f"24 h replay: graphs open at once {ms:.0f} ms (the 10 minutes around the "
+              f"cursor); the whole day's points read in the background {ready:.1f} s after "
+              f"the replay opened; graphs open with them {again:.0f} ms [target <= 1000]")
 
 
 if __name__ == "__main__":

@@ -127,7 +127,8 @@ class ReplayApp(ReplmonApp):
         self._rerun_marks: list[int] | None = None
         """Tick indexes where today's checks open a finding (None until the re-run ends)."""
         self._overview: dict[int, Point] | None = None
-        """The graphs' points spread over the whole recording (read at the first G)."""
+        """The graphs' points spread over the whole recording (read in the background when
+        the replay opens; until then the graphs show the ticks around the cursor)."""
         self._onsets: list[Finding] = []
         """Every finding the live engine opened in the recording (for the graphs; read with
         the marks, in the background, when the replay opens)."""
@@ -146,10 +147,16 @@ class ReplayApp(ReplmonApp):
         """Finds where findings open (n / N); done when it is done."""
 
     def _find_marks(self) -> None:
-        """Thread: where findings open, recorded (seconds) then re-run (longer)."""
+        """Thread: the graphs' points over the whole recording (~1 s for a day), where
+        findings open, recorded (seconds) then re-run (longer)."""
         from replmon.session.replay import open_recording
 
         with open_recording(self.recording.path) as rec:  # its own reader: thread-safe
+            overview = {e.index: points(e.tick) for e in rec.overview(self.OVERVIEW_POINTS)}
+            if len(rec):
+                with contextlib.suppress(SessionError):  # the axis ends where the recording does
+                    overview[len(rec) - 1] = points(rec.tick_at(len(rec) - 1))
+            self.call_from_thread(self._overview_read, overview)
             onsets = rec.recorded_onsets()
         self.call_from_thread(setattr, self, "_onsets", [f for _, fs in onsets for f in fs])
         self.call_from_thread(setattr, self, "_recorded_marks", [i for i, _ in onsets])
@@ -288,15 +295,11 @@ class ReplayApp(ReplmonApp):
     def graph_source(self) -> tuple[list[Point], float | None, list[Finding]]:
         """The whole recording (OVERVIEW_POINTS ticks spread over it) with every tick of the
         GRAPH_SPAN on each side of the one shown, the cursor at it, and the onsets of the
-        findings the live engine opened anywhere in it (once the background read of the
-        recorded findings is done: ~2 s for a day)."""
+        findings the live engine opened anywhere in it (the overview and the onsets once
+        the background reads are done: ~1 and ~2 s for a day)."""
         rec, n = self.recording, len(self.recording)
         if n == 0:
             return [], None, []
-        if self._overview is None:  # once per replay: about 0.3 s for a day
-            self._overview = {e.index: points(e.tick) for e in rec.overview(self.OVERVIEW_POINTS)}
-            with contextlib.suppress(SessionError):  # the axis ends where the recording does
-                self._overview[n - 1] = points(rec.tick_at(n - 1))
         pos = max(self.pos, 0)
         lo, hi = max(0, pos - self.GRAPH_SPAN), min(n, pos + self.GRAPH_SPAN + 1)
         near: dict[int, Point] = {}
@@ -305,9 +308,17 @@ class ReplayApp(ReplmonApp):
                 near[i] = points(rec.entry(i).tick)
             except SessionError:
                 continue  # a damaged stretch: a gap in the lines
-        merged = {**{i: p for i, p in self._overview.items() if not lo <= i < hi}, **near}
+        far = self._overview or {}  # read in the background when the replay opened
+        merged = {**{i: p for i, p in far.items() if not lo <= i < hi}, **near}
         history = [merged[i] for i in sorted(merged)]
         return history, rec.tick_at(pos).wall, list(self._onsets)
+
+    def _overview_read(self, overview: dict[int, Point]) -> None:
+        """The background read of the whole recording's points is done: an open graph
+        view redraws with them."""
+        self._overview = overview
+        if isinstance(self.screen, GraphScreen):
+            self.screen.redraw()
 
     def action_graphs(self) -> None:
         self.push_screen(GraphScreen(self.graph_source, live=False, move=self.action_finding))
