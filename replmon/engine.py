@@ -51,6 +51,9 @@ Seen = tuple[str, Observation]
 """(check id, observation): what one check saw in one tick."""
 
 
+TRIM_EVERY = 32
+"""Ticks the window may hold beyond what the longest check needs before it is trimmed."""
+
 FLAP_OPENS = 3
 """Opens of the same finding within FLAP_WINDOW_S that make it flapping."""
 FLAP_WINDOW_S = 600.0
@@ -133,8 +136,10 @@ class Engine:
         self._opens: dict[tuple[str, str, str], deque[float]] = {}
         """Wall times a finding opened, per ident, within FLAP_WINDOW_S (flap detection)."""
         self._ticks: list[Tick] = []
-        """The window, oldest first: at least the last ``window`` ticks, at most twice that
-        (trimmed in one go when it doubles, cheaper than a deque copied to a list each tick)."""
+        """The window, oldest first: at least the last ``window`` ticks, at most TRIM_EVERY
+        more (trimmed in one go, cheaper than a deque copied to a list each tick; not
+        waiting for it to double keeps a live session's memory flat once the window is
+        full: 300 s of ticks hold ~13 MB)."""
         self._limits = {c.id: th for c, th in self.checks}
         self._tracks: dict[tuple[str, str, str], _Track] = {}
         self._cache = SeriesCache()
@@ -185,7 +190,7 @@ class Engine:
             self._spans = self._spans_at(tick.interval)
             self.window = self.window_ticks(tick.interval)
         ticks.append(tick)
-        if len(ticks) > 2 * self.window:
+        if len(ticks) > self.window + TRIM_EVERY:
             del ticks[:-self.window]
         seen: list[Seen] = []
         for f in self.failures:
