@@ -231,12 +231,12 @@ class ReplmonApp(App[None]):
         self.post_message(TickReceived(tick, findings))
 
     def remember(self, tick: Tick) -> None:
-        """Every tick's sparkline points (also for ticks whose message gets folded)."""
+        """Every tick's sparkline and graph points and processlists (also for ticks whose
+        message gets folded)."""
         self.graph_history.append(points(tick))
         for node in tick.nodes:
             if (snap := Snapshot.of(node, tick.wall)) is not None:
                 self.processlists[node.role] = snap
-        for node in tick.nodes:
             h = self.history[node.role]
             h["qps"].append(node.rates.mysql.qps or 0.0)
             h["ops"].append(node.rates.redis.ops_per_s or 0.0)
