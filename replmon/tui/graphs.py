@@ -150,15 +150,17 @@ def clock(wall: float, span_s: float = 0.0) -> str:
 
 
 def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float | None = None,
-         onsets: Sequence[Finding] = ()) -> None:
+         onsets: Sequence[Finding] = ()) -> str:
     """Draw ``chart`` from ``history`` on a plotext ``plt`` (cleared first): a line per
     series that has values, the time axis as clock times, the cursor (a replay's tick)
-    and the findings' onsets as vertical lines. x is the epoch time itself (plotext
-    parsing a date string per point cost more than the drawing) with TICKS_X labels."""
+    and the findings' onsets as vertical lines; returns the title it set. x is the epoch
+    time itself (plotext parsing a date string per point cost more than the drawing)
+    with TICKS_X labels."""
     p = plt
     p.clear_data()  # type: ignore[attr-defined]
     p.clear_figure()  # type: ignore[attr-defined]
-    p.title(f"{chart.title} [{chart.unit}]")  # type: ignore[attr-defined]
+    title = f"{chart.title} [{chart.unit}]"
+    p.title(title)  # type: ignore[attr-defined]
     drawn = 0
     for label, role, key in chart.series:
         name = f"{role}/{key}"
@@ -172,8 +174,9 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
             p.plot(xs, ys, label=label, marker=MARKER)  # type: ignore[attr-defined]
             drawn += 1
     if not drawn:
-        p.title(f"{chart.title} [{chart.unit}]: no data on either node")  # type: ignore[attr-defined]
-        return
+        title = f"{chart.title} [{chart.unit}]: no data on either node"
+        p.title(title)  # type: ignore[attr-defined]
+        return title
     first, last = history[0][0], history[-1][0]
     span = last - first
     at = [first + span * k / (TICKS_X - 1) for k in range(TICKS_X)]
@@ -183,6 +186,7 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
             p.vline(f.since_wall, "red" if f.severity >= 2 else "orange")  # type: ignore[attr-defined]
     if cursor is not None and first <= cursor <= last:
         p.vline(cursor, "white")  # type: ignore[attr-defined]
+    return title
 
 
 # --- the screen ---------------------------------------------------------------------
@@ -201,13 +205,17 @@ class ChartPlot(PlotextPlot):
         self.shown = False
         """False until the screen lets this chart draw (a placeholder until then)."""
         self.title = ""
-        """What the placeholder names."""
+        """What the placeholder names, and the chart's whole title: plotext drops a title
+        wider than the plot (the first chart's at 80 columns), so it is cut to fit."""
 
     def render(self) -> RenderResult:
         if not self.shown:
             return Text(f"  {self.title or 'chart'}: drawing...", style="dim")
         key = (self.version, self.size, self.app.theme)
         if self._built is None or self._built[0] != key:
+            room = max(10, self.size.width - 4)  # what plotext keeps (74 of 78 columns)
+            self.plt.title(self.title if len(self.title) <= room
+                           else self.title[:room - 1] + "…")
             self._built = (key, super().render())
         return self._built[1]
 
@@ -246,8 +254,6 @@ class GraphScreen(Screen[None]):
         yield Footer()  # a full screen of its own: its keys at the bottom
 
     def on_mount(self) -> None:
-        for i, chart in enumerate(CHARTS):
-            self.query_one(f"#chart-{i}", ChartPlot).title = chart.title
         self.redraw()
         self.call_after_refresh(self._show_next, 0)
         if self.live:
@@ -265,7 +271,7 @@ class GraphScreen(Screen[None]):
         history, cursor, onsets = self.source()
         for i, chart in enumerate(CHARTS):
             plot = self.query_one(f"#chart-{i}", ChartPlot)
-            draw(plot.plt, chart, history, cursor=cursor, onsets=onsets)
+            plot.title = draw(plot.plt, chart, history, cursor=cursor, onsets=onsets)
             plot.version += 1
             plot.refresh()
         self.drawn += 1

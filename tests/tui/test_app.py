@@ -273,3 +273,24 @@ async def test_w_shows_both_nodes_statements_and_asks_for_them_only_while_open()
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, ProcesslistScreen) and asked[-1] == 0
+
+
+async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
+    """plotext drops a title wider than the plot: the first chart's (84 characters) is
+    cut to fit instead, so no chart is shown without its name."""
+    from replmon.tui.graphs import CHARTS, ChartPlot, GraphScreen
+
+    app, feed = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for t in TICKS[:6]:
+            await push(pilot, feed, app, t)
+        await pilot.press("g")
+        for _ in range(50):
+            await pilot.pause()
+            if isinstance(app.screen, GraphScreen) and app.screen.query(ChartPlot).first().shown:
+                break
+        first = app.screen.query(ChartPlot).first()
+        first.plt.plotsize(first.size.width, first.size.height)
+        built = first.plt.build()
+        assert len(f"{CHARTS[0].title} [{CHARTS[0].unit}]") > first.size.width
+        assert "statements vs rows: UPDATE statements" in built and "…" in built
