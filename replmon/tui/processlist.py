@@ -92,7 +92,7 @@ def node_table(role: Role, snap: Snapshot | None, *, ref: float | None, now: flo
     table.add_column("user", no_wrap=True, max_width=12, overflow="ellipsis")
     table.add_column("host", no_wrap=True, max_width=16, overflow="ellipsis")
     table.add_column("db", no_wrap=True, max_width=10, overflow="ellipsis")
-    table.add_column("state", max_width=26, overflow="ellipsis", no_wrap=True)
+    table.add_column("state", max_width=40, overflow="ellipsis", no_wrap=True)
     table.add_column("statement (first 120 chars)", ratio=1, overflow="fold")
     for r in snap.rows:
         table.add_row(_secs(r.time_s), r.user, r.host or "-", r.db or "-",
