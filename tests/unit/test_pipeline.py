@@ -85,11 +85,11 @@ async def test_a_slow_reader_does_not_delay_the_ticks() -> None:
     c = pair({"host": TimedHost()}, {"host": TimedHost()}, interval)
     slow = Slow(delay=0.4)
     walls: list[float] = []
-    late: list[bool] = []
+    lag: list[float] = []
 
     def note(t: Tick, _: Update | None) -> None:
         walls.append(t.mono)
-        late.append(t.late)
+        lag.append(t.mono - t.due_mono)
 
     async with c:
         pipe = Pipeline(c.ticks(20), None, [slow, CallbackReader(note)], queue_ticks=3)
@@ -99,7 +99,9 @@ async def test_a_slow_reader_does_not_delay_the_ticks() -> None:
     # 20 ticks at 0.05 s while the reader takes 0.4 s each: on schedule all the same
     assert max(gaps) < 0.2, f"a tick waited on the slow reader: gaps {gaps}"
     assert walls[-1] - walls[0] < 19 * interval + 0.5
-    assert not any(late[1:]), "ticks went out late"
+    # no tick started anywhere near a reader's 0.4 s late (the tick's own `late` flag, at
+    # 10 % of 0.05 s, also caught a busy machine's scheduling: 1 in a full run)
+    assert max(lag[1:]) < 0.15, f"ticks waited on the reader: start lags {lag}"
     # the reader got the newest ticks and was told how many it lost
     assert slow.seqs[-1] == 19
     assert sum(slow.drops) == 20 - len(slow.seqs) > 0
