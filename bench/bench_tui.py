@@ -162,6 +162,9 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
     from replmon.tui.graphs import ChartPlot, GraphScreen
     from replmon.tui.replay import ReplayApp
 
+    drawn: list[float] = []
+    """When the graph view's charts in view were drawn, per timed open (ms)."""
+
     async def timed(pilot: Any, key: str, kind: type[Screen[Any]], focus: str | None = None
                     ) -> float:
         if focus:
@@ -182,8 +185,6 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
         await pilot.press("escape")
         await pilot.pause()
         return ms
-
-    drawn: list[float] = []
 
     from replmon.tui.processlist import ProcesslistScreen
     from replmon.tui.screens import DetailScreen, DriftScreen

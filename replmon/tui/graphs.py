@@ -174,7 +174,7 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
             p.plot(xs, ys, label=label, marker=MARKER)  # type: ignore[attr-defined]
             drawn += 1
     if not drawn:
-        title = f"{chart.title} [{chart.unit}]: no data on either node"
+        title += ": no data on either node"
         p.title(title)  # type: ignore[attr-defined]
         return title
     first, last = history[0][0], history[-1][0]

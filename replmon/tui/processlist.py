@@ -104,7 +104,7 @@ def _two_lines(rows: list[ProcessRow]) -> Text:
     """time, user, db and state on one line, the statement on the next, indented."""
     out = Text(f"{'time':>7}  {'user':<12} {'db':<10} state\n", style="dim")
     for r in rows:
-        out.append_text(_secs(r.time_s).copy())
+        out.append_text(_secs(r.time_s))
         out.append(f"  {r.user[:12]:<12} {(r.db or '-')[:10]:<10} {r.state or r.command}\n")
         out.append(f"         {r.info or '(' + r.command + ')'}\n",
                    style="" if r.info else "dim")
