@@ -105,7 +105,10 @@ def covered(p: BinlogStatus, ch: ReplicaChannel) -> bool | None:
 def _channel(w: Window, p: BinlogStatus) -> ReplicaChannel | None:
     """The replica's channel from this primary: the only one, or the one whose source
     server_id is the primary's."""
-    chans = [c for c in w.node("replica").mysql.replication if not c.group_replication]
+    every = w.node("replica").mysql.replication
+    if len(every) == 1:  # the usual replica: one channel
+        return None if every[0].group_replication else every[0]
+    chans = [c for c in every if not c.group_replication]
     if len(chans) == 1:
         return chans[0]
     return next((c for c in chans if c.source_server_id is not None
@@ -113,28 +116,26 @@ def _channel(w: Window, p: BinlogStatus) -> ReplicaChannel | None:
 
 
 class Measure:
-    """The lag of one channel measured from both sides at the window's last tick."""
+    """The lag of one channel measured from both sides at the window's last tick. The
+    defaults are class attributes: a measure of a caught-up replica (every other tick)
+    sets three of them."""
 
-    __slots__ = ("bytes", "channel", "hb_lag_s", "lag_s", "newest", "newest_wall", "open",
-                 "transactions")
-
-    def __init__(self) -> None:
-        self.channel: ReplicaChannel | None = None
-        self.newest: BinlogStatus | None = None
-        """The primary's newest reading."""
-        self.newest_wall = 0.0
-        self.transactions: int | None = None
-        """GTIDs of the primary's newest reading the replica lacks."""
-        self.bytes: int | None = None
-        """Bytes of the primary's binlog not executed (same file only)."""
-        self.lag_s: float | None = None
-        """Seconds: the age of the oldest primary reading the replica has not executed
-        (0 when it has executed the newest); None when not comparable."""
-        self.open = False
-        """True when even the oldest reading in the window is not executed: ``lag_s`` is
-        a lower bound."""
-        self.hb_lag_s: float | None = None
-        """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
+    channel: ReplicaChannel | None = None
+    newest: BinlogStatus | None = None
+    """The primary's newest reading."""
+    newest_wall = 0.0
+    transactions: int | None = None
+    """GTIDs of the primary's newest reading the replica lacks."""
+    bytes: int | None = None
+    """Bytes of the primary's binlog not executed (same file only)."""
+    lag_s: float | None = None
+    """Seconds: the age of the oldest primary reading the replica has not executed
+    (0 when it has executed the newest); None when not comparable."""
+    open = False
+    """True when even the oldest reading in the window is not executed: ``lag_s`` is
+    a lower bound."""
+    hb_lag_s: float | None = None
+    """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
 
 
 def _newest(w: Window) -> int:

@@ -83,16 +83,20 @@ def _offset(node: NodeTick) -> tuple[str | None, int] | None:
     return None if off is None else (node.redis.master_replid, off)
 
 
-def offset_rate(w: Window, t: Limits) -> tuple[float, float] | None:
+def offset_rate(w: Window, t: Limits, end: tuple[str | None, int] | None = None
+                ) -> tuple[float, float] | None:
     """(bytes/s, seconds measured over) of the primary's replication offset over the
-    trailing run of readings within ``rate_window`` (since a restart, if one)."""
+    trailing run of readings within ``rate_window`` (since a restart, if one); ``end``:
+    the last tick's ``_offset`` when the caller has it."""
     first = w.start_within(t.rate_window)
-    end, start = _offset(w.last.primary), _offset(w.ticks[first].primary)
     if end is None:
-        return None
+        end = _offset(w.last.primary)
+        if end is None:
+            return None
+    offsets = w.series("primary", _offset)  # cached: the first tick is a minute old
+    start = offsets[first]
     i = first
     if start is None or start[0] != end[0] or start[1] > end[1]:  # walk to the restart
-        offsets = w.series("primary", _offset)
         i = len(offsets) - 1
         while i > first:
             before, at = offsets[i - 1], offsets[i]
@@ -108,12 +112,13 @@ def offset_rate(w: Window, t: Limits) -> tuple[float, float] | None:
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     p = w.node("primary")
-    if _offset(p) is None:
+    end = _offset(p)
+    if end is None:
         return []
     rs = p.redis
     if not rs.connected_replicas or not rs.repl_backlog_size:
         return []
-    measured = offset_rate(w, t)
+    measured = offset_rate(w, t, end)
     if measured is None:
         return []
     rate, span = measured

@@ -164,7 +164,9 @@ class Window:
 
     def series(self, role: Role, get: Callable[[NodeTick], V],
                n: int | None = None) -> list[V]:
-        """``get`` applied to ``role`` over the last ``n`` ticks (all by default), oldest first."""
+        """``get`` applied to ``role`` over the last ``n`` ticks (all by default), oldest
+        first. The list may be the engine's cached column itself: read it, do not change
+        it (checks are pure)."""
         if self._cache is not None:  # the column holds the whole window: one slice, at most
             vals = self._cache.values(get, role, self.ticks)
             return vals if n is None or n >= len(vals) else vals[-n:]  # type: ignore[return-value]
@@ -271,9 +273,9 @@ class SeriesCache:
         col.last_seq = ticks[-1].seq
         if n > col.keep:
             col.keep = n
-        if len(vals) > 2 * col.keep:
+        if len(vals) > col.keep:  # one value more than the longest window: a memmove
             del vals[:-col.keep]
-        return vals[-n:]
+        return vals if len(vals) == n else vals[-n:]  # the whole column: no copy
 
     @staticmethod
     def _fill(col: _Column, get: Callable[[NodeTick], object], role: str,

@@ -129,10 +129,16 @@ class Engine:
         self.window_s = max((c.window for c, _ in self.checks), default=1.0)
         """Seconds of history the longest check window needs."""
         self._interval = 1.0
-        self._spans = self._spans_at(1.0)
         self.window = self.window_ticks(1.0)
         """Ticks ``observe`` keeps at the current interval: the longest check window.
         Each check sees its own."""
+        self._plan: list[tuple[Check[Any], Thresholds, int]] = []
+        """(check, thresholds, its window in ticks at the current interval)."""
+        self._views: dict[int, list[Tick]] = {}
+        """Window length in ticks -> the last that many ticks, kept from tick to tick (one
+        append, one delete at the front): a fresh slice per check window and tick would
+        copy 500 references and touch as many ticks' reference counts, most of them long
+        out of the CPU's caches."""
         self._opens: dict[tuple[str, str, str], deque[float]] = {}
         """Wall times a finding opened, per ident, within FLAP_WINDOW_S (flap detection)."""
         self._ticks: list[Tick] = []
@@ -143,6 +149,7 @@ class Engine:
         self._limits = {c.id: th for c, th in self.checks}
         self._tracks: dict[tuple[str, str, str], _Track] = {}
         self._cache = SeriesCache()
+        self._replan(1.0)
         self.history: deque[Finding] = deque(maxlen=HISTORY)
         """The last HISTORY findings that closed, in closing order (bounded: a live
         session runs for weeks)."""
@@ -158,8 +165,13 @@ class Engine:
         """Ticks that cover the longest check window at ``interval`` (warm-up length)."""
         return max(1, math.ceil(self.window_s / interval - 1e-9))
 
-    def _spans_at(self, interval: float) -> list[int]:
-        return [span_ticks(c.window, interval) for c, _ in self.checks]
+    def _replan(self, interval: float) -> None:
+        """Each check's window in ticks at ``interval``, and the kept windows to match
+        (filled from the ticks already seen)."""
+        self._interval = interval
+        self.window = self.window_ticks(interval)
+        self._plan = [(c, th, span_ticks(c.window, interval)) for c, th in self.checks]
+        self._views = {n: self._ticks[-n:] for _, _, n in self._plan}
 
     @property
     def limits(self) -> dict[str, Thresholds]:
@@ -175,6 +187,7 @@ class Engine:
         """Forget the window (not the findings): the next ``observe`` sees only the ticks
         fed from now on (a re-run jumping over ticks whose observations are stored)."""
         self._ticks = []
+        self._views = {n: [] for n in self._views}
         self._cache.clear()
 
     def observe(self, tick: Tick) -> list[Seen]:
@@ -186,12 +199,16 @@ class Engine:
         if ticks and tick.seq <= ticks[-1].seq:
             self._cache.clear()  # a new feed (seq went back): cached values are not its
         if tick.interval != self._interval and tick.interval > 0:
-            self._interval = tick.interval  # windows are seconds: ticks at this interval
-            self._spans = self._spans_at(tick.interval)
-            self.window = self.window_ticks(tick.interval)
+            self._replan(tick.interval)  # windows are seconds: ticks at this interval
         ticks.append(tick)
         if len(ticks) > self.window + TRIM_EVERY:
             del ticks[:-self.window]
+        windows: dict[int, Window] = {}
+        for n, view in self._views.items():
+            view.append(tick)
+            if len(view) > n:
+                del view[0]
+            windows[n] = Window(view, self._cache)
         seen: list[Seen] = []
         for f in self.failures:
             seen.append((ENGINE_ID, Observation(
@@ -199,14 +216,9 @@ class Engine:
                 title=f"check {f.name} did not load: {f.error}",
                 cause="a broken or incompatible check module",
                 next_step="fix or remove the module; the other checks still run")))
-        windows: dict[int, Window] = {}  # one Window per length: checks mostly share a few
-        for (c, th), span in zip(self.checks, self._spans, strict=True):
-            n = min(span, len(ticks))
-            w = windows.get(n)
-            if w is None:
-                w = windows[n] = Window(ticks[-n:], self._cache)
+        for c, th, n in self._plan:
             try:
-                obs = c.evaluate(w, th)
+                obs = c.evaluate(windows[n], th)
             except Exception as e:  # a buggy check must not stop the others; shown as a finding
                 log.exception("check %s raised", c.id)
                 seen.append((ENGINE_ID, Observation(

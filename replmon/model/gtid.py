@@ -156,6 +156,7 @@ def is_maria(text: str) -> bool:
     return ":" not in text and "-" in text
 
 
+@lru_cache(maxsize=256)
 def behind(source: str, replica: str) -> int | None:
     """Transactions in the source's GTIDs the replica's executed GTIDs lack (0 = none),
     for either dialect; None when the texts are not comparable (empty, garbled, or one
