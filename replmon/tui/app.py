@@ -29,7 +29,7 @@ from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
-from replmon.tui import render
+from replmon.tui import gcpace, render
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
@@ -212,7 +212,12 @@ class ReplmonApp(App[None]):
         table = self.main_widget("#findings", DataTable)
         table.add_columns("sev", "since", "node", "check", "what")
         self.set_interval(1.0, self._refresh_header)
+        gcpace.start()
+        self.set_interval(gcpace.FULL_EVERY_S, gcpace.collect)
         self.consume()
+
+    def on_unmount(self) -> None:
+        gcpace.stop()
 
     @work(exclusive=True, group="feed")
     async def consume(self) -> None:

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich.text import Text
-from textual.app import ComposeResult, RenderResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widgets import Footer
 from textual_plotext import PlotextPlot
 
@@ -193,31 +193,38 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
 
 
 class ChartPlot(PlotextPlot):
-    """A PlotextPlot that builds its picture once per (data drawn, size, theme): Textual
-    renders a widget again on every layout pass (opening the screen makes two), and a
-    plotext build of a 160-column chart costs ~70 ms."""
+    """A PlotextPlot that builds its picture once per (data drawn, size, theme) and hands
+    Textual finished lines (its line API): Textual renders a widget again on every layout
+    pass, and would turn plotext's text, a colour change every few characters, into its
+    own content model on each (~10 ms a chart, on top of plotext's ~20 ms build)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.version = 0
         """Bumped by whoever draws new data on ``plt``."""
-        self._built: tuple[tuple[object, ...], RenderResult] | None = None
-        self.shown = False
-        """False until the screen lets this chart draw (a placeholder until then)."""
+        self._built: tuple[tuple[object, ...], list[Strip]] | None = None
         self.title = ""
-        """What the placeholder names, and the chart's whole title: plotext drops a title
-        wider than the plot (the first chart's at 80 columns), so it is cut to fit."""
+        """The chart's whole title: plotext drops a title wider than the plot (the first
+        chart's at 80 columns), so it is cut to fit."""
 
-    def render(self) -> RenderResult:
-        if not self.shown:
-            return Text(f"  {self.title or 'chart'}: drawing...", style="dim")
+    @property
+    def built(self) -> bool:
+        """The picture was built (the chart was in view once since it was mounted)."""
+        return self._built is not None
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
         key = (self.version, self.size, self.app.theme)
         if self._built is None or self._built[0] != key:
-            room = max(10, self.size.width - 4)  # what plotext keeps (74 of 78 columns)
+            room = max(10, width - 4)  # what plotext keeps (74 of 78 columns)
             self.plt.title(self.title if len(self.title) <= room
                            else self.title[:room - 1] + "…")
-            self._built = (key, super().render())
-        return self._built[1]
+            console = self.app.console
+            lines = console.render_lines(super().render(), console.options.update_width(width),
+                                         pad=True)
+            self._built = (key, [Strip(line, width) for line in lines])
+        strips = self._built[1]
+        return strips[y] if y < len(strips) else Strip.blank(width)
 
 
 GraphSource = Callable[[], tuple[Sequence[Point], float | None, Sequence[Finding]]]
@@ -232,9 +239,10 @@ core; every 5 s it is ~5 %, and a 5-minute chart moves by under 2 % of its width
 
 class GraphScreen(Screen[None]):
     """Every chart of CHARTS, scrolled; live it redraws every LIVE_REDRAW_S, in a replay
-    n/N move the cursor to the next/previous finding. It opens with the charts' frames and
-    draws them one after the other (the first within a frame or two), so the screen is
-    up at once even though each chart takes ~60 ms."""
+    n/N move the cursor to the next/previous finding. Its first frame holds the charts in
+    view (4 at 160x50, ~100 ms of building); the others are built when scrolled to.
+    Drawing them one per frame instead put the screen up sooner but the last chart in
+    view later: a frame's wait between each."""
 
     BINDINGS = [Binding("escape,q,g", "dismiss", "Back"),
                 Binding("n", "finding(1)", "Next finding"),
@@ -255,17 +263,8 @@ class GraphScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.redraw()
-        self.call_after_refresh(self._show_next, 0)
-        if self.live:
+        if self.live:  # Textual builds only the charts in view, in the first frame
             self.set_interval(LIVE_REDRAW_S, self.redraw)
-
-    def _show_next(self, i: int) -> None:
-        """Let chart ``i`` draw, then the next one after the screen refreshed."""
-        if i < len(CHARTS):
-            plot = self.query_one(f"#chart-{i}", ChartPlot)
-            plot.shown = True
-            plot.refresh()
-            self.call_after_refresh(self._show_next, i + 1)
 
     def redraw(self) -> None:
         history, cursor, onsets = self.source()

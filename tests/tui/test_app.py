@@ -287,10 +287,31 @@ async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
         await pilot.press("g")
         for _ in range(50):
             await pilot.pause()
-            if isinstance(app.screen, GraphScreen) and app.screen.query(ChartPlot).first().shown:
+            if isinstance(app.screen, GraphScreen) and app.screen.query(ChartPlot).first().built:
                 break
         first = app.screen.query(ChartPlot).first()
         first.plt.plotsize(first.size.width, first.size.height)
         built = first.plt.build()
         assert len(f"{CHARTS[0].title} [{CHARTS[0].unit}]") > first.size.width
         assert "statements vs rows: UPDATE statements" in built and "…" in built
+
+
+async def test_full_garbage_collections_are_paced_by_the_screen_and_restored_on_exit() -> None:
+    """While the screen runs, allocation counts start no full collection (one ran, 60-90
+    ms, inside the graph view's opening) and what start-up made is frozen; on exit both
+    are as they were, so other code in the process (the tests) is not affected."""
+    import gc
+
+    from replmon.tui import gcpace
+
+    before = gc.get_threshold()
+    app, feed = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await push(pilot, feed, app, TICKS[0])
+        assert gc.get_threshold() == (before[0], before[1], gcpace._NEVER)
+        assert gc.get_freeze_count() > 10_000
+        collected = gc.get_stats()[2]["collections"]
+        gcpace.collect()
+        assert gc.get_stats()[2]["collections"] == collected + 1
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

@@ -62,8 +62,9 @@ def then(*keys: str, focus: str | None = None) -> Callable[[Pilot[None]], object
             await pilot.pause()
         from replmon.tui.graphs import ChartPlot
 
-        for _ in range(100):  # the graph view draws its charts one after the other
-            if all(c.shown for c in pilot.app.screen.query(ChartPlot)):
+        for _ in range(100):  # the graph view's charts in view built
+            if all(c.built for c in pilot.app.screen.query(ChartPlot)
+                   if c.region.height and c.region.y < pilot.app.size.height):
                 break
             await pilot.pause()
 
