@@ -13,8 +13,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -220,8 +221,8 @@ class ChartPlot(PlotextPlot):
             self.plt.title(self.title if len(self.title) <= room
                            else self.title[:room - 1] + "…")
             console = self.app.console
-            lines = console.render_lines(super().render(), console.options.update_width(width),
-                                         pad=True)
+            picture = cast(Text, super().render())  # plotext's text, sized and themed
+            lines = console.render_lines(picture, console.options.update_width(width), pad=True)
             self._built = (key, [Strip(line, width) for line in lines])
         strips = self._built[1]
         return strips[y] if y < len(strips) else Strip.blank(width)
