@@ -140,7 +140,7 @@ TICKS_X = 5
 MARKER = "hd"
 """plotext's 2x2 dots per character: a third of braille's (2x4) build time for a
 160-column chart (27 vs 78 ms per chart of three lines), which keeps opening the view
-near 150 ms; 28 rows of resolution in a 14-row chart is enough to see a trend."""
+under 150 ms; 28 rows of resolution in a 14-row chart is enough to see a trend."""
 
 
 def clock(wall: float, span_s: float = 0.0) -> str:
@@ -233,9 +233,9 @@ GraphSource = Callable[[], tuple[Sequence[Point], float | None, Sequence[Finding
 
 
 LIVE_REDRAW_S = 5.0
-"""Seconds between two redraws of the live graph view: a chart costs ~60 ms to build and
-render at 160 columns, so redrawing the four in view every second would take ~25 % of a
-core; every 5 s it is ~5 %, and a 5-minute chart moves by under 2 % of its width."""
+"""Seconds between two redraws of the live graph view: the four charts in view at 160
+columns cost ~100 ms to build, so redrawing them every second would take ~10 % of a core;
+every 5 s it is ~2 %, and a 5-minute chart moves by under 2 % of its width."""
 
 
 class GraphScreen(Screen[None]):
@@ -264,7 +264,7 @@ class GraphScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.redraw()
-        if self.live:  # Textual builds only the charts in view, in the first frame
+        if self.live:
             self.set_interval(LIVE_REDRAW_S, self.redraw)
 
     def redraw(self) -> None:

@@ -45,7 +45,7 @@ class Snapshot:
         m = node.mysql
         if m.processlist is None:
             return None
-        return cls(node.name, wall, list(m.processlist), m.processlist_error)
+        return cls(node.name, wall, m.processlist, m.processlist_error)
 
 
 Snapshots = dict[Role, Snapshot | None]
