@@ -79,14 +79,6 @@ def _received(ch: ReplicaChannel) -> Position:
     return ch.source_log_file, ch.read_source_log_pos, ch.gtid_retrieved
 
 
-def _moved(before: ReplicaChannel, now: ReplicaChannel) -> bool:
-    """The executed position changed (``_executed`` differs; the position first, as it
-    is what moves)."""
-    return (before.exec_source_log_pos != now.exec_source_log_pos
-            or before.relay_source_log_file != now.relay_source_log_file
-            or before.gtid_executed != now.gtid_executed)
-
-
 def _applying(ch: ReplicaChannel) -> bool:
     delayed = bool(ch.sql_delay) and ch.sql_remaining_delay is not None
     return ch.io_running == "Yes" and ch.sql_running and not delayed
@@ -136,7 +128,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         # the same channel a tick ago: at the same place in the list, the usual case
         prev = before[k] if k < len(before) and before[k].name == ch.name \
             else next((c for c in before if c.name == ch.name), None)
-        if prev is not None and _moved(prev, ch):
+        if prev is not None and _executed(prev) != _executed(ch):
             continue  # it moved since the last tick: the usual case, no history needed
         found = stuck(w, ch.name)
         if found is None or found[0] < t.stall_after:
