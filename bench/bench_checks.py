@@ -7,7 +7,8 @@ both nodes, as bench_recording.py does) into N ticks and times ``Engine.observe`
 them in this process: CPU per tick of all enabled checks, and of each check alone.
 ``--baseline REF`` runs this same script against REF's code (a git worktree on the same
 interpreter, in the same run) and prints the ratio: #15's target is that its new checks
-add at most 15 % to the checks' CPU per tick.
+add at most 15 % to the checks' CPU per tick. ``--added ID...`` compares this tree with
+and without the checks named (what they add to the others, in the same engine).
 """
 
 from __future__ import annotations
@@ -34,12 +35,37 @@ def _redis_clock(node: Any) -> Any:
         "server_time": r.wall + r.elapsed_ms / 2000.0})})
 
 
+TX_PER_TICK = 25
+"""Transactions the synthetic pair commits per tick (the lab's load writes about that)."""
+IN_FLIGHT = 2
+"""Transactions the primary's reading is ahead of the replica's in the same tick."""
+
+
+def _fresh_gtids(ticks: list[Any]) -> list[Any]:
+    """The replica channel's executed GTID advanced by TX_PER_TICK each tick: the looped
+    capture repeats its few GTIDs on every lap, where a live session's are new each
+    tick (and gtid caches miss). Both trees get these ticks."""
+    out = []
+    for i, t in enumerate(ticks):
+        chans = t.replica.mysql.replication
+        if not chans:
+            out.append(t)
+            continue
+        ch = chans[0].model_copy(update={"gtid_executed": f"0-1-{1000 + TX_PER_TICK * i}"})
+        mysql = t.replica.mysql.model_copy(update={"replication": [ch, *chans[1:]]})
+        out.append(t.model_copy(update={"replica": t.replica.model_copy(
+            update={"mysql": mysql})}))
+    return out
+
+
 def with_binlog_readings(ticks: list[Any]) -> list[Any]:
-    """Both nodes' binlog readings every 2 ticks, as MysqlSource takes them, and Redis's
-    server time (the capture predates both), made from the replica's own channel: a
-    caught-up pair with clocks in step, the usual case, so pair_lag, errant_writes and
-    clock_skew do their per-tick work. A tree without ``MysqlSample.binlog`` (a
-    --baseline) gets the ticks unchanged."""
+    """Fresh GTIDs (``_fresh_gtids``), then both nodes' binlog readings every 2 ticks, as
+    MysqlSource takes them, and Redis's server time (the capture predates both), made
+    from the replica's own channel: a pair under load with the primary IN_FLIGHT
+    transactions ahead of the replica in the same tick and clocks in step, the usual
+    case, so pair_lag, errant_writes and clock_skew do their per-tick work. A tree
+    without ``MysqlSample.binlog`` (a --baseline) gets the fresh GTIDs only."""
+    ticks = _fresh_gtids(ticks)
     try:
         from replmon.model.mysql import BinlogStatus  # type: ignore[attr-defined]
     except ImportError:
@@ -53,11 +79,12 @@ def with_binlog_readings(ticks: list[Any]) -> list[Any]:
             out.append(t)
             continue
         ch = chans[0]
+        executed = 1000 + TX_PER_TICK * i
         sides = {}
-        for role, sid in (("primary", 1), ("replica", 2)):
+        for role, sid, seq in (("primary", 1, executed + IN_FLIGHT), ("replica", 2, executed)):
             node = getattr(t, role)
             b = BinlogStatus(file=ch.relay_source_log_file, position=ch.exec_source_log_pos,
-                             gtid_executed=ch.gtid_executed, gtid_binlog_state=ch.gtid_executed,
+                             gtid_executed=f"0-1-{seq}", gtid_binlog_state=f"0-1-{seq}",
                              server_id=sid, sent_wall=t.wall, elapsed_ms=0.4,
                              server_time=t.wall + 0.0002)
             mysql = node.mysql.model_copy(update={"binlog": b})
@@ -123,6 +150,35 @@ def _time(engine: Any, ticks: list[Any], cold: bool) -> float:
     return spent / len(ticks) / 1e3
 
 
+def _us(out: str) -> float:
+    """The total CPU per tick that ``measure`` printed."""
+    m = re.search(r"CPU per tick over \d+ ticks \([^)]*\): (\d+) us", out)
+    if m is None:
+        raise SystemExit(f"no total in the run's output:\n{out}")
+    return float(m.group(1))
+
+
+def added(ticks: int, without: list[str], ids: list[str], cold: bool, repeat: int) -> int:
+    """What checks ``ids`` add to this tree's CPU per tick: alternated runs without them
+    and with them (``without`` left out of both), medians compared."""
+    def run(leave_out: list[str]) -> float:
+        cmd = [sys.executable, __file__, "--ticks", str(ticks), "--totals",
+               *(["--cold"] if cold else []), "--without", *leave_out]
+        return _us(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+    before: list[float] = []
+    after: list[float] = []
+    for k in range(repeat):
+        before.append(run([*without, *ids]))
+        after.append(run(without))
+        print(f"run {k + 1}: without them {before[-1]:.0f} us, with them {after[-1]:.0f} us: "
+              f"+{after[-1] - before[-1]:.0f} us, {after[-1] / before[-1]:.2f}x")
+    a, b = statistics.median(before), statistics.median(after)
+    print(f"{len(ids)} checks add {b - a:.0f} us per tick to {a:.0f} us, medians of {repeat} "
+          f"alternated runs: {b / a:.2f}x")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ticks", type=int, default=20_000)
@@ -134,14 +190,17 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5,
                     help="alternated runs of each tree with --baseline (medians compared)")
     ap.add_argument("--totals", action="store_true", help="leave out each check alone")
+    ap.add_argument("--added", nargs="+", metavar="ID",
+                    help="compare this tree with and without these checks (alternated runs)")
     args = ap.parse_args()
+    if args.added:
+        return added(args.ticks, args.without, args.added, args.cold, args.repeat)
     if not args.baseline:
         measure(args.ticks, tuple(args.without), args.cold, per_check=not args.totals)
         return 0
     sys.path.insert(0, str(ROOT / "bench"))
     from bench_recording import worktree
 
-    pat = r"CPU per tick over \d+ ticks \([^)]*\): (\d+) us"
     olds: list[float] = []
     news: list[float] = []
     with worktree(args.baseline) as tree:
@@ -163,7 +222,7 @@ def main() -> int:
                 for line in old.splitlines():
                     print(f"  {args.baseline}: {line}")
                 print(new, end="")
-            a, b = (float(m.group(1)) for m in (re.search(pat, old), re.search(pat, new)) if m)
+            a, b = _us(old), _us(new)
             olds.append(a)
             news.append(b)
             print(f"run {k + 1}: {args.baseline} {a:.0f} us, this tree {b:.0f} us: "

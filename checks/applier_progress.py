@@ -117,19 +117,22 @@ def _pos(p: Position) -> str:
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
-    r = w.node("replica")
+    ticks = w.ticks
+    r = ticks[-1].replica
     if not source_ok(r, "mysql"):
         return []
     out: list[Observation] = []
-    before = w.node("replica", 1).mysql.replication if len(w) > 1 else []
+    before = ticks[-2].replica.mysql.replication if len(ticks) > 1 else []
     for k, ch in enumerate(r.mysql.replication):
-        if not _applying(ch) or ch.group_replication:
+        if ch.group_replication or not _applying(ch):
             continue
         # the same channel a tick ago: at the same place in the list, the usual case
         prev = before[k] if k < len(before) and before[k].name == ch.name \
             else next((c for c in before if c.name == ch.name), None)
         if prev is not None and _executed(prev) != _executed(ch):
             continue  # it moved since the last tick: the usual case, no history needed
+        if not _behind(_executed(ch), _received(ch)):
+            continue  # nothing waiting: an idle replica, no history needed either
         found = stuck(w, ch.name)
         if found is None or found[0] < t.stall_after:
             continue

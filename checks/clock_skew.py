@@ -50,13 +50,19 @@ class Limits(Thresholds):
     """Seconds (s) of readings the tightest one is picked from."""
 
 
-def _offset(node: NodeTick) -> tuple[float, float] | None:
+def _redis_offset(node: NodeTick) -> tuple[float, float] | None:
     """(node clock minus replmon's clock, half the request time) from this tick's Redis
-    INFO or MySQL clock reading, the tighter one."""
-    out = None
+    INFO (6.2+: ``server_time_usec``)."""
     if source_ok(node, "redis") and (clock := node.redis.server_time) is not None:
         half = node.redis.elapsed_ms / 2000.0
-        out = clock - (node.redis.wall + half), half
+        return clock - (node.redis.wall + half), half
+    return None
+
+
+def _offset(node: NodeTick) -> tuple[float, float] | None:
+    """As ``_redis_offset``, from this tick's Redis INFO or MySQL clock reading, the
+    tighter one."""
+    out = _redis_offset(node)
     if source_ok(node, "mysql") and (b := node.mysql.binlog) is not None \
             and b.server_time is not None and b.sent_wall is not None \
             and b.elapsed_ms is not None:
@@ -64,6 +70,13 @@ def _offset(node: NodeTick) -> tuple[float, float] | None:
         if out is None or half < out[1]:
             out = b.server_time - (b.sent_wall + half), half
     return out
+
+
+def _agree(po: tuple[float, float] | None, ro: tuple[float, float] | None,
+           t: Limits) -> bool:
+    """These two readings prove the clocks agree within ``max_skew_s``."""
+    return po is not None and ro is not None \
+        and abs(po[0] - ro[0]) + po[1] + ro[1] <= t.max_skew_s
 
 
 def skew(w: Window, t: Limits) -> tuple[float, float] | None:
@@ -82,9 +95,10 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     last = w.last
-    po, ro = _offset(last.primary), _offset(last.replica)
-    if po is not None and ro is not None and abs(po[0] - ro[0]) + po[1] + ro[1] <= t.max_skew_s:
-        return []  # this tick's readings prove the clocks agree now (the usual tick)
+    if _agree(_redis_offset(last.primary), _redis_offset(last.replica), t) \
+            or _agree(_offset(last.primary), _offset(last.replica), t):
+        return []  # this tick's readings prove the clocks agree now (the usual tick: by
+        # Redis's alone, read every tick; a proof is one, tightest or not)
     for n in (last.primary, last.replica):
         if not (source_ok(n, "redis") or source_ok(n, "mysql")):
             return []  # a node that answers neither now: source_health says so

@@ -38,6 +38,7 @@ and the replica's SHOW PROCESSLIST.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pydantic import Field
 
@@ -50,6 +51,7 @@ from replmon.check import (
     Seconds,
     Severity,
     Thresholds,
+    Tick,
     Window,
     fmt,
     gtid,
@@ -102,10 +104,9 @@ def covered(p: BinlogStatus, ch: ReplicaChannel) -> bool | None:
     return None
 
 
-def _channel(w: Window, p: BinlogStatus) -> ReplicaChannel | None:
-    """The replica's channel from this primary: the only one, or the one whose source
-    server_id is the primary's."""
-    every = w.node("replica").mysql.replication
+def _channel(every: list[ReplicaChannel], p: BinlogStatus) -> ReplicaChannel | None:
+    """The replica's channel from this primary, of the replica's channels ``every``: the
+    only one, or the one whose source server_id is the primary's."""
     if len(every) == 1:  # the usual replica: one channel
         return None if every[0].group_replication else every[0]
     chans = [c for c in every if not c.group_replication]
@@ -138,10 +139,9 @@ class Measure:
     """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
 
 
-def _newest(w: Window) -> int:
+def _newest(ticks: Sequence[Tick]) -> int:
     """Index of the newest tick with a primary binlog reading (-1: none in the window).
     Read straight off the ticks: it is one or two back, no series needed."""
-    ticks = w.ticks
     for i in range(len(ticks) - 1, -1, -1):
         p = ticks[i].primary
         if p.mysql.binlog is not None and source_ok(p, "mysql"):
@@ -152,26 +152,28 @@ def _newest(w: Window) -> int:
 def measure(w: Window) -> Measure | None:
     """Lag of the replica behind the primary at the last tick; None when the primary has
     no binlog reading in the window or the replica no channel from it."""
-    r = w.node("replica")
-    if not r.mysql.replication or not source_ok(r, "mysql"):
+    ticks = w.ticks
+    r = ticks[-1].replica
+    every = r.mysql.replication
+    if not every or not source_ok(r, "mysql"):
         return None
-    i = _newest(w)
+    i = _newest(ticks)
     if i < 0:
         return None
-    newest = w.ticks[i].primary.mysql.binlog
+    newest = ticks[i].primary.mysql.binlog
     assert newest is not None
-    ch = _channel(w, newest)
+    ch = _channel(every, newest)
     if ch is None:
         return None
     m = Measure()
-    m.channel, m.newest, m.newest_wall = ch, newest, w.ticks[i].wall
+    m.channel, m.newest, m.newest_wall = ch, newest, ticks[i].wall
     if newest.gtid_executed and ch.gtid_executed:
         m.transactions = gtid.behind(newest.gtid_executed, ch.gtid_executed)
     if newest.position is not None and ch.exec_source_log_pos is not None \
             and newest.file == ch.relay_source_log_file:
         m.bytes = max(0, newest.position - ch.exec_source_log_pos)
     if newest.heartbeat:
-        m.hb_lag_s = _heartbeat_lag(newest, w.ticks[i].replica.mysql.binlog)
+        m.hb_lag_s = _heartbeat_lag(newest, ticks[i].replica.mysql.binlog)
     ok = m.transactions == 0 if m.transactions is not None else covered(newest, ch)
     if ok is None:
         return m

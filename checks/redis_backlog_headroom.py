@@ -89,14 +89,15 @@ def offset_rate(w: Window, t: Limits, end: tuple[str | None, int] | None = None
     trailing run of readings within ``rate_window`` (since a restart, if one); ``end``:
     the last tick's ``_offset`` when the caller has it."""
     first = w.start_within(t.rate_window)
+    ticks = w.ticks
     if end is None:
-        end = _offset(w.last.primary)
+        end = _offset(ticks[-1].primary)
         if end is None:
             return None
-    offsets = w.series("primary", _offset)  # cached: the first tick is a minute old
-    start = offsets[first]
+    start = _offset(ticks[first].primary)  # the usual case: one reading a minute old
     i = first
     if start is None or start[0] != end[0] or start[1] > end[1]:  # walk to the restart
+        offsets = w.series("primary", _offset)
         i = len(offsets) - 1
         while i > first:
             before, at = offsets[i - 1], offsets[i]
@@ -104,7 +105,7 @@ def offset_rate(w: Window, t: Limits, end: tuple[str | None, int] | None = None
                 break
             i -= 1
         start = offsets[i]
-    span = w.last.wall - w.ticks[i].wall
+    span = ticks[-1].wall - ticks[i].wall
     if span < t.min_rate_span or start is None:
         return None
     return (end[1] - start[1]) / span, span

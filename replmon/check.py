@@ -133,7 +133,11 @@ class Window:
         """Index of the oldest tick at most ``seconds`` older than the last
         (``last.wall - tick.wall <= seconds``); ticks' walls only grow."""
         ticks = self.ticks
-        n, end, interval = len(ticks), ticks[-1].wall, ticks[-1].interval
+        last = ticks[-1]
+        end = last.wall
+        if end - ticks[0].wall <= seconds:
+            return 0  # the whole window: a check asking for its own window's length
+        n, interval = len(ticks), last.interval
         lo, hi = 0, n
         back = seconds / interval if interval > 0 and seconds >= 0 else n
         if back < n:
@@ -141,6 +145,8 @@ class Window:
             # of where that puts it. When it is (the tick before a is too old, b is not),
             # bisect only between them.
             i = n - 1 - int(back)
+            if i > 0 and end - ticks[i].wall <= seconds < end - ticks[i - 1].wall:
+                return i  # exactly where it puts it: the usual case
             a, b = max(i - 2, 0), min(i + 2, n - 1)
             if end - ticks[b].wall <= seconds and (a == 0 or end - ticks[a - 1].wall > seconds):
                 lo, hi = a, b
@@ -224,8 +230,9 @@ class SeriesCache:
     newest last. What a getter computes is ``getter_key``: its code and what it closes
     over, so a check written the plain way, with a fresh lambda per call, is cached like
     a module-level function. Ticks are told apart by seq, which only grows within one
-    feed (the engine clears the cache when it does not); columns no check asked for in
-    the last tick are dropped every ``PRUNE_EVERY`` ticks."""
+    feed (the engine clears the cache when it does not); columns no check asked for
+    in the last ``PRUNE_EVERY`` ticks are dropped (at most twice that after their
+    last use)."""
 
     def __init__(self) -> None:
         self._cols: dict[str, dict[Hashable, _Column]] = {"primary": {}, "replica": {}}
@@ -234,6 +241,8 @@ class SeriesCache:
         identity lookup instead of its key."""
         self._ticks = 0
         """Ticks since the last prune."""
+        self._pruned_at = -1
+        """Seq of the last prune's tick."""
 
     def _column(self, get: Callable[[NodeTick], object], role: str) -> _Column | None:
         """The column for what ``get`` computes (made when new); None: not cacheable."""
@@ -300,20 +309,24 @@ class SeriesCache:
 
     def prune(self, seq: int) -> None:
         """After tick ``seq``: every ``PRUNE_EVERY`` ticks, forget the columns not asked
-        for in it (a disk that went away). Memory only: a column skipped for a tick is
-        filled in when asked again (``_fill``), so it never has a hole."""
+        for since the previous prune (a disk that went away). A column asked for only on
+        some ticks (pair_lag's binlog readings, every other tick) stays: dropping it
+        would cost its whole window again when next asked. Memory only: a column skipped
+        for some ticks is filled in when asked again (``_fill``), so it never has a hole."""
         self._ticks += 1
         if self._ticks < PRUNE_EVERY:
             return
         self._ticks = 0
+        since, self._pruned_at = self._pruned_at, seq
         for by_key in (*self._cols.values(), *self._by_getter.values()):
-            for k in [k for k, c in by_key.items() if c.last_seq != seq]:
+            for k in [k for k, c in by_key.items() if c.last_seq < since]:
                 del by_key[k]
 
     def clear(self) -> None:
         for by_key in (*self._cols.values(), *self._by_getter.values()):
             by_key.clear()
         self._ticks = 0
+        self._pruned_at = -1
 
 
 def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks: int,

@@ -97,3 +97,29 @@ def with_unhashable_capture(w: Window, t: Thresholds) -> list[Observation]:
 
 def test_an_unhashable_capture_is_computed_not_cached() -> None:
     run(with_unhashable_capture)
+
+
+def every_other_tick(w: Window, t: Thresholds) -> list[Observation]:
+    if w.last.seq % 2 == 0:  # as pair_lag reads the binlog readings, taken every 2 ticks
+        assert len(w.series("primary", registered)) == len(w)
+    return []
+
+
+def test_a_column_asked_for_every_other_tick_survives_the_prunes() -> None:
+    """A prune lands on a tick that does not ask for it (every 64 ticks): the column is
+    kept, so each ask computes the ticks since the last one (2), not the whole window."""
+    calls["n"] = 0
+    run(every_other_tick)
+    assert calls["n"] == TICKS - 1, calls["n"]  # up to the last even tick, each once
+
+
+def test_a_column_no_longer_asked_for_is_dropped() -> None:
+    from replmon.check import PRUNE_EVERY, SeriesCache
+
+    cache = SeriesCache()
+    feed = ticks(4 * PRUNE_EVERY)
+    for i, tk in enumerate(feed):
+        if i < 10:
+            Window(feed[: i + 1], cache).series("primary", registered)
+        cache.prune(tk.seq)
+    assert cache._by_getter["primary"] == {} and cache._cols["primary"] == {}

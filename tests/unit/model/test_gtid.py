@@ -5,6 +5,8 @@ manuals print them (Replication with GTIDs: GTID sets, gtid_executed; 8.3+ tags)
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replmon.model import gtid
 
@@ -64,3 +66,30 @@ def test_mariadb_binlog_state_by_domain_and_server() -> None:
     # the lab's replica after one INSERT made on it (server_id 2)
     assert gtid.parse_maria("0-1-5281,0-2-5282") == {(0, 1): 5281, (0, 2): 5282}
     assert gtid.maria_domains("0-1-5281,0-2-5282,1-1-7") == {0: 5282, 1: 7}
+
+
+_PART = st.one_of(st.integers(0, 2**32).map(str), st.sampled_from(
+    ["", " 5", "5 ", "+5", "-", "٣", "²", "0x5", "5\n", "1_000", "1,0-1-2"]))
+_MARIA_TEXT = st.one_of(
+    st.tuples(_PART, _PART, _PART).map("-".join),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3), st.integers(0, 99)),
+             max_size=3).map(lambda gs: ",".join(f"{d}-{s}-{n}" for d, s, n in gs)),
+    st.text(alphabet="0123-, \n:", max_size=12))
+
+
+@given(_MARIA_TEXT, _MARIA_TEXT)
+@settings(max_examples=3000, deadline=None)
+def test_one_gtid_shortcuts_agree_with_the_parser(a: str, b: str) -> None:
+    """``behind`` and ``_parse_maria`` read a single "d-s-n" without the regex or a cache
+    (it is new at every tick under load): the same answer as the general path, or the
+    same error, for any text."""
+    assert gtid.behind(a, b) == gtid._behind(a, b)
+    try:
+        want: object = gtid._parse_maria_any(a)
+    except ValueError as e:
+        want = str(e)
+    try:
+        got: object = gtid._parse_maria(a)
+    except ValueError as e:
+        got = str(e)
+    assert got == want
