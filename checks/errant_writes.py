@@ -95,7 +95,10 @@ def _errant_maria(theirs_text: str, mine_text: str, their_id: int | None
     if not mine_text:
         return ()
     try:
-        theirs, mine = gtid.parse_maria(theirs_text), gtid.parse_maria(mine_text)
+        mine = gtid.parse_maria(mine_text)
+        if all(s == their_id for _d, s in mine):
+            return ()  # only the primary's own GTIDs: the usual state, theirs not needed
+        theirs = gtid.parse_maria(theirs_text)
     except ValueError:
         return ()
     return tuple(f"{d}-{s}-{n}" for (d, s), n in mine.items()
