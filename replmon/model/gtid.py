@@ -120,14 +120,22 @@ def format_set(s: GtidSet, limit: int = 3) -> str:
     return ",".join(parts[:limit]) + more
 
 
+def _one_maria(text: str) -> tuple[int, int, int] | None:
+    """One MariaDB GTID "d-s-n", a single-domain position, read without the regex (under
+    load it is new at every tick); None for anything else (isdecimal is the regex's
+    \\d: no sign, space or comma passes)."""
+    parts = text.split("-")
+    if len(parts) == 3:
+        d, s, n = parts
+        if d.isdecimal() and s.isdecimal() and n.isdecimal():
+            return int(d), int(s), int(n)
+    return None
+
+
 @lru_cache(maxsize=512)
 def _parse_maria(text: str) -> tuple[tuple[int, int, int], ...]:
-    parts = text.split("-")
-    if len(parts) == 3:  # one GTID, a single-domain position: read at every tick, each new
-        d, s, n = parts  # (isdecimal is the regex's \d: no sign, space or comma passes)
-        if d.isdecimal() and s.isdecimal() and n.isdecimal():
-            return ((int(d), int(s), int(n)),)
-    return _parse_maria_any(text)
+    one = _one_maria(text)
+    return (one,) if one is not None else _parse_maria_any(text)
 
 
 def _parse_maria_any(text: str) -> tuple[tuple[int, int, int], ...]:
@@ -170,12 +178,9 @@ def behind(source: str, replica: str) -> int | None:
     """Transactions in the source's GTIDs the replica's executed GTIDs lack (0 = none),
     for either dialect; None when the texts are not comparable (empty, garbled, or one
     of each)."""
-    s = source.split("-")
-    if len(s) == 3:  # one MariaDB GTID each, a single-domain position: new at every tick
-        r = replica.split("-")  # under load, so read without a cache (isdecimal is the
-        if len(r) == 3 and s[0].isdecimal() and s[1].isdecimal() and s[2].isdecimal() \
-                and r[0].isdecimal() and r[1].isdecimal() and r[2].isdecimal():  # \d)
-            return max(0, int(s[2]) - int(r[2])) if int(s[0]) == int(r[0]) else int(s[2])
+    s = _one_maria(source)
+    if s is not None and (r := _one_maria(replica)) is not None:  # the usual MariaDB pair,
+        return max(0, s[2] - r[2]) if s[0] == r[0] else s[2]  # new each tick: no cache
     return _behind(source, replica)
 
 
