@@ -90,8 +90,11 @@ def _replica(r: NodeTick) -> Observation | None:
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
+    last = w.last
+    p, r = last.primary, last.replica
+    if not (p.mysql.semi_sync.source_enabled or r.mysql.semi_sync.replica_enabled):
+        return []  # semi-sync not in use: the usual pair
     out: list[Observation] = []
-    p, r = w.node("primary"), w.node("replica")
     if source_ok(p, "mysql") and (o := _source(p)) is not None:
         out.append(o)
     if source_ok(r, "mysql") and (o := _replica(r)) is not None:
