@@ -67,7 +67,7 @@ def with_binlog_readings(ticks: list[Any]) -> list[Any]:
     without ``MysqlSample.binlog`` (a --baseline) gets the fresh GTIDs only."""
     ticks = _fresh_gtids(ticks)
     try:
-        from replmon.model.mysql import BinlogStatus  # type: ignore[attr-defined]
+        from replmon.model.mysql import BinlogStatus
     except ImportError:
         return ticks
     out = []
