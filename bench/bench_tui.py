@@ -161,7 +161,7 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
     from replmon.engine import build_engine
     from replmon.tui.app import ReplmonApp
     from replmon.tui.feeds import from_list
-    from replmon.tui.graphs import ChartPlot, GraphScreen
+    from replmon.tui.graphs import GraphScreen
     from replmon.tui.replay import ReplayApp
 
     painted: list[tuple[float, type[Screen[Any]]]] = []
@@ -172,9 +172,7 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
 
     def timed_refresh(self: Any) -> None:
         refresh(self)
-        if self is self.app.screen and (not isinstance(self, GraphScreen) or all(
-                c.built for c in self.query(ChartPlot)
-                if c.region.height and c.region.y < self.app.size.height)):
+        if self is self.app.screen and (not isinstance(self, GraphScreen) or self.in_view_built):
             painted.append((time.perf_counter(), type(self)))
 
     Screen._compositor_refresh = timed_refresh  # type: ignore[method-assign]

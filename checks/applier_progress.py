@@ -129,8 +129,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         # the same channel a tick ago: at the same place in the list, the usual case
         prev = before[k] if k < len(before) and before[k].name == ch.name \
             else next((c for c in before if c.name == ch.name), None)
-        if prev is not None and (prev.exec_source_log_pos != ch.exec_source_log_pos
-                                 or _executed(prev) != _executed(ch)):
+        if prev is not None and _executed(prev) != _executed(ch):
             continue  # it moved since the last tick: the usual case, no history needed
         if not _behind(_executed(ch), _received(ch)):
             continue  # nothing waiting: an idle replica, no history needed either

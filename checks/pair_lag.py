@@ -143,8 +143,7 @@ def _newest(ticks: Sequence[Tick]) -> int:
     """Index of the newest tick with a primary binlog reading (-1: none in the window).
     Read straight off the ticks: it is one or two back, no series needed."""
     for i in range(len(ticks) - 1, -1, -1):
-        p = ticks[i].primary
-        if p.mysql.binlog is not None and source_ok(p, "mysql"):
+        if _binlog(ticks[i].primary) is not None:
             return i
     return -1
 

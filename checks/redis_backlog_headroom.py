@@ -125,10 +125,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     rate, span = measured
     if rate < t.min_rate_bytes_s:
         return []
-    backlog, buffer = _backlog(rs, rate, span, t), _output_buffer(rs, rate)
-    if backlog is None and buffer is None:
-        return []  # the usual tick
-    return [o for o in (backlog, buffer) if o is not None]
+    return [o for o in (_backlog(rs, rate, span, t), _output_buffer(rs, rate)) if o is not None]
 
 
 def _output_buffer(rs: RedisSample, rate: float) -> Observation | None:

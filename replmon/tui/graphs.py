@@ -267,6 +267,12 @@ class GraphScreen(Screen[None]):
         if self.live:
             self.set_interval(LIVE_REDRAW_S, self.redraw)
 
+    @property
+    def in_view_built(self) -> bool:
+        """Every chart in view has its picture built (what the user waits for)."""
+        return all(c.built for c in self.query(ChartPlot)
+                   if c.region.height and c.region.y < self.app.size.height)
+
     def redraw(self) -> None:
         history, cursor, onsets = self.source()
         for i, chart in enumerate(CHARTS):

@@ -60,11 +60,11 @@ def then(*keys: str, focus: str | None = None) -> Callable[[Pilot[None]], object
             await pilot.press(key)
         for _ in range(5):
             await pilot.pause()
-        from replmon.tui.graphs import ChartPlot
+        from replmon.tui.graphs import GraphScreen
 
         for _ in range(100):  # the graph view's charts in view built
-            if all(c.built for c in pilot.app.screen.query(ChartPlot)
-                   if c.region.height and c.region.y < pilot.app.size.height):
+            screen = pilot.app.screen
+            if not isinstance(screen, GraphScreen) or screen.in_view_built:
                 break
             await pilot.pause()
 
