@@ -26,13 +26,14 @@ from replmon.config import (
     parse_ssh_spec,
 )
 from replmon.errors import ConfigError, LabError, SessionError
+from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS, MYSQL_SERVERS, REDIS_SERVERS
 from replmon.passwords import ask_password, scrub_own_command_line
 from replmon.units import parse_duration_text, parse_size_text
 
 DEFAULTS: dict[str, Any] = {
     "config": None, "primary": None, "replica": None, "no_drbd": False, "no_host": False,
     "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
-    "scenario": None,
+    "scenario": None, "lab_mysql": None, "lab_redis": None,
     "ask_pass": False, "ask_redis_pass": False,
     **{f"{role}_{kind}": None for role in ("primary", "replica")
        for kind in ("mysql", "redis", "ssh")},
@@ -84,6 +85,13 @@ def _connection_options() -> argparse.ArgumentParser:
                    help="per-source timeout (default 0.8 x interval)")
     g.add_argument("--lab", action="store_true",
                    help="start a throwaway MariaDB + Redis pair with a write load and watch it")
+    g.add_argument("--lab-mysql", metavar="SERVER", choices=list(MYSQL_SERVERS),
+                   help=f"with --lab: the MySQL server to run ({', '.join(MYSQL_SERVERS)}; "
+                   f"default {DEFAULT_MYSQL}); one this machine lacks is installed from "
+                   "Debian's newer suites into a chroot on first use (root only)")
+    g.add_argument("--lab-redis", metavar="SERVER", choices=list(REDIS_SERVERS),
+                   help=f"with --lab: the Redis server to run ({', '.join(REDIS_SERVERS)}; "
+                   f"default {DEFAULT_REDIS})")
     g.add_argument("--scenario", metavar="NAME",
                    help="with --lab: inject this fault after 20 s and undo it 60 s later, "
                         "to watch a finding open and close on live servers ('list' shows "
@@ -247,6 +255,10 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print("replmon: --scenario needs --lab (it injects faults into the lab's servers "
               "only)", file=sys.stderr)
         return 2
+    if (args.lab_mysql or args.lab_redis) and not args.lab:
+        print("replmon: --lab-mysql and --lab-redis choose the lab's servers: they need --lab",
+              file=sys.stderr)
+        return 2
     if args.scenario:
         from replmon.scenarios import demo
 
@@ -260,7 +272,8 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:  # as dstat/vmstat do in a pipe: rows, not a screen drawn on stderr
             print(f"replmon: {why}: writing text rows (--plain)", file=sys.stderr)
             args.plain = True
-    with cmd.lab_nodes(args.lab, args.scenario) as base:
+    with cmd.lab_nodes(args.lab, args.scenario, mysql=args.lab_mysql or DEFAULT_MYSQL,
+                       redis=args.lab_redis or DEFAULT_REDIS) as base:
         config = config_from_args(args, base=base)
         if args.command == "check":
             return cmd.print_check(asyncio.run(cmd.run_check(config, duration=args.duration)),

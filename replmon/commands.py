@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from replmon.config import Config
+from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
 from replmon.output.nagios import CheckRun, CheckSummary
 from replmon.pipeline import BaseReader, Pipeline, Reader
 
@@ -43,7 +44,8 @@ def announce(text: str) -> None:
 
 
 @contextlib.contextmanager
-def lab_nodes(enabled: bool, scenario: str | None = None) -> Iterator[dict[str, Any]]:
+def lab_nodes(enabled: bool, scenario: str | None = None, *, mysql: str = DEFAULT_MYSQL,
+              redis: str = DEFAULT_REDIS) -> Iterator[dict[str, Any]]:
     """With ``enabled``: start the lab and a write load, yield config keys pointing at
     it, tear both down after. Without: yield nothing to add. ``scenario``: a demo of
     replmon.scenarios, run in a thread while the lab is watched."""
@@ -54,13 +56,15 @@ def lab_nodes(enabled: bool, scenario: str | None = None) -> Iterator[dict[str, 
     from replmon.scenarios import demo
 
     chosen = demo(scenario) if scenario else None  # a bad name fails before the lab starts
-    print("starting the lab (MariaDB + Redis primary/replica on loopback)...", file=sys.stderr)
+    print(f"starting the lab ({mysql} + {redis} primary/replica on loopback)...",
+          file=sys.stderr)
     _hangup_interrupts()
-    with Lab() as lab, WriteLoad(lab, rate=300):
+    with Lab(mysql=mysql, redis=redis) as lab, WriteLoad(lab, rate=300):
         nodes = lab.settings()
         del nodes["interval"]  # the command line's --interval, or the default
-        print(f"lab up in {lab.dir}: MariaDB {lab.primary.mysql_port}/{lab.replica.mysql_port}, "
-              f"Redis {lab.primary.redis_port}/{lab.replica.redis_port}", file=sys.stderr)
+        print(f"lab up in {lab.dir}: {mysql} {lab.primary.mysql_port}/"
+              f"{lab.replica.mysql_port}, {redis} {lab.primary.redis_port}/"
+              f"{lab.replica.redis_port}", file=sys.stderr)
         if chosen is None:
             yield nodes
             return

@@ -21,12 +21,12 @@ import getpass
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import unquote, urlsplit
+from typing import Any, Literal, cast
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import Field, SecretStr, ValidationError
 
-from replmon.endpoints import MysqlEndpoint, RedisEndpoint
+from replmon.endpoints import SSL_MODES, MysqlEndpoint, RedisEndpoint, SslMode
 from replmon.errors import ConfigError
 from replmon.model.base import Record
 
@@ -43,8 +43,15 @@ class MysqlConfig(Record):
     password: SecretStr | None = None
     password_env: str | None = None
     """Name of an environment variable holding the password (keeps it out of the file)."""
+    ssl_mode: SslMode | None = None
+    """MySQL's ssl-mode: DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY.
+    Unset: ~/.my.cnf's ssl-mode, else VERIFY_CA with ssl_ca, else PREFERRED (DISABLED over
+    a socket or loopback)."""
+    ssl_ca: str | None = None
+    ssl_cert: str | None = None
+    ssl_key: str | None = None
     tls: bool | None = None
-    """true/false forces TLS on/off; unset: on except over a socket or loopback."""
+    """Older spelling: true is ssl_mode REQUIRED, false DISABLED."""
     variables_every: float = Field(default=60.0, gt=0)
     """Seconds between SHOW GLOBAL VARIABLES reads (read_only, auto_increment_*, ...)."""
     positions_every: float = Field(default=2.0, gt=0)
@@ -219,6 +226,12 @@ def parse_endpoint_spec(spec: str, kind: Literal["mysql", "redis"]) -> dict[str,
         out["user" if kind == "mysql" else "username"] = unquote(url.username)
     if url.password is not None:
         out["password"] = unquote(url.password)
+    for key, value in parse_qsl(url.query, keep_blank_values=True):
+        name = key.replace("-", "_").lower()
+        if kind != "mysql" or name not in ("ssl_mode", "ssl_ca", "ssl_cert", "ssl_key"):
+            raise ConfigError(f"bad {kind} endpoint {spec!r}: unknown option {key!r} "
+                              "(mysql:// takes ssl-mode, ssl-ca, ssl-cert, ssl-key)")
+        out[name] = value.upper() if name == "ssl_mode" else value
     return out
 
 
@@ -263,8 +276,26 @@ def mysql_endpoint(role: Role, node: NodeConfig, timeout: float,
         password=password,
         connect_timeout=max(timeout, 0.5),
         read_timeout=max(5 * timeout, 2.0),
-        tls=c.tls,
+        ssl_mode=_ssl_mode(c, cnf),
+        ssl_ca=c.ssl_ca or cnf.get("ssl-ca") or cnf.get("ssl_ca") or None,
+        ssl_cert=c.ssl_cert or cnf.get("ssl-cert") or cnf.get("ssl_cert") or None,
+        ssl_key=c.ssl_key or cnf.get("ssl-key") or cnf.get("ssl_key") or None,
     )
+
+
+def _ssl_mode(c: MysqlConfig, cnf: dict[str, str]) -> SslMode | None:
+    """The configured ssl-mode: replmon's own setting, its older ``tls``, ~/.my.cnf's."""
+    if c.ssl_mode is not None:
+        return c.ssl_mode
+    if c.tls is not None:
+        return "REQUIRED" if c.tls else "DISABLED"
+    mode = (cnf.get("ssl-mode") or cnf.get("ssl_mode") or "").upper()
+    if not mode:
+        return None
+    if mode not in SSL_MODES:
+        raise ConfigError(f"~/.my.cnf: ssl-mode {mode!r}: expected one of "
+                          f"{', '.join(SSL_MODES)}")
+    return cast(SslMode, mode)
 
 
 def redis_endpoint(role: Role, node: NodeConfig, timeout: float) -> RedisEndpoint:

@@ -4,9 +4,16 @@ Passwords are SecretStr: they print as '**********' in any repr, log or dump."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import SecretStr
 
 from replmon.model.base import Record
+
+
+SslMode = Literal["DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"]
+SSL_MODES: tuple[SslMode, ...] = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA",
+                                  "VERIFY_IDENTITY")
 
 
 class MysqlEndpoint(Record):
@@ -20,16 +27,29 @@ class MysqlEndpoint(Record):
     """Seconds to wait for the TCP connect and handshake."""
     read_timeout: float = 5.0
     """Seconds a single query may take before pymysql gives up (frees a hung worker thread)."""
-    tls: bool | None = None
-    """True: negotiate TLS; False: never; None (default): TLS except over a unix socket or
-    loopback, where it buys nothing and costs ~22 ms of CPU per connect (measured)."""
+    ssl_mode: SslMode | None = None
+    """MySQL's ``--ssl-mode``: DISABLED, PREFERRED (TLS when the server offers it),
+    REQUIRED (TLS or no connection), VERIFY_CA (and the server's certificate signed by
+    ``ssl_ca``), VERIFY_IDENTITY (and issued to ``host``). Unset: VERIFY_CA when
+    ``ssl_ca`` is given, else PREFERRED, except over a unix socket or loopback, where TLS
+    buys nothing and costs ~22 ms of CPU per connect (measured): DISABLED there."""
+    ssl_ca: str | None = None
+    """PEM file of the CA that signed the server's certificate (VERIFY_CA/IDENTITY)."""
+    ssl_cert: str | None = None
+    """Client certificate (PEM), for accounts created ``REQUIRE X509``."""
+    ssl_key: str | None = None
+    """The client certificate's private key (PEM)."""
 
     @property
-    def use_tls(self) -> bool:
-        if self.tls is not None:
-            return self.tls
-        return not (self.socket or self.host in ("localhost", "::1") or
-                    self.host.startswith("127."))
+    def tls_mode(self) -> SslMode:
+        """The ssl-mode in force (the default resolved)."""
+        if self.ssl_mode is not None:
+            return self.ssl_mode
+        if self.ssl_ca:
+            return "VERIFY_CA"
+        if self.socket or self.host in ("localhost", "::1") or self.host.startswith("127."):
+            return "DISABLED"
+        return "PREFERRED"
 
     def display(self) -> str:
         """user@host:port (or socket), never the password."""

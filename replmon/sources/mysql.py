@@ -53,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import threading
 import time
 from typing import Any, ClassVar
@@ -61,7 +62,7 @@ import pymysql
 import pymysql.cursors
 
 from replmon.endpoints import MysqlEndpoint
-from replmon.errors import ParseError, SourceError
+from replmon.errors import ConfigError, ParseError, SourceError
 from replmon.model.mysql import VARIABLE_NAMES, BinlogStatus, Flavour, MysqlSample, ProcessRow
 from replmon.sources.base import Source
 from replmon.sources.mysql_parse import (
@@ -123,6 +124,34 @@ def replication_grant_hint(flavour: Flavour, version: str, user: str) -> str:
         f"GRANT REPLICATION CLIENT ON *.* TO '{user}'@'<host>'; "
         "PROCESS is needed for SHOW ENGINE INNODB STATUS"
     )
+
+
+def tls_arguments(ep: MysqlEndpoint) -> dict[str, Any]:
+    """pymysql.connect's TLS arguments for the endpoint's ssl-mode, as MySQL's client
+    means them. PREFERRED is pymysql's own default (TLS when the server offers it, the
+    certificate not checked); REQUIRED and up pass a context, which makes pymysql refuse
+    a server without TLS before it sends the password. Without TLS, caching_sha2_password
+    and sha256_password exchange the password under the server's RSA key (the
+    ``cryptography`` package)."""
+    mode = ep.tls_mode
+    if mode == "DISABLED":
+        return {"ssl_disabled": True}
+    if mode == "PREFERRED":
+        return {"ssl_disabled": False}
+    verify = mode in ("VERIFY_CA", "VERIFY_IDENTITY")
+    try:
+        ctx = ssl.create_default_context(cafile=ep.ssl_ca if verify else None)
+        # MySQL's auto-generated certificates (a server's first start) miss extensions
+        # that Python 3.13's strict X.509 checks want; the CA check itself stays.
+        ctx.verify_flags &= ~ssl.VERIFY_X509_STRICT
+        ctx.check_hostname = mode == "VERIFY_IDENTITY"
+        ctx.verify_mode = ssl.CERT_REQUIRED if verify else ssl.CERT_NONE
+        if ep.ssl_cert:
+            ctx.load_cert_chain(ep.ssl_cert, ep.ssl_key)
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"{ep.display()}: ssl-mode {mode}: cannot load "
+                          f"{ep.ssl_ca or ep.ssl_cert}: {e}") from None
+    return {"ssl": ctx}
 
 
 class _Backoff:
@@ -287,7 +316,7 @@ class MysqlSource(Source[MysqlSample]):
                 autocommit=True,
                 charset="utf8mb4",
                 local_infile=False,
-                ssl_disabled=not ep.use_tls,
+                **tls_arguments(ep),
             )
         except Exception as e:  # noqa: BLE001 - every failure becomes a status
             error = self._error(e, connecting=True)
@@ -483,6 +512,8 @@ class MysqlSource(Source[MysqlSample]):
                 f"{where}: {text}",
                 hint="too many failed connects from this host: FLUSH HOSTS on the server",
             )
+        if connecting and (code == 2026 or isinstance(e, ssl.SSLError) or "[SSL" in text):
+            return SourceError(f"{where}: TLS: {text}", hint=self._tls_hint(text))
         timed_out = "timed out" in text.lower() or isinstance(e, TimeoutError)
         if not connecting and timed_out:
             return SourceError(
@@ -501,6 +532,21 @@ class MysqlSource(Source[MysqlSample]):
         if not isinstance(e, pymysql.err.MySQLError):
             return SourceError(f"{where}: {text}", hint=NOT_MYSQL_HINT)
         return SourceError(f"{where}: {text}")
+
+    def _tls_hint(self, text: str) -> str:
+        ep = self.endpoint
+        mode = ep.tls_mode
+        if "doesn't support" in text:
+            return (f"ssl-mode {mode} needs a server that offers TLS (SHOW VARIABLES LIKE "
+                    "'have_ssl'); ssl-mode PREFERRED connects without it")
+        if "CERTIFICATE_VERIFY_FAILED" in text and "match" in text:
+            return (f"ssl-mode {mode}: the server's certificate is not issued to "
+                    f"{ep.host!r}; connect by the name in it, or use VERIFY_CA")
+        if "CERTIFICATE_VERIFY_FAILED" in text:
+            return (f"ssl-mode {mode}: the server's certificate is not signed by "
+                    f"{ep.ssl_ca or 'a CA this machine trusts'}; give ssl_ca the CA that "
+                    "signed it (a server's own auto-generated ca.pem is in its datadir)")
+        return f"ssl-mode {mode}: the TLS handshake failed"
 
     def _clean(self, e: BaseException) -> str:
         """The exception's message (pymysql: "(code, msg)" -> "msg (code)"), password blanked."""
