@@ -140,6 +140,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         backlog = ch.applier_backlog_bytes
         state = ch.sql_state or "no state text"
         sbm = "NULL" if ch.seconds_behind is None else f"{fmt(ch.seconds_behind)} s"
+        wd = w.last.replica.mysql.words
         at_least = "at least " if secs >= w.last.wall - w.ticks[0].wall else ""
         out.append(Observation(
             key=ch.name or "default", node="replica",
@@ -148,14 +149,14 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             title=(f"applier stuck for {at_least}{fmt(secs)} s at {_pos(executed)} while "
                    f"received up to {_pos(received)}"
                    + (f" ({fmt(backlog / 1024, 1)} KiB waiting)" if backlog else "")
-                   + f"; Seconds_Behind_Master {sbm}; applier: {state}"),
+                   + f"; {wd.lag} {sbm}; applier: {state}"),
             numbers=numbers(stuck_s=secs, executed_file=executed[0],
                             executed_pos=executed[1], received_file=received[0],
                             received_pos=received[1], backlog_bytes=backlog,
                             seconds_behind_s=ch.seconds_behind, sql_state=ch.sql_state,
                             relay_log_space_bytes=ch.relay_log_space),
             cause=("the SQL thread runs but executes nothing: a long transaction or a huge "
-                   "row event (Seconds_Behind_Master stays low until it ends), a lock held "
+                   f"row event ({wd.lag} stays low until it ends), a lock held "
                    "on the replica (FLUSH TABLES WITH READ LOCK of a backup, a row lock), or "
                    "a metadata lock"),
             next_step=("On the replica: SHOW PROCESSLIST (the system user's row: its state "

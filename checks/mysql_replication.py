@@ -190,6 +190,7 @@ def _relay(ch: ReplicaChannel) -> str:
 
 
 def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Observation | None:
+    wd = w.node(role).mysql.words  # the server's own words: Source/Replica on MySQL 8.0.22+
     src = f"{ch.source_host}:{ch.source_port if ch.source_port is not None else '?'}"
     connecting_s: float | None = None
     parts: list[Part] = []
@@ -200,9 +201,9 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
                    "(not live: the lag now is unknown)")
     if ch.io_running == "No":
         parts.append((Severity.CRITICAL, f"IO thread not running (source {src}{io_err})",
-                      "the receiver is stopped: nothing arrives from the source (STOP SLAVE "
-                      "IO_THREAD, or it gave up after an error).",
-                      "Read Last_IO_Error in SHOW SLAVE STATUS\\G, fix it, then START SLAVE."))
+                      f"the receiver is stopped: nothing arrives from the source (STOP "
+                      f"{wd.replica} IO_THREAD, or it gave up after an error).",
+                      f"Read Last_IO_Error in {wd.show}\\G, fix it, then START {wd.replica}."))
     elif ch.io_running == "Connecting":
         secs = _connecting_for(w, role, ch.name)
         connecting_s = round(secs, 1)
@@ -215,7 +216,7 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
     if not ch.sql_running:
         why = (f"the applier stopped on error {ch.last_sql_errno}: {ch.last_sql_error}"
                if ch.last_sql_errno else
-               "the applier was stopped by hand (STOP SLAVE SQL_THREAD) or not started")
+               f"the applier was stopped by hand (STOP {wd.replica} SQL_THREAD) or not started")
         parts.append((Severity.CRITICAL,
                       f"SQL thread stopped (last_sql_errno {ch.last_sql_errno}"
                       f"{_since(ch.last_sql_error_time)}"
@@ -223,7 +224,7 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
                       why + "; received changes pile up in the relay log unapplied"
                       + _relay(ch) + ".",
                       "Fix the error (a duplicate key usually means writes on the replica), "
-                      "then START SLAVE SQL_THREAD; watch the lag come down."))
+                      f"then START {wd.replica} SQL_THREAD; watch the lag come down."))
     if parts:
         nums = _channel_numbers(ch, src)
         if connecting_s is not None:
@@ -232,9 +233,9 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
     lag = effective_lag(ch)
     if lag is None:
         return _merge(role, ch, [(
-            Severity.WARNING, "lag unknown (Seconds_Behind_Master NULL) with both threads running",
+            Severity.WARNING, f"lag unknown ({wd.lag} NULL) with both threads running",
             "the receiver has not connected to the source yet or has received nothing.",
-            "Check SHOW SLAVE STATUS\\G for Slave_IO_State and Last_IO_Error.")],
+            f"Check {wd.show}\\G for {wd.io_state} and Last_IO_Error.")],
             _channel_numbers(ch, src))
     # below the warning level only growth can raise a finding: skip the fit without it
     trend = lag_trend(w, role, ch.name, t,
@@ -295,7 +296,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             cause=st.hint or ("replmon cannot read the replica's MySQL: it is down, hung "
                               "(timeout), overloaded, or refuses the monitoring account."),
             next_step=("On the replica: is mariadbd/mysqld running and answering a local "
-                       "client? Then read SHOW SLAVE STATUS\\G there.")))
+                       f"client? Then read {replica.mysql.words.show}\\G there.")))
     for role in ("primary", "replica"):
         node = w.node(role)
         if not source_ok(node, "mysql"):
@@ -317,8 +318,9 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                 title="replica is not replicating: no channel configured (0 channels)",
                 numbers=numbers(channels=0),
                 cause="the replica's MySQL has no replication channel (never set up, or "
-                      "RESET SLAVE ALL), so it does not follow the primary.",
-                next_step="CHANGE MASTER TO ... on the replica, then START SLAVE."))
+                      f"RESET {m.words.replica} ALL), so it does not follow the primary.",
+                next_step=f"{m.words.change} ... on the replica, then START "
+                          f"{m.words.replica}."))
         for ch in m.replication:
             if ch.group_replication:
                 continue  # not an async replica's channel: its threads idle by design

@@ -222,6 +222,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     how = "by pt-heartbeat" if m.hb_lag_s is not None else "measured on both nodes"
     at_least = "at least " if m.open and m.hb_lag_s is None else ""
     said = "NULL" if sbm is None else f"{fmt(sbm)} s"
+    wd = w.last.replica.mysql.words
     parts = [f"{fmt(m.transactions)} transactions" if m.transactions is not None else "",
              f"{fmt(m.bytes / 1024, 1)} KiB of binlog" if m.bytes else ""]
     behind_txt = " and ".join(p for p in parts if p)
@@ -232,7 +233,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         severity=Severity.CRITICAL if lag >= t.lag_critical else Severity.WARNING,
         title=(f"replica {at_least}{fmt(lag)} s behind the primary ({how}"
                + (f": {behind_txt}" if behind_txt else "")
-               + f") while Seconds_Behind_Master says {said}"),
+               + f") while {wd.lag} says {said}"),
         numbers=numbers(lag_s=lag, lag_at_least=m.open, heartbeat_lag_s=m.hb_lag_s,
                         measured_lag_s=m.lag_s, seconds_behind_s=sbm,
                         transactions_behind=m.transactions, bytes_behind=m.bytes,
@@ -243,11 +244,11 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                         replica_read_pos=ch.read_source_log_pos,
                         replica_gtid=ch.gtid_executed[:120],
                         io_running=ch.io_running, sql_running=ch.sql_running),
-        cause=("Seconds_Behind_Master only measures the applier against what the replica "
+        cause=(f"{wd.lag} only measures the applier against what the replica "
                "received: it reads 0 when the receiver is behind (a slow or saturated "
                "link), NULL when a thread is stopped, and stays low while one long "
                "transaction is applied"),
-        next_step=("Compare Read_Master_Log_Pos with the primary's position: behind = the "
+        next_step=(f"Compare {wd.read_pos} with the primary's position: behind = the "
                    "link or the IO thread (latency_bound, link_saturation); received but "
                    "not executed = the applier (applier_progress, SHOW PROCESSLIST on the "
                    "replica)"),

@@ -50,6 +50,13 @@ def _counter(node: NodeTick, *names: str) -> int | None:
     return None
 
 
+def _side(node: NodeTick, old: str) -> str:
+    """The plugin's word in its variable names: MySQL 8.0.26+'s semisync_source/_replica
+    plugins say source/replica, the older ones and MariaDB master/slave."""
+    new = "source" if old == "master" else "replica"
+    return new if f"rpl_semi_sync_{new}_enabled" in node.mysql.variables else old
+
+
 def _source(p: NodeTick) -> Observation | None:
     ss = p.mysql.semi_sync
     if not (ss.source_enabled and ss.source_active is False):
@@ -63,12 +70,14 @@ def _source(p: NodeTick) -> Observation | None:
                f"{fmt(no_tx)} commits not acknowledged)"),
         numbers=numbers(source_enabled=True, source_active=False,
                         source_clients=ss.source_clients, no_tx=no_tx, no_times=no_times),
-        cause=("no replica acknowledged a commit within rpl_semi_sync_master_timeout: the "
+        cause=(f"no replica acknowledged a commit within rpl_semi_sync_{_side(p, 'master')}"
+               "_timeout: the "
                "replica's IO thread is down, its semi-sync is off, or the link is slower than "
                "the timeout; the primary commits without waiting, so a failover now can lose "
                "transactions"),
-        next_step=("On the replica: IO thread running? Rpl_semi_sync_slave_status ON? "
-                   "(STOP SLAVE IO_THREAD; START SLAVE IO_THREAD after enabling it). The "
+        next_step=("On the replica: IO thread running? Rpl_semi_sync_replica_status (or "
+                   "_slave_status) ON? (STOP REPLICA IO_THREAD; START REPLICA IO_THREAD, "
+                   "or SLAVE on MariaDB, after enabling it). The "
                    "primary returns to semi-sync by itself once a replica catches up"),
     )
 
@@ -83,9 +92,11 @@ def _replica(r: NodeTick) -> Observation | None:
         key="replica", node="replica", severity=Severity.WARNING,
         title="semi-sync enabled on the replica but it does not acknowledge (status OFF)",
         numbers=numbers(replica_enabled=True, replica_active=False),
-        cause=("rpl_semi_sync_slave_enabled was switched on while the IO thread ran: it "
+        cause=(f"rpl_semi_sync_{_side(r, 'slave')}_enabled was switched on while the IO "
+               "thread ran: it "
                "takes effect at the next IO thread start"),
-        next_step="STOP SLAVE IO_THREAD; START SLAVE IO_THREAD on the replica",
+        next_step=f"STOP {r.mysql.words.replica} IO_THREAD; START {r.mysql.words.replica} "
+                  "IO_THREAD on the replica",
     )
 
 

@@ -21,7 +21,7 @@ import getpass
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import Field, SecretStr, ValidationError
@@ -295,7 +295,7 @@ def _ssl_mode(c: MysqlConfig, cnf: dict[str, str]) -> SslMode | None:
     if mode not in SSL_MODES:
         raise ConfigError(f"~/.my.cnf: ssl-mode {mode!r}: expected one of "
                           f"{', '.join(SSL_MODES)}")
-    return cast(SslMode, mode)
+    return mode
 
 
 def redis_endpoint(role: Role, node: NodeConfig, timeout: float) -> RedisEndpoint:

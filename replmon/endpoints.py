@@ -10,7 +10,6 @@ from pydantic import SecretStr
 
 from replmon.model.base import Record
 
-
 SslMode = Literal["DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"]
 SSL_MODES: tuple[SslMode, ...] = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA",
                                   "VERIFY_IDENTITY")

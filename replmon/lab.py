@@ -44,8 +44,8 @@ from replmon.labservers import (
     HOST,
     Root,
     ServerVersion,
-    mysql_server,
     locked,
+    mysql_server,
     prepare,
     redis_server,
 )
@@ -417,6 +417,7 @@ class Lab:
         p.start_mysql()
         r.start_mysql()
         self._check_version(p)
+        grants: tuple[str, ...]
         if self.is_mysql:
             # MySQL's defaults: accounts made the default way (caching_sha2_password),
             # replication over its RSA key exchange (no TLS on loopback).

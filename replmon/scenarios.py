@@ -45,13 +45,18 @@ def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None
 
 
 def slave_status(lab: Any) -> dict[str, Any]:
+    """The replica's SHOW REPLICA STATUS row (MariaDB >= 10.5, MySQL >= 8.0.22), with
+    MySQL's Replica_*/*Source* columns also under MariaDB's Slave_*/*Master* names."""
     conn = lab.replica.root_connection(cursorclass=pymysql.cursors.DictCursor)
     try:
         with conn.cursor() as cur:
-            cur.execute("SHOW SLAVE STATUS")
-            return dict(cur.fetchone() or {})
+            cur.execute("SHOW REPLICA STATUS")
+            row = dict(cur.fetchone() or {})
     finally:
         conn.close()
+    for name, value in list(row.items()):
+        row.setdefault(name.replace("Replica_", "Slave_").replace("Source", "Master"), value)
+    return row
 
 
 def mysql_healthy(lab: Any) -> None:
@@ -72,11 +77,11 @@ def redis_link_up(lab: Any, timeout: float = 30.0) -> None:
 
 @contextlib.contextmanager
 def stop_thread(lab: Any, thread: str) -> Iterator[None]:
-    lab.replica.sql(f"STOP SLAVE {thread}")
+    lab.replica.sql(f"STOP REPLICA {thread}")
     try:
         yield
     finally:
-        lab.replica.sql("START SLAVE")
+        lab.replica.sql("START REPLICA")
         mysql_healthy(lab)
 
 

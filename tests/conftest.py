@@ -16,3 +16,11 @@ from replmon.lab import Lab
 def lab() -> Iterator[Lab]:
     with Lab() as the_lab:
         yield the_lab
+
+
+@pytest.fixture(scope="session")
+def mysql97() -> Iterator[Lab]:
+    """An Oracle MySQL 9.7 pair (Debian sid in a chroot, prepared on first use) with the
+    session's Redis 7.0; shared by the tests that read what only Oracle MySQL says."""
+    with Lab(mysql="mysql-9.7") as the_lab:
+        yield the_lab

@@ -23,7 +23,8 @@ tick and says why in ``reset``; a single counter that went down gives None.
 
 from __future__ import annotations
 
-from dataclasses import field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from replmon.model.base import SampleBase, Struct, struct
@@ -108,6 +109,60 @@ class SemiSync(Struct):
     """rpl_semi_sync_slave_enabled / _replica_enabled: configured on as a replica."""
     replica_active: bool | None = None
     """Rpl_semi_sync_slave_status / _replica_status: this replica acks now."""
+
+
+@dataclass(frozen=True)
+class ReplicationWords:
+    """Replication's statements and column names as this server says them: MySQL 8.0.22+
+    says Source/Replica (8.4 accepts nothing else); MariaDB and older MySQL say
+    Master/Slave (MariaDB's columns keep those names)."""
+
+    lag: str
+    """The lag column: Seconds_Behind_Source / Seconds_Behind_Master."""
+    show: str
+    """SHOW REPLICA STATUS / SHOW SLAVE STATUS."""
+    replica: str
+    """The word in START/STOP/RESET ... : REPLICA / SLAVE."""
+    change: str
+    """CHANGE REPLICATION SOURCE TO / CHANGE MASTER TO."""
+    io_state: str
+    """Replica_IO_State / Slave_IO_State."""
+    delay: str
+    """SOURCE_DELAY / MASTER_DELAY."""
+    reset_binlogs: str
+    """RESET BINARY LOGS AND GTIDS (MySQL 8.2+) / RESET MASTER."""
+    read_pos: str
+    """Read_Source_Log_Pos / Read_Master_Log_Pos."""
+
+
+SOURCE_WORDS = ReplicationWords(
+    "Seconds_Behind_Source", "SHOW REPLICA STATUS", "REPLICA", "CHANGE REPLICATION SOURCE TO",
+    "Replica_IO_State", "SOURCE_DELAY", "RESET BINARY LOGS AND GTIDS", "Read_Source_Log_Pos")
+MASTER_WORDS = ReplicationWords(
+    "Seconds_Behind_Master", "SHOW SLAVE STATUS", "SLAVE", "CHANGE MASTER TO",
+    "Slave_IO_State", "MASTER_DELAY", "RESET MASTER", "Read_Master_Log_Pos")
+
+
+def replication_words(flavour: Flavour | None, version: str) -> ReplicationWords:
+    """The words of a server: Source/Replica on MySQL 8.0.22+, else Master/Slave."""
+    if flavour == "mysql" and version_tuple(version) >= (8, 0, 22):
+        if version_tuple(version) < (8, 2, 0):
+            return replace(SOURCE_WORDS, reset_binlogs="RESET MASTER")
+        return SOURCE_WORDS
+    return MASTER_WORDS
+
+
+def clean_version(server_info: str) -> str:
+    """The handshake's version string without MariaDB's "5.5.5-" compatibility prefix."""
+    return server_info[len("5.5.5-"):] if server_info.startswith("5.5.5-") else server_info
+
+
+def version_tuple(version: str) -> tuple[int, int, int]:
+    """(major, minor, patch) from "8.0.30", "10.11.19-MariaDB-..."; (0, 0, 0) if unreadable."""
+    m = re.match(r"\s*(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?", clean_version(version))
+    if m is None:
+        return (0, 0, 0)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
 
 
 @struct
@@ -342,6 +397,11 @@ class MysqlSample(SampleBase):
     once after a finding opens (so a recording holds what ran then); None otherwise."""
     processlist_error: str | None = None
     """Why the processlist could not be read in this sample (a missing privilege)."""
+
+    @property
+    def words(self) -> ReplicationWords:
+        """Replication's statements and column names as this server says them."""
+        return replication_words(self.flavour, self.version)
 
 
 @struct

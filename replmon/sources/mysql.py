@@ -63,7 +63,15 @@ import pymysql.cursors
 
 from replmon.endpoints import MysqlEndpoint
 from replmon.errors import ConfigError, ParseError, SourceError
-from replmon.model.mysql import VARIABLE_NAMES, BinlogStatus, Flavour, MysqlSample, ProcessRow
+from replmon.model.mysql import (
+    VARIABLE_NAMES,
+    BinlogStatus,
+    Flavour,
+    MysqlSample,
+    ProcessRow,
+    clean_version,
+    version_tuple,
+)
 from replmon.sources.base import Source
 from replmon.sources.mysql_parse import (
     MARIADB_POSITIONS_QUERY,
@@ -73,7 +81,6 @@ from replmon.sources.mysql_parse import (
     binlog_status_query,
     build_binlog_status,
     build_mysql_sample,
-    clean_version,
     detect_flavour,
     parse_binlog_status,
     parse_bool,
@@ -85,7 +92,6 @@ from replmon.sources.mysql_parse import (
     processlist_query,
     quote_table,
     replica_status_query,
-    version_tuple,
 )
 
 log = logging.getLogger(__name__)

@@ -42,6 +42,8 @@ from replmon.model.mysql import (
     ReplicaChannel,
     RowFamily,
     SemiSync,
+    clean_version,
+    version_tuple,
 )
 
 _INT = re.compile(r"[+-]?[0-9]{1,40}")
@@ -252,6 +254,17 @@ def _str(_name: str, value: object) -> str:
     return "" if text.upper() == "NULL" else text
 
 
+_ERROR_TIME = re.compile(r"([0-9]{2})([0-9]{2})([0-9]{2}) ([0-9]{2}:[0-9]{2}:[0-9]{2})")
+
+
+def _error_time(name: str, value: object) -> str:
+    """MySQL's Last_*_Error_Timestamp, 'YYMMDD hh:mm:ss' in the server's time zone, as
+    '20YY-MM-DD hh:mm:ss' (a date a person reads); any other text as it came."""
+    text = _str(name, value)
+    m = _ERROR_TIME.fullmatch(text.strip())
+    return f"20{m[1]}-{m[2]}-{m[3]} {m[4]}" if m else text
+
+
 def _nint(name: str, value: object) -> int | None:
     return parse_int(name, value, nullable=True)
 
@@ -299,8 +312,8 @@ _COLUMNS: dict[str, tuple[Callable[[str, Any], Any], tuple[str, ...]]] = {
     "sql_remaining_delay": (_nint, ("sql_remaining_delay",)),
     "relay_log_space": (_nint, ("relay_log_space",)),
     "source_uuid": (_str, ("source_uuid", "master_uuid")),
-    "last_io_error_time": (_str, ("last_io_error_timestamp",)),
-    "last_sql_error_time": (_str, ("last_sql_error_timestamp",)),
+    "last_io_error_time": (_error_time, ("last_io_error_timestamp",)),
+    "last_sql_error_time": (_error_time, ("last_sql_error_timestamp",)),
     "retried_transactions": (_nint, ("retried_transactions",)),
     "received_heartbeats": (_nint, ("slave_received_heartbeats", "replica_received_heartbeats")),
     "heartbeat_period": (_nnumber, ("slave_heartbeat_period", "replica_heartbeat_period")),
@@ -361,22 +374,9 @@ def _using_gtid(row: Mapping[str, tuple[str, Any]]) -> bool | None:
 # --- version and the whole sample ----------------------------------------------------
 
 
-def clean_version(server_info: str) -> str:
-    """The handshake's version string without MariaDB's "5.5.5-" compatibility prefix."""
-    return server_info[len("5.5.5-"):] if server_info.startswith("5.5.5-") else server_info
-
-
 def detect_flavour(version: str) -> Flavour:
     """"mariadb" when the version string mentions MariaDB, else "mysql"."""
     return "mariadb" if "mariadb" in version.lower() else "mysql"
-
-
-def version_tuple(version: str) -> tuple[int, int, int]:
-    """(major, minor, patch) from "8.0.30", "10.11.19-MariaDB-..."; (0, 0, 0) if unreadable."""
-    m = re.match(r"\s*(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?", clean_version(version))
-    if m is None:
-        return (0, 0, 0)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
 
 
 def replica_status_query(flavour: Flavour, version: str) -> str:

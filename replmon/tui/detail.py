@@ -163,7 +163,7 @@ def mysql_detail(n: NodeTick) -> RenderableType:
                             f"{ch.source_port or '-'} (server_id {ch.source_server_id})"))
         rows = [
             ("threads", f"io {ch.io_running}, sql {'Yes' if ch.sql_running else 'No'}; "
-                        f"Seconds_Behind_Master "
+                        f"{m.words.lag} "
                         f"{'NULL' if ch.seconds_behind is None else f'{ch.seconds_behind} s'}"),
             ("received", f"{ch.source_log_file}:{_pos(ch.read_source_log_pos)}"),
             ("executed", f"{ch.relay_source_log_file}:{_pos(ch.exec_source_log_pos)}"

@@ -12,7 +12,6 @@ replmon's connection (performance_schema.threads.CONNECTION_TYPE: ``TCP/IP`` or
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 
@@ -37,12 +36,6 @@ def connection_type(lab: Lab, user: str) -> str | None:
     rows = lab.primary.sql("SELECT CONNECTION_TYPE FROM performance_schema.threads "
                            "WHERE PROCESSLIST_USER = %s", user)
     return str(rows[0][0]) if rows else None
-
-
-@pytest.fixture(scope="module")
-def mysql97() -> Iterator[Lab]:
-    with Lab(mysql="mysql-9.7") as lab:
-        yield lab
 
 
 def endpoint(lab: Lab, **tls: str) -> MysqlEndpoint:
@@ -108,8 +101,8 @@ async def test_a_sha256_password_account(mysql97: Lab, mode: str) -> None:
                         f"BY '{password}'")
     try:
         mysql97.primary.sql(f"GRANT PROCESS, REPLICATION CLIENT ON *.* TO '{user}'@'%'")
-        s, how = await sample_once(mysql97, mysql97.primary.mysql_endpoint(user=user, password=password)
-                                   .model_copy(update={"ssl_mode": mode}))
+        ep = mysql97.primary.mysql_endpoint(user=user, password=password)
+        s, how = await sample_once(mysql97, ep.model_copy(update={"ssl_mode": mode}))
     finally:
         mysql97.primary.sql(f"DROP USER '{user}'@'%'")
     assert s.status.ok, s.status

@@ -29,13 +29,16 @@ from replmon.errors import ConfigError
         ("redis://:s3cret@db1:6380", "redis", {"host": "db1", "port": 6380, "password": "s3cret"}),
         (":6380", "redis", {"port": 6380}),
         ("[::1]:6380", "redis", {"host": "::1", "port": 6380}),
+        ("mysql://mon@db1?ssl-mode=verify_ca&ssl-ca=/etc/mysql/ca.pem", "mysql",
+         {"host": "db1", "user": "mon", "ssl_mode": "VERIFY_CA", "ssl_ca": "/etc/mysql/ca.pem"}),
     ],
 )
 def test_endpoint_specs(spec: str, kind: str, expected: dict[str, object]) -> None:
     assert parse_endpoint_spec(spec, kind) == expected  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("spec", ["db1:notaport", "http://db1:3306", "db1:99999"])
+@pytest.mark.parametrize("spec", ["db1:notaport", "http://db1:3306", "db1:99999",
+                                  "db1?sslmode=require"])
 def test_bad_endpoint_specs_are_config_errors(spec: str) -> None:
     with pytest.raises(ConfigError, match="bad mysql endpoint"):
         parse_endpoint_spec(spec, "mysql")
@@ -149,3 +152,38 @@ def test_resolve_reads_mycnf_once_and_the_factory_never_reads_config(
     c = build_collector(pair)
     assert c.replica.sources["redis"].endpoint.password.get_secret_value() == "redis-pw"  # type: ignore[attr-defined]
     assert "redis" not in c.primary.sources
+
+
+@pytest.mark.parametrize(
+    ("mysql", "cnf", "host", "mode"),
+    [
+        ({}, "", "db1", "PREFERRED"),  # MySQL's client default
+        ({}, "", "127.0.0.1", "DISABLED"),  # loopback: TLS buys nothing
+        ({"socket": "/run/mysqld/mysqld.sock"}, "", "db1", "DISABLED"),
+        ({"ssl_ca": "/ca.pem"}, "", "db1", "VERIFY_CA"),  # a CA and no mode, as mysql does
+        ({}, "ssl-mode = REQUIRED\n", "db1", "REQUIRED"),
+        ({}, "ssl-ca = /cnf-ca.pem\n", "127.0.0.1", "VERIFY_CA"),
+        ({"tls": True}, "", "127.0.0.1", "REQUIRED"),  # the older spelling
+        ({"tls": False}, "ssl-mode = VERIFY_IDENTITY\n", "db1", "DISABLED"),
+        ({"ssl_mode": "VERIFY_IDENTITY"}, "ssl-mode = DISABLED\n", "db1", "VERIFY_IDENTITY"),
+    ],
+)
+def test_ssl_mode_from_config_mycnf_and_defaults(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mysql: dict[str, object], cnf: str,
+    host: str, mode: str,
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".my.cnf").write_text("[client]\n" + cnf)
+    cfg = build_config({"primary": {"host": host, "mysql": mysql}, "replica": {"host": "b"}})
+    assert mysql_endpoint("primary", cfg.primary, 0.8).tls_mode == mode
+
+
+def test_a_bad_ssl_mode_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".my.cnf").write_text("[client]\nssl-mode = VERIFY\n")
+    cfg = build_config({"primary": {"host": "a"}, "replica": {"host": "b"}})
+    with pytest.raises(ConfigError, match="ssl-mode 'VERIFY': expected one of DISABLED"):
+        mysql_endpoint("primary", cfg.primary, 0.8)
+    with pytest.raises(ConfigError, match="ssl_mode"):
+        build_config({"primary": {"host": "a", "mysql": {"ssl_mode": "ON"}},
+                      "replica": {"host": "b"}})

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replmon.errors import ParseError
-from replmon.model.mysql import COUNTER_FIELDS, MysqlSample, ReplicaChannel
+from replmon.model.mysql import COUNTER_FIELDS, MysqlSample, ReplicaChannel, replication_words
 from replmon.sources.mysql_parse import (
     STATUS_NAMES,
     build_mysql_sample,
@@ -416,3 +416,37 @@ def test_arbitrary_rows_parse_or_raise_parse_error(junk_rows: list[Any]) -> None
     for fn in (parse_global_status, parse_variables):
         with contextlib.suppress(ParseError):
             fn(junk_rows)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("261126 05:16:36", "2026-11-26 05:16:36"),  # MySQL's YYMMDD hh:mm:ss
+        ("", ""),
+        ("NULL", ""),
+        ("yesterday", "yesterday"),  # not MySQL's form: kept as the server said it
+    ],
+)
+def test_applier_error_time_reads_as_a_date(raw: str, shown: str) -> None:
+    row = dict(rows.dict_rows(HEALTHY_MYSQL, typed=False)[0])
+    row["Last_SQL_Error_Timestamp"] = raw
+    row["Last_IO_Error_Timestamp"] = raw
+    (ch,) = parse_replica_status([row], "mysql")
+    assert (ch.last_sql_error_time, ch.last_io_error_time) == (shown, shown)
+
+
+@pytest.mark.parametrize(
+    ("flavour", "version", "lag", "show", "reset"),
+    [
+        ("mysql", "9.7.4-2", "Seconds_Behind_Source", "SHOW REPLICA STATUS",
+         "RESET BINARY LOGS AND GTIDS"),
+        ("mysql", "8.0.22", "Seconds_Behind_Source", "SHOW REPLICA STATUS", "RESET MASTER"),
+        ("mysql", "8.0.21", "Seconds_Behind_Master", "SHOW SLAVE STATUS", "RESET MASTER"),
+        ("mariadb", "11.8.3-MariaDB", "Seconds_Behind_Master", "SHOW SLAVE STATUS",
+         "RESET MASTER"),
+    ],
+)
+def test_replication_words_follow_the_server(flavour: str, version: str, lag: str, show: str,
+                                             reset: str) -> None:
+    w = replication_words(flavour, version)  # type: ignore[arg-type]
+    assert (w.lag, w.show, w.reset_binlogs) == (lag, show, reset)

@@ -176,11 +176,11 @@ def read_lock_on_replica(lab: Any) -> Iterator[None]:
 def semi_sync_then_replica_io_stopped(lab: Any) -> Iterator[None]:
     """The replica's IO thread stopped (semi-sync was switched on by ``semi_sync_on``
     before the collector started: it reads variables about once a minute)."""
-    lab.replica.sql("STOP SLAVE IO_THREAD")
+    lab.replica.sql("STOP REPLICA IO_THREAD")
     try:
         yield
     finally:
-        lab.replica.sql("START SLAVE IO_THREAD")
+        lab.replica.sql("START REPLICA IO_THREAD")
 
 
 @contextlib.contextmanager
@@ -189,8 +189,8 @@ def semi_sync_on(lab: Any) -> Iterator[None]:
     p.sql("SET GLOBAL rpl_semi_sync_master_timeout = 500")
     p.sql("SET GLOBAL rpl_semi_sync_master_enabled = ON")
     r.sql("SET GLOBAL rpl_semi_sync_slave_enabled = ON")
-    r.sql("STOP SLAVE IO_THREAD")
-    r.sql("START SLAVE IO_THREAD")
+    r.sql("STOP REPLICA IO_THREAD")
+    r.sql("START REPLICA IO_THREAD")
     try:
         wait_for(lambda: p.sql("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_status'")
                  [0][1] == "ON", "semi-sync ON on the primary", 20)
@@ -198,8 +198,8 @@ def semi_sync_on(lab: Any) -> Iterator[None]:
     finally:
         p.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
         r.sql("SET GLOBAL rpl_semi_sync_slave_enabled = OFF")
-        r.sql("STOP SLAVE IO_THREAD")
-        r.sql("START SLAVE IO_THREAD")
+        r.sql("STOP REPLICA IO_THREAD")
+        r.sql("START REPLICA IO_THREAD")
         mysql_healthy(lab)
 
 

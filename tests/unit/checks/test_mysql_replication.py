@@ -96,9 +96,9 @@ def test_stopped_applier_says_when_and_how_much_relay_log_waits() -> None:
     """#19: Last_SQL_Error_Timestamp (MySQL) and Relay_Log_Space reach the finding. The
     real stopped-applier capture (MariaDB has no timestamp column) with MySQL's added."""
     stopped = ch(SQL_STOPPED, last_sql_errno=1062, last_sql_error="Duplicate entry '7'",
-                 last_sql_error_time="251125 08:40:01")
+                 last_sql_error_time="2025-11-25 08:40:01")
     (o,) = obs(stopped)
-    assert "SQL thread stopped (last_sql_errno 1062 at 251125 08:40:01: Duplicate" in o.title
+    assert "SQL thread stopped (last_sql_errno 1062 at 2025-11-25 08:40:01: Duplicate" in o.title
     assert SQL_STOPPED.relay_log_space is not None
     assert o.numbers["relay_log_space_bytes"] == SQL_STOPPED.relay_log_space
     assert "relay logs hold 0.1 MiB" in o.cause
