@@ -62,6 +62,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class PortTaken(LabError):
+    """A server could not bind its port: another process took it after free_port()."""
+
+
 def find_binary(candidates: tuple[str, ...], package: str) -> str:
     for c in candidates:
         path = shutil.which(c)
@@ -204,6 +208,17 @@ class LabNode:
                            f"{res.stderr.decode(errors='replace')[-2000:]}")
 
     def start_mysql(self) -> None:
+        """Start the server; at the lab's first start a port that another process took
+        between free_port() and the bind (parallel test workers) is replaced."""
+        for attempt in range(3):
+            try:
+                return self._start_mysql()
+            except PortTaken:
+                if self.lab.started or attempt == 2:
+                    raise
+                self.mysql_port = free_port()
+
+    def _start_mysql(self) -> None:
         root, product = self.lab.mysql_root, self.lab.mysql_server.product
         inside = root.inside
         common = [
@@ -242,6 +257,8 @@ class LabNode:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.mysql_proc is not None and self.mysql_proc.poll() is not None:
+                if "already in use" in self._mysql_log_tail():
+                    raise PortTaken(f"{self.name}: MySQL port {self.mysql_port} taken")
                 raise LabError(f"{self.lab.mysql_server.name} ({self.name}) exited at start:"
                                f"\n{self._mysql_log_tail()}")
             if _accepts(self.mysql_socket):
@@ -283,6 +300,17 @@ class LabNode:
 
     # --- Redis process -----------------------------------------------------
     def start_redis(self, replica_of: int | None = None) -> None:
+        """Start redis-server; a port taken at the lab's first start is replaced."""
+        for attempt in range(3):
+            try:
+                return self._start_redis(replica_of)
+            except PortTaken:
+                if self.lab.started or attempt == 2:
+                    raise
+                self.redis_port = free_port()
+                self._redis_args = []
+
+    def _start_redis(self, replica_of: int | None = None) -> None:
         server = find_binary(REDIS_CANDIDATES, "redis-server")
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self._redis_args:
@@ -302,6 +330,9 @@ class LabNode:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.redis_proc.poll() is not None:
+                with contextlib.suppress(OSError):
+                    if "already in use" in (self.dir / "redis.log").read_text(errors="replace"):
+                        raise PortTaken(f"{self.name}: Redis port {self.redis_port} taken")
                 raise LabError(
                     f"redis-server ({self.name}) exited at start; see {self.dir}/redis.log")
             try:

@@ -214,3 +214,20 @@ def _bootstrap(suite: str, root: Path, say: object) -> None:
     (root / "tmp").chmod(0o1777)
     (root / ".ready-base").touch()
     say(f"Debian {suite}: ready in {time.monotonic() - t0:.0f} s")
+
+
+def prepare_all(names: Sequence[str] = ()) -> None:
+    """Prepare ``names`` (every version that runs in a chroot when empty): .ci/setup's
+    step, so the tests find them ready."""
+    every = {**MYSQL_SERVERS, **REDIS_SERVERS}
+    for name in names or [n for n, s in every.items() if s.chrooted]:
+        if name not in every:
+            raise LabError(f"unknown lab server {name!r}: choose among {', '.join(every)}")
+        prepare(every[name])
+
+
+if __name__ == "__main__":  # python -m replmon.labservers [NAME ...]
+    try:
+        prepare_all(sys.argv[1:])
+    except LabError as e:
+        sys.exit(f"replmon lab: {e}")

@@ -15,7 +15,7 @@ from replmon.model.findings import Severity
 from replmon.scenarios import mysql_healthy, stop_thread
 from replmon.testing.scenarios import LabScenario, run_lab_scenario
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.xdist_group("mysql97")]
 
 DUP_ID = 900001
 

@@ -21,7 +21,7 @@ from replmon.model.base import SourceState
 from replmon.model.mysql import MysqlSample
 from replmon.sources.mysql import MysqlSource
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.xdist_group("mysql97")]
 
 
 async def sample_once(lab: Lab, endpoint: MysqlEndpoint) -> tuple[MysqlSample, str | None]:

@@ -17,6 +17,7 @@ from replmon.check import Window
 from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
+from replmon.config import MysqlConfig
 from replmon.lab import Lab, WriteLoad
 from replmon.model.tick import Tick
 from replmon.scenarios import mysql_healthy, stop_thread
@@ -24,6 +25,8 @@ from replmon.scenarios import mysql_healthy, stop_thread
 pytestmark = pytest.mark.live
 
 INTERVAL = 0.5
+POSITIONS_EVERY: float = MysqlConfig.model_fields["positions_every"].default
+"""How often both nodes read their binlog position (2 s by default)."""
 
 
 async def _run(lab: Lab, n: int, settings: dict[str, object] | None = None,
@@ -94,7 +97,14 @@ async def test_a_delayed_replica_measures_its_delay_and_is_not_flagged(lab: Lab)
     with master_delay(lab, 6), WriteLoad(lab, rate=100):
         _, measured, opened = await _run(lab, 36, {"pair_lag": {"lag_after": "3s"}})
     lags = [m[1] for m in measured[-8:] if m[1] is not None]
-    assert lags and all(6 - 2 - INTERVAL <= x <= 6 + 1 for x in lags), measured[-8:]
+    # The bounds follow from the measurement, not from a run: binlog events carry whole
+    # seconds, so a 6 s SQL_Delay holds an event for (5, 6] s; the primary's position is
+    # read every positions_every (2 s), so the oldest reading the replica lacks is up to
+    # one reading younger than the delay; a tick's readings are stamped with the tick's
+    # start and made up to one interval later. Above: the delay, plus one interval for
+    # the apply and the replica's reading.
+    low, high = 6 - 1 - POSITIONS_EVERY - INTERVAL, 6 + INTERVAL + 0.5
+    assert lags and all(low <= x <= high for x in lags), (low, high, measured[-8:])
     assert "pair_lag" not in opened, opened  # behind by design (SQL_Delay)
 
 
