@@ -187,8 +187,15 @@ class LabNode:
         )
 
     # --- MySQL/MariaDB process ---------------------------------------------
+    @property
+    def mysql_tmp(self) -> Path:
+        """The server's own tmpdir: MariaDB removes every '#sql*' file of its tmpdir at
+        start, so servers sharing /tmp delete each other's temporary tables (a parallel
+        test worker's mariadb-install-db failed that way)."""
+        return self.mysql_dir / "tmp"
+
     def install_mysql(self) -> None:
-        self.mysql_dir.mkdir(parents=True, exist_ok=True)
+        self.mysql_tmp.mkdir(parents=True, exist_ok=True)
         if self.lab.mysql_server.product == "mysql":
             # A datadir initialised once per chroot, copied: 1-2 s instead of ~5 s a node.
             shutil.copytree(self.lab.mysql_template(), self.datadir, symlinks=True)
@@ -199,6 +206,7 @@ class LabNode:
                    else "/usr/bin/mariadb-install-db")
         res = subprocess.run(
             root.argv([install, "--no-defaults", f"--datadir={root.inside(self.datadir)}",
+                       f"--tmpdir={root.inside(self.mysql_tmp)}",
                        f"--user={_user()}", "--auth-root-authentication-method=socket",
                        "--skip-test-db", "--skip-name-resolve", "--innodb-log-file-size=16M"]),
             capture_output=True, timeout=120, check=False,
@@ -223,6 +231,7 @@ class LabNode:
         inside = root.inside
         common = [
             f"--datadir={inside(self.datadir)}", f"--socket={inside(self.mysql_socket)}",
+            f"--tmpdir={inside(self.mysql_tmp)}",
             f"--port={self.mysql_port}", "--bind-address=127.0.0.1",
             f"--pid-file={inside(self.mysql_dir / 'mysql.pid')}",
             f"--log-error={inside(self.mysql_dir / 'mysql.err')}",
