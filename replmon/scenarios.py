@@ -201,8 +201,10 @@ def mysql_replica_writable(lab: Any) -> Iterator[None]:
 def write_on_replica(lab: Any) -> Iterator[None]:
     """read_only off on the replica and one INSERT there (into a table of its own, so
     the applier never meets it): an errant transaction in its binlog. Undone with the
-    table dropped unlogged and RESET MASTER on the replica (its binlog state forgets the
-    GTID; its replication position is gtid_slave_pos, untouched)."""
+    table dropped unlogged and, on MariaDB, RESET MASTER on the replica (its binlog state
+    forgets the GTID; its replication position is gtid_slave_pos, untouched); on Oracle
+    MySQL, where the replica's gtid_executed is also its replication position, the way
+    MySQL's manual gives: an empty transaction on the primary for each errant GTID."""
     r = lab.replica
     r.sql("SET GLOBAL read_only = OFF")
     r.sql("CREATE TABLE IF NOT EXISTS lab.errant (id INT PRIMARY KEY) ENGINE=InnoDB")
@@ -215,11 +217,42 @@ def write_on_replica(lab: Any) -> Iterator[None]:
             with conn.cursor() as cur:
                 cur.execute("SET SESSION sql_log_bin = 0")
                 cur.execute("DROP TABLE IF EXISTS lab.errant")
-                cur.execute("RESET MASTER")
+                if not lab.is_mysql:
+                    cur.execute("RESET MASTER")
         finally:
             conn.close()
+        if lab.is_mysql:
+            _empty_transactions_on_primary(lab)
         r.sql("SET GLOBAL read_only = ON")
         mysql_healthy(lab)
+
+
+def _empty_transactions_on_primary(lab: Any) -> None:
+    """Oracle MySQL: give the primary an empty transaction for each GTID the replica has
+    and it lacks, so that the pair agrees again (and the replica skips them)."""
+    primary_set = lab.primary.sql("SELECT @@GLOBAL.gtid_executed")[0][0]
+    errant = lab.replica.sql("SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, %s)",
+                             primary_set)[0][0]
+    conn = lab.primary.root_connection()
+    try:
+        with conn.cursor() as cur:
+            for gtid in _each_gtid(str(errant or "")):
+                cur.execute(f"SET GTID_NEXT = '{gtid}'")
+                cur.execute("BEGIN")
+                cur.execute("COMMIT")
+            cur.execute("SET GTID_NEXT = 'AUTOMATIC'")
+    finally:
+        conn.close()
+
+
+def _each_gtid(gtid_set: str) -> Iterator[str]:
+    """Every 'uuid:n' of a MySQL GTID set ('uuid:1-3:7,uuid2:4'; small sets only)."""
+    for part in gtid_set.replace("\n", "").split(","):
+        uuid, *ranges = part.strip().split(":")
+        for r in ranges:
+            lo, _, hi = r.partition("-")
+            for n in range(int(lo), int(hi or lo) + 1):
+                yield f"{uuid}:{n}"
 
 
 @contextlib.contextmanager

@@ -1,7 +1,12 @@
 """Shared fixtures. The ``lab`` fixture starts a real MariaDB + Redis
 primary/replica pair on loopback (replmon.lab) once per test session and tears
 it down at the end, also when tests fail. A missing server binary is an error,
-never a skip: CI must run the live tests."""
+never a skip: CI must run the live tests.
+
+Under pytest-xdist each worker is its own session: its labs are its own, on free
+ports and in temp dirs of their own. The labs of other server versions (the matrix)
+come from ``lab_pool`` (tests/live/conftest.py): started at a worker's first use and
+kept for its session; tests sharing one carry its xdist group (tests/live/labpool.py)."""
 
 from __future__ import annotations
 
@@ -15,12 +20,4 @@ from replmon.lab import Lab
 @pytest.fixture(scope="session")
 def lab() -> Iterator[Lab]:
     with Lab() as the_lab:
-        yield the_lab
-
-
-@pytest.fixture(scope="session")
-def mysql97() -> Iterator[Lab]:
-    """An Oracle MySQL 9.7 pair (Debian sid in a chroot, prepared on first use) with the
-    session's Redis 7.0; shared by the tests that read what only Oracle MySQL says."""
-    with Lab(mysql="mysql-9.7") as the_lab:
         yield the_lab

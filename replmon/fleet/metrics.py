@@ -281,7 +281,7 @@ def _redis_lag_bytes(n: NodeTick) -> Iterator[Sample]:
 def _redis_info(n: NodeTick) -> Iterator[Sample]:
     if _ok(n, "redis"):
         r = n.redis
-        yield (str(r.role or ""), r.version or "", r.maxmemory_policy or ""), 1.0
+        yield (str(r.role or ""), r.version or "", r.maxmemory_policy or "", r.server), 1.0
 
 
 # DRBD: drbd-reactor's shapes
@@ -552,8 +552,9 @@ def _families() -> list[Family]:
     node("replmon_redis_replica_lag_bytes", "gauge", "The master's offset minus what the "
          "replica at addr acknowledged (replmon's own, on the master's node).", ["addr"], "",
          _redis_lag_bytes)
-    node("replmon_redis_instance_info", "gauge", "Role, version and maxmemory policy "
-         "(always 1).", ["role", "redis_version", "maxmemory_policy"], "redis_instance_info",
+    node("replmon_redis_instance_info", "gauge", "Role, version, maxmemory policy and server "
+         "(redis or valkey; redis_version is then Valkey's own version) (always 1).",
+         ["role", "redis_version", "maxmemory_policy", "server"], "redis_instance_info",
          _redis_info)
     # DRBD
     node("replmon_drbd_resource_role", "gauge", "1 for the resource's role here.",

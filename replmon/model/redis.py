@@ -73,8 +73,11 @@ class RedisSample(SampleBase):
     """One reading of one Redis server (INFO + a timed PING)."""
 
     # --- server -----------------------------------------------------------
+    server: str = "redis"
+    """The server's name: "redis", or "valkey" (INFO server_name, Valkey 7.2.5+)."""
     version: str = ""
-    """redis_version, e.g. "7.0.15"."""
+    """The server's own version: redis_version ("7.0.15"), or Valkey's valkey_version
+    ("8.1.1"; Valkey also prints redis_version:7.2.4, the Redis it is compatible with)."""
     server_time: float | None = None
     """INFO server_time_usec as epoch seconds: the server's clock when it answered INFO
     (Redis 6.2+; None before). With the sample's wall and elapsed time it bounds the
@@ -217,6 +220,11 @@ class RedisSample(SampleBase):
     """Keys over all databases (sum of dbN keys=); 0 on an empty server."""
     expires: int | None = None
     """Keys with a TTL over all databases (sum of dbN expires=)."""
+
+    @property
+    def product(self) -> str:
+        """"Redis 7.0.15", "Valkey 8.1.1": what the server is, as its users name it."""
+        return f"{'Valkey' if self.server == 'valkey' else 'Redis'} {self.version}".strip()
 
 
 @struct

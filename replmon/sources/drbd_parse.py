@@ -367,12 +367,23 @@ def _kind(v: object) -> str:
             type(None): "null"}.get(type(v), "a number")
 
 
+_C_NON_FINITE = re.compile(r"([:\[,]\s*)-?(?:nan|inf)(?=\s*[,\]}])")
+"""A bare nan/inf where a JSON value stands (never inside a string: it follows : [ ,)."""
+
+
 def parse_drbdsetup_json(text: str, *, version: str | None = None) -> DrbdSample:
     """``drbdsetup status --json`` output -> DrbdSample. ``version`` (from /proc/drbd) is
     copied into the sample; an empty array means no resources."""
     try:
         raw = json.loads(text)
-    except (ValueError, RecursionError) as e:
+    except ValueError:
+        # drbdsetup prints a 0/0 estimate with C's printf: a bare nan (or inf), which
+        # JSON has no word for (seen while a resync starts): read it as unknown (null).
+        try:
+            raw = json.loads(_C_NON_FINITE.sub(r"\1null", text))
+        except (ValueError, RecursionError) as e:
+            raise ParseError(f"drbdsetup JSON is not valid JSON: {e}"[:200]) from None
+    except RecursionError as e:
         raise ParseError(f"drbdsetup JSON is not valid JSON: {e}"[:200]) from None
     if not isinstance(raw, list):
         raise ParseError(f"drbdsetup JSON: expected an array of resources, got {_kind(raw)}")

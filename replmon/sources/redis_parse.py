@@ -88,7 +88,8 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
     replicas = _replicas(info)
     keys, expires = _keyspace(info)
     data: dict[str, Any] = {
-        "version": f.text("redis_version"),
+        "server": "valkey" if (f.text("server_name") or "").lower() == "valkey" else "redis",
+        "version": f.text("valkey_version") or f.text("redis_version"),
         "run_id": f.text("run_id") or "",
         "server_time": None if (usec := f.known("server_time_usec")) is None else usec / 1e6,
         "uptime_s": f.integer("uptime_in_seconds"),
@@ -121,7 +122,7 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
         "link_status": _link_status(f.text("master_link_status")),
         "last_io_seconds_ago": f.known("master_last_io_seconds_ago"),
         "sync_in_progress": f.flag("master_sync_in_progress"),
-        "link_down_since_seconds": f.known("master_link_down_since_seconds"),
+        "link_down_since_seconds": _down_since(f),
         "repl_offset": f.integer("slave_repl_offset"),
         "read_repl_offset": f.integer("slave_read_repl_offset"),
         **_sync_progress(f),
@@ -147,6 +148,20 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise ParseError(f"INFO field {where}: {err['msg']}") from None
+
+
+_EPOCH_LIKE = 1_000_000_000
+"""Seconds (31.7 years, 2001 as a Unix time): no link has been down that long."""
+
+
+def _down_since(f: _Fields) -> int | None:
+    """master_link_down_since_seconds; None when unknown: -1 (Redis 4+ while the link was
+    never up), or what Redis 3.x prints then, now - 0: the seconds since 1970, which is
+    longer than the server has run and than any link has been down."""
+    down, uptime = f.known("master_link_down_since_seconds"), f.integer("uptime_in_seconds")
+    if down is not None and (down >= _EPOCH_LIKE or (uptime is not None and down > uptime)):
+        return None
+    return down
 
 
 class _Fields:

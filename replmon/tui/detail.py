@@ -211,7 +211,7 @@ def _semi(n: NodeTick) -> str:
 def redis_detail(n: NodeTick) -> RenderableType:
     s, r = n.redis, n.rates.redis
     rows = [
-        ("server", f"Redis {s.version} (up {_n(s.uptime_s, ' s')}), role {s.role or '?'}"),
+        ("server", f"{s.product} (up {_n(s.uptime_s, ' s')}), role {s.role or '?'}"),
         ("round trip", "-" if s.rtt_ms is None else f"{s.rtt_ms:.2f} ms (PING, kernel-timed)"),
         ("commands", f"{_n(r.ops_per_s, '/s')}; hits {_n(r.hits_per_s, '/s')} misses "
                      f"{_n(r.misses_per_s, '/s')} ({_n(r.hit_pct, '%')} hit)"),

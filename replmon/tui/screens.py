@@ -116,7 +116,7 @@ DRIFT_ROWS: tuple[tuple[str, str, Callable[[NodeTick], object]], ...] = (
     ("mysql", "max_connections", lambda n: n.mysql.variables.get("max_connections")),
     ("mysql", "innodb_buffer_pool_size",
      lambda n: n.mysql.variables.get("innodb_buffer_pool_size")),
-    ("redis", "redis version", lambda n: n.redis.version),
+    ("redis", "redis version", lambda n: n.redis.product),
     ("redis", "maxmemory", lambda n: n.redis.maxmemory),
     ("redis", "maxmemory-policy", lambda n: n.redis.maxmemory_policy),
     ("redis", "repl-backlog-size", lambda n: n.redis.repl_backlog_size),

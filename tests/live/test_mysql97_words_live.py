@@ -9,13 +9,14 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from labpool import MYSQL97, group
 
 from replmon.lab import Lab
 from replmon.model.findings import Severity
 from replmon.scenarios import mysql_healthy, stop_thread
 from replmon.testing.scenarios import LabScenario, run_lab_scenario
 
-pytestmark = [pytest.mark.live, pytest.mark.xdist_group("mysql97")]
+pytestmark = [pytest.mark.live, group(MYSQL97)]
 
 DUP_ID = 900001
 

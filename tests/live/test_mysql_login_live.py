@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from labpool import MYSQL97, group
 
 from replmon.endpoints import MysqlEndpoint
 from replmon.lab import Lab
@@ -21,7 +22,7 @@ from replmon.model.base import SourceState
 from replmon.model.mysql import MysqlSample
 from replmon.sources.mysql import MysqlSource
 
-pytestmark = [pytest.mark.live, pytest.mark.xdist_group("mysql97")]
+pytestmark = [pytest.mark.live, group(MYSQL97)]
 
 
 async def sample_once(lab: Lab, endpoint: MysqlEndpoint) -> tuple[MysqlSample, str | None]:

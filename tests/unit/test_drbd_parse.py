@@ -572,3 +572,15 @@ def test_samples_survive_a_json_round_trip(name: str) -> None:
     s = parse_drbdsetup_json(raw) if name.endswith(".json") else parse_proc_drbd(raw)
     assert s.resources
     assert DrbdSample.model_validate_json(s.model_dump_json()) == s
+
+
+def test_a_bare_c_nan_reads_as_unknown_but_nan_in_a_string_stays() -> None:
+    """drbdsetup printf's a 0/0 estimate as a bare nan (a real output in
+    tests/fixtures/real/drbd/); only a value position is read as null."""
+    doc = text("d9_status_clusterlabs.json")
+    assert '"name" : "' in doc or '"name": "' in doc
+    bad = doc.replace('"role"', '"nan-word": "nan", "eta": nan, "role"', 1)
+    (r,) = parse_drbdsetup_json(bad).resources
+    assert r.role  # the resource is read, the nan value and the "nan" string did not break it
+    with pytest.raises(ParseError, match="not valid JSON"):
+        parse_drbdsetup_json(doc.replace('"role"', '"eta": nan nan, "role"', 1))

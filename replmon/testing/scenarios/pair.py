@@ -185,19 +185,28 @@ def semi_sync_then_replica_io_stopped(lab: Any) -> Iterator[None]:
 
 @contextlib.contextmanager
 def semi_sync_on(lab: Any) -> Iterator[None]:
+    """Semi-sync switched on on both nodes (MariaDB: built in, master/slave names;
+    Oracle MySQL: the semisync_source/_replica plugins installed first, source/replica
+    names), the replica's IO thread restarted so that it acks."""
     p, r = lab.primary, lab.replica
-    p.sql("SET GLOBAL rpl_semi_sync_master_timeout = 500")
-    p.sql("SET GLOBAL rpl_semi_sync_master_enabled = ON")
-    r.sql("SET GLOBAL rpl_semi_sync_slave_enabled = ON")
+    src, rep = ("source", "replica") if lab.is_mysql else ("master", "slave")
+    if lab.is_mysql:
+        for node, plugin in ((p, "source"), (r, "replica")):
+            if not node.sql("SELECT 1 FROM information_schema.PLUGINS WHERE PLUGIN_NAME = %s",
+                            f"rpl_semi_sync_{plugin}"):
+                node.sql(f"INSTALL PLUGIN rpl_semi_sync_{plugin} SONAME 'semisync_{plugin}.so'")
+    p.sql(f"SET GLOBAL rpl_semi_sync_{src}_timeout = 500")
+    p.sql(f"SET GLOBAL rpl_semi_sync_{src}_enabled = ON")
+    r.sql(f"SET GLOBAL rpl_semi_sync_{rep}_enabled = ON")
     r.sql("STOP REPLICA IO_THREAD")
     r.sql("START REPLICA IO_THREAD")
     try:
-        wait_for(lambda: p.sql("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_status'")
+        wait_for(lambda: p.sql(f"SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_{src}_status'")
                  [0][1] == "ON", "semi-sync ON on the primary", 20)
         yield
     finally:
-        p.sql("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
-        r.sql("SET GLOBAL rpl_semi_sync_slave_enabled = OFF")
+        p.sql(f"SET GLOBAL rpl_semi_sync_{src}_enabled = OFF")
+        r.sql(f"SET GLOBAL rpl_semi_sync_{rep}_enabled = OFF")
         r.sql("STOP REPLICA IO_THREAD")
         r.sql("START REPLICA IO_THREAD")
         mysql_healthy(lab)

@@ -14,10 +14,9 @@ import pytest
 from replmon.checks.pair_lag import measure
 
 from replmon.check import Window
-from replmon.config import build_config
+from replmon.config import MysqlConfig, build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
-from replmon.config import MysqlConfig
 from replmon.lab import Lab, WriteLoad
 from replmon.model.tick import Tick
 from replmon.scenarios import mysql_healthy, stop_thread

@@ -1,0 +1,47 @@
+"""Labs of other server versions for the live tests: the pool that starts each once per
+session (per xdist worker), and the xdist group that keeps the tests sharing one on one
+worker."""
+
+from __future__ import annotations
+
+import pytest
+
+from replmon.lab import Lab
+
+
+class LabPool:
+    """Labs by (mysql, redis) server versions, each started once per session."""
+
+    def __init__(self) -> None:
+        self.labs: dict[tuple[str, str], Lab] = {}
+
+    def get(self, mysql: str, redis: str) -> Lab:
+        key = (mysql, redis)
+        if key not in self.labs:
+            lab = Lab(mysql=mysql, redis=redis)
+            lab.start()
+            self.labs[key] = lab
+        return self.labs[key]
+
+    def stop(self) -> None:
+        for lab in self.labs.values():
+            lab.stop()
+
+
+MYSQL97 = ("mysql-9.7", "valkey-8.1")
+"""The Oracle MySQL lab (with Valkey 8.1 beside it: the matrix runs its Redis tests too)."""
+
+
+def group(versions: tuple[str, str]) -> pytest.MarkDecorator:
+    """The xdist group of the tests that share the lab of ``versions``."""
+    return pytest.mark.xdist_group("+".join(versions))
+
+
+MATRIX: tuple[tuple[str, str], ...] = (
+    ("mariadb-11.8", "redis-8.0"),
+    MYSQL97,
+    ("mariadb-10.11", "redis-6.2"),
+    ("mariadb-10.11", "valkey-9.1"),
+)
+"""The labs of the version matrix beside the default (MariaDB 10.11 + Redis 7.0, which
+the rest of the live tests use): every MySQL flavour and every Redis/Valkey at least once."""
