@@ -12,7 +12,9 @@ Every ``positions_every`` seconds (2 s) both nodes read their GTIDs in the same 
 - **MySQL**: the replica's ``@@gtid_executed`` minus the primary's is what the primary
   never had. GTIDs of the primary's own ``server_uuid`` are left out (a transaction the
   primary committed after its reading and the replica applied before its own is not
-  errant), so what remains is written elsewhere: count and first GTID.
+  errant), and so are those of the replica's other sources (a multi-source replica's
+  other channels, by their Source_UUID): what remains is written elsewhere: count and
+  first GTID.
 - **MariaDB**: ``@@gtid_binlog_state`` keeps the last GTID per (domain, server_id) in the
   binlog. An entry on the replica whose server_id is not the primary's and that the
   primary's state lacks (or has at a lower seqno) was written on the replica (its own
@@ -67,9 +69,11 @@ def _latest(w: Window) -> tuple[BinlogStatus, BinlogStatus] | None:
     return None
 
 
-def errant_mysql(p: BinlogStatus, r: BinlogStatus) -> gtid.GtidSet:
-    """The replica's GTIDs the primary lacks, the primary's own uuid left out; empty when
-    there are none or the sets cannot be read."""
+def errant_mysql(p: BinlogStatus, r: BinlogStatus,
+                 other_sources: frozenset[str] = frozenset()) -> gtid.GtidSet:
+    """The replica's GTIDs the primary lacks, the primary's own uuid and the uuids of the
+    replica's other sources (a multi-source replica's other channels) left out; empty
+    when there are none or the sets cannot be read."""
     if not r.gtid_executed:
         return {}
     try:
@@ -77,14 +81,17 @@ def errant_mysql(p: BinlogStatus, r: BinlogStatus) -> gtid.GtidSet:
         extra = gtid.subtract(mine, theirs)
     except ValueError:
         return {}
-    own = p.server_uuid.lower()
-    return {k: v for k, v in extra.items() if not own or k.split(":")[0] != own}
+    skip = other_sources | ({p.server_uuid.lower()} if p.server_uuid else set())
+    return {k: v for k, v in extra.items() if k.split(":")[0] not in skip}
 
 
-def errant_maria(p: BinlogStatus, r: BinlogStatus) -> list[str]:
+def errant_maria(p: BinlogStatus, r: BinlogStatus,
+                 other_sources: frozenset[int] = frozenset()) -> list[str]:
     """The replica's binlog-state GTIDs (last per domain and server) the primary did not
-    write and does not have; [] when none or not readable."""
-    return list(_errant_maria(p.gtid_binlog_state, r.gtid_binlog_state, p.server_id))
+    write and does not have, those of the replica's other sources (other connections of
+    a multi-source replica, by server_id) left out; [] when none or not readable."""
+    return [g for g in _errant_maria(p.gtid_binlog_state, r.gtid_binlog_state, p.server_id)
+            if int(g.split("-")[1]) not in other_sources]
 
 
 @lru_cache(maxsize=64)
@@ -110,8 +117,11 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     if found is None:
         return []
     p, r = found
+    channels = w.last.replica.mysql.replication  # a multi-source replica's other sources
     if p.gtid_binlog_state or r.gtid_binlog_state:  # MariaDB
-        gtids = errant_maria(p, r)
+        gtids = errant_maria(p, r, frozenset(
+            ch.source_server_id for ch in channels
+            if ch.source_server_id is not None and ch.source_server_id != p.server_id))
         if not gtids:
             return []
         own = [g for g in gtids if r.server_id is not None and g.split("-")[1] == str(r.server_id)]
@@ -122,7 +132,8 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         nums = numbers(errant_gtids=", ".join(gtids), count=None,
                        replica_server_id=r.server_id, primary_server_id=p.server_id)
     else:
-        errant = errant_mysql(p, r)
+        errant = errant_mysql(p, r, frozenset(ch.source_uuid.lower() for ch in channels
+                                              if ch.source_uuid))
         if not errant:
             return []
         n = gtid.count(errant)

@@ -61,6 +61,7 @@ from replmon.check import (
     Number,
     Observation,
     ReplicaChannel,
+    ReplicationWords,
     Role,
     Seconds,
     Severity,
@@ -174,7 +175,10 @@ def _channel_numbers(ch: ReplicaChannel, src: str) -> dict[str, Number]:
                    lag_when_receiver_lost_source_s=ch.seconds_behind_stale,
                    last_io_error_time=ch.last_io_error_time or None,
                    last_sql_error_time=ch.last_sql_error_time or None,
-                   retried_transactions=ch.retried_transactions)
+                   retried_transactions=ch.retried_transactions,
+                   worker_errno=ch.worker_errno or None, failed_gtid=ch.failed_gtid or None,
+                   worker_error_time=ch.worker_error_time or None,
+                   applying_age_s=ch.applying_age_s, applied_latency_s=ch.applied_latency_s)
 
 
 def _since(when: str) -> str:
@@ -187,6 +191,39 @@ def _relay(ch: ReplicaChannel) -> str:
     if ch.relay_log_space is None:
         return ""
     return f" (relay logs hold {fmt(ch.relay_log_space / 2**20, 1)} MiB)"
+
+
+def _sql_stopped(ch: ReplicaChannel, wd: ReplicationWords) -> Part:
+    """The stopped applier, with the failing worker's own error where MySQL 8 gives it
+    (SHOW REPLICA STATUS then only says "Coordinator stopped because there were
+    error(s) in the worker(s)")."""
+    relay = "; received changes pile up in the relay log unapplied" + _relay(ch) + "."
+    if ch.worker_errno:
+        title = (f"SQL thread stopped (worker {ch.worker_id} error {ch.worker_errno}"
+                 f"{_since(ch.worker_error_time)} on {ch.failed_gtid or 'an unknown GTID'}: "
+                 f"{ch.worker_error})")
+        skip = (f"; to skip that one transaction once it is understood: SET GTID_NEXT="
+                f"'{ch.failed_gtid}'; BEGIN; COMMIT; SET GTID_NEXT='AUTOMATIC'"
+                if ch.failed_gtid else "")
+        return (Severity.CRITICAL, title,
+                f"applier worker {ch.worker_id} failed on transaction "
+                f"{ch.failed_gtid or '?'} with error {ch.worker_errno}" + relay,
+                "Compare the row the error names on both nodes (a duplicate key or a "
+                f"missing row usually means writes on the replica){skip}; then START "
+                f"{wd.replica} SQL_THREAD and watch the lag come down.")
+    if ch.last_sql_errno:
+        why = f"the applier stopped on error {ch.last_sql_errno}: {ch.last_sql_error}"
+        step = ("Fix the error (a duplicate key usually means writes on the replica), "
+                f"then START {wd.replica} SQL_THREAD; watch the lag come down.")
+    else:
+        why = f"the applier was stopped by hand (STOP {wd.replica} SQL_THREAD) or not started"
+        step = (f"If nobody stopped it on purpose (a backup, a maintenance): START "
+                f"{wd.replica} SQL_THREAD; watch the lag come down.")
+    return (Severity.CRITICAL,
+            f"SQL thread stopped (last_sql_errno {ch.last_sql_errno}"
+            f"{_since(ch.last_sql_error_time)}"
+            f"{': ' + ch.last_sql_error if ch.last_sql_error else ''})",
+            why + relay, step)
 
 
 def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Observation | None:
@@ -214,17 +251,7 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
                       f"From the replica, connect to {src} with the replication account; "
                       f"check the source's MySQL and the network."))
     if not ch.sql_running:
-        why = (f"the applier stopped on error {ch.last_sql_errno}: {ch.last_sql_error}"
-               if ch.last_sql_errno else
-               f"the applier was stopped by hand (STOP {wd.replica} SQL_THREAD) or not started")
-        parts.append((Severity.CRITICAL,
-                      f"SQL thread stopped (last_sql_errno {ch.last_sql_errno}"
-                      f"{_since(ch.last_sql_error_time)}"
-                      f"{': ' + ch.last_sql_error if ch.last_sql_error else ''})",
-                      why + "; received changes pile up in the relay log unapplied"
-                      + _relay(ch) + ".",
-                      "Fix the error (a duplicate key usually means writes on the replica), "
-                      f"then START {wd.replica} SQL_THREAD; watch the lag come down."))
+        parts.append(_sql_stopped(ch, wd))
     if parts:
         nums = _channel_numbers(ch, src)
         if connecting_s is not None:

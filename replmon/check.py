@@ -43,7 +43,7 @@ from replmon.model.drbd import (
 )
 from replmon.model.findings import NodeRef, Number, Observation, Severity
 from replmon.model.host import DiskRates
-from replmon.model.mysql import BinlogStatus, ReplicaChannel
+from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
 from replmon.units import Seconds
@@ -57,7 +57,8 @@ __all__ = [
     # what a window holds, for type hints and field access (the records of replmon.model)
     "SOURCE_KINDS", "BinlogStatus", "DiskRates", "DrbdConnection", "DrbdDeviceRates",
     "DrbdPeerDevice", "DrbdPeerDeviceRates", "DrbdResource", "NodeRef", "NodeTick", "Number",
-    "RedisReplica", "RedisSample", "ReplicaChannel", "Role", "SourceState", "Tick",
+    "RedisReplica", "RedisSample", "ReplicaChannel", "ReplicationWords", "Role", "SourceState",
+    "Tick",
 ]
 
 

@@ -222,12 +222,12 @@ def write_on_replica(lab: Any) -> Iterator[None]:
         finally:
             conn.close()
         if lab.is_mysql:
-            _empty_transactions_on_primary(lab)
+            empty_transactions_on_primary(lab)
         r.sql("SET GLOBAL read_only = ON")
         mysql_healthy(lab)
 
 
-def _empty_transactions_on_primary(lab: Any) -> None:
+def empty_transactions_on_primary(lab: Any) -> None:
     """Oracle MySQL: give the primary an empty transaction for each GTID the replica has
     and it lacks, so that the pair agrees again (and the replica skips them)."""
     primary_set = lab.primary.sql("SELECT @@GLOBAL.gtid_executed")[0][0]

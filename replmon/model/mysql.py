@@ -245,6 +245,25 @@ class ReplicaChannel(Struct):
     """Receiver thread state text (wording differs across versions: never match it exactly)."""
     sql_state: str = ""
     """Applier thread state text."""
+    # --- Oracle MySQL 8.0+: performance_schema.replication_applier_status_by_worker, read
+    # when the applier reports an error and every few seconds otherwise (MysqlSource)
+    worker_errno: int = 0
+    """The failing worker's error number: the real cause behind the coordinator's
+    "Coordinator stopped because there were error(s) in the worker(s)" (0 = none)."""
+    worker_error: str = ""
+    """The failing worker's own message (the table, the duplicate key...)."""
+    worker_error_time: str = ""
+    """When the worker failed, "YYYY-MM-DD hh:mm:ss" in the replica's time zone."""
+    worker_id: int | None = None
+    """Which applier worker failed."""
+    failed_gtid: str = ""
+    """The transaction the worker failed on (its APPLYING_TRANSACTION)."""
+    applying_age_s: float | None = None
+    """Seconds since the source committed the oldest transaction a worker is applying,
+    by the replica's clock (0.0: no worker busy); as of the last read (a few seconds)."""
+    applied_latency_s: float | None = None
+    """The newest applied transaction: seconds from its commit on the source to the end of
+    its apply here (LAST_APPLIED_TRANSACTION_*); as of the last read."""
 
     @property
     def group_replication(self) -> bool:

@@ -69,19 +69,23 @@ from replmon.model.mysql import (
     Flavour,
     MysqlSample,
     ProcessRow,
+    ReplicaChannel,
     clean_version,
     version_tuple,
 )
 from replmon.sources.base import Source
 from replmon.sources.mysql_parse import (
+    APPLIER_WORKERS_QUERY,
     MARIADB_POSITIONS_QUERY,
     MYSQL_POSITIONS_QUERY,
     STATUS_NAMES,
+    ApplierDetail,
     binlog_grant_hint,
     binlog_status_query,
     build_binlog_status,
     build_mysql_sample,
     detect_flavour,
+    parse_applier_workers,
     parse_binlog_status,
     parse_bool,
     parse_global_status,
@@ -92,6 +96,7 @@ from replmon.sources.mysql_parse import (
     processlist_query,
     quote_table,
     replica_status_query,
+    with_applier,
 )
 
 log = logging.getLogger(__name__)
@@ -204,6 +209,7 @@ class MysqlSource(Source[MysqlSample]):
         positions_every: float = 2.0,
         heartbeat_table: str | None = None,
         processlist_every: float = 3.0,
+        applier_every: float = 5.0,
     ) -> None:
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
@@ -233,6 +239,13 @@ class MysqlSource(Source[MysqlSample]):
         self._semi_status: tuple[bool | None, bool | None] | None = None
         """Semi-sync source/replica status at the last sample: a change re-reads the
         variables at once (so "enabled" is never a minute older than "status OFF")."""
+        self.applier_every = applier_every
+        self._applier_query: str | None = APPLIER_WORKERS_QUERY
+        """None after the server refused it (until the next connection)."""
+        self._applier_mono: float | None = None
+        self._applier_errors: tuple[tuple[str, int, str], ...] = ()
+        self._applier_detail: dict[str, ApplierDetail] = {}
+        """Per channel, as of the last read of the workers' table."""
 
     def __repr__(self) -> str:
         return f"MysqlSource({self.endpoint.display()})"
@@ -335,6 +348,7 @@ class MysqlSource(Source[MysqlSample]):
         self._flavour = detect_flavour(self._version)
         self._replica_query = replica_status_query(self._flavour, self._version)
         self._binlog_query = binlog_status_query(self._flavour, self._version)
+        self._applier_query, self._applier_mono = APPLIER_WORKERS_QUERY, None
         log.debug("%s: connected to %s", self, self._version)
         return conn
 
@@ -365,6 +379,11 @@ class MysqlSource(Source[MysqlSample]):
                     self._variables = parse_variables(cur.fetchall())
                     self._variables_mono = time.monotonic()
             replication, repl_error, repl_hint = self._replication(conn)
+            channels = parse_replica_status(replication, self._flavour)
+            if self._applier_due(channels):
+                self._applier(conn)
+            if self._applier_detail:
+                channels = with_applier(channels, self._applier_detail)
             bucket = int(time.time() // self.positions_every)
             binlog = None
             if fresh or bucket != self._positions_bucket:
@@ -388,7 +407,7 @@ class MysqlSource(Source[MysqlSample]):
             version=self._version,
             status=status,
             variables=self._variables,
-            replication=parse_replica_status(replication, self._flavour),
+            replication=channels,
             replication_error=repl_error,
             replication_hint=repl_hint,
             rtt_ms=rtt_ms,
@@ -397,6 +416,41 @@ class MysqlSource(Source[MysqlSample]):
             processlist=processes,
             processlist_error=processes_error,
         )
+
+    def _applier_due(self, channels: list[ReplicaChannel]) -> bool:
+        """Oracle MySQL 8.0.2+ replicas: the workers' table when an applier error appears
+        or changes (its cause is there, not in SHOW REPLICA STATUS), else every
+        ``applier_every`` seconds."""
+        if not channels or not self._applier_query:
+            return False
+        if self._flavour != "mysql" or version_tuple(self._version) < (8, 0, 2):
+            return False
+        errors = tuple((ch.name, ch.last_sql_errno, ch.last_sql_error_time)
+                       for ch in channels if ch.last_sql_errno)
+        if errors != self._applier_errors:
+            self._applier_errors = errors
+            return True
+        last = self._applier_mono
+        return last is None or time.monotonic() - last >= self.applier_every
+
+    def _applier(self, conn: pymysql.connections.Connection[Any]) -> None:
+        self._applier_mono = time.monotonic()
+        with conn.cursor() as cur:
+            try:
+                cur.execute(APPLIER_WORKERS_QUERY)
+            except pymysql.err.MySQLError as e:
+                if self._is_connection_error(e):
+                    raise
+                # no SELECT on performance_schema (or it is off): not again on this
+                # connection; SHOW REPLICA STATUS still says what it says
+                log.info("%s: %s", self, self._note("applier workers", e))
+                self._applier_query = None
+                return
+            try:
+                self._applier_detail = parse_applier_workers(cur.fetchall())
+            except ParseError as e:  # noted; the sample stands on SHOW REPLICA STATUS
+                log.info("%s: %s", self, self._note("applier workers", e))
+                self._applier_detail = {}
 
     def _processlist(self, conn: pymysql.connections.Connection[Any]
                      ) -> tuple[list[ProcessRow], str | None]:

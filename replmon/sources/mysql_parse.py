@@ -18,6 +18,7 @@ raises ``replmon.errors.ParseError``, never another exception.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -335,6 +336,106 @@ def parse_replica_status(rows: Iterable[Any], flavour: Flavour) -> list[ReplicaC
             raise ParseError(f"replica status: expected dict rows, got {type(row).__name__}")
         # lower-case keys for matching, original names kept for error messages
         out.append(_channel({str(k).lower(): (str(k), v) for k, v in row.items()}))
+    return out
+
+
+APPLIER_WORKERS_QUERY = (
+    "SELECT CHANNEL_NAME, WORKER_ID, LAST_ERROR_NUMBER, LAST_ERROR_MESSAGE,"
+    " IF(LAST_ERROR_NUMBER = 0, NULL,"
+    " DATE_FORMAT(LAST_ERROR_TIMESTAMP, '%Y-%m-%d %H:%i:%s')) AS error_time,"
+    " APPLYING_TRANSACTION,"
+    " IF(APPLYING_TRANSACTION = '', NULL, TIMESTAMPDIFF(MICROSECOND,"
+    " APPLYING_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP, NOW(6)) / 1e6) AS applying_age_s,"
+    " IF(LAST_APPLIED_TRANSACTION = '', NULL, TIMESTAMPDIFF(MICROSECOND,"
+    " LAST_APPLIED_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP,"
+    " LAST_APPLIED_TRANSACTION_END_APPLY_TIMESTAMP) / 1e6) AS applied_latency_s,"
+    " LAST_APPLIED_TRANSACTION_END_APPLY_TIMESTAMP AS applied_at"
+    " FROM performance_schema.replication_applier_status_by_worker"
+)
+"""Oracle MySQL 8.0.2+: each applier worker's error, its transaction and its timing. The
+ages are computed by the server (its clock against the source's commit timestamps, as
+Seconds_Behind_Source is); a few rows, read when due, never every tick."""
+
+
+@dataclass(frozen=True)
+class ApplierDetail:
+    """What the workers of one channel say (parse_applier_workers)."""
+
+    worker_errno: int = 0
+    worker_error: str = ""
+    worker_error_time: str = ""
+    worker_id: int | None = None
+    failed_gtid: str = ""
+    applying_age_s: float | None = None
+    applied_latency_s: float | None = None
+
+
+def parse_applier_workers(rows: Iterable[Sequence[Any]]) -> dict[str, ApplierDetail]:
+    """APPLIER_WORKERS_QUERY's rows -> one ApplierDetail per channel: the worker with an
+    error (the earliest failure when several failed), the oldest transaction being
+    applied (0.0 when no worker is busy) and the latency of the newest one applied."""
+    by_channel: dict[str, list[Sequence[Any]]] = {}
+    for row in rows:
+        if len(row) != 9:
+            raise ParseError(f"applier workers: expected 9 columns, got {len(row)}")
+        by_channel.setdefault(_text(row[0]) or "", []).append(row)
+    out: dict[str, ApplierDetail] = {}
+    for channel, workers in by_channel.items():
+        failed = sorted((w for w in workers if parse_int("LAST_ERROR_NUMBER", w[2])),
+                        key=lambda w: _text(w[4]) or "")
+        busy = [a for w in workers if (a := _maybe_float("applying_age_s", w[6])) is not None]
+        done = [(str(w[8]), lat) for w in workers
+                if (lat := _maybe_float("applied_latency_s", w[7])) is not None]
+        f = failed[0] if failed else None
+        out[channel] = ApplierDetail(
+            worker_errno=(parse_int("LAST_ERROR_NUMBER", f[2]) or 0) if f else 0,
+            worker_error=_worker_message(_text(f[3]) or "") if f else "",
+            worker_error_time=(_text(f[4]) or "") if f else "",
+            worker_id=parse_int("WORKER_ID", f[1]) if f else None,
+            failed_gtid=(_text(f[5]) or "") if f else "",
+            applying_age_s=round(max(busy), 3) if busy else 0.0,
+            applied_latency_s=round(max(done)[1], 3) if done else None,
+        )
+    return out
+
+
+_WORKER_PREFIX = re.compile(r"Worker \d+ failed executing transaction '[^']*' at (?:source|master)"
+                            r" log [^,]*, end_log_pos \d+; ")
+_WORKER_SUFFIX = re.compile(r"; the event's (?:source|master) log .*$")
+
+
+def _worker_message(text: str) -> str:
+    """A worker's message without what replmon shows on its own (the worker, the GTID, the
+    binlog coordinates repeated at both ends): "Could not execute Write_rows event on table
+    lab.t; Duplicate entry '9' for key 't.PRIMARY', Error_code: 1062; handler error ..."."""
+    return _WORKER_SUFFIX.sub("", _WORKER_PREFIX.sub("", text, count=1)).strip()
+
+
+def _maybe_float(name: str, value: object) -> float | None:
+    text = _text(value)
+    if text is None or text.upper() == "NULL":
+        return None
+    if not _FLOAT.fullmatch(text):
+        raise ParseError(f"applier workers: {name}: expected a number, got {text[:40]!r}")
+    return float(text)
+
+
+def with_applier(channels: list[ReplicaChannel], details: Mapping[str, ApplierDetail]
+                 ) -> list[ReplicaChannel]:
+    """The channels with their workers' detail. A worker's error is kept only while the
+    channel's applier still reports one (it clears at START REPLICA)."""
+    out = []
+    for ch in channels:
+        d = details.get(ch.name)
+        if d is None:
+            out.append(ch)
+            continue
+        error = d if ch.last_sql_errno and d.worker_errno else ApplierDetail()
+        out.append(dataclasses.replace(
+            ch, worker_errno=error.worker_errno, worker_error=error.worker_error,
+            worker_error_time=error.worker_error_time, worker_id=error.worker_id,
+            failed_gtid=error.failed_gtid, applying_age_s=d.applying_age_s,
+            applied_latency_s=d.applied_latency_s))
     return out
 
 

@@ -184,6 +184,15 @@ def mysql_detail(n: NodeTick) -> RenderableType:
         if ch.last_sql_errno:
             rows.append(("sql error", f"{ch.last_sql_errno} {ch.last_sql_error} "
                                       f"{ch.last_sql_error_time}"))
+        if ch.worker_errno:
+            rows.append(("worker error", f"worker {ch.worker_id}: {ch.worker_errno} at "
+                                         f"{ch.worker_error_time} on {ch.failed_gtid}: "
+                                         f"{ch.worker_error}"))
+        if ch.applied_latency_s is not None or ch.applying_age_s:
+            rows.append(("applier", f"oldest in apply committed "
+                                    f"{_n(ch.applying_age_s, ' s')} ago on the source; "
+                                    f"newest applied {_n(ch.applied_latency_s, ' s')} after "
+                                    "its commit there"))
         parts.append(_kv(rows))
     return Group(*parts)
 

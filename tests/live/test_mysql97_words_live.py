@@ -11,9 +11,11 @@ from collections.abc import Iterator
 import pytest
 from labpool import MYSQL97, group
 
-from replmon.lab import Lab
+from replmon.config import build_config
+from replmon.factory import build_collector
+from replmon.lab import Lab, LabNode, WriteLoad
 from replmon.model.findings import Severity
-from replmon.scenarios import mysql_healthy, stop_thread
+from replmon.scenarios import empty_transactions_on_primary, mysql_healthy, stop_thread, wait_for
 from replmon.testing.scenarios import LabScenario, run_lab_scenario
 
 pytestmark = [pytest.mark.live, group(MYSQL97)]
@@ -61,15 +63,116 @@ async def test_a_stopped_applier_is_told_in_mysqls_words(mysql97: Lab) -> None:
         assert "Seconds_Behind_Source says NULL" in pair_lag.title, pair_lag.title
 
 
-async def test_an_applier_error_gives_its_time_as_a_date(mysql97: Lab) -> None:
+async def test_an_applier_error_names_the_workers_own_error_its_gtid_and_time(
+        mysql97: Lab) -> None:
+    """SHOW REPLICA STATUS says only "Coordinator stopped because there were error(s) in
+    the worker(s)"; the worker's row in performance_schema holds the duplicate key, the
+    table and the transaction: the finding must say them."""
     sc = LabScenario("duplicate key on MySQL 9.7", "mysql_replication", induce=duplicate_key,
                      min_severity=Severity.CRITICAL, load={})
     out = await run_lab_scenario(mysql97, sc)
     f = out.first(sc.check, sc.min_severity)
     assert f is not None
-    # MySQL says '261126 05:16:36'; a person reads '2026-11-26 05:16:36'
-    m = re.search(r"last_sql_errno (\d+) at (\S+ \S+):", f.title)
+    primary_uuid = mysql97.primary.sql("SELECT @@server_uuid")[0][0]
+    m = re.fullmatch(r"SQL thread stopped \(worker (\d+) error 1062 at (\S+ \S+) on "
+                     r"(\S+): (.*)\)", f.title)
     assert m is not None, f.title
-    assert m[1] == "1062"
+    # MySQL's own time form is '261126 05:16:36'; a person reads '2026-11-26 05:16:36'
     assert re.fullmatch(r"20\d\d-\d\d-\d\d \d\d:\d\d:\d\d", m[2]), m[2]
-    assert f.numbers["last_sql_error_time"] == m[2]
+    assert m[3].startswith(f"{primary_uuid}:") and f.numbers["failed_gtid"] == m[3]
+    assert f"Duplicate entry '{DUP_ID}' for key 't.PRIMARY'" in m[4]
+    assert "Coordinator stopped" not in f.title and "lab.t" in m[4]
+    assert f"SET GTID_NEXT='{m[3]}'" in f.next_step and "START REPLICA" in f.next_step
+    assert f.numbers["worker_errno"] == 1062 and f.numbers["last_sql_errno"] == 1062
+
+
+async def test_the_appliers_own_timing_is_read_beside_the_pairs(mysql97: Lab) -> None:
+    """LAST_APPLIED_TRANSACTION_* under a write load: the latency of the newest applied
+    transaction (source commit to end of apply here) is read, small on a healthy pair."""
+    with WriteLoad(mysql97, rate=100):
+        async with build_collector(build_config(mysql97.settings(0.5))) as c:
+            ticks = [t async for t in c.ticks(4)]
+    (ch,) = ticks[-1].replica.mysql.replication
+    assert ch.applied_latency_s is not None and 0 <= ch.applied_latency_s < 5, ch
+    assert ch.applying_age_s is not None and 0 <= ch.applying_age_s < 5, ch
+    assert ch.worker_errno == 0 and ch.failed_gtid == ""
+
+
+@contextlib.contextmanager
+def second_source(lab: Lab) -> Iterator[LabNode]:
+    """A third MySQL 9.7 server replicated into the lab's replica on channel 'second' (a
+    multi-source replica), with a table of its own. Undone: the channel reset, the server
+    stopped, its GTIDs given to the primary as empty transactions (so that the pair's
+    GTID sets agree again once the channel is gone)."""
+    node = LabNode(lab, "source2", server_id=3)
+    node.install_mysql()
+    node.start_mysql()
+    r = lab.replica
+    try:
+        conn = node.root_connection()
+        try:
+            with conn.cursor() as cur:  # not replicated: the replica has this account
+                cur.execute("SET SESSION sql_log_bin = 0")
+                cur.execute(f"CREATE USER '{lab.repl_user}'@'%' IDENTIFIED BY "
+                            f"'{lab.repl_password}'")
+                cur.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{lab.repl_user}'@'%'")
+        finally:
+            conn.close()
+        node.sql("CREATE DATABASE second")
+        node.sql("CREATE TABLE second.t (id INT PRIMARY KEY AUTO_INCREMENT, v INT)")
+        node.sql("INSERT INTO second.t (v) VALUES (1), (2), (3)")
+        r.sql("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%s,"
+              " SOURCE_USER=%s, SOURCE_PASSWORD=%s, SOURCE_AUTO_POSITION=1,"
+              " SOURCE_CONNECT_RETRY=1, GET_SOURCE_PUBLIC_KEY=1 FOR CHANNEL 'second'",
+              node.mysql_port, lab.repl_user, lab.repl_password)
+        r.sql("START REPLICA FOR CHANNEL 'second'")
+        wait_for(lambda: r.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+                               "TABLE_SCHEMA = 'second'")[0][0] == 1, "channel second", 30)
+        yield node
+    finally:
+        with contextlib.suppress(Exception):
+            r.sql("STOP REPLICA FOR CHANNEL 'second'")
+            r.sql("RESET REPLICA ALL FOR CHANNEL 'second'")
+        node.stop()
+        conn = r.root_connection()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SET SESSION sql_log_bin = 0")
+                cur.execute("DROP DATABASE IF EXISTS second")
+        finally:
+            conn.close()
+        empty_transactions_on_primary(lab)
+        mysql_healthy(lab)
+
+
+async def test_two_sources_each_channel_judged_on_its_own(mysql97: Lab) -> None:
+    """A multi-source replica: the second channel's applier stopped is its own finding
+    (key 'second'), the default channel stays quiet, and the second source's GTIDs on
+    the replica are not errant writes (they came through a channel)."""
+    with second_source(mysql97) as src2:
+        src2_uuid = src2.sql("SELECT @@server_uuid")[0][0]
+        sc = LabScenario("second channel's SQL thread stopped", "mysql_replication",
+                         induce=lambda lab: stop_channel(lab, "second"),
+                         min_severity=Severity.CRITICAL)
+        out = await run_lab_scenario(mysql97, sc)
+    names = sorted(ch.name for ch in out.ticks[-1].replica.mysql.replication)
+    assert names == ["", "second"]
+    second = [ch for ch in out.ticks[-1].replica.mysql.replication if ch.name == "second"][0]
+    assert second.source_uuid == src2_uuid and not second.sql_running
+    f = out.first(sc.check, sc.min_severity)
+    assert f is not None and f.key == "second", f
+    assert f.title == "SQL thread stopped (last_sql_errno 0)"
+    binlog = [t.replica.mysql.binlog for t in out.ticks if t.replica.mysql.binlog][-1]
+    assert src2_uuid in binlog.gtid_executed  # the second source's GTIDs are on the replica
+    mine = [(g.check, g.key, g.title) for fs in out.opened.values() for g in fs]
+    assert not [m for m in mine if m[0] == "errant_writes"], mine
+    assert not [m for m in mine if m[0] == "mysql_replication" and m[1] != "second"], mine
+
+
+@contextlib.contextmanager
+def stop_channel(lab: Lab, channel: str) -> Iterator[None]:
+    lab.replica.sql(f"STOP REPLICA SQL_THREAD FOR CHANNEL '{channel}'")
+    try:
+        yield
+    finally:
+        lab.replica.sql(f"START REPLICA SQL_THREAD FOR CHANNEL '{channel}'")

@@ -20,6 +20,7 @@ from replmon.sources.mysql_parse import (
     build_mysql_sample,
     clean_version,
     detect_flavour,
+    parse_applier_workers,
     parse_global_status,
     parse_int,
     parse_number,
@@ -27,6 +28,7 @@ from replmon.sources.mysql_parse import (
     parse_variables,
     replica_status_query,
     version_tuple,
+    with_applier,
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "mysql"
@@ -211,6 +213,10 @@ def test_mysql_8_replica_status_exact(typed: bool) -> None:
     )
 
 
+APPLIER_FIELDS = ("worker_errno", "worker_error", "worker_error_time", "worker_id",
+                  "failed_gtid", "applying_age_s", "applied_latency_s")
+
+
 def test_mariadb_and_mysql_dialects_fill_the_same_fields() -> None:
     """Every field is filled from both dialects (none left at its default by a missing
     column): the normalised schema really is one schema."""
@@ -227,7 +233,9 @@ def test_mariadb_and_mysql_dialects_fill_the_same_fields() -> None:
             # healthy: no error time, no delay waiting, live lag; one dialect only:
             "last_io_error_time", "last_sql_error_time", "sql_remaining_delay",
             "seconds_behind_stale", "gtid_executed_server_wide", "source_uuid",
-            "retried_transactions", "received_heartbeats", "heartbeat_period")
+            "retried_transactions", "received_heartbeats", "heartbeat_period",
+            # not in SHOW REPLICA STATUS: MySQL's performance_schema (with_applier)
+            *APPLIER_FIELDS)
         }
         assert unset == set(), unset
 
@@ -450,3 +458,52 @@ def test_replication_words_follow_the_server(flavour: str, version: str, lag: st
                                              reset: str) -> None:
     w = replication_words(flavour, version)  # type: ignore[arg-type]
     assert (w.lag, w.show, w.reset_binlogs) == (lag, show, reset)
+
+
+# Captured on the lab's mysql-9.7 (Oracle MySQL 9.7.4-2, Debian sid) on 2026-11-26: the
+# APPLIER_WORKERS_QUERY rows after a duplicate key stopped worker 1 (four workers).
+_UUID = "3b770c16-e9bc-11f1-acd6-02fc00000001"
+_DUP_MESSAGE = (
+    f"Worker 1 failed executing transaction '{_UUID}:8' at source log binlog.000001, "
+    "end_log_pos 2210; Could not execute Write_rows event on table lab.t; Duplicate entry "
+    "'900001' for key 't.PRIMARY', Error_code: 1062; handler error HA_ERR_FOUND_DUPP_KEY; "
+    "the event's source log binlog.000001, end_log_pos 2210")
+MYSQL97_WORKERS = [
+    ("", 1, 1062, _DUP_MESSAGE, "2026-11-26 17:10:11", f"{_UUID}:8", "0.412000", "0.105046",
+     "2026-11-26 17:10:11.204699"),
+    ("", 2, 0, "", None, "", None, "0.108227", "2026-11-26 17:10:11.189096"),
+    ("", 3, 0, "", None, "", None, None, "0000-00-00 00:00:00.000000"),
+    ("", 4, 0, "", None, "", None, None, "0000-00-00 00:00:00.000000"),
+]
+
+
+def test_applier_workers_give_the_failing_workers_own_error() -> None:
+    (name, d), = parse_applier_workers(MYSQL97_WORKERS).items()
+    assert name == ""
+    assert (d.worker_id, d.worker_errno, d.worker_error_time, d.failed_gtid) == (
+        1, 1062, "2026-11-26 17:10:11", f"{_UUID}:8")
+    assert d.worker_error == ("Could not execute Write_rows event on table lab.t; Duplicate "
+                              "entry '900001' for key 't.PRIMARY', Error_code: 1062; handler "
+                              "error HA_ERR_FOUND_DUPP_KEY")
+    assert d.applying_age_s == 0.412  # the failed transaction is still "applying"
+    assert d.applied_latency_s == 0.105  # the newest applied (worker 1's, 17:10:11.204699)
+
+
+def test_applier_detail_joins_its_channel_only_while_the_error_stands() -> None:
+    details = parse_applier_workers(MYSQL97_WORKERS)
+    stopped = ReplicaChannel(name="", sql_running=False, last_sql_errno=1062)
+    running = ReplicaChannel(name="", sql_running=True, last_sql_errno=0)
+    other = ReplicaChannel(name="second")
+    a, b, c = with_applier([stopped, running, other], details)
+    assert (a.worker_errno, a.failed_gtid) == (1062, f"{_UUID}:8")
+    assert (b.worker_errno, b.failed_gtid, b.applied_latency_s) == (0, "", 0.105)
+    assert c == other  # no row of its own: unchanged
+
+
+def test_idle_workers_are_an_applying_age_of_zero_and_garbage_is_a_parse_error() -> None:
+    (d,) = parse_applier_workers([r for r in MYSQL97_WORKERS if r[2] == 0]).values()
+    assert (d.worker_errno, d.applying_age_s, d.applied_latency_s) == (0, 0.0, 0.108)
+    with pytest.raises(ParseError, match="applier workers"):
+        parse_applier_workers([("", 1, 0, "", None, "", "soon", None, "")])
+    with pytest.raises(ParseError, match="expected 9 columns"):
+        parse_applier_workers([("", 1)])

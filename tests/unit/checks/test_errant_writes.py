@@ -75,3 +75,24 @@ def test_the_seed_opens() -> None:
     ts, onset = replica_written()
     assert observe(CHECK, ts[:onset]) == []
     assert observe(CHECK, ts) != []
+
+
+def test_a_multi_source_replicas_other_sources_are_not_errant() -> None:
+    """GTIDs that came through another channel (its Source_UUID / source server_id) are
+    not writes on the replica; one of the replica's own still is."""
+    from replmon.checks.errant_writes import errant_maria, errant_mysql
+
+    p_uuid, r_uuid, s2 = ("3e11fa47-71ca-11e1-9e33-c80aa9429562",
+                          "4a8b1c2d-71ca-11e1-9e33-c80aa9429562",
+                          "5c9d2e3f-71ca-11e1-9e33-c80aa9429562")
+    p = BinlogStatus(gtid_executed=f"{p_uuid}:1-100", server_uuid=p_uuid)
+    r = BinlogStatus(gtid_executed=f"{p_uuid}:1-100,\n{s2}:1-3", server_uuid=r_uuid)
+    assert errant_mysql(p, r, frozenset({s2})) == {}
+    assert errant_mysql(p, r) != {}  # without the channel's uuid: errant
+    r_own = BinlogStatus(gtid_executed=f"{p_uuid}:1-100,{s2}:1-3,{r_uuid}:1",
+                         server_uuid=r_uuid)
+    assert list(errant_mysql(p, r_own, frozenset({s2}))) == [r_uuid]
+    pm = BinlogStatus(gtid_binlog_state="0-1-100", server_id=1)
+    rm = BinlogStatus(gtid_binlog_state="0-1-100,1-3-7,0-2-5", server_id=2)
+    assert errant_maria(pm, rm, frozenset({3})) == ["0-2-5"]
+    assert sorted(errant_maria(pm, rm)) == ["0-2-5", "1-3-7"]
