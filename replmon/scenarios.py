@@ -246,13 +246,18 @@ def empty_transactions_on_primary(lab: Any) -> None:
 
 
 def _each_gtid(gtid_set: str) -> Iterator[str]:
-    """Every 'uuid:n' of a MySQL GTID set ('uuid:1-3:7,uuid2:4'; small sets only)."""
+    """Every 'uuid:n' (or 'uuid:tag:n', MySQL 8.3+) of a MySQL GTID set
+    ('uuid:1-3:7:tag:1,uuid2:4'; small sets only)."""
     for part in gtid_set.replace("\n", "").split(","):
-        uuid, *ranges = part.strip().split(":")
-        for r in ranges:
-            lo, _, hi = r.partition("-")
+        uuid, *pieces = part.strip().split(":")
+        prefix = uuid
+        for piece in pieces:
+            if not piece[:1].isdigit():  # a tag: the intervals after it are its own
+                prefix = f"{uuid}:{piece}"
+                continue
+            lo, _, hi = piece.partition("-")
             for n in range(int(lo), int(hi or lo) + 1):
-                yield f"{uuid}:{n}"
+                yield f"{prefix}:{n}"
 
 
 @contextlib.contextmanager

@@ -88,6 +88,14 @@ VARIABLE_NAMES: tuple[str, ...] = (
     "rpl_semi_sync_slave_enabled", "rpl_semi_sync_replica_enabled",
     "max_connections", "innodb_buffer_pool_size", "gtid_mode", "gtid_strict_mode",
     "version", "version_comment", "hostname",
+    # compared between the nodes by config_drift (a setting under each name a flavour or
+    # version gives it: MySQL 8.0.26+ replica_*, MariaDB and older MySQL slave_*)
+    "enforce_gtid_consistency", "binlog_row_image", "lower_case_table_names", "sql_mode",
+    "collation_server", "time_zone", "transaction_isolation", "tx_isolation",
+    "log_replica_updates", "log_slave_updates", "max_allowed_packet",
+    "replica_max_allowed_packet", "slave_max_allowed_packet",
+    "replica_parallel_workers", "slave_parallel_workers", "slave_parallel_threads",
+    "replica_preserve_commit_order", "slave_preserve_commit_order",
 )
 """SHOW GLOBAL VARIABLES kept in ``MysqlSample.variables`` (lower-case names)."""
 

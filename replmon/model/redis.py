@@ -148,6 +148,12 @@ class RedisSample(SampleBase):
     0 = no limit; from CONFIG GET, re-read every ``config_every`` seconds (60 s) and
     carried between reads. None when not read (the ACL lacks +config|get, CONFIG
     renamed): ``config_error`` says why."""
+    min_replicas: tuple[int, int] | None = None
+    """(``min-replicas-to-write``, ``min-replicas-max-lag`` seconds): a master refuses
+    writes (NOREPLICAS) while fewer replicas than the first are connected with a lag of at
+    most the second; 0 replicas = off. Read with the buffer limit, in the same CONFIG GET,
+    on Redis 7.0+ and Valkey; None on older servers (one parameter per CONFIG GET there)
+    and when CONFIG GET is refused."""
     config_error: str | None = None
     """Why CONFIG GET could not be read; the rest of the sample is valid."""
 

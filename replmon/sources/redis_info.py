@@ -55,7 +55,12 @@ from replmon.errors import ParseError, SourceError
 from replmon.model.redis import RedisSample
 from replmon.sources.base import Source
 from replmon.sources.kernel_ping import KernelPing
-from replmon.sources.redis_parse import build_redis_sample, parse_buffer_limit, parse_info
+from replmon.sources.redis_parse import (
+    build_redis_sample,
+    parse_buffer_limit,
+    parse_info,
+    parse_min_replicas,
+)
 
 AUTH_HINT = (
     "check the Redis password (requirepass / ACL user) given to replmon; "
@@ -67,6 +72,22 @@ ACL_HINT = "the ACL user needs +ping +info (ACL SETUSER <user> +ping +info)"
 
 class _ErrorReply(SourceError):
     """The server answered a command with an error reply (not an auth error)."""
+
+
+_Config = tuple[tuple[int, int, int] | None, tuple[int, int] | None, str | None]
+
+CONFIG_PARAMS = ("client-output-buffer-limit", "min-replicas-to-write", "min-replicas-max-lag")
+"""Asked in one CONFIG GET; Redis before 7.0 takes one parameter: the first only there."""
+
+
+def _takes_many(sample: RedisSample) -> bool:
+    """CONFIG GET with several parameters: Redis 7.0+ and every Valkey."""
+    if sample.server == "valkey":
+        return True
+    try:
+        return int((sample.version or "0").split(".")[0]) >= 7
+    except ValueError:
+        return False
 
 
 class RedisSource(Source[RedisSample]):
@@ -87,8 +108,8 @@ class RedisSource(Source[RedisSample]):
             password=ep.password.get_secret_value() if ep.password is not None else None,
             timeout=min(ep.read_timeout, max(timeout, 0.2)))
         """The round trip, timed by the kernel on a second connection (kernel_ping)."""
-        self._config: tuple[tuple[int, int, int] | None, str | None] = (None, None)
-        """(replica buffer limit, why not read) as of the last CONFIG GET."""
+        self._config: _Config = (None, None, None)
+        """(replica buffer limit, min-replicas, why not read) as of the last CONFIG GET."""
         self._config_mono: float | None = None
 
     def __repr__(self) -> str:
@@ -166,26 +187,39 @@ class RedisSource(Source[RedisSample]):
         if self._config_mono is None or now - self._config_mono >= self.config_every \
                 or not reused:
             self._config_mono = now
-            self._config = await self._buffer_limit(conn)
-        limit, error = self._config
+            self._config = await self._config_get(conn, _takes_many(sample))
+        limit, min_replicas, error = self._config
         return sample.model_copy(update={"rtt_ms": rtt_ms, "replica_buffer_limit": limit,
-                                         "config_error": error})
+                                         "min_replicas": min_replicas, "config_error": error})
 
-    async def _buffer_limit(self, conn: AbstractConnection
-                            ) -> tuple[tuple[int, int, int] | None, str | None]:
-        """CONFIG GET client-output-buffer-limit; a refusal (ACL without +config|get, a
-        renamed CONFIG) or an odd reply is noted, not a failed sample."""
+    async def _config_get(self, conn: AbstractConnection, many: bool) -> _Config:
+        """One CONFIG GET: client-output-buffer-limit, and on servers that take several
+        parameters (``many``) min-replicas-to-write and -max-lag with it. A refusal (ACL
+        without +config|get, a renamed CONFIG) or an odd reply is noted, not a failed
+        sample; a server that refuses the longer form is asked the short one."""
+        params = CONFIG_PARAMS if many else CONFIG_PARAMS[:1]
         try:
-            reply = await self._command(conn, "CONFIG", "GET", "client-output-buffer-limit")
-            return parse_buffer_limit(reply), None
+            reply = await self._command(conn, "CONFIG", "GET", *params)
         except _ErrorReply as e:
-            return None, str(e)
+            if many:  # says 7.0+ but takes one parameter (a Redis-compatible server)
+                return await self._config_get(conn, False)
+            return None, None, str(e)
         except SourceError as e:
             if e.state != "auth":  # NOPERM: this command only
                 raise
-            return None, f"{e} (ACL: +config|get)"
+            return None, None, f"{e} (ACL: +config|get)"
+        errors: list[str] = []
+        limit: tuple[int, int, int] | None = None
+        min_replicas: tuple[int, int] | None = None
+        try:
+            limit = parse_buffer_limit(reply)
         except ParseError as e:
-            return None, str(e)
+            errors.append(str(e))
+        try:
+            min_replicas = parse_min_replicas(reply)
+        except ParseError as e:
+            errors.append(str(e))
+        return limit, min_replicas, "; ".join(errors) or None
 
     async def _connect(self, conn: AbstractConnection) -> None:
         """TCP/unix connect and AUTH. Every failure here means we never got a session."""

@@ -286,24 +286,43 @@ def _keyspace(info: Mapping[str, str]) -> tuple[int, int]:
     return keys, expires
 
 
+def _config_reply(reply: object) -> dict[str, str]:
+    """A CONFIG GET reply as {parameter: value}: RESP2 gives a flat [name, value, ...]
+    list (in no set order when several parameters were asked), RESP3 a map."""
+    if isinstance(reply, dict):
+        return {str(k): str(v) for k, v in reply.items()}
+    if isinstance(reply, list | tuple):
+        return {str(k): str(v) for k, v in zip(reply[::2], reply[1::2], strict=False)}
+    raise ParseError(f"CONFIG GET: unexpected {_show(str(reply))}")
+
+
 def parse_buffer_limit(reply: object) -> tuple[int, int, int] | None:
-    """The replica class of a ``CONFIG GET client-output-buffer-limit`` reply
+    """The replica class of ``client-output-buffer-limit`` in a CONFIG GET reply
     (["client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub ..."];
     Redis 5+ prints "slave" or "replica"): (hard bytes, soft bytes, soft seconds); None
-    when the reply has no such class."""
-    if isinstance(reply, dict):
-        items = list(reply.values())
-    elif isinstance(reply, list | tuple):
-        items = list(reply[1::2])
-    else:
-        raise ParseError(f"CONFIG GET client-output-buffer-limit: unexpected {_show(str(reply))}")
-    if not items:
+    when the reply has no such parameter."""
+    value = _config_reply(reply).get("client-output-buffer-limit")
+    if value is None:
         return None
-    words = str(items[0]).split()
+    words = value.split()
     for i in range(0, len(words) - 3, 4):
         if words[i] in ("slave", "replica"):
             try:
                 return int(words[i + 1]), int(words[i + 2]), int(words[i + 3])
             except ValueError:
                 break
-    raise ParseError(f"client-output-buffer-limit: no replica class in {_show(str(items[0]))}")
+    raise ParseError(f"client-output-buffer-limit: no replica class in {_show(value)}")
+
+
+def parse_min_replicas(reply: object) -> tuple[int, int] | None:
+    """(min-replicas-to-write, min-replicas-max-lag) from a CONFIG GET reply that asked
+    for both; None when it holds neither (a server asked for the buffer limit only)."""
+    conf = _config_reply(reply)
+    count, lag = conf.get("min-replicas-to-write"), conf.get("min-replicas-max-lag")
+    if count is None and lag is None:
+        return None
+    try:
+        return int(count or "0"), int(lag or "0")
+    except ValueError:
+        raise ParseError(f"min-replicas-to-write/-max-lag: {_show(f'{count} {lag}')}"
+                         ) from None

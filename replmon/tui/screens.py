@@ -116,9 +116,32 @@ DRIFT_ROWS: tuple[tuple[str, str, Callable[[NodeTick], object]], ...] = (
     ("mysql", "max_connections", lambda n: n.mysql.variables.get("max_connections")),
     ("mysql", "innodb_buffer_pool_size",
      lambda n: n.mysql.variables.get("innodb_buffer_pool_size")),
+    # config_drift's key is the MySQL 8.0.26+ name; a node may report the older one
+    *(("mysql", name, lambda n, names=names: next(
+        (n.mysql.variables[v] for v in names if v in n.mysql.variables), None))
+      for name, names in (
+          ("lower_case_table_names", ("lower_case_table_names",)),
+          ("sql_mode", ("sql_mode",)),
+          ("log_replica_updates", ("log_replica_updates", "log_slave_updates")),
+          ("enforce_gtid_consistency", ("enforce_gtid_consistency",)),
+          ("binlog_row_image", ("binlog_row_image",)),
+          ("collation_server", ("collation_server",)),
+          ("time_zone", ("time_zone",)),
+          ("transaction_isolation", ("transaction_isolation", "tx_isolation")),
+          ("max_allowed_packet", ("max_allowed_packet",)),
+          ("replica_max_allowed_packet",
+           ("replica_max_allowed_packet", "slave_max_allowed_packet")),
+          ("replica_parallel_workers", ("replica_parallel_workers", "slave_parallel_threads",
+                                        "slave_parallel_workers")),
+          ("replica_preserve_commit_order",
+           ("replica_preserve_commit_order", "slave_preserve_commit_order")))),
     ("redis", "redis version", lambda n: n.redis.product),
     ("redis", "maxmemory", lambda n: n.redis.maxmemory),
     ("redis", "maxmemory-policy", lambda n: n.redis.maxmemory_policy),
+    ("redis", "min-replicas-to-write",
+     lambda n: None if n.redis.min_replicas is None else " ".join(map(str, n.redis.min_replicas))),
+    ("redis", "appendonly",
+     lambda n: None if n.redis.aof_enabled is None else ("yes" if n.redis.aof_enabled else "no")),
     ("redis", "repl-backlog-size", lambda n: n.redis.repl_backlog_size),
     ("redis", "client-output-buffer-limit replica",
      lambda n: " ".join(map(str, n.redis.replica_buffer_limit))

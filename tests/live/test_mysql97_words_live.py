@@ -7,15 +7,20 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from labpool import MYSQL97, group
 
 from replmon.config import build_config
+from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, LabNode, WriteLoad
 from replmon.model.findings import Severity
+from replmon.output.report import render_text, report
 from replmon.scenarios import empty_transactions_on_primary, mysql_healthy, stop_thread, wait_for
+from replmon.session import Recorder, meta_for, open_recording
+from replmon.session.rerun import rerun_checks
 from replmon.testing.scenarios import LabScenario, run_lab_scenario
 
 pytestmark = [pytest.mark.live, group(MYSQL97)]
@@ -176,3 +181,71 @@ def stop_channel(lab: Lab, channel: str) -> Iterator[None]:
         yield
     finally:
         lab.replica.sql(f"START REPLICA SQL_THREAD FOR CHANNEL '{channel}'")
+
+
+async def test_a_mysql97_recording_replays_and_rechecks_the_same(mysql97: Lab,
+                                                                 tmp_path: Path) -> None:
+    """A session on Oracle MySQL 9.7 with a stopped applier: the file gives back the
+    live ticks, the re-run of today's checks opens what the live engine opened, and the
+    report names the finding in MySQL's words."""
+    config = build_config(mysql97.settings(0.5))
+    engine = build_engine(config.checks)
+    path = tmp_path / "mysql97.rmrec"
+    live, updates = [], []
+    with WriteLoad(mysql97, rate=200):
+        async with build_collector(config) as collector, \
+                Recorder(path, meta_for(config, note="mysql-9.7 live test")) as rec:
+            async for tick in collector.ticks(16):
+                if tick.seq == 3:
+                    mysql97.replica.sql("STOP REPLICA SQL_THREAD")
+                upd = engine.feed(tick)
+                rec.write(tick, upd)
+                live.append(tick)
+                updates.append(upd)
+    mysql97.replica.sql("START REPLICA SQL_THREAD")
+    mysql_healthy(mysql97)
+    r = open_recording(path)
+    assert r.problems == [] and len(r) == 16
+    assert list(r.ticks()) == live
+    assert r.meta.nodes["replica"].mysql_version.startswith("9.7.")
+    opened = [(f.check, f.key, f.title) for u in updates for f in u.opened]
+    assert ("mysql_replication", "default", "SQL thread stopped (last_sql_errno 0)") in opened
+    again = [(f.check, f.key, f.title) for u in rerun_checks(r) for f in u.opened]
+    assert again == opened
+    text = render_text(report(r))
+    assert "SQL thread stopped" in text
+    assert mysql97.monitor_password.encode() not in path.read_bytes()
+
+
+async def test_an_errant_write_with_a_tagged_gtid(mysql97: Lab) -> None:
+    """MySQL 8.3+ tags GTIDs ('uuid:tag:n'): a write on the replica under a tag is an
+    errant transaction named with its tag, and the pair agrees again once the primary
+    has it (as an empty transaction)."""
+    r_uuid = mysql97.replica.sql("SELECT @@server_uuid")[0][0]
+
+    @contextlib.contextmanager
+    def tagged_write(lab: Lab) -> Iterator[None]:
+        conn = lab.replica.root_connection()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SET gtid_next = 'AUTOMATIC:errant_tag'")
+                cur.execute("CREATE TABLE lab.tagged (id INT PRIMARY KEY)")
+                cur.execute("SET gtid_next = 'AUTOMATIC'")
+                cur.execute("SET SESSION sql_log_bin = 0")
+                cur.execute("DROP TABLE lab.tagged")  # the row is gone, the GTID stays
+        finally:
+            conn.close()
+        try:
+            yield
+        finally:
+            empty_transactions_on_primary(lab)
+            mysql_healthy(lab)
+
+    sc = LabScenario("a tagged errant write on MySQL 9.7", "errant_writes",
+                     induce=tagged_write, load={})
+    out = await run_lab_scenario(mysql97, sc)
+    f = out.first(sc.check, sc.min_severity)
+    assert f is not None, out.opened
+    assert f.title == f"1 errant transaction on the replica, not from the primary: first " \
+                      f"{r_uuid}:errant_tag:1"
+    assert f.numbers["count"] == 1
