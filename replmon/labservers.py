@@ -98,19 +98,19 @@ DEFAULT_REDIS = next(iter(REDIS_SERVERS))
 
 
 def mysql_server(name: str) -> ServerVersion:
-    try:
-        return MYSQL_SERVERS[name]
-    except KeyError:
-        raise LabError(f"unknown lab MySQL server {name!r}: choose one of "
-                       f"{', '.join(MYSQL_SERVERS)}") from None
+    return _choose(MYSQL_SERVERS, "MySQL", name)
 
 
 def redis_server(name: str) -> ServerVersion:
+    return _choose(REDIS_SERVERS, "Redis", name)
+
+
+def _choose(table: dict[str, ServerVersion], kind: str, name: str) -> ServerVersion:
     try:
-        return REDIS_SERVERS[name]
+        return table[name]
     except KeyError:
-        raise LabError(f"unknown lab Redis server {name!r}: choose one of "
-                       f"{', '.join(REDIS_SERVERS)}") from None
+        raise LabError(f"unknown lab {kind} server {name!r}: choose one of "
+                       f"{', '.join(table)}") from None
 
 
 def cache_dir() -> Path:
