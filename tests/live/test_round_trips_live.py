@@ -42,6 +42,10 @@ def _reference(lab: Lab, n: int) -> list[float]:
     return out
 
 
+HOG_BLOCK_MS = 15.0
+"""How long the busy loop holds the event loop between two yields."""
+
+
 async def test_a_busy_event_loop_does_not_show_as_redis_latency(lab: Lab) -> None:
     from pydantic import SecretStr
 
@@ -49,7 +53,7 @@ async def test_a_busy_event_loop_does_not_show_as_redis_latency(lab: Lab) -> Non
 
     async def hog() -> None:  # holds the loop (and the GIL) 15 ms, yields, again: every
         while not stop.is_set():  # await of the sampler lets it run its 15 ms first
-            end = time.perf_counter() + 0.015
+            end = time.perf_counter() + HOG_BLOCK_MS / 1000
             while time.perf_counter() < end:
                 pass
             await asyncio.sleep(0)
@@ -88,9 +92,13 @@ async def test_a_busy_event_loop_does_not_show_as_redis_latency(lab: Lab) -> Non
     ref_p50 = statistics.median(ref)
     # what replmon shows is the server's round trip: as the reference, not the loop's
     assert statistics.median(shown) <= ref_p50 + 1.0, (shown, ref)
-    assert max(shown) < 5.0, shown
+    # a loop block that leaked into a reading would add the hog's whole 15 ms to it; a
+    # busy machine can delay the server itself by a few ms (6.2 ms once, 4 test workers on
+    # 2 cores), which the reference thread then sees too
+    assert max(shown) < HOG_BLOCK_MS or max(shown) <= max(ref) + 1.0, (shown, ref)
     # and the measurement it replaces would not have been: the loop's 15 ms blocks show
-    assert max(loop_timed) >= 5.0 and statistics.median(loop_timed) > statistics.median(shown)
+    assert max(loop_timed) >= HOG_BLOCK_MS / 3
+    assert statistics.median(loop_timed) > statistics.median(shown)
     # MySQL's COM_PING is timed inside its worker thread (pymysql blocks there): the loop's
     # queue does not reach it, the GIL's hand-over does (Python's 5 ms switch interval while
     # the loop computes): far below the loop-timed figure, not the server's alone
