@@ -3,6 +3,8 @@ global read lock under write load, and a healthy load that must stay quiet."""
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from replmon.lab import Lab
@@ -77,4 +79,7 @@ async def test_healthy_write_load_raises_nothing(lab: Lab) -> None:
     noisy = [f for f in out.above_info() if f.check in MINE]
     assert noisy == [], [f.title for f in noisy]
     qps = [t.primary.rates.mysql.qps for t in out.ticks[1:]]
-    assert all(q is not None and q > 100 for q in qps), qps  # the load was there
+    # the load was there: a rate every tick, ~300/s over the run (a busy machine can
+    # hold the load's process back for part of one tick: the median, not every tick)
+    assert all(q is not None for q in qps), qps
+    assert statistics.median(q for q in qps if q is not None) > 100, qps
