@@ -430,12 +430,10 @@ def with_applier(channels: list[ReplicaChannel], details: Mapping[str, ApplierDe
         if d is None:
             out.append(ch)
             continue
-        error = d if ch.last_sql_errno and d.worker_errno else ApplierDetail()
-        out.append(dataclasses.replace(
-            ch, worker_errno=error.worker_errno, worker_error=error.worker_error,
-            worker_error_time=error.worker_error_time, worker_id=error.worker_id,
-            failed_gtid=error.failed_gtid, applying_age_s=d.applying_age_s,
-            applied_latency_s=d.applied_latency_s))
+        keep_error = bool(ch.last_sql_errno and d.worker_errno)
+        fields = dataclasses.asdict(d if keep_error else ApplierDetail())
+        fields.update(applying_age_s=d.applying_age_s, applied_latency_s=d.applied_latency_s)
+        out.append(dataclasses.replace(ch, **fields))
     return out
 
 
