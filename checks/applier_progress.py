@@ -39,6 +39,7 @@ from replmon.check import (
     Thresholds,
     Window,
     fmt,
+    fmt_bytes,
     numbers,
     source_ok,
 )
@@ -148,7 +149,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                       else Severity.WARNING),
             title=(f"applier stuck for {at_least}{fmt(secs)} s at {_pos(executed)} while "
                    f"received up to {_pos(received)}"
-                   + (f" ({fmt(backlog / 1024, 1)} KiB waiting)" if backlog else "")
+                   + (f" ({fmt_bytes(backlog)} waiting)" if backlog else "")
                    + f"; {wd.lag} {sbm}; applier: {state}"),
             numbers=numbers(stuck_s=secs, executed_file=executed[0],
                             executed_pos=executed[1], received_file=received[0],

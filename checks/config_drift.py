@@ -70,6 +70,7 @@ from replmon.check import (
     Severity,
     Thresholds,
     Window,
+    fmt_setting,
     numbers,
     source_ok,
 )
@@ -232,19 +233,16 @@ def _yes_no(v: bool | None) -> str | None:
     return None if v is None else ("yes" if v else "no")
 
 
-def _show(v: object) -> str:
-    if isinstance(v, tuple):
-        return " ".join(str(x) for x in v)
-    return str(v)
-
-
 def _obs(name: str, sev: Severity, p: object, r: object, why: str, how: str,
          shown: str | None = None) -> Observation:
     shown = shown or name  # the name the server has (key: the MySQL 8.0.26+ one)
+    # sizes as every view writes them, exact where the short form rounds ("64 MiB",
+    # "7.6 MiB (8,005,061 B)"): nothing of the value is lost
+    a, b = fmt_setting(name, p), fmt_setting(name, r)
     return Observation(
         key=name, node="pair", severity=sev,
-        title=f"{shown} {how}: primary {_show(p)}, replica {_show(r)}",
-        numbers=numbers(setting=shown, primary=_show(p), replica=_show(r)),
+        title=f"{shown} {how}: primary {a}, replica {b}",
+        numbers=numbers(setting=shown, primary=a, replica=b),
         cause=why,
         next_step=f"Set {shown} alike in both nodes' config files (and at runtime), or "
                   "document why it differs")
@@ -321,15 +319,17 @@ def _packet(pv: dict[str, str], rv: dict[str, str]) -> tuple[Observation, ...]:
             continue
         if not below:
             continue
-        vals = {dst: f"{name} {limit}", src: f"max_allowed_packet {sent}"}
+        vals = {dst: f"{name} {fmt_setting(name, limit)}",
+                src: f"max_allowed_packet {fmt_setting('max_allowed_packet', sent)}"}
         return (Observation(
             key="replica_max_allowed_packet", node="pair", severity=Severity.WARNING,
             title=f"{name} below the other node's max_allowed_packet{when}: primary "
                   f"{vals['primary']}, replica {vals['replica']}",
             numbers=numbers(setting=name, primary=vals["primary"], replica=vals["replica"]),
             cause=f"the {dst}'s replication threads refuse a binary log event bigger than "
-                  f"its {name} ({limit} bytes), while the {src} accepts statements and rows "
-                  f"up to {sent} bytes from its clients: the first such event stops "
+                  f"its {name} ({fmt_setting(name, limit)}), while the {src} accepts "
+                  f"statements and rows up to {fmt_setting('max_allowed_packet', sent)} from "
+                  "its clients: the first such event stops "
                   f"replication{when} (error 1153 or 1236 in the replica status)",
             next_step=f"Raise {name} on the {dst} to at least the {src}'s "
                       "max_allowed_packet (1 GiB, the default, covers any packet)"),)

@@ -38,6 +38,7 @@ from replmon.check import (
     Thresholds,
     Window,
     fmt,
+    fmt_bytes,
     numbers,
     source_ok,
 )
@@ -96,6 +97,11 @@ def _growth(secs: float, start: int | None, now: int | None) -> float | None:
     return (now - start) / secs
 
 
+def _kib(kib: float | None, per: str = "") -> str:
+    """DRBD's KiB (or KiB/s with ``per``) as every view writes sizes: 5120 -> "5 MiB"."""
+    return fmt_bytes(None if kib is None else kib * 1024, per=per)
+
+
 def _flagged(node: NodeTick) -> bool:
     """Any connection congested or any peer device Ahead/Behind (the usual tick: no)."""
     if not source_ok(node, "drbd"):
@@ -127,8 +133,8 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                     severity=(Severity.CRITICAL if secs >= t.suspended_critical_s
                               else Severity.WARNING),
                     title=(f"DRBD {key} {state}: replication suspended for {fmt(secs)} s "
-                           f"while connected, out-of-sync {fmt(oos)} KiB"
-                           + (f" (+{fmt(growth, 1)} KiB/s)" if growth else "")),
+                           f"while connected, out-of-sync {_kib(oos)}"
+                           + (f" (+{_kib(growth, '/s')})" if growth else "")),
                     numbers=numbers(state=state, suspended_s=secs, out_of_sync_kib=oos,
                                     out_of_sync_growth_kib_s=growth),
                     cause=("on-congestion pull-ahead: the send buffer or activity log filled, "
@@ -147,7 +153,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                 out.append(Observation(
                     key=key, node=role, severity=Severity.WARNING,
                     title=(f"DRBD {key} congested for {fmt(secs)} s, out-of-sync growing "
-                           f"{fmt(growth, 1)} KiB/s to {fmt(oos)} KiB"),
+                           f"{_kib(growth, '/s')} to {_kib(oos)}"),
                     numbers=numbers(congested_s=secs, out_of_sync_kib=oos,
                                     out_of_sync_growth_kib_s=growth),
                     cause=("the network (or the peer's backing device) cannot take the "

@@ -60,6 +60,8 @@ from replmon.check import (
     Thresholds,
     Window,
     fmt,
+    fmt_byte_rate,
+    fmt_bytes,
     numbers,
     source_ok,
 )
@@ -93,12 +95,8 @@ def _lbl(res: str, peer: str | None = None) -> str:
 
 
 def _size(kib: float | None) -> str:
-    if kib is None:
-        return "? KiB"
-    for unit, div in (("GiB", 1 << 20), ("MiB", 1 << 10)):
-        if kib >= div:
-            return f"{kib / div:,.1f} {unit}"
-    return f"{kib:,.0f} KiB"
+    """DRBD's KiB as every view writes sizes: 65724 -> "64 MiB"."""
+    return fmt_bytes(None if kib is None else kib * 1024)
 
 
 def _dur(s: float | None) -> str:
@@ -174,8 +172,9 @@ def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Li
             cause="the resource was never brought up here, or was taken down (drbdadm down, "
                   "a cluster node in standby)",
             next_step="drbdadm status / cat /proc/drbd on the node; crm status or pcs status")
-    oos_txt = (f", out-of-sync {fmt(oos_kib)} KiB"
-               + (f" ({grow_kib_s:+,.0f} KiB/s)" if grow_kib_s is not None else ""))
+    oos_txt = (f", out-of-sync {_size(oos_kib)}"
+               + (f" ({'+' if grow_kib_s >= 0 else ''}{fmt_byte_rate(grow_kib_s * 1024)})"
+                  if grow_kib_s is not None else ""))
     roles = f"{r.role or '?'}/{c.peer_role or '?'} {disk}/{pdisk}"
     if state == "StandAlone":
         return Observation(
@@ -263,7 +262,9 @@ def _peer_devices(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: 
                 yield Observation(
                     key=f"{key}/resync", node=role, severity=Severity.INFO, numbers=nums,
                     title=f"{_lbl(r.name, c.peer)}: {verb} {fmt(pct, 1)} % done, "
-                          f"{_size(left)} left at {fmt(speed)} KiB/s, ETA {_dur(eta)}",
+                          f"{_size(left)} left at "
+                          f"{fmt_byte_rate(None if speed is None else speed * 1024)}, "
+                          f"ETA {_dur(eta)}",
                     cause=f"{p.replication_state}: blocks that differ are being copied",
                     next_step="nothing unless it stalls; resync competes with application "
                               "writes for the link (c-max-rate / resync-rate)")
@@ -354,7 +355,7 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
         key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
         numbers=numbers(pending=pend[-1], stalled_s=secs),
         title=f"{_lbl(r.name)}: I/O stalled, {pend[-1]} requests pending (ap+lo+pe) for "
-              f"{secs:g} s, 0 KiB/s written or sent",
+              f"{secs:g} s, {fmt_byte_rate(0)} written or sent",
         cause="requests are stuck in DRBD: the peer does not acknowledge (network or peer disk "
               "hung) or the local backing disk does not complete them",
         next_step="dmesg on both nodes (ko-count / timeout messages), iostat on the backing "

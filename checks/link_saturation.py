@@ -14,7 +14,8 @@ not say which interface it uses); it explains a full link: how much of it is DRB
 and whether protocol C makes every write wait for it.
 
 Seed 000: ``dd`` onto the DRBD disk ran at 12.6 MB/s with the peer connected and
-52.8 MB/s without it: 12.6 MB/s x 8 = 101 Mb/s, the whole 100 Mb/s link. With
+52.8 MB/s without it (dd's SI megabytes; the title says 12 MiB/s, as every replmon view
+writes bytes): 12.6 MB/s x 8 = 101 Mbit/s, the whole 100 Mbit/s link. With
 protocol C each write completes only when the peer has it, so the link speed caps
 the write rate of the database (the seed's TPS also fell from 19.5 to 13.2 with the
 peer connected before tuning).
@@ -33,6 +34,8 @@ from replmon.check import (
     Severity,
     Thresholds,
     Window,
+    fmt_byte_rate,
+    fmt_link_speed,
     numbers,
     source_ok,
 )
@@ -44,7 +47,7 @@ class Limits(Thresholds):
     critical_pct: float = 95.0
     """Percent of the link speed at which it is critical."""
     min_speed_mbps: int = 1
-    """Link speeds (Mb/s) below this are treated as unknown."""
+    """Link speeds (Mbit/s) below this are treated as unknown."""
 
 
 def _drbd(node: NodeTick) -> tuple[float, list[str], bool]:
@@ -66,11 +69,11 @@ def _drbd(node: NodeTick) -> tuple[float, list[str], bool]:
 
 
 def _mb(bytes_per_s: float) -> str:
-    return f"{bytes_per_s / 1e6:.1f} MB/s"
+    return fmt_byte_rate(bytes_per_s)
 
 
 def _speed(mbps: int) -> str:
-    return f"{mbps / 1000:g} Gb/s" if mbps >= 1000 else f"{mbps} Mb/s"
+    return fmt_link_speed(mbps)
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -113,7 +116,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                                 drbd_protocol_c=sync if drbd_keys else None),
                 cause=cause,
                 next_step=(f"See what fills {nic} (iftop, ss -tin); put replication on a "
-                           f"faster or dedicated link (1 Gb/s or more); keep a DRBD resync "
+                           f"faster or dedicated link (1 Gbit/s or more); keep a DRBD resync "
                            f"to about 30 % of it (resync-rate / c-max-rate) and schedule "
                            f"bulk loads and backups away from peak."),
             ))

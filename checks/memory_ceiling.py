@@ -62,6 +62,7 @@ from replmon.check import (
     Window,
     baseline_drop,
     fmt,
+    fmt_bytes,
     numbers,
     source_ok,
 )
@@ -95,13 +96,8 @@ class Limits(Thresholds):
 
 
 def size(b: float | None) -> str:
-    """Bytes for titles: 17179869184 -> '16.0 GiB'."""
-    if b is None:
-        return "?"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= scale:
-            return f"{b / scale:.1f} {unit}"
-    return f"{b:.0f} B"
+    """Bytes for titles: 17179869184 -> '16 GiB' (``fmt_bytes``, as every view)."""
+    return fmt_bytes(b)
 
 
 THROUGHPUT: tuple[tuple[str, Callable[[NodeTick], float | None]], ...] = (

@@ -54,6 +54,7 @@ from replmon.check import (
     Tick,
     Window,
     fmt,
+    fmt_bytes,
     gtid,
     numbers,
     source_ok,
@@ -224,7 +225,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     said = "NULL" if sbm is None else f"{fmt(sbm)} s"
     wd = w.last.replica.mysql.words
     parts = [f"{fmt(m.transactions)} transactions" if m.transactions is not None else "",
-             f"{fmt(m.bytes / 1024, 1)} KiB of binlog" if m.bytes else ""]
+             f"{fmt_bytes(m.bytes)} of binlog" if m.bytes else ""]
     behind_txt = " and ".join(p for p in parts if p)
     p = m.newest
     assert p is not None

@@ -54,6 +54,9 @@ from replmon.check import (
     Thresholds,
     Window,
     fmt,
+    fmt_byte_rate,
+    fmt_bytes,
+    fmt_setting,
     numbers,
     source_ok,
 )
@@ -136,10 +139,10 @@ def _output_buffer(rs: RedisSample, rate: float) -> Observation | None:
     sync_s = float(max(1, rs.rdb_last_bgsave_time_s or 0))
     need = rate * sync_s
     if hard and need >= hard:
-        why = (f"{fmt(need / KIB)} KiB of writes during a sync of at least {fmt(sync_s)} s "
-               f"passes the hard limit of {fmt(hard / KIB)} KiB")
+        why = (f"{fmt_bytes(need)} of writes during a sync of at least {fmt(sync_s)} s "
+               f"passes the hard limit of {fmt_bytes(hard)}")
     elif soft and soft_s and sync_s >= soft_s + soft / rate:
-        why = (f"the buffer passes the soft limit of {fmt(soft / KIB)} KiB after "
+        why = (f"the buffer passes the soft limit of {fmt_bytes(soft)} after "
                f"{fmt(soft / rate, 1)} s and stays above it for {fmt(soft_s)} s before a sync "
                f"of at least {fmt(sync_s)} s ends")
     else:
@@ -147,7 +150,8 @@ def _output_buffer(rs: RedisSample, rate: float) -> Observation | None:
     return Observation(
         key="output_buffer", node="primary", severity=Severity.WARNING,
         title=(f"a full sync to the replica cannot finish: {why} "
-               f"(client-output-buffer-limit replica {hard} {soft} {soft_s})"),
+               f"(client-output-buffer-limit replica "
+               f"{fmt_setting('client-output-buffer-limit replica', (hard, soft, soft_s))})"),
         numbers=numbers(offset_rate_bytes_s=rate, min_sync_s=sync_s, buffer_needed_bytes=need,
                         hard_limit_bytes=hard, soft_limit_bytes=soft, soft_limit_s=soft_s),
         cause=("the master drops a replica whose output buffer passes the limit during the "
@@ -171,8 +175,8 @@ def _backlog(rs: RedisSample, rate: float, span: float, t: Limits) -> Observatio
         key="backlog", node="primary",
         severity=Severity.CRITICAL if critical else Severity.WARNING,
         title=(f"Redis backlog covers {fmt(headroom, 1)} s of link outage: "
-               f"repl-backlog-size {fmt(size / KIB)} KiB at "
-               f"{fmt(rate / KIB, 1)} KiB/s of writes (under "
+               f"repl-backlog-size {fmt_bytes(size)} at "
+               f"{fmt_byte_rate(rate)} of writes (under "
                f"{fmt(t.critical_headroom_s if critical else t.warning_headroom_s)} s)"),
         numbers=numbers(headroom_s=headroom, repl_backlog_size_bytes=size,
                         offset_rate_bytes_s=rate, rate_measured_over_s=span,

@@ -13,8 +13,13 @@ On the replica (key "link", one finding that follows the link through its states
   -1 for both when it cannot know (never connected since start, no link), and the
   title says so in words ("never up", "no I/O from the master"), never "-1 s". The
   replica serves stale data, and when the link returns only a master
-  backlog that still holds what it missed spares a full resync. During a full
-  sync the link also reads down: that case is the next one, not this.
+  backlog that still holds what it missed spares a full resync. The cause follows
+  the facts: the master's Redis not answering replmon either (down or hung); a link
+  never up since the replica started (it cannot reach or log in to the master:
+  address, masterauth, the master's bind/protected-mode, a firewall); a link that
+  was up and broke N s ago (the master dropped it: repl-timeout, the replica output
+  buffer limit; or the network). During a full sync the link also reads down: that
+  case is the next one, not this.
 - **Full sync in progress** (``master_sync_in_progress:1``, or the link down while the
   master lists a replica in ``wait_bgsave``/``send_bulk``: Redis 7's diskless sync
   waits ``repl-diskless-sync-delay``, 5 s, before sending): warning, with the RDB
@@ -22,14 +27,19 @@ On the replica (key "link", one finding that follows the link through its states
   sync: Redis prints total 0 or -1, a negative "left" and 0.00 %). **Stalled**: no
   byte for ``sync_stalled_after`` (10 s, ``master_sync_last_io_seconds_ago``) is
   critical: a stuck sync otherwise reads as one progressing until Redis drops it at
-  repl-timeout and starts over.
+  repl-timeout and starts over. Once every byte is in (``loading:1``, or read =
+  total) the replica is loading the RDB: no byte is awaited, so it is never
+  "stalled" however long the load takes.
 - **A replica that accepts writes** (``slave_read_only:0``, key "read_only"): warning;
   what clients write there exists nowhere else and is lost at the next full sync.
 - **Not in the master's replicas list** while the replica says its link is up: the
   master lists no replica at all, or the replica's replication id differs from the
   master's: warning, the replica follows another server (wrong address, an old
   master after a failover).
-- **The replica's Redis is a master** (``role:master``): warning, not replicating.
+- **The replica's Redis is a master** (``role:master``): warning, not replicating;
+  when the primary's Redis is a replica at the same time, the roles are swapped (a
+  failover promoted the replica): the next step is to swap them in replmon's config
+  if that was meant.
 
 On the replica (key "lag"): **offset lag** = the master's ``master_repl_offset``
 minus the offset the replica last acknowledged (the master's ``slaveN`` line; with
@@ -75,6 +85,8 @@ from replmon.check import (
     Tick,
     Window,
     fmt,
+    fmt_byte_rate,
+    fmt_bytes,
     numbers,
     source_ok,
 )
@@ -118,7 +130,8 @@ def our_entry(master: RedisSample, replica: RedisSample | None) -> RedisReplica 
 
 
 def _mib(b: int | None) -> str:
-    return fmt(None if b is None else b / MIB, 1)
+    """Bytes with their unit, as every view writes sizes (``fmt_bytes``: "1.3 MiB")."""
+    return fmt_bytes(b)
 
 
 def _link_numbers(master: str, rs: RedisSample) -> dict[str, Number]:
@@ -153,15 +166,25 @@ def link(p: NodeTick, r: NodeTick, last_wall: float,
     rs = r.redis
     master_ok = source_ok(p, "redis")
     if rs.role == "master":
+        swapped = master_ok and p.redis.role == "replica"
+        cause = ("REPLICAOF NO ONE was run (a failover or by hand), or it started without "
+                 "replicaof in its config.")
+        step = ("If the primary is still the master: REPLICAOF <primary> <port> on the "
+                "replica (expect a full resync: it throws its own data away).")
+        if swapped:
+            cause = ("the roles are swapped: the replica's Redis was promoted (a Sentinel or "
+                     "cluster failover, REPLICAOF NO ONE) and the primary now follows "
+                     f"{p.redis.master_host}:{p.redis.master_port}.")
+            step = ("If the failover was meant, swap primary and replica in replmon's "
+                    "config so the pair is judged the right way round; if not, find who "
+                    "promoted it (Sentinel's log) before turning it back.")
         return Observation(
             key="link", node="replica", severity=Severity.WARNING,
             title=(f"replica's Redis is a master ({fmt(rs.connected_replicas)} replicas "
                    f"of its own): not replicating"),
-            numbers=numbers(role="master", connected_replicas=rs.connected_replicas),
-            cause="REPLICAOF NO ONE was run (a failover or by hand), or it started without "
-                  "replicaof in its config.",
-            next_step="If the primary is still the master: REPLICAOF <primary> <port> on the "
-                      "replica (expect a full resync).")
+            numbers=numbers(role="master", connected_replicas=rs.connected_replicas,
+                            primary_role=p.redis.role if master_ok else None),
+            cause=cause, next_step=step)
     if rs.role != "replica":
         return None
     master = f"{rs.master_host}:{rs.master_port}"
@@ -170,11 +193,24 @@ def link(p: NodeTick, r: NodeTick, last_wall: float,
     if rs.sync_in_progress or (rs.link_status == "down" and waiting):
         total = rs.sync_total_bytes
         if rs.sync_in_progress and rs.sync_read_bytes is not None:
-            of = (f" of {_mib(total)} MiB ({fmt(rs.sync_perc, 1)} %)" if total
+            of = (f" of {_mib(total)} ({fmt(rs.sync_perc, 1)} %)" if total
                   else " (total unknown: diskless sync)")
-            got = f"{_mib(rs.sync_read_bytes)} MiB{of} received"
+            got = f"{_mib(rs.sync_read_bytes)}{of} received"
         else:
             got = f"master in {(waiting or ['sync'])[0]}"
+        loading = bool(rs.loading) or bool(
+            rs.sync_in_progress and total and total > 0 and rs.sync_read_bytes is not None
+            and rs.sync_read_bytes >= total)
+        if loading:  # every byte is in: no byte to wait for, never "stalled"
+            return Observation(
+                key="link", node="replica", severity=Severity.WARNING,
+                title=f"full sync from {master} in progress: {got}, loading it",
+                numbers=_link_numbers(master, rs),
+                cause="the replica received the whole data set (RDB) and is loading it into "
+                      "memory; until it is loaded it answers most commands with LOADING.",
+                next_step="Let it finish: a large data set takes a while to load; if the "
+                          "load restarts again and again, the replica's redis.log says why "
+                          "(memory, a corrupt RDB).")
         quiet = rs.sync_last_io_seconds_ago if rs.sync_in_progress else None
         if quiet is not None and quiet >= sync_stalled_after:
             return Observation(
@@ -191,14 +227,24 @@ def link(p: NodeTick, r: NodeTick, last_wall: float,
             key="link", node="replica", severity=Severity.WARNING,
             title=f"full sync from {master} in progress: {got}",
             numbers=_link_numbers(master, rs),
-            cause="the replica (re)connected and could not continue from the master's "
-                  "backlog: it receives the whole data set (RDB) and then loads it.",
+            cause=("the replica (re)connected and could not continue from the master's "
+                   "backlog: it receives the whole data set (RDB) and then loads it"
+                   + ("; the master is still producing the RDB (a fork for BGSAVE, or "
+                      "repl-diskless-sync-delay before a diskless sync)."
+                      if waiting and "wait_bgsave" in waiting else ".")),
             next_step="Let it finish; see the full_resync finding on the primary for the cost, "
                       "and why the link dropped in the replica's redis.log.")
     if rs.link_status == "down":
-        cause = "the replica cannot connect or authenticate to the master (masterauth, " \
-                "network, wrong address), or the master dropped it (repl-timeout, " \
-                "output buffer limit)."
+        if rs.link_down_since_seconds is None:  # Redis printed -1: never up since start
+            cause = ("the link has not come up once since the replica started: it cannot "
+                     "reach or log in to the master (master_host/master_port, masterauth/"
+                     "masteruser, the master's bind or protected-mode, a firewall), or "
+                     "every full sync so far failed.")
+        else:
+            cause = (f"the link was up and broke {fmt(rs.link_down_since_seconds)} s ago: the "
+                     "master dropped the replica (repl-timeout, client-output-buffer-limit "
+                     "replica) or the network failed; the replica retries every second and "
+                     "continues from the master's backlog if it still holds what it missed.")
         if not master_ok:
             cause = (f"the master's Redis does not answer replmon either "
                      f"({p.redis.status.state.value}): it is down or hung.")
@@ -261,9 +307,9 @@ def lag(w: Window, t: Limits) -> Observation | None:
     crit = backlog is not None and now > backlog
     return Observation(
         key="lag", node="replica", severity=Severity.CRITICAL if crit else Severity.WARNING,
-        title=(f"replica {_mib(now)} MiB behind the master, growing "
-               f"{fmt(None if rate is None else rate / 1024)} KiB/s"
-               + (f" (backlog {_mib(backlog)} MiB)" if backlog else "")),
+        title=(f"replica {_mib(now)} behind the master, growing "
+               f"{fmt_byte_rate(rate)}"
+               + (f" (backlog {_mib(backlog)})" if backlog else "")),
         numbers=numbers(lag_bytes=now, growth_bytes_per_s=rate, repl_backlog_bytes=backlog),
         cause="the replica acknowledges less than the master writes: a slow or saturated "
               "link, or a replica busy (swapping, a slow disk with AOF, big commands)."
@@ -316,7 +362,7 @@ def full_resync(w: Window, t: Limits) -> Observation | None:
             else "full resync in progress")
     cause = ("A full resync costs the master a fork and an RDB transfer: the replica "
              "reconnected and could not continue from the backlog (repl-backlog-size "
-             f"{_mib(pr.repl_backlog_size)} MiB too small for the writes missed while the "
+             f"{_mib(pr.repl_backlog_size)} too small for the writes missed while the "
              "link was down), or it lost its replication state (restart without "
              "persistence, REPLICAOF NO ONE, a master with a new replid).")
     if refused:
@@ -328,7 +374,7 @@ def full_resync(w: Window, t: Limits) -> Observation | None:
         key="full_resync", node="primary", severity=Severity.CRITICAL if crit else Severity.WARNING,
         title=(f"{what}: " + (f"last fork blocked the master {fmt(fork_ms, 1)} ms, "
                               if fork_ms is not None else "")
-               + f"master holds {_mib(pr.used_memory)} MiB ({fmt(mem_pct)} % of RAM)"),
+               + f"master holds {_mib(pr.used_memory)} ({fmt(mem_pct)} % of RAM)"),
         numbers=numbers(full_syncs=count, partial_syncs_refused=refused,
                         syncing_replicas=", ".join(now) or None,
                         latest_fork_ms=fork_ms, used_memory_bytes=pr.used_memory,

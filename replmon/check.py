@@ -46,13 +46,15 @@ from replmon.model.host import DiskRates
 from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
-from replmon.units import Seconds
+from replmon.units import Seconds, fmt_byte_rate, fmt_bytes, fmt_link_speed, fmt_setting
 
 __all__ = [
     # the contract
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
     # helpers
     "baseline_drop", "fmt", "numbers", "source_ok", "span_ticks",
+    # sizes and rates in titles, as every view writes them (replmon.units: IEC bytes)
+    "fmt_byte_rate", "fmt_bytes", "fmt_link_speed", "fmt_setting",
     "gtid",  # GTID set/position arithmetic (replmon.model.gtid)
     # what a window holds, for type hints and field access (the records of replmon.model)
     "SOURCE_KINDS", "BinlogStatus", "DiskRates", "DrbdConnection", "DrbdDeviceRates",
@@ -363,7 +365,9 @@ def source_ok(node: NodeTick, kind: str) -> bool:
 
 
 def fmt(v: float | None, digits: int = 0) -> str:
-    """Thousands separators for titles: 47240.4 -> '47,240'; None -> '?'."""
+    """Thousands separators for titles: 47240.4 -> '47,240'; None -> '?'. Counts and
+    seconds; a number of bytes goes through ``fmt_bytes`` / ``fmt_byte_rate`` instead
+    ("1.6 MiB", "633 KiB/s": the screen's units)."""
     if v is None:
         return "?"
     return f"{v:,.{digits}f}"

@@ -25,6 +25,7 @@ from replmon.config import (
     parse_endpoint_spec,
     parse_ssh_spec,
 )
+from replmon.configfile import shown
 from replmon.errors import ConfigError, LabError, SessionError
 from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS, MYSQL_SERVERS, REDIS_SERVERS
 from replmon.passwords import ask_password, scrub_own_command_line
@@ -118,7 +119,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="no TUI: one text row per node per tick, findings as they open/close")
     p.add_argument("--record", metavar="FILE",
                    help="also record the session to FILE (replay it with: replmon replay FILE)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND",
+                           help="what to run; none: the live screen (or --plain rows)")
     s = sub.add_parser(
         "sample", parents=[_connection_options()], help="print ticks as text rows or JSON lines",
         description="Sample both nodes every interval and print one row per node per tick "
@@ -134,7 +136,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--duration", type=parse_duration, default=10.0, metavar="TIME",
                    help="how long to sample: 10s (default), 2m, 30; at least the checks' "
                         "longest hold (open_after, 3 s) past the first tick")
-    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default): the plugin status line with perfdata, then the "
+                        "findings; json: one JSON object (status, exit code, status line, "
+                        "open and cleared findings) for scripts")
     c.add_argument("--replay", metavar="FILE",
                    help="judge a recording instead of live servers (findings open at its end)")
     r = sub.add_parser(
@@ -156,16 +161,22 @@ def _parser() -> argparse.ArgumentParser:
         description="Replay a recording on the live screen: space play/pause, left/right "
         "step, +/- speed (x1..x64), g go to a time, n/N next/previous finding. The checks "
         "re-run with this version's code; the findings seen at capture are marked (rec).")
-    rp.add_argument("file", metavar="FILE").complete = FILES  # type: ignore[attr-defined]
-    rp.add_argument("--paused", action="store_true", help="start paused on the first tick")
+    rp.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
+                    help="the recording (written by record or --record)").complete = FILES
+    rp.add_argument("--play", action="store_true",
+                    help="start playing (by default it opens paused on the first tick; "
+                         "space plays)")
     rp.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     rep = sub.add_parser(
         "report", help="summarise a recording: span, versions, findings, peaks, gaps",
         description="What a recording holds: time span, hosts and server versions, the "
         "findings timeline (recorded and re-run), peaks of the key rates, gaps. "
         "--csv exports chosen metrics per tick for plotting.")
-    rep.add_argument("file", metavar="FILE").complete = FILES  # type: ignore[attr-defined]
-    rep.add_argument("--format", choices=("text", "json"), default="text")
+    rep.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
+                     help="the recording (written by record or --record)").complete = FILES
+    rep.add_argument("--format", choices=("text", "json"), default="text",
+                     help="text (default): for a terminal; json: the same report as one "
+                          "JSON object")
     rep.add_argument("--csv", metavar="PATHS",
                      help="comma-separated metrics, e.g. primary.rates.mysql.qps,"
                      "replica.mysql.replication.0.seconds_behind; writes CSV to stdout")
@@ -196,14 +207,17 @@ def _parser() -> argparse.ArgumentParser:
         epilog="install:\n  replmon completion bash > ~/.local/share/bash-completion/"
         "completions/replmon\n  replmon completion zsh > ~/.zfunc/_replmon   "
         "# with fpath+=(~/.zfunc) before compinit", formatter_class=raw)
-    comp.add_argument("shell", choices=("bash", "zsh"))
+    comp.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
     return p
 
 
-def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = None) -> Config:
+def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = None, *,
+                     file_data: dict[str, Any] | None = None) -> Config:
+    """The Config of a run: ``base`` (the lab's nodes), the --config file (``file_data``
+    when the caller has read it already), then the command line."""
     data: dict[str, Any] = dict(base or {})
-    if args.config:
-        data = merge(data, load_toml(args.config))
+    if args.config is not None:  # "" too: a --config "$UNSET" is no such file, not ignored
+        data = merge(data, load_toml(args.config) if file_data is None else file_data)
     over: dict[str, Any] = {}
     if args.interval is not None:
         over["interval"] = args.interval
@@ -235,7 +249,8 @@ def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = Non
     for role in ("primary", "replica"):
         if "host" not in data.get(role, {}):
             raise ConfigError(f"no {role} given: use --{role} HOST or a [{role}] table in --config")
-    return build_config(data, origin=args.config or "command line")
+    return build_config(data, origin="command line" if args.config is None
+                        else shown(args.config))
 
 
 def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -263,6 +278,9 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from replmon.scenarios import demo
 
         demo(args.scenario)  # a bad name: one line (LabError), before the screen or the lab
+    # a bad --config file: one line (ConfigError) before any output, the screen or the lab
+    file_data = None if args.config is None else load_toml(args.config)
+    config = None if args.lab else config_from_args(args, file_data=file_data)
     if args.command is None and not args.plain:
         from replmon.output.term import screen_ok
 
@@ -274,7 +292,8 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             args.plain = True
     with cmd.lab_nodes(args.lab, args.scenario, mysql=args.lab_mysql or DEFAULT_MYSQL,
                        redis=args.lab_redis or DEFAULT_REDIS) as base:
-        config = config_from_args(args, base=base)
+        if config is None:  # the lab's nodes under the file's and the command line's keys
+            config = config_from_args(args, base=base, file_data=file_data)
         if args.command == "check":
             return cmd.print_check(asyncio.run(cmd.run_check(config, duration=args.duration)),
                                    args.format)
@@ -324,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("replay", "report"):
             try:
                 if args.command == "replay":
-                    return cmd.replay(args.file, paused=args.paused)
+                    return cmd.replay(args.file, play=args.play)
                 return cmd.report(args.file, fmt=args.format, csv=args.csv)
             except (SessionError, KeyboardInterrupt, BrokenPipeError):
                 raise

@@ -23,6 +23,7 @@ from replmon.config import Config
 from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
 from replmon.output.nagios import CheckRun, CheckSummary
 from replmon.pipeline import BaseReader, Pipeline, Reader
+from replmon.wording import plural
 
 if TYPE_CHECKING:
     from replmon.collector import Collector
@@ -101,13 +102,13 @@ def run_demo(lab: Any, chosen: Any, stop: threading.Event, *, after_s: float | N
 
     after = DEMO_AFTER_S if after_s is None else after_s
     hold = DEMO_HOLD_S if hold_s is None else hold_s
-    announce(f"demo {chosen.name}: {chosen.title} in {after:.0f} s; {chosen.check} should "
+    announce(f"demo {chosen.name} in {after:.0f} s: {chosen.title}; {chosen.check} should "
              "flag it")
     if stop.wait(after):
         return
     try:
         with chosen.fault(lab):
-            announce(f"demo {chosen.name}: injected ({chosen.title}); undone in {hold:.0f} s")
+            announce(f"demo {chosen.name}: injected, undone in {hold:.0f} s ({chosen.title})")
             stop.wait(hold)
         if not stop.is_set():
             announce(f"demo {chosen.name}: undone; {chosen.check}'s finding closes")
@@ -130,8 +131,8 @@ async def maybe_recorder(config: Config, path: str | None, collector: Collector 
     async with Recorder(path, meta_for(config), **rotation) as rec:
         log.info("recording to %s", path)
         yield [rec] if collector is None else [CaptureOnOpen(collector), rec]
-    log.info("recording closed: %d ticks, %d dropped, writer CPU %.2f s (%.3f ms/tick)",
-             rec.ticks_written, rec.dropped, rec.cpu_s,
+    log.info("recording closed: %s, %d dropped, writer CPU %.2f s (%.3f ms/tick)",
+             plural(rec.ticks_written, "tick"), rec.dropped, rec.cpu_s,
              1000 * rec.cpu_s / max(1, rec.ticks_written))
 
 
@@ -161,8 +162,8 @@ async def run_tui(config: Config, record: str | None = None) -> None:
         app = ReplmonApp(live(collector), engine, readers=extra,
                          want_processlist=collector.want_processlist)
 
-        def toast(text: str) -> None:
-            app.call_from_thread(app.notify, text, timeout=8)
+        def toast(text: str) -> None:  # under the findings, covering none of them
+            app.call_from_thread(app.say, text)
 
         ANNOUNCE.append(toast)
         try:
@@ -201,7 +202,7 @@ async def run_record(config: Config, output: str, *, count: int | None,
             maybe_recorder(config, output, collector, **rotation) as rec:
         pipe = Pipeline(collector.ticks(count), build_engine(config.checks), [*rec, FindingLog()])
         n = await pipe.run(stop=stop)
-        log.info("stopping after %d ticks", n)
+        log.info("stopping after %s", plural(n, "tick"))
     return 1 if pipe.failed else 0
 
 
@@ -247,7 +248,7 @@ def print_check(run: CheckRun, fmt: str) -> int:
 def check_replay(path: str) -> CheckRun:
     """``check --replay``: today's checks over a recording (on every core for a long one)."""
     from replmon.model.findings import Finding
-    from replmon.output.perfdata import pair_perf
+    from replmon.output.perfdata import measure_window_s, pair_perf
     from replmon.session.replay import open_recording
     from replmon.session.rerun import Rerun
 
@@ -259,7 +260,11 @@ def check_replay(path: str) -> CheckRun:
             first = first or upd
             last = upd
             cleared.extend(upd.closed)
-        perf = pair_perf(rec.tick_at(len(rec) - 1), run.engine.limits) if len(rec) else []
+        perf: list[Any] = []
+        if len(rec):  # the last pair_lag window's ticks: the measured lag at the end
+            i0 = rec.seek(rec.tick_at(len(rec) - 1).wall - measure_window_s())
+            perf = pair_perf([rec.tick_at(i) for i in range(i0, len(rec))],
+                             run.engine.limits)
         problems = list(rec.problems)
         nodes = rec.node_names()
     say_problems(problems)
@@ -271,7 +276,7 @@ def check_replay(path: str) -> CheckRun:
                     perf=perf)
 
 
-def replay(path: str, *, paused: bool) -> int:
+def replay(path: str, *, play: bool) -> int:
     from replmon.engine import build_engine
     from replmon.output.term import screen_ok
     from replmon.session.replay import open_recording
@@ -297,7 +302,7 @@ def replay(path: str, *, paused: bool) -> int:
         return 0
     if len(rec) >= PARALLEL_MIN_TICKS:  # n / N re-run the file in worker processes
         start_workers_early()
-    ReplayApp(rec, lambda: build_engine(rec.meta.checks), start_paused=paused,
+    ReplayApp(rec, lambda: build_engine(rec.meta.checks), play=play,
               rerun=lambda stop: rerun_file(rec.path, should_stop=stop)).run()
     return 0
 
@@ -357,5 +362,5 @@ def serve(path: str, *, listen: str | None, interval: float | None, plain: bool)
     from replmon.fleet.serve import run_serve
 
     fleet = load_fleet(path, interval=interval, listen=listen)
-    log.info("fleet %s: %d pairs", path, len(fleet.pairs))
+    log.info("fleet %s: %s", path, plural(len(fleet.pairs), "pair"))
     return asyncio.run(run_serve(fleet, plain=plain))

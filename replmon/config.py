@@ -18,17 +18,20 @@ from __future__ import annotations
 
 import configparser
 import getpass
+import logging
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import Field, SecretStr, ValidationError
 
+from replmon.configfile import read_text, read_toml
 from replmon.endpoints import SSL_MODES, MysqlEndpoint, RedisEndpoint, SslMode
 from replmon.errors import ConfigError
 from replmon.model.base import Record
+
+log = logging.getLogger(__name__)
 
 Role = Literal["primary", "replica"]
 
@@ -158,13 +161,10 @@ class Config(Record):
 # --- loading -----------------------------------------------------------------
 
 def load_toml(path: str | Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    """A pair's ``--config`` file, parsed; ConfigError in one line naming the file when it
+    is missing, not a regular file, too large, not UTF-8, not TOML, nested too deep or
+    empty (replmon.configfile)."""
+    return read_toml(path, empty="no [primary] and [replica] tables (see README)")
 
 
 def build_config(data: dict[str, Any], origin: str = "config") -> Config:
@@ -240,9 +240,14 @@ def parse_endpoint_spec(spec: str, kind: Literal["mysql", "redis"]) -> dict[str,
 def read_mycnf(path: Path | None = None) -> dict[str, str]:
     """The [client] section of ~/.my.cnf (user, password, port, socket, host)."""
     path = path or Path.home() / ".my.cnf"
+    if not path.exists():  # none (or a dangling symlink): nothing to add, as for mysql
+        return {}
+    if not os.access(path, os.R_OK):  # as the mysql client does: skipped, not fatal
+        log.warning("%s: not readable by this user: skipped", path)
+        return {}
     parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None)
-    try:
-        parser.read(path)
+    try:  # a FIFO, a huge or a binary file: one line (ConfigError), never a hang
+        parser.read_string(read_text(path), source=str(path))
     except configparser.Error as e:
         raise ConfigError(f"{path}: cannot read: {e}") from None
     if not parser.has_section("client"):

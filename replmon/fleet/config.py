@@ -37,7 +37,8 @@ from typing import Any
 
 from pydantic import Field, SecretStr, ValidationError
 
-from replmon.config import Config, build_config, load_toml, merge
+from replmon.config import Config, build_config, merge
+from replmon.configfile import read_toml, shown
 from replmon.errors import ConfigError
 from replmon.model.base import Record
 from replmon.units import parse_size_text, to_seconds
@@ -168,4 +169,7 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
 
 def load_fleet(path: str | Path, *, interval: float | None = None,
                listen: str | None = None) -> Fleet:
-    return build_fleet(load_toml(path), origin=str(path), interval=interval, listen=listen)
+    """The fleet file, read as every config file is (replmon.configfile: one line naming
+    the file for a missing, special, huge, binary, non-UTF-8, deep or empty one)."""
+    data = read_toml(path, empty="no [[pair]] tables (name, primary, replica)")
+    return build_fleet(data, origin=shown(path), interval=interval, listen=listen)

@@ -28,6 +28,7 @@ from replmon.errors import ConfigError
 from replmon.fleet.config import BasicAuth, Tls, parse_listen
 from replmon.fleet.metrics import exposition
 from replmon.fleet.state import PairState
+from replmon.wording import plural
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 STALE_INTERVALS = 3
@@ -94,7 +95,7 @@ class App:
                               "application/json", json.dumps(doc).encode())
         if path == "/":
             body = ("replmon serve: /metrics (Prometheus), /findings.json (open findings "
-                    f"with their text), /healthz; {len(self.states)} pairs\n").encode()
+                    f"with their text), /healthz; {plural(len(self.states), 'pair')}\n").encode()
             return self._send(start, "200 OK", "text/plain; charset=utf-8", body)
         return self._send(start, "404 Not Found", "text/plain", b"not found\n")
 

@@ -34,6 +34,7 @@ from replmon.model.base import SourceState
 from replmon.model.findings import Severity
 from replmon.model.tick import Tick
 from replmon.pipeline import Pipeline, Reader
+from replmon.wording import plural
 
 log = logging.getLogger("replmon.serve")
 
@@ -69,7 +70,7 @@ class PairLine:
 
     def on_drop(self, n: int) -> None:
         with self._lock:
-            self.out.write(f"{self.pair}: {n} lines dropped (output too slow)\n")
+            self.out.write(f"{self.pair}: {plural(n, 'line')} dropped (output too slow)\n")
 
     def close(self) -> None:
         pass

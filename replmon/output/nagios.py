@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -27,8 +28,10 @@ from rich.text import Text
 from replmon.engine import Update
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
-from replmon.output.perfdata import Perf, pair_perf
+from replmon.output.perfdata import Perf, measure_window_s, pair_perf
 from replmon.pipeline import BaseReader
+from replmon.units import tick_clock
+from replmon.wording import plural
 
 
 class Status(IntEnum):
@@ -83,10 +86,19 @@ class CheckSummary(BaseReader):
         self.last_update: Update | None = None
         self.ok_samples = 0
         """Source samples that were read (0 at the end: nothing could be read: UNKNOWN)."""
+        self.recent: deque[Tick] = deque()
+        """The ticks of the last ``measure_window_s`` (pair_lag's window, 300 s): the
+        perfdata's measured lag walks back over them, and a source unreadable in the last
+        tick keeps the labels it had in them."""
+        self._keep_s = measure_window_s()
 
     def on_tick(self, tick: Tick, update: Update | None) -> None:
         self.first = self.first or tick
         self.last = tick
+        recent = self.recent
+        recent.append(tick)
+        while recent[0].wall < tick.wall - self._keep_s:
+            recent.popleft()
         self.ok_samples += sum(s.ok for n in tick.nodes for s in n.statuses().values())
         if update is not None:
             self.cleared.extend(update.closed)
@@ -101,7 +113,7 @@ class CheckSummary(BaseReader):
         return CheckRun(open=self.last_update.open if self.last_update else [],
                         cleared=self.cleared, ticks=ticks,
                         span_s=self.last.wall - self.first.wall, nodes=nodes, unknown=unknown,
-                        perf=pair_perf(self.last, limits))
+                        perf=pair_perf(list(self.recent), limits))
 
 
 def where(f: Finding, nodes: dict[str, str]) -> str:
@@ -128,13 +140,13 @@ def status_line(run: CheckRun) -> str:
             summary += f" ({', '.join(more)})"
     else:
         extra = f"; {c['info']} info" if c["info"] else ""
-        summary = f"{run.ticks} ticks over {run.span_s:.0f} s, no problem found{extra}"
+        summary = f"{plural(run.ticks, 'tick')} over {run.span_s:.0f} s, no problem found{extra}"
     summary = " ".join(summary.replace("|", "/").split())  # '|' would start the perfdata
     return f"REPLMON {run.status.name} - {summary} | {perf}"
 
 
 def _since(f: Finding, localtime: Callable[[float], time.struct_time]) -> str:
-    return time.strftime("%H:%M:%S", localtime(f.since_wall))
+    return tick_clock(f.since_wall, localtime)  # as the screen and the report say it
 
 
 CLEARED_SHOWN = 20

@@ -11,10 +11,15 @@ again every ``header_every`` rows.
 Columns (per second unless noted):
   host:  usr sys idl wai (CPU %), si so (swap pages in/out), mf (major faults),
          recv send (bytes, all NICs but lo)
-  drbd:  cs (connection state of the first peer, short), ds (local/peer disk), oos (KiB)
+  drbd:  cs (connection state of the first peer, short), ds (local/peer disk), oos
+         (bytes out of sync)
   mysql: ins upd del sel (statements), rupd (rows updated), lag (s), io/sql (Y/N)
   redis: ops, mem (% of maxmemory, or used bytes without one), link (replica) or
          replica count (master)
+
+Bytes are IEC, as on every view (``replmon.units``), with the unit's first letter in these
+narrow columns as ``ls -h`` writes them: 633K = 633 KiB, 1.6M = 1.6 MiB, 64M = 64 MiB.
+Counts keep SI's k and M (12k statements/s). The time is the tick's (``tick_clock``).
 """
 
 from __future__ import annotations
@@ -30,12 +35,14 @@ from replmon.model.base import SourceState
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
 from replmon.pipeline import BaseReader
+from replmon.units import fmt_bytes_cell, tick_clock
 
 log = logging.getLogger(__name__)
 
 
 def human(v: float | None, width: int = 5) -> str:
-    """A rate or size in ``width`` characters: 950, 12.3k, 4.5M, 1.2G; '-' when unknown."""
+    """A count or its rate in ``width`` characters, SI: 950, 12.3k, 4.5M, 1.2G; '-' when
+    unknown. Not for bytes: ``replmon.units.fmt_bytes_cell`` (IEC, as every view)."""
     if v is None:
         return "-".rjust(width)
     a = abs(v)
@@ -72,7 +79,7 @@ def _host(n: NodeTick) -> str:
         pct(r.cpu_usr_pct), pct(r.cpu_sys_pct), pct(r.cpu_idle_pct), pct(r.cpu_iowait_pct),
         human(r.swap_in_pages_per_s, 4), human(r.swap_out_pages_per_s, 4),
         human(r.major_faults_per_s, 4),
-        human(net.recv_bytes_per_s), human(net.send_bytes_per_s),
+        fmt_bytes_cell(net.recv_bytes_per_s), fmt_bytes_cell(net.send_bytes_per_s),
     ])
 
 
@@ -109,7 +116,7 @@ def _drbd(n: NodeTick) -> str:
             peer_ds = _DS_SHORT.get(pds.peer_disk_state or "", "?")
         oos = sum(pd.out_of_sync_kib or 0 for _, cc in conns for pd in cc.peer_devices)
     local = _DS_SHORT.get(devs[0].disk_state or "", "?") if devs else "?"
-    return f"{cs:>5} {local}/{peer_ds} {human(oos, 4)}"
+    return f"{cs:>5} {local}/{peer_ds} {fmt_bytes_cell(oos * 1024, 4)}"
 
 
 def _yn(v: bool | None) -> str:
@@ -138,7 +145,7 @@ def _redis(n: NodeTick) -> str:
     if s.maxmemory:
         mem = f"{100 * (s.used_memory or 0) / s.maxmemory:.0f}%".rjust(5)
     else:
-        mem = human(s.used_memory)
+        mem = fmt_bytes_cell(s.used_memory)
     if s.role == "replica":
         link = (s.link_status or "?")[:4]
     else:
@@ -214,7 +221,7 @@ class PlainWriter:
 
     def row(self, tick: Tick, node: NodeTick) -> str:
         assert self._groups is not None
-        hhmmss = time.strftime("%H:%M:%S", self._localtime(tick.wall))
+        hhmmss = tick_clock(tick.wall, self._localtime)
         mark = "*" if tick.late else " "
         name = self._names.get(node.role, node.name)[: self.name_width].ljust(self.name_width)
         lead = f"{hhmmss}{mark} {node.role[0].upper()} {name}"
@@ -245,8 +252,10 @@ class PlainWriter:
 
 def finding_row(tick: Tick, f: Finding, what: str,
                 localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
-    """A finding as one line between the rows: '15:02:31 ! CRITICAL replica ...'."""
-    hhmmss = time.strftime("%H:%M:%S", localtime(tick.wall))
+    """A finding as one line between the rows: '15:02:31 ! CRITICAL replica ...'. An
+    opening says the finding's since-time, as the findings table, its detail and the
+    report do (the rows above it show the tick it opened in); a closing its tick's."""
+    hhmmss = tick_clock(f.since_wall if what == "open" else tick.wall, localtime)
     mark = "!" if what == "open" else "="
     sev = f.severity.label.upper()
     return f"{hhmmss}{mark} {sev:<8} {f.node:<7} {f.check}: {f.headline} [{what}]"

@@ -10,7 +10,6 @@ longer than twice the interval).
 from __future__ import annotations
 
 import csv
-import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -20,6 +19,8 @@ from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
 from replmon.session.replay import Entry, Recording
 from replmon.session.rerun import Rerun
+from replmon.units import tick_stamp
+from replmon.wording import plural
 
 PEAKS: dict[str, str] = {
     "mysql qps": "rates.mysql.qps",
@@ -52,15 +53,18 @@ def metric(tick: Tick | NodeTick, path: str) -> Any:
 
 
 def iso(wall: float | None) -> str:
-    if wall is None:
-        return "-"
-    return dt.datetime.fromtimestamp(wall, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """A tick's time with its date and zone, by the rule of every view (``tick_stamp``:
+    the local zone, truncated to the second): "2026-11-23 16:09:44 UTC"."""
+    return tick_stamp(wall)
 
 
 def _event(kind: str, f: Finding, wall: float) -> dict[str, Any]:
+    """``at``/``time``: the tick the event happened in; ``since``/``since_time``: the
+    finding's own time (the first tick its condition held), which the findings table,
+    its detail and the text timeline's openings show."""
     ev = {"at": wall, "time": iso(wall), "event": kind, "check": f.check, "node": f.node,
           "key": f.key, "severity": f.severity.label, "title": f.headline,
-          "since": f.since_wall}
+          "since": f.since_wall, "since_time": iso(f.since_wall), "since_seq": f.since_seq}
     if f.flaps:
         ev |= {"flaps": f.flaps, "flap_span_s": f.flap_span_s}
     return ev
@@ -159,9 +163,16 @@ def report(recording: Recording) -> dict[str, Any]:
     }
 
 
+def _when(e: dict[str, Any]) -> str:
+    """An event's time in the text timeline: an opening at the finding's since-time, as
+    the findings table and its detail say it (the tick it opened in, after its hold, is
+    the JSON's "at"); a closing at its tick's."""
+    return str(e["since_time"] if e["event"] == "opened" else e["time"])
+
+
 def render_text(rep: dict[str, Any]) -> str:
     """The report for a terminal."""
-    lines = [f"{rep['file']}: {rep['ticks']} ticks, {rep['start']} .. {rep['end']} "
+    lines = [f"{rep['file']}: {plural(rep['ticks'], 'tick')}, {rep['start']} .. {rep['end']} "
              f"({rep['duration_s']:.0f} s, every {rep['interval_s']} s)",
              f"format v{rep['format_version']}, written by replmon {rep['replmon_version']}"
              + (", RECONSTRUCTED (not a live capture)" if rep["reconstructed"] else "")
@@ -179,8 +190,8 @@ def render_text(rep: dict[str, Any]) -> str:
         events = rep[key]
         if events is None:
             continue
-        lines += ["", f"{title}: {len(events)} events"]
-        lines += [f"  {e['time']}  {e['event']:6} {e['severity']:8} {e['node']:7} "
+        lines += ["", f"{title}: {plural(len(events), 'event')}"]
+        lines += [f"  {_when(e)}  {e['event']:6} {e['severity']:8} {e['node']:7} "
                   f"{e['check']}: {e['title']}" for e in events]
     lines += ["", "peaks:"]
     lines += [f"  {k:32} {v['value']:>14,.1f}  at {v['time']}" for k, v in rep["peaks"].items()]

@@ -9,6 +9,7 @@ so a slow screen shows the newest tick while the engine still saw them all.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections import deque
 from collections.abc import AsyncIterable, Callable, Sequence
@@ -25,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from replmon.engine import Engine, Update
+from replmon.model.base import SourceState
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
@@ -33,6 +35,7 @@ from replmon.tui import gcpace, render
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
+from replmon.units import tick_clock
 
 W = TypeVar("W", bound=Widget)
 
@@ -46,6 +49,12 @@ highest value shown on the right (the y scale: the tallest bar)."""
 
 def finding_key(f: Finding) -> str:
     return f"{f.check}/{f.node}/{f.key}"
+
+
+NARROW_FINDINGS = 100
+"""Under this many cells the findings table puts node, check and title in one column."""
+FINDING_COLUMNS = {False: ("sev", "since", "node", "check", "what"),
+                   True: ("sev", "since", "where: what")}
 
 
 class TickReceived(Message):
@@ -109,17 +118,30 @@ class NodePanel(VerticalScroll):
                 yield Sparkline([], id=f"{self.role}-{key}")
                 yield Static("", id=f"{self.role}-{key}-max", classes="spark-max")
 
-    def show(self, node: NodeTick, other: NodeTick | None, now: float | None,
+    def texts(self, node: NodeTick, other: NodeTick | None, now: float | None,
+              gtid_rows_per_s: float | None = None) -> dict[str, Text]:
+        """Each group's lines for ``node``, broken to this column's width; ``other``:
+        the other node of the same tick (values that differ are marked);
+        ``gtid_rows_per_s``: see render.mysql_text."""
+        def mysql(n: NodeTick, o: NodeTick | None) -> Text:
+            return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s)
+
+        renderers: dict[str, Callable[[NodeTick, NodeTick | None], Text]] = {
+            "host": render.host_text, "drbd": render.drbd_text, "mysql": mysql,
+            "redis": render.redis_text}
+        width = self.scrollable_content_region.width
+        return {kind: render.fit(renderers[kind](node, other) if st.ok
+                                 else render.status_text(kind, st, now), width)
+                for kind, st in node.statuses().items()}
+
+    def show(self, node: NodeTick, texts: dict[str, Text], lines: dict[str, int],
              history: dict[str, deque[float]]) -> None:
-        """``other``: the other node of the same tick (values that differ are marked)."""
+        """``texts`` from ``texts()``, each padded to ``lines`` (the taller of the two
+        nodes' same group, so both columns stay aligned group by group)."""
         self.border_title = f"{self.role} {node.name}"
-        renderers = {"host": render.host_text, "drbd": render.drbd_text,
-                     "mysql": render.mysql_text, "redis": render.redis_text}
         for kind, st in node.statuses().items():
             w = self.query_one(f"#{self.role}-{kind}", Static)
-            text = (renderers[kind](node, other) if st.ok
-                    else render.status_text(kind, st, now))
-            w.update(render.fit(text, self.scrollable_content_region.width))
+            w.update(render.pad_lines(texts[kind], lines.get(kind, 0)))
             w.set_class(not st.ok and st.state.value != "absent", "down")
             w.set_class(st.state.value == "absent", "absent")
         for key, _ in SPARKS:
@@ -133,6 +155,7 @@ class NodePanel(VerticalScroll):
 class ReplmonApp(App[None]):
     CSS_PATH = "replmon.tcss"
     TITLE = "replmon"
+    ENABLE_COMMAND_PALETTE = False  # nothing of replmon's in it; its ^p took 12 columns
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("p", "pause", "Pause"),
@@ -142,6 +165,9 @@ class ReplmonApp(App[None]):
         Binding("w", "processlist", "Who"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("tab", "focus_next", "Next panel", show=False),
+        # the list has the focus (on_mount); this one serves enter wherever else the focus
+        # is on the overview but on a group, whose own enter opens the group
+        Binding("enter", "open_finding", "Finding", show=False),
     ]
 
     def __init__(self, feed: AsyncIterable[Tick] | None, engine: Engine | None = None, *,
@@ -175,6 +201,11 @@ class ReplmonApp(App[None]):
         self.processlists: Snapshots = {"primary": None, "replica": None}
         """Each node's newest processlist (read while the w view is open, and after a
         finding opens when recording)."""
+        self._last_seen: Tick | None = None
+        self.gtid_rows: dict[float, float] = {}
+        """Per tick (by wall time): rows/s a MariaDB replica wrote to mysql.gtid_slave_pos
+        (checks/stmt_vs_rows.py's count: the growth of Gtid_Slave_Pos since the tick
+        before), said under its rows/s."""
         self.graph_history: deque[Point] = deque(maxlen=HISTORY)
         """Every chart's values of the last HISTORY ticks (the graph view, key g)."""
 
@@ -206,11 +237,15 @@ class ReplmonApp(App[None]):
         """Under 32 rows (an 80x24 ssh session) the sparklines give their rows to the
         findings list: a finding must be readable without scrolling."""
         self.screen.set_class(event.size.height < SHORT_ROWS, "short")
+        if self._mounted():
+            self.call_after_refresh(self._show_findings)  # titles wrapped to the new width
+            self.call_after_refresh(self._refresh_header)  # shortened or not for the width
 
     def on_mount(self) -> None:
         self.screen.set_class(self.size.height < SHORT_ROWS, "short")
         table = self.main_widget("#findings", DataTable)
-        table.add_columns("sev", "since", "node", "check", "what")
+        table.add_columns(*FINDING_COLUMNS[False])
+        table.focus()  # enter opens the selected (the worst) finding, up/down choose one
         self.set_interval(1.0, self._refresh_header)
         gcpace.start()
         self.set_interval(gcpace.FULL_EVERY_S, gcpace.collect)
@@ -246,6 +281,18 @@ class ReplmonApp(App[None]):
             h["qps"].append(node.rates.mysql.qps or 0.0)
             h["ops"].append(node.rates.redis.ops_per_s or 0.0)
         self.ticks_seen += 1
+        prev, self._last_seen = self._last_seen, tick
+        if prev is not None and 0 < tick.wall - prev.wall <= 1.5 * tick.interval:
+            from replmon.check import Window
+            from replmon.checks.stmt_vs_rows import (  # type: ignore[import-not-found,unused-ignore]
+                gtid_slave_pos_inserts,
+            )
+
+            g = gtid_slave_pos_inserts(Window([prev, tick]), "replica")
+            if g is not None:
+                self.gtid_rows[tick.wall] = g
+                while len(self.gtid_rows) > 8:  # only the ticks waiting to be shown
+                    del self.gtid_rows[next(iter(self.gtid_rows))]
 
     def on_tick_received(self, msg: TickReceived) -> None:
         self.findings = msg.findings
@@ -254,9 +301,19 @@ class ReplmonApp(App[None]):
         self.tick = msg.tick
         now = self.clock()
         p, r = msg.tick.primary, msg.tick.replica
-        for node, other in ((p, r), (r, p)):
-            self.main_widget(f"#{node.role}", NodePanel).show(node, other, now,
-                                                              self.history[node.role])
+        panels = {n.role: self.main_widget(f"#{n.role}", NodePanel) for n in (p, r)}
+        texts = {p.role: panels[p.role].texts(p, r, now),
+                 r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(msg.tick.wall))}
+        lines = {kind: max(len(t[kind].plain.split("\n")) for t in texts.values() if kind in t)
+                 for kind in NodePanel.SECTIONS}
+        for node in (p, r):
+            panels[node.role].show(node, texts[node.role], lines, self.history[node.role])
+            for kind, st in node.statuses().items():  # a short screen skips what neither has
+                both = st.state is SourceState.ABSENT and \
+                    r.statuses()[kind].state is SourceState.ABSENT and \
+                    p.statuses()[kind].state is SourceState.ABSENT
+                panels[node.role].query_one(f"#{node.role}-{kind}").set_class(both,
+                                                                              "both-absent")
         self._show_findings()
         self._refresh_header()
         self.ticks_shown += 1
@@ -266,20 +323,46 @@ class ReplmonApp(App[None]):
         self._refresh_header()
 
     def _show_findings(self) -> None:
+        table = self.main_widget("#findings", DataTable)
+        narrow = table.scrollable_content_region.width < NARROW_FINDINGS
+        columns = FINDING_COLUMNS[narrow]
+        room = self._what_width(table, narrow)
         sig: list[tuple[object, ...]] = [
-            (f.check, f.node, f.key, f.severity, f.headline) for f in self.findings]
+            (f.check, f.node, f.key, f.severity, f.headline, room) for f in self.findings]
         if sig == self._findings_sig:
             return
         self._findings_sig = sig
-        table = self.main_widget("#findings", DataTable)
         cursor = table.cursor_row
+        if tuple(str(c.label) for c in table.columns.values()) != columns:
+            table.clear(columns=True)
+            table.add_columns(*columns)
         table.clear()
         for f in self.findings:
-            since = time.strftime("%H:%M:%S", time.localtime(f.since_wall))
+            since = tick_clock(f.since_wall)  # the one tick -> clock rule of every view
             sev = Text(f" {f.severity.label[:4].upper()} ", style=render.SEV_STYLE[f.severity])
-            table.add_row(sev, since, f.node, f.check, f.headline, key=finding_key(f))
+            if narrow:  # 80 columns: where and what in one column, the title's room doubled
+                what = Text(f"{f.node} ", style="bold")
+                what.append(f"{f.check}: ", style="bold")
+                what.append(f.headline)
+                lines = what.wrap(self.console, room)
+                table.add_row(sev, since, Text("\n").join(lines), height=len(lines),
+                              key=finding_key(f))
+                continue
+            wrapped = textwrap.wrap(f.headline, room) or [""]
+            table.add_row(sev, since, f.node, f.check, "\n".join(wrapped),
+                          height=len(wrapped), key=finding_key(f))
         if self.findings:
             table.move_cursor(row=min(max(cursor, 0), len(self.findings) - 1))
+
+    def _what_width(self, table: DataTable[object], narrow: bool) -> int:
+        """Cells left for the ``what`` column: the table's width less the other columns
+        (each with its padding), so a finding's title wraps onto more lines of its row
+        instead of being cut at the edge."""
+        others = [6, 8] if narrow else [6, 8, 7, max((len(f.check) for f in self.findings),
+                                                     default=5)]
+        padding = 2 * table.cell_padding
+        return max(20, table.scrollable_content_region.width - 1
+                   - sum(w + padding for w in others) - padding)
 
     def _refresh_header(self) -> None:
         if not self._mounted():
@@ -288,7 +371,14 @@ class ReplmonApp(App[None]):
         source = "ended" if self.feed_ended else self.source
         self.main_widget("#header", Static).update(render.header_text(
             self.tick, self.findings, age_s=age if self.source == "live" else None,
-            paused=self.paused, source=source))
+            paused=self.paused, source=source, width=self.size.width))
+
+    def say(self, text: str) -> None:
+        """A notice (the lab demo's steps) on the findings panel's bottom border, with its
+        time, until the next one: a toast would cover the findings' titles at 80x24."""
+        if self._mounted():
+            table = self.main_widget("#findings", DataTable)
+            table.border_subtitle = f"{tick_clock(self.clock())} {text}"
 
     def action_pause(self) -> None:
         self.paused = not self.paused
@@ -324,6 +414,20 @@ class ReplmonApp(App[None]):
         """The two nodes' settings side by side, as of the tick shown."""
         if self.tick is not None:
             self.push_screen(DriftScreen(self.tick, self.findings))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_finding":  # the overview's enter, not another view's
+            stack = self.screen_stack
+            return bool(stack) and stack[-1] is stack[0]
+        return True
+
+    def action_open_finding(self) -> None:
+        """The finding at the findings list's cursor (the worst unless moved): what enter
+        on the list does, also while the focus is elsewhere (a terminal's start can put it
+        on a node's panel)."""
+        table = self.main_widget("#findings", DataTable)
+        if table.row_count:
+            table.action_select_cursor()  # -> on_data_table_row_selected
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)

@@ -4,7 +4,6 @@ carries its unit; a node whose source is not ok shows its status instead."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from rich.console import Group, RenderableType
@@ -14,6 +13,7 @@ from rich.text import Text
 from replmon.model.tick import NodeTick, Tick
 from replmon.tui.render import GROUP_STYLE
 from replmon.tui.render import with_unit as _n
+from replmon.units import fmt_link_speed, tick_clock
 
 GROUPS = ("host", "drbd", "mysql", "redis")
 
@@ -63,8 +63,8 @@ def host_detail(n: NodeTick) -> RenderableType:
     for name, c in sorted(r.nics.items()):
         errs = (c.errors_per_s or 0) + (c.drops_per_s or 0)
         nics.add_row(name, _n(c.recv_bytes_per_s, "B/s"), _n(c.send_bytes_per_s, "B/s"),
-                     "-" if not c.speed_mbps else f"{c.speed_mbps}Mb/s", _n(c.util_pct, "%"),
-                     _n(errs, "/s"))
+                     "-" if not c.speed_mbps else fmt_link_speed(c.speed_mbps, compact=True),
+                     _n(c.util_pct, "%"), _n(errs, "/s"))
     parts += [Text(""), disks, Text(""), nics]
     if s.peer:
         parts.append(Text(f"\nlink to {s.peer}: TCP connect "
@@ -275,7 +275,7 @@ def redis_detail(n: NodeTick) -> RenderableType:
 def _ago(epoch: int | None) -> str:
     if not epoch:
         return "never"
-    return time.strftime("%H:%M:%S", time.localtime(epoch))
+    return tick_clock(epoch)
 
 
 DETAIL: dict[str, Callable[[NodeTick], RenderableType]] = {

@@ -26,6 +26,7 @@ from textual_plotext import PlotextPlot
 
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
+from replmon.units import fmt_bytes, tick_clock
 
 Getter = Callable[[NodeTick], float | None]
 
@@ -51,6 +52,50 @@ def _link_bytes(n: NodeTick) -> float | None:
     speeds = [nic.speed_mbps for name, nic in n.rates.host.nics.items()
               if name != "lo" and nic.speed_mbps]
     return max(speeds) * 125_000.0 if speeds else None
+
+
+def _binlog(n: NodeTick) -> object:
+    """The primary's own binlog reading of this tick (every few ticks), for the lag
+    measured on both nodes."""
+    return n.mysql.binlog if n.mysql.status.ok else None
+
+
+def _channel(n: NodeTick) -> object:
+    """The replica's channel (the first one not of group replication)."""
+    chans = [c for c in n.mysql.replication if not c.group_replication] \
+        if n.mysql.status.ok else []
+    return chans[0] if chans else None
+
+
+def measured_lag(history: Sequence[Point]) -> list[float | None]:
+    """The replica's lag measured on both nodes, as pair_lag measures it, for each point:
+    the age of the oldest primary binlog reading (of the points before it) the replica
+    has not executed; 0 when it has executed them all; None where not comparable. One
+    pass: the replica's executed position only moves forward, so the oldest reading not
+    yet executed does too."""
+    from replmon.checks.pair_lag import covered  # type: ignore[import-not-found,unused-ignore]
+
+    readings = [(wall, vals["primary/binlog"]) for wall, vals in history
+                if vals.get("primary/binlog") is not None]
+    out: list[float | None] = []
+    start = 0
+    for wall, vals in history:
+        ch = vals.get("replica/channel")
+        if ch is None or not readings:
+            out.append(None)
+            continue
+        lag: float | None = 0.0
+        while start < len(readings) and readings[start][0] <= wall:
+            done = covered(readings[start][1], ch)
+            if done is None:
+                lag = None
+                break
+            if not done:
+                lag = wall - readings[start][0]
+                break
+            start += 1
+        out.append(lag)
+    return out
 
 
 def _sbm(n: NodeTick) -> float | None:
@@ -81,6 +126,11 @@ METRICS: dict[str, Getter] = {
     "rmax": lambda n: float(n.redis.maxmemory) if n.redis.status.ok and n.redis.maxmemory
     else None,
 }
+READINGS: dict[str, Callable[[NodeTick], object]] = {"binlog": _binlog, "channel": _channel}
+"""What a derived series needs of each tick (objects, not values): kept by reference."""
+DERIVED: dict[str, Callable[[Sequence[Point]], list[float | None]]] = {
+    "measured": measured_lag}
+"""Series computed over the whole history at drawing time ("pair/<key>")."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +145,9 @@ CHARTS: tuple[Chart, ...] = (
     Chart("statements vs rows: UPDATE statements and rows updated (should move together)",
           "/s", (("P UPDATE stmts", "primary", "upd_stmt"), ("P rows updated", "primary",
                  "upd_rows"), ("R rows updated", "replica", "upd_rows"))),
-    Chart("replication lag: Seconds_Behind_Master", "s", (("R lag", "replica", "sbm"),)),
+    Chart("replication lag: measured on both nodes, and the replica's "
+          "Seconds_Behind_Master/Source (a gap where it is NULL)", "s",
+          (("R measured", "pair", "measured"), ("R Seconds_Behind", "replica", "sbm"))),
     Chart("Redis replication: master offset minus the replica's", "B",
           (("P to replica", "primary", "redis_lag"),)),
     Chart("CPU: user+system and iowait", "%", (
@@ -120,19 +172,44 @@ CHARTS: tuple[Chart, ...] = (
         ("R used", "replica", "rmem"), ("R maxmemory", "replica", "rmax"))),
 )
 
-Point = tuple[float, dict[str, float | None]]
-"""(wall, "role/metric" -> value) for one tick."""
+Point = tuple[float, dict[str, Any]]
+"""(wall, "role/metric" -> value) for one tick: numbers (float or None) for METRICS, the
+objects of READINGS."""
 
 
 def points(tick: Tick) -> Point:
-    vals: dict[str, float | None] = {}
+    vals: dict[str, Any] = {}
     for node in tick.nodes:
         for key, get in METRICS.items():
             try:
                 vals[f"{node.role}/{key}"] = get(node)
             except (AttributeError, TypeError, ValueError):  # a partial sample
                 vals[f"{node.role}/{key}"] = None
+        for key, read in READINGS.items():
+            vals[f"{node.role}/{key}"] = read(node)
     return tick.wall, vals
+
+
+COLORS = ("blue+", "green+", "orange+", "magenta+", "cyan+", "red+")
+"""One colour per series of a chart, the same for each of its segments."""
+
+
+def _segments(xs: Sequence[float], ys: Sequence[float | None]
+              ) -> list[tuple[list[float], list[float]]]:
+    """The runs of known values: a value the server did not report is a gap in the line,
+    not a line drawn across it. A run of one point is kept (drawn as a dot)."""
+    runs: list[tuple[list[float], list[float]]] = []
+    cur: tuple[list[float], list[float]] | None = None
+    for x, y in zip(xs, ys, strict=True):
+        if y is None:
+            cur = None
+            continue
+        if cur is None:
+            cur = ([], [])
+            runs.append(cur)
+        cur[0].append(x)
+        cur[1].append(y)
+    return runs
 
 
 TICKS_X = 5
@@ -146,8 +223,29 @@ under 150 ms; 28 rows of resolution in a 14-row chart is enough to see a trend."
 def clock(wall: float, span_s: float = 0.0) -> str:
     """A time axis label: the clock for spans up to 6 h, day/month and minutes over (a
     day's replay crosses midnight, and the day says which side of it)."""
-    return time.strftime("%H:%M:%S" if span_s <= 6 * 3600 else "%d/%m %H:%M",
-                         time.localtime(wall))
+    if span_s <= 6 * 3600:
+        return tick_clock(wall)  # as the status bar and the findings say a tick's time
+    return time.strftime("%d/%m %H:%M", time.localtime(wall))
+
+
+BYTE_SCALE = {"B": 1, "B/s": 1, "KiB": 1024}
+"""Bytes per unit of a chart whose values are bytes (DRBD's out-of-sync is KiB)."""
+
+
+def _byte_ticks(p: Any, chart: Chart, history: Sequence[Point]) -> None:
+    """A chart of bytes labels its y axis as every view writes sizes ("64MiB",
+    "633KiB/s"), not with raw counts (plotext would print 10724.0)."""
+    scale = BYTE_SCALE.get(chart.unit)
+    if scale is None:
+        return
+    ys = [v for _, role, key in chart.series for _, vals in history
+          if (v := vals.get(f"{role}/{key}")) is not None]
+    if not ys:
+        return
+    lo, hi = min(ys), max(ys)
+    at = [lo + (hi - lo) * k / 4 for k in range(5)] if hi > lo else [lo]
+    per = "/s" if chart.unit == "B/s" else ""
+    p.yticks(at, [fmt_bytes(v * scale, compact=True, per=per) for v in at])
 
 
 def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float | None = None,
@@ -160,20 +258,20 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
     p = plt
     p.clear_data()  # type: ignore[attr-defined]
     p.clear_figure()  # type: ignore[attr-defined]
-    title = f"{chart.title} [{chart.unit}]"
+    title = f"{chart.title} [{'B' if chart.unit == 'KiB' else chart.unit}]"
     p.title(title)  # type: ignore[attr-defined]
     drawn = 0
-    for label, role, key in chart.series:
-        name = f"{role}/{key}"
-        xs, ys = [], []
-        for wall, vals in history:
-            v = vals.get(name)
-            if v is not None:
-                xs.append(wall)
-                ys.append(v)
-        if len(xs) >= 2:
-            p.plot(xs, ys, label=label, marker=MARKER)  # type: ignore[attr-defined]
-            drawn += 1
+    walls = [wall for wall, _ in history]
+    for n, (label, role, key) in enumerate(chart.series):
+        ys: list[float | None] = (DERIVED[key](history) if role == "pair"
+                                  else [vals.get(f"{role}/{key}") for _, vals in history])
+        runs = _segments(walls, ys)
+        if sum(len(xs) for xs, _ in runs) < 2:
+            continue
+        for i, (xs, seg) in enumerate(runs):
+            p.plot(xs, seg, label=label if i == 0 else None,  # type: ignore[attr-defined]
+                   marker=MARKER, color=COLORS[n % len(COLORS)])
+        drawn += 1
     if not drawn:
         title += ": no data on either node"
         p.title(title)  # type: ignore[attr-defined]
@@ -182,6 +280,7 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
     span = last - first
     at = [first + span * k / (TICKS_X - 1) for k in range(TICKS_X)]
     p.xticks(at, [clock(x, span) for x in at])  # type: ignore[attr-defined]
+    _byte_ticks(p, chart, history)
     for f in onsets:
         if first <= f.since_wall <= last:
             p.vline(f.since_wall, "red" if f.severity >= 2 else "orange")  # type: ignore[attr-defined]
@@ -245,7 +344,8 @@ class GraphScreen(Screen[None]):
     Drawing them one per frame instead put the screen up sooner but the last chart in
     view later: a frame's wait between each."""
 
-    BINDINGS = [Binding("escape,q,g", "dismiss", "Back"),
+    BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
+                Binding("g", "dismiss", "Back", show=False),
                 Binding("n", "finding(1)", "Next finding"),
                 Binding("N", "finding(-1)", "Prev finding", key_display="N")]
 

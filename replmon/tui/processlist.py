@@ -24,6 +24,7 @@ from textual.widgets import Footer, Static
 
 from replmon.model.mysql import ProcessRow
 from replmon.model.tick import NodeTick, Role
+from replmon.units import tick_clock
 
 WANT_S = 10.0
 """Seconds a request for processlists lasts; the open screen renews it every second, so a
@@ -77,7 +78,7 @@ def node_table(role: Role, snap: Snapshot | None, *, ref: float | None, now: flo
     when = (_age(snap, ref) if ref is not None
             else f"read {max(0.0, now - snap.wall):.0f} s ago")
     head.append(f"  {len(snap.rows)} active thread{'s' if len(snap.rows) != 1 else ''}, "
-                f"{when} ({time.strftime('%H:%M:%S', time.localtime(snap.wall))})",
+                f"{when} ({tick_clock(snap.wall)})",
                 style="dim")
     if snap.error:
         head.append(f"\n  cannot read it: {snap.error}", style="bold red")
@@ -92,7 +93,7 @@ def node_table(role: Role, snap: Snapshot | None, *, ref: float | None, now: flo
     table.add_column("user", no_wrap=True, max_width=12, overflow="ellipsis")
     table.add_column("host", no_wrap=True, max_width=16, overflow="ellipsis")
     table.add_column("db", no_wrap=True, max_width=10, overflow="ellipsis")
-    table.add_column("state", max_width=40, overflow="ellipsis", no_wrap=True)
+    table.add_column("state", overflow="fold")  # whole: the SQL thread's state is the news
     table.add_column("statement (first 120 chars)", ratio=1, overflow="fold")
     for r in snap.rows:
         table.add_row(_secs(r.time_s), r.user, r.host or "-", r.db or "-",
@@ -121,7 +122,8 @@ def _secs(s: float) -> Text:
 class ProcesslistScreen(Screen[None]):
     """Both nodes' running statements, primary above replica (the 80-column layout)."""
 
-    BINDINGS = [Binding("escape,q,w", "dismiss", "Back")]
+    BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
+                Binding("w", "dismiss", "Back", show=False)]
 
     def __init__(self, source: SnapshotSource, *, want: Callable[[float], None] | None,
                  clock: Callable[[], float] = time.time) -> None:

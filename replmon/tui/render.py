@@ -13,6 +13,7 @@ from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.plain import human
+from replmon.units import fmt_bytes, fmt_link_speed
 
 SEV_STYLE = {Severity.CRITICAL: "bold white on red", Severity.WARNING: "bold black on yellow",
              Severity.INFO: "cyan"}
@@ -56,8 +57,12 @@ def _pct(v: float | None) -> str:
 
 
 def with_unit(v: float | None, unit: str = "") -> str:
-    """A number in a few characters with its unit: 648000, "B/s" -> "648kB/s"; "-" when
-    unknown. Every figure on the screens goes through here or _pct/_ms."""
+    """A number in a few characters with its unit; "-" when unknown. Counts and their
+    rates keep SI's k and M (12300, "/s" -> "12k/s"); bytes ("B", "B/s") are IEC, as on
+    every view: 648000, "B/s" -> "633KiB/s" (``replmon.units.fmt_bytes``). Every figure
+    on the screens goes through here or _pct/_ms."""
+    if unit in ("B", "B/s"):  # bytes: IEC, as every view (replmon.units)
+        return fmt_bytes(v, compact=True, per=unit[1:])
     return "-" if v is None else f"{human(v).strip()}{unit}"
 
 
@@ -73,7 +78,8 @@ def _ms(v: float | None) -> str:
 
 
 def _bytes(v: float | None) -> str:
-    return with_unit(v, "B")
+    """Bytes, IEC in a few characters: 1677722 -> "1.6MiB" (``replmon.units``)."""
+    return fmt_bytes(v, compact=True)
 
 
 DIFF_STYLE = "bold black on yellow"
@@ -86,10 +92,31 @@ def _mark(t: Text, differs: bool) -> None:
         t.append(" ")
 
 
+def _is_label(word: Text) -> bool:
+    """A dim word: a key ("rtt", "lag") or a sub-label ("disk"), never the end of a line."""
+    dim = [sp for sp in word.spans if str(sp.style) == "dim"]
+    covered = sum(min(sp.end, len(word.plain)) - sp.start for sp in dim)
+    return bool(word.plain) and len(dim) == len(word.spans) and covered >= len(word.plain)
+
+
+def _words(line: Text) -> list[Text]:
+    """``line``'s words, each key glued to the value after it ("rtt 0.05ms" stays whole)."""
+    out: list[Text] = []
+    glue = False
+    for word in line.split(" ", allow_blank=True):
+        if glue and out:
+            out[-1] = Text.assemble(out[-1], " ", word)
+        else:
+            out.append(word)
+        glue = _is_label(word)
+    return out
+
+
 def fit(text: Text, width: int) -> Text:
-    """``text`` with every line longer than ``width`` broken between its words, the rest
-    continued under the values (past the gutter and the sub-label), so a narrow column
-    (80x24: 37 characters) never wraps a number away from its unit."""
+    """``text`` with every line longer than ``width`` broken between its words, never
+    between a key and its value, the rest continued under the values (past the gutter
+    and the sub-label), so a narrow column (80x24: 37 characters) never wraps a number
+    away from its unit or its name."""
     if width <= GUTTER + 10:
         return text
     out = Text()
@@ -101,7 +128,7 @@ def fit(text: Text, width: int) -> Text:
             out.append_text(line)
             continue
         used = 0
-        for i, word in enumerate(line.split(" ", allow_blank=True)):
+        for i, word in enumerate(_words(line)):
             w = word.cell_len + (1 if i else 0)
             if used and used + w > width and word.cell_len:
                 out.append("\n" + indent)
@@ -112,6 +139,13 @@ def fit(text: Text, width: int) -> Text:
             out.append_text(word)
             used += w
     return out
+
+
+def pad_lines(text: Text, lines: int) -> Text:
+    """``text`` with blank lines added up to ``lines``: a group as tall as the same
+    group of the other node, so the two columns stay aligned line by line."""
+    missing = lines - len(text.plain.split("\n"))
+    return Text.assemble(text, "\n" * missing) if missing > 0 else text
 
 
 def status_text(kind: str, st: SourceStatus, now: float | None) -> Text:
@@ -169,7 +203,8 @@ def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     busiest = max(nics, key=lambda nic: nic.util_pct or 0.0, default=None)
     if busiest is not None and busiest.speed_mbps:
         u = busiest.util_pct or 0.0
-        _kv(t, "", f"{u:.0f}% of {busiest.speed_mbps}Mb/s", "bold red" if u >= 85 else "bold")
+        _kv(t, "", f"{u:.0f}% of {fmt_link_speed(busiest.speed_mbps, compact=True)}",
+            "bold red" if u >= 85 else "bold")
     return t
 
 
@@ -237,7 +272,11 @@ def rows_differ(a: NodeTick | None, b: NodeTick | None) -> bool:
     return hi - lo > 20 and hi > 2 * lo
 
 
-def mysql_text(n: NodeTick, other: NodeTick | None = None) -> Text:
+def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
+               gtid_rows_per_s: float | None = None) -> Text:
+    """``gtid_rows_per_s``: rows a MariaDB replica writes per second to its own
+    mysql.gtid_slave_pos (one insert per applied transaction, deletes in batches of 64
+    that average the same): counted in its Handler rows, said under them."""
     m, r = n.mysql, n.rates.mysql
     t = Text()
     _group(t, "mysql", "stmt/s")
@@ -251,6 +290,9 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     for key, v in (("i", r.rows_inserted_per_s), ("u", r.rows_updated_per_s),
                    ("d", r.rows_deleted_per_s), ("r", r.rows_read_per_s)):
         _kv(t, key, human(v).strip())
+    if gtid_rows_per_s is not None:
+        _line(t, "incl.")
+        _kv(t, "gtid_slave_pos i/d", f"{human(gtid_rows_per_s).strip()}/s", "dim")
     _line(t, "bp")
     _kv(t, "", "-" if r.bp_hit_pct is None else f"{r.bp_hit_pct:.0f}% hit")
     g = m.gauges
@@ -326,14 +368,32 @@ def finding_line(f: Finding) -> Text:
 
 
 def header_text(tick: Tick | None, findings: list[Finding], *, age_s: float | None,
-                paused: bool = False, source: str = "live") -> Text:
-    """The pair at a glance: names and roles, replication, worst finding, data age."""
-    t = Text()
+                paused: bool = False, source: str = "live", width: int | None = None) -> Text:
+    """The pair at a glance: names and roles, replication, worst finding, data age; in
+    ``width`` cells: shorter words first ("CRIT", "0.4s"), then shorter names, never the
+    worst finding's check cut."""
     if tick is None:
-        t.append(" waiting for the first tick...", style="dim")
-        return t
+        return Text(" waiting for the first tick...", style="dim")
+    out = Text()
+    longest = max(len(tick.primary.name), len(tick.replica.name))
+    for short, node, names in ((False, True, None), (True, True, None), (True, False, None),
+                               *((True, False, n) for n in range(longest - 1, 3, -1))):
+        out = _header(tick, findings, age_s, paused, source, short=short, node=node,
+                      names=names)
+        if width is None or out.cell_len <= width:
+            break
+    return out
+
+
+def _name(name: str, limit: int | None) -> str:
+    return name if limit is None or len(name) <= limit else name[:limit - 1] + "…"
+
+
+def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bool,
+            source: str, *, short: bool, node: bool = True, names: int | None = None) -> Text:
+    t = Text()
     p, r = tick.primary, tick.replica
-    t.append(f" {p.name} ", style="bold reverse")
+    t.append(f" {_name(p.name, names)} ", style="bold reverse")
     t.append(" ")
     ch = r.mysql.replication[0] if r.mysql.status.ok and r.mysql.replication else None
     if r.mysql.status.state not in (SourceState.OK, SourceState.ABSENT):
@@ -358,24 +418,27 @@ def header_text(tick: Tick | None, findings: list[Finding], *, age_s: float | No
         t.append("=rds=> " if up else "=rds DOWN=> ", style="green" if up else "bold red")
     elif r.redis.status.state not in (SourceState.OK, SourceState.ABSENT):
         t.append("=rds ?=> ", style="bold red")
-    t.append(f" {r.name} ", style="bold reverse")
+    t.append(f" {_name(r.name, names)} ", style="bold reverse")
     t.append(" ")
     worst = findings[0] if findings else None
     if worst is not None and worst.severity > Severity.INFO:
         n = sum(f.severity > Severity.INFO for f in findings)
-        t.append(f" {worst.severity.label.upper()} ", style=SEV_STYLE[worst.severity])
+        label = worst.severity.label.upper()
+        t.append(f" {label[:4] if short else label} ", style=SEV_STYLE[worst.severity])
         t.append(f" {worst.check}", style="bold")
-        t.append(f" on {worst.node}" + (f" +{n - 1} more" if n > 1 else "") + " ",
+        more = (f" +{n - 1}" if short else f" +{n - 1} more") if n > 1 else ""
+        where = (f"@{worst.node}" if short else f" on {worst.node}") if node else ""
+        t.append(where + more + " ",
                  style="dim")
     else:
         t.append(" OK ", style="bold black on green")
-    t.append("  ")
+    t.append(" " if short else "  ")
     if paused:
         t.append(" PAUSED ", style="bold black on yellow")
     elif age_s is not None and age_s > 3 * tick.interval:
         t.append(f" STALE {age_s:.0f}s ", style="bold white on red")
     elif age_s is not None:
-        t.append(f"{source} {age_s:.1f}s ago", style="dim")
+        t.append(f"{age_s:.1f}s" if short else f"{source} {age_s:.1f}s ago", style="dim")
     if tick.late:
         t.append(" late", style="yellow")
     return t

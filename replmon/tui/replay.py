@@ -28,7 +28,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Label, Static
+from textual.widgets import DataTable, Footer, Input, Label, Static
 from textual.worker import get_current_worker
 
 from replmon.engine import Engine, Update
@@ -39,8 +39,10 @@ from replmon.session.replay import Recording
 from replmon.tui.app import ReplmonApp, TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import Snapshot, Snapshots
+from replmon.units import tick_clock
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
+STEP = Binding.Group("Step", compact=True)
 
 
 class JumpScreen(ModalScreen[str | None]):
@@ -87,31 +89,42 @@ def parse_jump(text: str, rec_first: float, current: float, n: int,
     return ("wall", wall)
 
 
-class ReplayApp(ReplmonApp):
+class ReplayApp(ReplmonApp, inherit_bindings=False):
+    # its own list, in the order of the footer: what a first look needs first (80
+    # columns show about eight)
     BINDINGS = [
         Binding("q", "quit", "Quit"),
-        Binding("space,p", "pause", "Play/Pause", priority=True),
-        Binding("right", "step(1)", "Step", priority=True),
-        Binding("left", "step(-1)", "Back", priority=True),
-        Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+"),
-        Binding("minus", "speed(-1)", "Slower", key_display="-"),
-        Binding("g", "jump", "Go to"),
+        # space: Play while paused, Pause while playing (check_action shows the one that
+        # applies); p toggles too
+        Binding("space", "play", "Play", priority=True),
+        Binding("space", "pause", "Pause", priority=True),
+        Binding("p", "play_pause", "Play/Pause", show=False, priority=True),
         Binding("n", "finding(1)", "Next finding"),
-        Binding("N", "finding(-1)", "Prev finding", key_display="N"),
-        Binding("f", "focus_findings", "Findings", show=False),
+        Binding("N", "finding(-1)", "Prev finding", key_display="N", show=False),  # in ?
+        # one "← → Step" in the footer: "Back" is escape's (close a view)
+        Binding("right", "step(1)", "Step", priority=True, group=STEP),
+        Binding("left", "step(-1)", "Step back", priority=True, group=STEP),
         Binding("d", "drift", "Drift"),
         Binding("G", "graphs", "Graphs", key_display="G"),
         Binding("w", "processlist", "Who"),
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("g", "jump", "Go to"),
+        Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+"),
+        Binding("minus", "speed(-1)", "Slower", key_display="-"),
+        Binding("f", "focus_findings", "Findings", show=False),
+        Binding("tab", "focus_next", "Next panel", show=False),
+        Binding("enter", "open_finding", "Finding", show=False),
     ]
 
     def __init__(self, recording: Recording, engine_factory: Callable[[], Engine], *,
-                 start_paused: bool = False,
+                 play: bool = False,
                  rerun: Callable[[Callable[[], bool]], Iterable[tuple[int, Update]]] | None
                  = None) -> None:
-        """``rerun(should_stop)``: today's checks over the whole recording, as (tick index,
-        Update) (e.g. ``rerun_file(path, should_stop=should_stop)``), stopping early when
-        ``should_stop()``; called in a thread, for n / N."""
+        """The replay opens paused on the first tick (``play``: playing from it, as
+        `replmon replay --play`). ``rerun(should_stop)``: today's checks over the
+        whole recording, as (tick index, Update) (e.g. ``rerun_file(path,
+        should_stop=should_stop)``), stopping early when ``should_stop()``; called in a
+        thread, for n / N."""
         # "for N s" on a failed source is as of the tick shown, not of today's clock
         super().__init__(None, None, source="replay",
                          clock=lambda: self.tick.wall if self.tick is not None else 0.0)
@@ -119,7 +132,12 @@ class ReplayApp(ReplmonApp):
         self.cursor = ReplayCursor(recording, engine_factory)
         """Position and engine (session/cursor.py); this screen only drives it."""
         self.speed = 1
-        self.playing = not start_paused
+        self._playing = play
+        self._landed: int | None = None
+        """Where n / N last stopped (n at the first tick counts an opening there once)."""
+        self._select: set[tuple[str, str, str]] = set()
+        """Findings (check, node, key) that opened where n / N stopped: the findings list's
+        cursor goes to the first of them once that tick is on screen."""
         self._wake = asyncio.Event()
         self._rerun = rerun
         self._recorded_marks: list[int] | None = None
@@ -145,6 +163,8 @@ class ReplayApp(ReplmonApp):
         self.main_widget("#findings", Widget).styles.min_height = 4
         self.marks_worker = self.run_worker(self._find_marks, thread=True, group="marks")
         """Finds where findings open (n / N); done when it is done."""
+        if self.pos < 0:  # paused on the first tick until space
+            self._show(self.cursor.step())
 
     def _find_marks(self) -> None:
         """Thread: the graphs' points over the whole recording (~1 s for a day), where
@@ -171,6 +191,15 @@ class ReplayApp(ReplmonApp):
     # -- the feed -------------------------------------------------------------
 
     @property
+    def playing(self) -> bool:
+        return self._playing
+
+    @playing.setter
+    def playing(self, value: bool) -> None:
+        self._playing = value
+        self.refresh_bindings()  # the footer's space: Play or Pause
+
+    @property
     def pos(self) -> int:
         """Index of the tick on screen (-1 before the first)."""
         return self.cursor.pos
@@ -188,6 +217,7 @@ class ReplayApp(ReplmonApp):
                 if self.playing:  # reached the end
                     self.playing = False
                     self._refresh_header()
+                    self._refresh_position()
                 self._wake.clear()
                 await self._wake.wait()
 
@@ -195,19 +225,29 @@ class ReplayApp(ReplmonApp):
         if step is not None:
             self.show_tick(step.tick, step.findings)
 
-    def _goto(self, i: int) -> None:
+    def _goto(self, i: int) -> Step:
         """Jump: the cursor rebuilds and warms its engine; the sparklines restart there."""
         for h in self.history.values():
             for series in h.values():
                 series.clear()
-        self._show(self.cursor.seek(i))
+        step = self.cursor.seek(i)
+        with contextlib.suppress(SessionError, IndexError):  # the tick before, for rates
+            self._last_seen = self.recording.tick_at(i - 1) if i > 0 else None
+        self._show(step)
         self._wake.set()
+        return step
 
     # -- display -----------------------------------------------------------------
 
     def on_tick_received(self, msg: TickReceived) -> None:
         super().on_tick_received(msg)
         self._refresh_position()
+        if self._select and self._mounted():
+            wanted, self._select = self._select, set()
+            for row, f in enumerate(self.findings):  # the list's rows, in this order
+                if (f.check.removesuffix(" (rec)"), f.node, f.key) in wanted:
+                    self.main_widget("#findings", DataTable).move_cursor(row=row)
+                    break
 
     def _refresh_position(self) -> None:
         if not self._mounted():
@@ -223,7 +263,7 @@ class ReplayApp(ReplmonApp):
         t.append("─" * (width - filled), style="dim")
         if self.pos >= 0:
             tick = self.recording.tick_at(self.pos)
-            t.append(f" {time.strftime('%H:%M:%S', time.localtime(tick.wall))}", style="bold")
+            t.append(f" {tick_clock(tick.wall)}", style="bold")
         t.append(f"  tick {self.pos + 1}/{n}", style="dim")
         bar.update(t)
 
@@ -233,12 +273,29 @@ class ReplayApp(ReplmonApp):
         if not self._mounted():
             return
         self.main_widget("#header", Static).update(render.header_text(
-            self.tick, self.findings, age_s=None, paused=not self.playing, source="replay"))
+            self.tick, self.findings, age_s=None, paused=not self.playing, source="replay",
+            width=self.size.width))
 
     # -- actions -------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "play":  # space plays while paused...
+            return not self.playing
+        if action == "pause":  # ...and pauses while playing
+            return self.playing
+        return super().check_action(action, parameters)
+
+    def action_play(self) -> None:
+        self._set_playing(True)
+
     def action_pause(self) -> None:
-        self.playing = not self.playing
+        self._set_playing(False)
+
+    def action_play_pause(self) -> None:
+        self._set_playing(not self.playing)
+
+    def _set_playing(self, playing: bool) -> None:
+        self.playing = playing
         self.paused = False  # the base app's freeze is not used in replay
         self._wake.set()
         self._refresh_header()
@@ -271,7 +328,10 @@ class ReplayApp(ReplmonApp):
             self.notify("still reading the recording for findings", timeout=2)
             return
         if direction > 0:
-            k = bisect.bisect_right(marks, self.pos)
+            # the next tick after the one shown where one opens; at the first tick, an
+            # opening there counts too, unless n already stopped there
+            after = self.pos if self.pos > 0 or self._landed == 0 else -1
+            k = bisect.bisect_right(marks, after)
             target = marks[k] if k < len(marks) else None
         else:
             k = bisect.bisect_left(marks, self.pos) - 1
@@ -281,10 +341,19 @@ class ReplayApp(ReplmonApp):
                 self.notify("today's checks are still re-running over the recording: "
                             "only the recorded findings are known yet", timeout=3)
             else:
-                self.notify("no further finding in the recording", timeout=2)
+                self.notify(f"no {'further' if direction > 0 else 'earlier'} finding in the "
+                            "recording", timeout=2)
             return
         self.playing = False
-        self._goto(target)
+        step = self._goto(target)
+        self._landed = step.index
+        # the findings that opened there (today's checks, and the live engine's as recorded):
+        # the first gets the findings list's cursor, so that enter opens it
+        opened = {f.ident for f in step.update.opened}
+        with contextlib.suppress(SessionError):
+            recorded = self.recording.update_at(step.index)
+            opened |= {f.ident for f in recorded.opened} if recorded is not None else set()
+        self._select = opened
 
     GRAPH_SPAN = 300
     """Ticks drawn at full resolution on each side of the one shown in the graph view."""

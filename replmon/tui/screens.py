@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from rich.table import Table
@@ -16,12 +15,13 @@ from textual.widgets import Footer, Static
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
 from replmon.tui.render import DIFF_STYLE, SEV_STYLE
+from replmon.units import fmt_number, fmt_setting, tick_clock
 
 HELP = """\
 [b]replmon[/b]: primary | replica, side by side, one update per tick.
 
 [b]keys[/b]
-  q        quit                    p      pause the screen (checks keep running)
+  q        quit (from any view)    p      pause the screen (checks keep running)
   tab      next panel              f      findings list
   enter    details of the selected finding (numbers, likely cause, next step)
   d        the two nodes' settings side by side (config drift)
@@ -31,7 +31,9 @@ HELP = """\
   w        who is doing it: the longest-running statements on both nodes (MySQL
            processlist, read every 3 s while open; in a replay the lists stored near
            the tick shown: a recording keeps them from the tick after a finding opens)
-  ?        this help               escape close this window
+  ?        this help               escape back (close this window, any view)
+  replay   space play/pause, n / N next/previous finding, ← → one tick, g go to a time
+           or tick (03:12:00, +90s, #1234), + / - faster/slower
 
 [b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;
        swap = swap used, in/out = swap pages/s, mf = major faults/s (red when paging);
@@ -39,9 +41,11 @@ HELP = """\
 [b]drbd[/b]   resource, role, connection, peer role, disk/peer disk; oos = out of sync,
        pend/unack = peer requests pending / not acknowledged, ap = application sectors
 [b]mysql[/b]  stmt/s = client statements/s, i/u/d/s = INSERT/UPDATE/DELETE/SELECT per s;
-       rows/s i/u/d/r = rows changed/read per s (Innodb_rows_* or Handler_*); bp = buffer
-       pool hit %; thd = threads running/connected; rtt = round trip of SELECT 1;
-       ro = read_only, io/sql threads, lag = Seconds_Behind_Master
+       rows/s i/u/d/r = rows changed/read per s (Innodb_rows_* or Handler_*); on a
+       MariaDB replica Handler_* include its own mysql.gtid_slave_pos rows (an insert per
+       applied transaction, deletes in batches): "incl. gtid_slave_pos" says how many;
+       bp = buffer pool hit %; thd = threads running/connected; rtt = round trip of
+       SELECT 1; ro = read_only, io/sql threads, lag = Seconds_Behind_Master/Source
 [b]redis[/b]  op/s, keyspace hit %, cli = clients, rtt of PING; memory against maxmemory;
        role, replicas or link, replication offset lag in bytes
 [b]≠[/b]      the two nodes disagree where they should not: rows written per s more than
@@ -54,18 +58,21 @@ in place of its numbers. The header turns red with STALE when no tick came for 3
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
+                Binding("question_mark", "dismiss", "Back", show=False)]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
             yield Static(HELP)
+        yield Footer()  # its keys at the bottom (the overview's are not the ones here)
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)
 
 
 class FindingScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
+    BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
+                Binding("enter", "dismiss", "Back", show=False)]
 
     def __init__(self, finding: Finding) -> None:
         super().__init__()
@@ -76,12 +83,13 @@ class FindingScreen(ModalScreen[None]):
         head = Text()
         head.append(f" {f.severity.label.upper()} ", style=SEV_STYLE[f.severity])
         head.append(f" {f.node}  {f.check}", style="bold")
-        head.append(f"  since {time.strftime('%H:%M:%S', time.localtime(f.since_wall))}"
-                    f" (tick {f.since_seq})\n\n", style="dim")
+        head.append(f"  since {tick_clock(f.since_wall)} (tick {f.since_seq})\n\n",
+                    style="dim")
         head.append(f.headline + "\n", style="bold")
         nums = Table.grid(padding=(0, 2))
         for k, v in f.numbers.items():
-            nums.add_row(Text(k, style="dim"), Text(str(v), style="bold"))
+            # bytes by the unit in the name, as every view writes them
+            nums.add_row(Text(k, style="dim"), Text(fmt_number(k, v), style="bold"))
         tail = Text()
         if f.cause:
             tail.append("\nlikely cause\n", style="bold underline")
@@ -93,6 +101,7 @@ class FindingScreen(ModalScreen[None]):
             yield Static(head)
             yield Static(nums)
             yield Static(tail)
+        yield Footer()  # its keys at the bottom (the overview's are not the ones here)
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)
@@ -144,8 +153,7 @@ DRIFT_ROWS: tuple[tuple[str, str, Callable[[NodeTick], object]], ...] = (
      lambda n: None if n.redis.aof_enabled is None else ("yes" if n.redis.aof_enabled else "no")),
     ("redis", "repl-backlog-size", lambda n: n.redis.repl_backlog_size),
     ("redis", "client-output-buffer-limit replica",
-     lambda n: " ".join(map(str, n.redis.replica_buffer_limit))
-     if n.redis.replica_buffer_limit else None),
+     lambda n: n.redis.replica_buffer_limit or None),
 )
 """The rows of the drift view, named as config_drift names its findings' keys so an open
 finding lands on its row (a test keeps the two in step: the view is presentation, the
@@ -162,12 +170,11 @@ def drift_table(tick: Tick, findings: list[Finding]) -> Table:
     writable = any(f.check == "two_primaries" for f in findings)
     table = Table(box=None, padding=(0, 1), header_style="bold")
     table.add_column("", no_wrap=True, min_width=8)  # the mark and an open finding first
-    # at 80 columns the modal is ~70 wide: the names whole (auto_increment_increment),
-    # long values (versions) give way
-    table.add_column("setting", no_wrap=True, overflow="ellipsis",
-                     min_width=len("auto_increment_increment"), max_width=28)
-    table.add_column("primary", overflow="ellipsis", no_wrap=True, max_width=14)
-    table.add_column("replica", overflow="ellipsis", no_wrap=True, max_width=14)
+    # at 80 columns the modal is ~70 wide: the names whole (auto_increment_increment), a
+    # long value (a version) folds onto a second line of its row rather than losing its end
+    table.add_column("setting", no_wrap=True, min_width=len("auto_increment_increment"))
+    table.add_column("primary", overflow="fold")
+    table.add_column("replica", overflow="fold")
     for group, name, get in DRIFT_ROWS:
         p, r = tick.primary, tick.replica
         a, b = (get(p) if p.statuses()[group].ok else None,
@@ -184,14 +191,16 @@ def drift_table(tick: Tick, findings: list[Finding]) -> Table:
         sev = Text(f" {f.severity.label[:4].upper()} ", style=SEV_STYLE[f.severity]) \
             if f is not None else Text("")
         table.add_row(Text.assemble(mark, " ", sev), Text(name, style="bold" if bad else ""),
-                      Text("-" if a is None else str(a)), Text("-" if b is None else str(b)))
+                      Text("-" if a is None else fmt_setting(name, a)),
+                      Text("-" if b is None else fmt_setting(name, b)))
     return table
 
 
 class DriftScreen(ModalScreen[None]):
     """Settings of both nodes side by side (key d): the drift config_drift judges."""
 
-    BINDINGS = [Binding("escape,q,d", "dismiss", "Close")]
+    BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
+                Binding("d", "dismiss", "Back", show=False)]
 
     def __init__(self, tick: Tick, findings: list[Finding]) -> None:
         super().__init__()
@@ -206,6 +215,7 @@ class DriftScreen(ModalScreen[None]):
         with VerticalScroll(id="drift"):
             yield Static(head)
             yield Static(drift_table(self.tick, self.findings))
+        yield Footer()  # its keys at the bottom (the overview's are not the ones here)
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)
@@ -215,7 +225,7 @@ class DetailScreen(Screen[None]):
     """One group in full for both nodes side by side (enter on a group of the overview);
     tab moves to the next group, escape goes back."""
 
-    BINDINGS = [Binding("escape,q", "dismiss", "Back"),
+    BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
                 Binding("tab", "next_group(1)", "Next group"),
                 Binding("shift+tab", "next_group(-1)", "Previous group", show=False)]
 

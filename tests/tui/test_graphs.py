@@ -10,7 +10,7 @@ import plotext
 from tickdata import lab_ticks
 
 from replmon.model.findings import Finding, Severity
-from replmon.tui.graphs import CHARTS, METRICS, clock, draw, points
+from replmon.tui.graphs import CHARTS, DERIVED, METRICS, READINGS, clock, draw, points
 
 TICKS = lab_ticks()
 
@@ -23,12 +23,13 @@ def built(width: int, height: int) -> str:
 def test_points_hold_every_metric_of_both_nodes() -> None:
     wall, vals = points(TICKS[-1])
     assert wall == TICKS[-1].wall
-    assert set(vals) == {f"{r}/{k}" for r in ("primary", "replica") for k in METRICS}
+    assert set(vals) == {f"{r}/{k}" for r in ("primary", "replica")
+                         for k in [*METRICS, *READINGS]}
     assert vals["primary/upd_stmt"] == TICKS[-1].primary.rates.mysql.com_update_per_s
     # every chart names series that exist
     for chart in CHARTS:
         for _, role, key in chart.series:
-            assert f"{role}/{key}" in vals
+            assert (key in DERIVED) if role == "pair" else f"{role}/{key}" in vals
 
 
 def test_draw_marks_the_cursor_and_onsets() -> None:
@@ -63,3 +64,28 @@ def test_a_chart_without_data_says_so() -> None:
     p = plotext
     draw(p, oos, history)
     assert "no data on either node" in built(160, 10)
+
+
+def test_a_value_the_server_did_not_report_is_a_gap_and_the_lag_is_measured_beside() -> None:
+    """Seconds_Behind_Master NULL (the SQL thread stopped) breaks its line instead of
+    joining the values around it; the lag measured on both nodes goes on growing there:
+    the age of the oldest primary reading the replica has not executed."""
+    from replmon.model.mysql import BinlogStatus, ReplicaChannel
+    from replmon.tui.graphs import _segments, measured_lag
+
+    assert _segments([1, 2, 3, 4, 5], [0.0, 1.0, None, None, 7.0]) == [
+        ([1, 2], [0.0, 1.0]), ([5], [7.0])]
+    # the primary writes 10 transactions a second, read every 2 s; the replica's applier
+    # stops at t=4 (transactions up to 40 executed) and never resumes
+    history = []
+    for t in range(0, 12):
+        executed = min(t, 4) * 10
+        vals: dict[str, object] = {
+            "primary/binlog": BinlogStatus(gtid_executed=f"0-1-{t * 10}") if t % 2 == 0
+            else None,
+            "replica/channel": ReplicaChannel(gtid_executed=f"0-1-{executed}")}
+        history.append((1000.0 + t, vals))
+    lag = measured_lag(history)
+    assert lag[:5] == [0.0] * 5  # caught up while applying
+    # from t=5 the oldest reading not executed is t=6's (60 > 40): 0 at 6, 2 at 8...
+    assert lag[5:] == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0], lag

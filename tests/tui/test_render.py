@@ -5,6 +5,7 @@ the worst finding."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from tickdata import lab_ticks
 
@@ -32,9 +33,11 @@ def test_every_group_is_named_on_both_sides() -> None:
 
 def test_numbers_carry_units() -> None:
     host = str(render.host_text(TICKS[-1].primary))
-    # every rate of bytes says B/s, the disk's await ms, percentages %
-    assert re.search(r"r [\d.]+k?M?B/s w [\d.]+[kMG]?B/s [\d.]+ms \d+%", host), host
-    assert re.search(r"rx [\d.]+[kMG]?B/s tx [\d.]+[kMG]?B/s", host), host
+    # every rate of bytes says B/s (IEC: KiB/s, MiB/s, as every view), the disk's await
+    # ms, percentages %
+    assert re.search(r"r [\d.]+(?:[KMGT]i)?B/s w [\d.]+(?:[KMGT]i)?B/s [\d.]+ms \d+%", host), host
+    assert re.search(r"rx [\d.]+(?:[KMGT]i)?B/s tx [\d.]+(?:[KMGT]i)?B/s", host), host
+    assert not re.search(r"\d[kMG]B", host), host  # never SI bytes
     for line in host.splitlines():  # no bare "key number" pair without a unit or group
         assert not re.search(r"\b(rx|tx|r|w) \d+(\.\d+)? ", line), line
 
@@ -83,7 +86,7 @@ def test_detail_of_every_group_for_both_nodes_with_units() -> None:
         assert f"{group}: primary {t.primary.name}" in text
         assert f"{group}: replica {t.replica.name}" in text
         if group == "host":
-            assert re.search(r"\d+(\.\d+)?[kMG]?B/s", text) and "ms" in text
+            assert re.search(r"\d+(\.\d+)?(?:[KMGT]i)?B/s", text) and "ms" in text
         if group == "redis":
             assert "replica buffer" in text or "backlog" in text
             assert re.search(r"offset\s+[\d,]+", text), text
@@ -125,3 +128,26 @@ def test_the_drift_view_has_a_row_for_every_setting_config_drift_judges() -> Non
     rows = {name for _, name, _ in DRIFT_ROWS}
     judged = {name for name, _, _ in MUST_AGREE} | {name for name, _, _, _ in REDIS}
     assert judged | {"server_id", "auto_increment_offset"} <= rows, judged - rows
+
+
+def test_a_mariadb_replicas_own_gtid_slave_pos_rows_are_said_under_its_rows() -> None:
+    """#31 item 9: the replica's Handler rows (i 330 d 320 beside the primary's i 30 d 0)
+    include one mysql.gtid_slave_pos insert per applied transaction and the batched
+    deletes: the screen says how many under the rows, so nobody reads them as
+    divergence; without a count (MySQL, the first tick) no line."""
+    from replmon.session.replay import open_recording
+    from replmon.tui.app import ReplmonApp
+
+    path = Path(__file__).parents[2] / "sample_sessions" / "healthy_steady_load.rmrec"
+    with open_recording(path) as rec:
+        ticks = [rec.tick_at(i) for i in range(5)]
+    app = ReplmonApp(None)
+    for t in ticks:
+        app.remember(t)
+    assert set(app.gtid_rows) == {t.wall for t in ticks[1:]}
+    g = app.gtid_rows[ticks[-1].wall]
+    assert 250 < g < 350, g  # the lab applies ~300 transactions/s
+    r = ticks[-1].replica
+    text = render.mysql_text(r, ticks[-1].primary, gtid_rows_per_s=g).plain
+    assert f"incl. gtid_slave_pos i/d {g:.0f}/s" in text, text
+    assert "gtid_slave_pos" not in render.mysql_text(r, ticks[-1].primary).plain

@@ -35,7 +35,6 @@ def recording(tmp_path: Path) -> Path:
 
 def make(path: Path) -> ReplayApp:
     return ReplayApp(open_recording(path), lambda: build_engine(entry_points=False),
-                     start_paused=True,
                      rerun=lambda stop: rerun_file(path, entry_points=False, workers=1,
                                                    should_stop=stop))
 
@@ -52,7 +51,9 @@ def position(app: ReplayApp) -> str:
 async def test_step_forward_and_back(recording: Path) -> None:
     app = make(recording)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("right", "right", "right")
+        await settle(pilot)
+        assert app.pos == 0  # it opens on the first tick
+        await pilot.press("right", "right")
         await settle(pilot)
         assert app.pos == 2 and "tick 3/12" in position(app)
         await pilot.press("left")
@@ -148,8 +149,7 @@ def test_parse_jump() -> None:
 async def test_position_bar_is_on_screen_at_80x24(recording: Path) -> None:
     app = make(recording)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("right")
-        await settle(pilot)
+        await settle(pilot)  # the first tick, shown when the replay opens
         bar = app.query_one("#position", Static)
         assert bar.region.height == 1 and bar.region.bottom <= 23, bar.region
         assert "tick 1/12" in position(app)
@@ -160,7 +160,7 @@ async def test_a_failed_sources_duration_is_as_of_the_tick_shown(recording: Path
     about 3 s (the recording's time), not for however long ago the recording was made."""
     app = make(recording)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press(*["right"] * 10)
+        await pilot.press(*["right"] * 9)  # from the first tick, where it opens
         await settle(pilot)
         assert app.pos == 9
         shown = str(app.query_one("#replica-mysql", Static).render())

@@ -25,10 +25,11 @@ from replmon.session.replay import open_recording
 
 SESSIONS = Path(__file__).resolve().parents[2] / "sample_sessions"
 
-# 'label'=value[UOM];[warn];[crit];[min];[max]  (label quoted when it has spaces or =)
+# 'label'=value[UOM];[warn];[crit];[min];[max]  (label quoted when it has spaces or =;
+# value "U" when it could not be determined)
 _ITEM = re.compile(r"""
     (?P<label>'(?:[^']|'')+'|[^'=\s]+)=
-    (?P<value>-?[0-9.]+(?:[eE][-+]?[0-9]+)?)(?P<uom>s|ms|us|%|B|KB|MB|TB|c)?
+    (?P<value>U|-?[0-9.]+(?:[eE][-+]?[0-9]+)?)(?P<uom>s|ms|us|%|B|KB|MB|TB|c)?
     (?:;(?P<warn>[^;\s]*))?(?:;(?P<crit>[^;\s]*))?(?:;(?P<min>[^;\s]*))?(?:;(?P<max>[^;\s]*))?
     (?=\s|$)""", re.X)
 
@@ -53,8 +54,10 @@ def parse_perfdata(text: str) -> dict[str, dict[str, str | None]]:
 
 
 def test_the_parser_reads_the_guidelines_examples() -> None:
-    got = parse_perfdata("time=0.002722s;;;0.000000 size=604B;;;0 'disk /var'=91%;80;90;0;100")
+    got = parse_perfdata("time=0.002722s;;;0.000000 size=604B;;;0 'disk /var'=91%;80;90;0;100"
+                         " lag=U;30;300;0")
     assert got["time"]["value"] == "0.002722" and got["time"]["uom"] == "s"
+    assert got["lag"]["value"] == "U" and got["lag"]["crit"] == "300"
     assert got["size"]["min"] == "0" and got["disk /var"]["crit"] == "90"
     with pytest.raises(AssertionError):
         parse_perfdata("time is 3s")
@@ -126,7 +129,8 @@ def test_the_status_line_is_one_line_at_any_width(columns: str) -> None:
     items = parse_perfdata(perf)
     assert items["replica_mysql_sql_running"]["value"] == "0"
     assert items["replica_mysql_io_running"]["value"] == "1"
-    assert "replica_mysql_lag" not in items  # NULL while the SQL thread is down: a gap
+    # NULL while the SQL thread is down: U, the label stays (#31 item 10)
+    assert items["replica_mysql_lag"]["value"] == "U"
     assert items["critical"]["value"] == "1"
     assert rest[0] == "findings open:"  # plain long output, not a table
     assert not any(ch in p.stdout for ch in "┏━│└╭")

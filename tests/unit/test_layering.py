@@ -11,6 +11,8 @@ HEADLESS = [
     "replmon.collector",
     "replmon.factory",
     "replmon.config",
+    "replmon.configfile",
+    "replmon.wording",
     "replmon.lab",
     "replmon.cli",
     "replmon.output.plain",

@@ -19,6 +19,7 @@ from replmon.session.replay import open_recording
 from replmon.sources.redis_info import CONFIG_PARAMS, RedisSource, _ErrorReply, _takes_many
 from replmon.sources.redis_parse import parse_buffer_limit, parse_min_replicas
 from replmon.testing.synth import observe, status
+from replmon.units import fmt_setting
 
 SESSION = Path(__file__).resolve().parents[3] / "sample_sessions" / "seed004_auto_increment.rmrec"
 
@@ -81,13 +82,14 @@ def test_redis_settings(seed004: Tick) -> None:
     t = changed(base, "replica", maxmemory=64 << 20, maxmemory_policy="allkeys-lru")
     found = {o.key: o for o in observe(CHECK, [t])}
     assert found["maxmemory"].severity is Severity.WARNING
-    assert found["maxmemory"].title == "maxmemory differs: primary 0, replica 67108864"
+    # sizes as every view writes them (IEC); maxmemory 0 is Redis's "no limit"
+    assert found["maxmemory"].title == "maxmemory differs: primary 0 (no limit), replica 64 MiB"
     assert found["maxmemory-policy"].severity is Severity.WARNING
     t = changed(base, "replica", replica_buffer_limit=(8192, 4096, 1))
     t = changed(t, "primary", replica_buffer_limit=(268435456, 67108864, 60))
     (o,) = observe(CHECK, [t])
-    assert o.title == ("client-output-buffer-limit replica differs: primary 268435456 "
-                       "67108864 60, replica 8192 4096 1")
+    assert o.title == ("client-output-buffer-limit replica differs: primary 256 MiB "
+                       "64 MiB 60 s, replica 8 KiB 4 KiB 1 s")
 
 
 def test_a_node_that_does_not_report_a_setting_is_not_compared(seed004: Tick) -> None:
@@ -147,7 +149,10 @@ def test_a_reviewed_setting_that_differs_is_flagged_and_an_equal_one_is_not(
         quiet: Tick, name: str, a: str, b: str, severity: Severity) -> None:
     (o,) = observe(CHECK, [both(quiet, {name: a}, {name: b})])
     assert (o.key, o.node, o.severity) == (name, "pair", severity)
-    assert o.title == f"{name} differs: primary {a}, replica {b}"
+    assert o.title == f"{name} differs: primary {fmt_setting(name, a)}, replica " \
+        f"{fmt_setting(name, b)}"
+    if name == "max_allowed_packet":  # bytes, IEC: 67108864 is 64 MiB
+        assert o.title == f"{name} differs: primary 64 MiB, replica 16 MiB"
     assert o.cause == next(why for n, _, why in MUST_AGREE if n == name)
     assert observe(CHECK, [both(quiet, {name: a}, {name: a})]) == []
     assert observe(CHECK, [both(quiet, {name: b}, {name: b.lower()})]) == []  # ON = on
@@ -208,8 +213,9 @@ def test_a_replica_that_refuses_packets_the_primary_accepts(quiet: Tick) -> None
     (o,) = observe(CHECK, [t])
     assert (o.key, o.severity) == ("replica_max_allowed_packet", Severity.WARNING)
     assert o.title == ("replica_max_allowed_packet below the other node's max_allowed_packet: "
-                       "primary max_allowed_packet 67108864, replica "
-                       "replica_max_allowed_packet 1048576")
+                       "primary max_allowed_packet 64 MiB, replica "
+                       "replica_max_allowed_packet 1 MiB")
+    assert "(1 MiB)" in o.cause and "up to 64 MiB from its clients" in o.cause
     assert "stops replication (error 1153" in o.cause
     # MariaDB's name; the limit equal to the packet is enough
     t = both(quiet, {"max_allowed_packet": "16777216"},
@@ -223,8 +229,8 @@ def test_a_replica_that_refuses_packets_the_primary_accepts(quiet: Tick) -> None
              {"max_allowed_packet": "16777216", "slave_max_allowed_packet": "1073741824"})
     (o,) = observe(CHECK, [t])
     assert o.title == ("slave_max_allowed_packet below the other node's max_allowed_packet "
-                       "after a failover: primary slave_max_allowed_packet 1048576, replica "
-                       "max_allowed_packet 16777216")
+                       "after a failover: primary slave_max_allowed_packet 1 MiB, replica "
+                       "max_allowed_packet 16 MiB")
     # the defaults (1 GiB) and an unreadable value say nothing
     t = both(quiet, {"max_allowed_packet": "67108864", "replica_max_allowed_packet": "1073741824"},
              {"max_allowed_packet": "67108864", "replica_max_allowed_packet": "x"})

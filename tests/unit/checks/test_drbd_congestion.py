@@ -37,7 +37,7 @@ def test_ahead_is_replication_suspended_while_connected() -> None:
     (o,) = observe(CHECK, session(11, cs="Ahead", grow=512))
     assert (o.node, o.key, o.severity) == ("primary", "0/peer", Severity.WARNING)
     assert o.title == ("DRBD 0/peer Ahead: replication suspended for 10 s while connected, "
-                       "out-of-sync 5,120 KiB (+512.0 KiB/s)")
+                       "out-of-sync 5 MiB (+512 KiB/s)")
 
 
 def test_behind_on_the_peer_and_a_minute_of_it_is_critical() -> None:
@@ -50,7 +50,7 @@ def test_behind_on_the_peer_and_a_minute_of_it_is_critical() -> None:
 def test_congested_with_out_of_sync_growing_warns_after_5_s() -> None:
     assert observe(CHECK, session(5, flags="r---n-", grow=64)) == []  # 4 s
     (o,) = observe(CHECK, session(7, flags="r---n-", grow=64))
-    assert o.title == "DRBD 0/peer congested for 6 s, out-of-sync growing 64.0 KiB/s to 384 KiB"
+    assert o.title == "DRBD 0/peer congested for 6 s, out-of-sync growing 64 KiB/s to 384 KiB"
 
 
 def test_congested_but_keeping_up_is_quiet() -> None:

@@ -15,6 +15,7 @@ from replmon.sources.drbd_parse import parse_drbdsetup_json, parse_proc_drbd
 from replmon.testing.scenarios import drbd as sc
 from replmon.testing.scenarios import run_seed_scenario
 from replmon.testing.synth import node, observe, run_check, status, tick
+from replmon.units import fmt_byte_rate
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "drbd"
 C, W, INFO = Severity.CRITICAL, Severity.WARNING, Severity.INFO
@@ -71,10 +72,11 @@ def test_real_fixtures(name: str, want: set[tuple[Severity, str]]) -> None:
 
 def test_fixture_titles_carry_the_numbers() -> None:
     (o,) = on_primary(fixture("s5_846_controller1_standalone.txt"))
-    assert "possible split brain" in o.title and "40,448,716 KiB" in o.title
+    # DRBD's KiB as every view writes sizes: 40,448,716 KiB is 38.6 GiB
+    assert "possible split brain" in o.title and "out-of-sync 39 GiB" in o.title
     obs = {o.key: o for o in on_primary(fixture("s7_8410_syncsource.txt"))}
     r = obs["0/peer/0/resync"]
-    assert "28.3 %" in r.title and "33,904 KiB/s" in r.title and "ETA 3 min 42 s" in r.title
+    assert "28.3 %" in r.title and "33 MiB/s" in r.title and "ETA 3 min 42 s" in r.title
     assert r.numbers["eta_s"] == 222
     (dual, _) = on_primary(fixture("s3_8313_dual_primary_collapsed.txt"))
     assert dual.node == "pair" and "Primary on both nodes (Connected)" in dual.title
@@ -87,7 +89,7 @@ def test_seed_000_primary_wfconnection_own_figures() -> None:
     (o,) = on_primary(fixture("seed_844_primary_wfconnection.txt"))
     assert o.node == "primary" and o.severity is W
     assert "WFConnection" in o.title and "Primary/Unknown UpToDate/DUnknown" in o.title
-    assert "65,724 KiB" in o.title and o.numbers["out_of_sync_kib"] == 65724
+    assert "out-of-sync 64 MiB" in o.title and o.numbers["out_of_sync_kib"] == 65724
     assert "failover now loses" in o.cause
 
 
@@ -100,7 +102,8 @@ def test_seed_000_session_flags_within_3_ticks_with_growth_rate() -> None:
     assert f.key == "0/peer" and f.severity is W and f.since_seq == onset
     growth = f.numbers["out_of_sync_growth_kib_s"]
     assert isinstance(growth, float) and growth == pytest.approx((65724 - 308) / 9, rel=0.01)
-    assert f"+{growth:,.0f} KiB/s" in f.title and "65,724 KiB" in f.title
+    assert f"(+{fmt_byte_rate(growth * 1024)})" in f.title and "64 MiB" in f.title
+    assert "(+7.1 MiB/s)" in f.title
 
 
 def test_disconnect_turns_critical_after_the_grace() -> None:

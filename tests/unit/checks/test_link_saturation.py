@@ -43,11 +43,12 @@ def seen(p: Load, r: Load | None = None, **limits: object) -> list[Observation]:
 def test_seed_000_dd_at_12_6_mb_s_fills_the_100_mbit_link() -> None:
     (o,) = seen(sending(12.6 * MB, drbd=12.6 * MB * 0.97 / 1024))
     assert o.node == "primary" and o.key == "eth0"
-    assert o.title == "eth0 sends 12.6 MB/s = 101 % of 100 Mb/s"
+    # bytes IEC as every view writes them (12.6 MB/s is 12 MiB/s), link speeds in bits
+    assert o.title == "eth0 sends 12 MiB/s = 101 % of 100 Mbit/s"
     assert o.severity is Severity.CRITICAL  # >= 95 %
     assert o.numbers["link_pct"] == pytest.approx(100.8, abs=0.1)
     assert o.numbers["speed_mbps"] == 100
-    assert "DRBD replication sends 12.2 MB/s" in o.cause and "0/peer/0" in o.cause
+    assert "DRBD replication sends 12 MiB/s" in o.cause and "0/peer/0" in o.cause
     assert "protocol C" in o.cause and "capped at the link speed" in o.cause
     assert "resync" in o.next_step
 
@@ -69,13 +70,13 @@ def test_thresholds(mb: float, sev: Severity | None) -> None:
     else:
         (o,) = obs
         assert o.severity is sev
-        assert f"= {mb * 8:.0f} % of 100 Mb/s" in o.title
+        assert f"= {mb * 8:.0f} % of 100 Mbit/s" in o.title
 
 
 def test_warning_between_85_and_95_percent_with_a_generic_cause_without_drbd() -> None:
     (o,) = seen(sending(11.0 * MB))  # 88 %
     assert o.severity is Severity.WARNING
-    assert "88 % of 100 Mb/s" in o.title
+    assert "88 % of 100 Mbit/s" in o.title
     assert "DRBD" not in o.cause.split(":")[0] and o.numbers["drbd_sent_kib_s"] is None
 
 
@@ -88,7 +89,7 @@ def test_asynchronous_drbd_says_the_peer_falls_behind() -> None:
 def test_resync_from_the_replica_saturates_its_link_too() -> None:
     quiet_primary = sending(0.5 * MB, drbd=0.0)
     (o,) = seen(quiet_primary, sending(12.2 * MB, drbd=11.8 * MB / 1024))
-    assert o.node == "replica" and "eth0 sends 12.2 MB/s = 98 %" in o.title
+    assert o.node == "replica" and "eth0 sends 12 MiB/s = 98 %" in o.title
 
 
 def test_a_full_receive_side_is_left_to_the_sender() -> None:

@@ -81,7 +81,7 @@ def test_seed_002_warns_of_no_maxmemory_from_80_percent_of_ram() -> None:
     at_80 = by_key(observe(CHECK, ticks[:2 + 3 * per]))  # first tick of step 8.5
     (o,) = at_80.values()
     assert o.key == "redis_memory" and o.severity is Severity.WARNING
-    assert "81 % of the host's 16.0 GiB RAM, no maxmemory" in o.title
+    assert "81 % of the host's 16 GiB RAM, no maxmemory" in o.title
     assert o.numbers["used_pct_of_ram"] == pytest.approx(80.56, abs=0.01)
 
 
@@ -108,7 +108,7 @@ def test_constructed_swapping_host_is_critical() -> None:
     (o,) = observe(CHECK, window(n))
     assert o.key == "paging" and o.severity is Severity.CRITICAL
     assert "3,556 pages/s in, 2,808 out, 3,812 major faults/s" in o.title
-    assert "1.2 % of RAM available" in o.title and "2.0 GiB swap used" in o.title
+    assert "1.2 % of RAM available" in o.title and "2 GiB swap used" in o.title
     assert "Redis" not in o.title  # no throughput in the window: no collapse claimed
 
 
@@ -164,7 +164,7 @@ def test_no_maxmemory_uses_rss_and_host_ram_when_redis_does_not_say() -> None:
     n = redis_node(10 * GIB, None, rss=14 * GIB, ram=None)
     n = n.model_copy(update={"host": HostSample(mem=MemInfo(total=16 * GIB))})
     (o,) = observe(CHECK, window(n))
-    assert "14.0 GiB, 88 % of the host's 16.0 GiB RAM, maxmemory not reported" in o.title
+    assert "14 GiB, 88 % of the host's 16 GiB RAM, maxmemory not reported" in o.title
 
 
 def redis_fixture(name: str, mono: float) -> RedisSample:

@@ -101,7 +101,7 @@ def test_stopped_applier_says_when_and_how_much_relay_log_waits() -> None:
     assert "SQL thread stopped (last_sql_errno 1062 at 2025-11-25 08:40:01: Duplicate" in o.title
     assert SQL_STOPPED.relay_log_space is not None
     assert o.numbers["relay_log_space_bytes"] == SQL_STOPPED.relay_log_space
-    assert "relay logs hold 0.1 MiB" in o.cause
+    assert "relay logs hold 72 KiB" in o.cause
 
 
 def test_lag_printed_while_connecting_is_shown_as_stale_never_as_lag() -> None:

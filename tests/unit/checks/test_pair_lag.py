@@ -64,7 +64,7 @@ def test_flagged_while_seconds_behind_master_says_0() -> None:
     (o,) = observe(CHECK, lagging(21, seconds_behind=0))
     assert (o.node, o.key, o.severity) == ("replica", "default", Severity.WARNING)
     assert o.title == ("replica 14 s behind the primary (measured on both nodes: 4,500 "
-                       "transactions and 1,274.4 KiB of binlog) while Seconds_Behind_Master "
+                       "transactions and 1.2 MiB of binlog) while Seconds_Behind_Master "
                        "says 0 s")
     assert o.numbers["seconds_behind_s"] == 0 and o.numbers["lag_s"] == 14.0
 
@@ -86,7 +86,7 @@ def test_a_delayed_replica_is_judged_against_its_delay() -> None:
 
 def test_by_position_when_there_are_no_gtids() -> None:
     (o,) = observe(CHECK, lagging(21, seconds_behind=0, gtid_executed=""))
-    assert "1,274.4 KiB of binlog" in o.title and "transactions" not in o.title
+    assert "1.2 MiB of binlog" in o.title and "transactions" not in o.title
 
 
 def test_heartbeat_is_preferred_when_configured() -> None:
