@@ -51,4 +51,4 @@ async def test_an_output_buffer_limit_below_a_seconds_writes_flags(lab: Lab) -> 
     (f,) = found
     assert f.severity is Severity.WARNING and f.node == "primary"
     assert "passes the hard limit of 8 KiB" in f.title
-    assert "(client-output-buffer-limit replica 8192 4096 1)" in f.title
+    assert "(client-output-buffer-limit replica 8 KiB 4 KiB 1 s)" in f.title
