@@ -39,7 +39,7 @@ from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
 from replmon.model.findings import Severity
 from replmon.model.tick import Tick
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.testing.scenarios import (
     ONSET_S,
     LabScenario,

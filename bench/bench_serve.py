@@ -34,7 +34,7 @@ from pathlib import Path
 import psutil
 
 from replmon.lab import Lab, WriteLoad
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 
 
 def fleet_toml(lab: Lab, n: int, interval: float, hung_port: int, rec: Path) -> str:

@@ -66,7 +66,7 @@ def main() -> None:
     if args.open:
         import asyncio
 
-        from replmon.session.replay import open_recording
+        from replmon.session.recording import open_recording
 
         t0 = time.perf_counter()
         day = day_recording(Path(args.day_file))

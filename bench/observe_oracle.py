@@ -53,7 +53,7 @@ from typing import Any
 from replmon.check import Check
 from replmon.engine import Engine, build_engine
 from replmon.model.tick import Tick
-from replmon.session.replay import open_recording
+from replmon.session import open_recording  # the package: a tree of before #32 has it too
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY = "/tmp/day.rmrec"

@@ -37,8 +37,8 @@ from pathlib import Path
 import psutil
 
 from replmon.lab import Lab, WriteLoad
-from replmon.scenarios import redis_at_maxmemory, stop_thread
-from replmon.session.replay import open_recording
+from replmon.lab_faults import redis_at_maxmemory, stop_thread
+from replmon.session.recording import open_recording
 
 
 @dataclass

@@ -1,5 +1,8 @@
 """replmon's check modules (installed as ``replmon.checks``).
 
-One check per module; each reads a window of ticks and returns findings.
-The check engine and the library arrive with the checks issue.
+One check per module, each exposing ``CHECK`` (``replmon.check.Check``): it reads a
+window of ticks and returns observations; the engine (``replmon.engine``) runs every
+check found here and through the ``replmon.checks`` entry points (``replmon.plugins``)
+and turns observations into findings. docs/checks.md documents them, generated from the
+modules' docstrings, and its "Writing a check" walks through writing one.
 """

@@ -119,13 +119,10 @@ def _pos(p: Position) -> str:
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     ticks = w.ticks
-    r = ticks[-1].replica
-    if not source_ok(r, "mysql"):
-        return []
     out: list[Observation] = []
     before = ticks[-2].replica.mysql.replication if len(ticks) > 1 else []
-    for k, ch in enumerate(r.mysql.replication):
-        if ch.group_replication or not _applying(ch):
+    for k, ch in enumerate(w.pair.channels):  # () when the replica's MySQL is not read
+        if not _applying(ch):
             continue
         # the same channel a tick ago: at the same place in the list, the usual case
         prev = before[k] if k < len(before) and before[k].name == ch.name \

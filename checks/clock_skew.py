@@ -29,14 +29,15 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
-    NodeTick,
     Observation,
     Seconds,
     Severity,
     Thresholds,
     Window,
     fmt,
+    node_clock,
     numbers,
+    redis_clock,
     source_ok,
 )
 
@@ -50,33 +51,16 @@ class Limits(Thresholds):
     """Seconds (s) of readings the tightest one is picked from."""
 
 
-def _redis_offset(node: NodeTick) -> tuple[float, float] | None:
-    """(node clock minus replmon's clock, half the request time) from this tick's Redis
-    INFO (6.2+: ``server_time_usec``)."""
-    if source_ok(node, "redis") and (clock := node.redis.server_time) is not None:
-        half = node.redis.elapsed_ms / 2000.0
-        return clock - (node.redis.wall + half), half
-    return None
+def _agree(offset: float | None, bound: float | None, t: Limits) -> bool:
+    """This reading of the two clocks (primary's minus the replica's, bound) proves they
+    agree within ``max_skew_s``."""
+    return offset is not None and bound is not None and abs(offset) + bound <= t.max_skew_s
 
 
-def _offset(node: NodeTick) -> tuple[float, float] | None:
-    """As ``_redis_offset``, from this tick's Redis INFO or MySQL clock reading, the
-    tighter one."""
-    out = _redis_offset(node)
-    if source_ok(node, "mysql") and (b := node.mysql.binlog) is not None \
-            and b.server_time is not None and b.sent_wall is not None \
-            and b.elapsed_ms is not None:
-        half = b.elapsed_ms / 2000.0
-        if out is None or half < out[1]:
-            out = b.server_time - (b.sent_wall + half), half
-    return out
-
-
-def _agree(po: tuple[float, float] | None, ro: tuple[float, float] | None,
-           t: Limits) -> bool:
-    """These two readings prove the clocks agree within ``max_skew_s``."""
-    return po is not None and ro is not None \
-        and abs(po[0] - ro[0]) + po[1] + ro[1] <= t.max_skew_s
+def _redis_agree(p: tuple[float, float] | None, r: tuple[float, float] | None,
+                 t: Limits) -> bool:
+    """As ``_agree``, from each node's own Redis reading (``redis_clock``)."""
+    return p is not None and r is not None and abs(p[0] - r[0]) + p[1] + r[1] <= t.max_skew_s
 
 
 def skew(w: Window, t: Limits) -> tuple[float, float] | None:
@@ -85,8 +69,9 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
     that jumped is seen at once); None without any."""
     first = w.start_within(t.window)
     readings = [(p[0] - r[0], p[1] + r[1]) for p, r in
-                zip(w.series("primary", _offset)[first:], w.series("replica", _offset)[first:],
-                    strict=True) if p is not None and r is not None]
+                zip(w.series("primary", node_clock)[first:],
+                    w.series("replica", node_clock)[first:], strict=True)
+                if p is not None and r is not None]
     if not readings:
         return None
     tight = 2 * min(b for _, b in readings) + 0.001
@@ -95,8 +80,8 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     last = w.last
-    if _agree(_redis_offset(last.primary), _redis_offset(last.replica), t) \
-            or _agree(_offset(last.primary), _offset(last.replica), t):
+    if _redis_agree(redis_clock(last.primary), redis_clock(last.replica), t) \
+            or _agree(w.pair.clock_offset_s, w.pair.clock_bound_s, t):
         return []  # this tick's readings prove the clocks agree now (the usual tick: by
         # Redis's alone, read every tick; a proof is one, tightest or not)
     for n in (last.primary, last.replica):

@@ -61,7 +61,6 @@ GLOBAL / CONFIG SET now), or document why it differs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 from replmon.check import (
     Check,
@@ -72,7 +71,6 @@ from replmon.check import (
     Window,
     fmt_setting,
     numbers,
-    source_ok,
 )
 
 
@@ -248,10 +246,9 @@ def _obs(name: str, sev: Severity, p: object, r: object, why: str, how: str,
                   "document why it differs")
 
 
-_MYSQL_NAMES = tuple(dict.fromkeys((
-    *(n for name, _, _ in MUST_AGREE for n in NAMES.get(name, (name,))),
-    "server_id", "auto_increment_offset", *NAMES["replica_max_allowed_packet"])))
-"""Every variable compared, each once, in order."""
+_AGREE_NAMES = tuple(dict.fromkeys(
+    n for name, _, _ in MUST_AGREE for n in NAMES.get(name, (name,))))
+"""Every variable MUST_AGREE compares, each once, in order."""
 
 
 def _setting(v: dict[str, str], name: str) -> tuple[str, str] | None:
@@ -262,19 +259,9 @@ def _setting(v: dict[str, str], name: str) -> tuple[str, str] | None:
     return None
 
 
-def _mysql(p: NodeTick, r: NodeTick) -> tuple[Observation, ...]:
-    pv, rv = p.mysql.variables, r.mysql.variables
-    return _mysql_cached(tuple(map(pv.get, _MYSQL_NAMES)), p.mysql.version,
-                         tuple(map(rv.get, _MYSQL_NAMES)), r.mysql.version)
-
-
-@lru_cache(maxsize=16)
-def _mysql_cached(pvals: tuple[str | None, ...], pversion: str,
-                  rvals: tuple[str | None, ...], rversion: str) -> tuple[Observation, ...]:
-    """Settings change about never and the check runs every tick: the comparison is
-    cached by the settings' values (the observations are immutable records)."""
-    pv = {n: v for n, v in zip(_MYSQL_NAMES, pvals, strict=True) if v is not None}
-    rv = {n: v for n, v in zip(_MYSQL_NAMES, rvals, strict=True) if v is not None}
+def _differing(pv: dict[str, str], pversion: str, rv: dict[str, str], rversion: str
+               ) -> list[Observation]:
+    """The MUST_AGREE settings whose values differ (case and spaces aside)."""
     out = []
     for name, sev, why in MUST_AGREE:
         ps, rs = _setting(pv, name), _setting(rv, name)
@@ -285,6 +272,17 @@ def _mysql_cached(pvals: tuple[str | None, ...], pversion: str,
             a, b = pversion or a, rversion or b
         if a.strip().upper() != b.strip().upper():
             out.append(_obs(name, sev, a, b, why, "differs", shown))
+    return out
+
+
+def _mysql(p: NodeTick, r: NodeTick) -> list[Observation]:
+    pv, rv = p.mysql.variables, r.mysql.variables
+    pversion, rversion = p.mysql.version, r.mysql.version
+    # Settings change about never and this runs every tick: when every variable MUST_AGREE
+    # compares reads the same on both nodes (the usual pair), none of them differs
+    same = pversion == rversion and tuple(map(pv.get, _AGREE_NAMES)) == tuple(
+        map(rv.get, _AGREE_NAMES))
+    out = [] if same else _differing(pv, pversion, rv, rversion)
     a, b = pv.get("server_id"), rv.get("server_id")
     if a is not None and a == b:
         out.append(_obs("server_id", Severity.WARNING, a, b,
@@ -298,7 +296,8 @@ def _mysql_cached(pvals: tuple[str | None, ...], pversion: str,
         out.append(_obs("auto_increment_offset", Severity.INFO, a, b,
                         f"both nodes step by {inc} from the same offset: with writes on "
                         "both (master-master) their keys collide", "is the same"))
-    return (*out, *_packet(pv, rv))
+    out += _packet(pv, rv)
+    return out
 
 
 def _packet(pv: dict[str, str], rv: dict[str, str]) -> tuple[Observation, ...]:
@@ -309,7 +308,8 @@ def _packet(pv: dict[str, str], rv: dict[str, str]) -> tuple[Observation, ...]:
     packet.html). Now on the replica; after a failover on the primary."""
     for src, dst, sv, dv, when in (("primary", "replica", pv, rv, ""),
                                    ("replica", "primary", rv, pv, " after a failover")):
-        cap, sent = _setting(dv, "replica_max_allowed_packet"), sv.get("max_allowed_packet")
+        sent = sv.get("max_allowed_packet")
+        cap = None if sent is None else _setting(dv, "replica_max_allowed_packet")
         if cap is None or sent is None:
             continue
         name, limit = cap
@@ -336,32 +336,25 @@ def _packet(pv: dict[str, str], rv: dict[str, str]) -> tuple[Observation, ...]:
     return ()
 
 
-def _redis(p: NodeTick, r: NodeTick) -> tuple[Observation, ...]:
+def _redis(p: NodeTick, r: NodeTick) -> list[Observation]:
     a, b = p.redis, r.redis  # in REDIS's order, read directly: this runs every tick
-    return _redis_cached((a.maxmemory, a.maxmemory_policy, _min_replicas(a.min_replicas),
-                          a.repl_backlog_size, a.replica_buffer_limit,
-                          _yes_no(a.aof_enabled), a.version),
-                         (b.maxmemory, b.maxmemory_policy, _min_replicas(b.min_replicas),
-                          b.repl_backlog_size, b.replica_buffer_limit,
-                          _yes_no(b.aof_enabled), b.version))
-
-
-@lru_cache(maxsize=16)
-def _redis_cached(pvals: tuple[object, ...], rvals: tuple[object, ...]
-                  ) -> tuple[Observation, ...]:
-    out = []
-    for (name, _, sev, why), a, b in zip(REDIS, pvals, rvals, strict=True):
-        if a is not None and b is not None and a != b:
-            out.append(_obs(name, sev, a, b, why, "differs"))
-    return tuple(out)
+    pvals = (a.maxmemory, a.maxmemory_policy, _min_replicas(a.min_replicas),
+             a.repl_backlog_size, a.replica_buffer_limit, _yes_no(a.aof_enabled), a.version)
+    rvals = (b.maxmemory, b.maxmemory_policy, _min_replicas(b.min_replicas),
+             b.repl_backlog_size, b.replica_buffer_limit, _yes_no(b.aof_enabled), b.version)
+    if pvals == rvals:
+        return []  # the usual pair
+    return [_obs(name, sev, x, y, why, "differs")
+            for (name, _, sev, why), x, y in zip(REDIS, pvals, rvals, strict=True)
+            if x is not None and y is not None and x != y]
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
-    p, r = w.node("primary"), w.node("replica")
+    p, r = w.last.primary, w.last.replica
     out: list[Observation] = []
-    if source_ok(p, "mysql") and source_ok(r, "mysql"):
+    if w.pair.mysql_ok:
         out += _mysql(p, r)
-    if source_ok(p, "redis") and source_ok(r, "redis"):
+    if w.pair.redis_ok:
         out += _redis(p, r)
     return out
 

@@ -35,8 +35,6 @@ gtid_binlog_state (MariaDB, RESET MASTER on the replica when it is safe). Keep
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from replmon.check import (
     BinlogStatus,
     Check,
@@ -48,7 +46,6 @@ from replmon.check import (
     fmt,
     gtid,
     numbers,
-    source_ok,
 )
 
 
@@ -56,17 +53,6 @@ class Limits(Thresholds):
     open_after: Seconds = 4.0
     """Seconds (s) the errant GTIDs must be seen before the finding opens (two readings:
     one reading could be two moments apart)."""
-
-
-def _latest(w: Window) -> tuple[BinlogStatus, BinlogStatus] | None:
-    """(primary, replica) readings of the newest tick where both nodes read (within the
-    check's 30 s window; straight off the ticks: it is one or two back)."""
-    for t in reversed(w.ticks):
-        p, r = t.primary.mysql.binlog, t.replica.mysql.binlog
-        if p is not None and r is not None:
-            return (p, r) if source_ok(t.primary, "mysql") and source_ok(t.replica, "mysql") \
-                else None
-    return None
 
 
 def errant_mysql(p: BinlogStatus, r: BinlogStatus,
@@ -90,38 +76,33 @@ def errant_maria(p: BinlogStatus, r: BinlogStatus,
     """The replica's binlog-state GTIDs (last per domain and server) the primary did not
     write and does not have, those of the replica's other sources (other connections of
     a multi-source replica, by server_id) left out; [] when none or not readable."""
-    return [g for g in _errant_maria(p.gtid_binlog_state, r.gtid_binlog_state, p.server_id)
-            if int(g.split("-")[1]) not in other_sources]
-
-
-@lru_cache(maxsize=64)
-def _errant_maria(theirs_text: str, mine_text: str, their_id: int | None
-                  ) -> tuple[str, ...]:
-    """Cached: the states only change when the nodes read them (every 2 s), and the
-    check runs every tick."""
-    if not mine_text:
-        return ()
+    if not r.gtid_binlog_state:
+        return []
     try:
-        mine = gtid.parse_maria(mine_text)
-        if all(s == their_id for _d, s in mine):
-            return ()  # only the primary's own GTIDs: the usual state, theirs not needed
-        theirs = gtid.parse_maria(theirs_text)
+        mine = gtid.parse_maria(r.gtid_binlog_state)
+        if all(s == p.server_id for _d, s in mine):
+            return []  # only the primary's own GTIDs: the usual state, theirs not needed
+        theirs = gtid.parse_maria(p.gtid_binlog_state)
     except ValueError:
-        return ()
-    return tuple(f"{d}-{s}-{n}" for (d, s), n in mine.items()
-                 if s != their_id and n > theirs.get((d, s), 0))
+        return []
+    return [f"{d}-{s}-{n}" for (d, s), n in mine.items()
+            if s != p.server_id and n > theirs.get((d, s), 0) and s not in other_sources]
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
-    found = _latest(w)
+    found = w.pair.binlogs  # the two readings of the newest tick where both nodes read
     if found is None:
         return []
     p, r = found
-    channels = w.last.replica.mysql.replication  # a multi-source replica's other sources
+    # A multi-source replica's other sources write GTIDs the primary lacks too: they are
+    # left out, looked up only when there is a GTID to judge (the usual replica has none)
+    channels = w.last.replica.mysql.replication
     if p.gtid_binlog_state or r.gtid_binlog_state:  # MariaDB
-        gtids = errant_maria(p, r, frozenset(
-            ch.source_server_id for ch in channels
-            if ch.source_server_id is not None and ch.source_server_id != p.server_id))
+        gtids = errant_maria(p, r)
+        if gtids:
+            gtids = errant_maria(p, r, frozenset(
+                ch.source_server_id for ch in channels
+                if ch.source_server_id is not None and ch.source_server_id != p.server_id))
         if not gtids:
             return []
         own = [g for g in gtids if r.server_id is not None and g.split("-")[1] == str(r.server_id)]
@@ -132,8 +113,10 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         nums = numbers(errant_gtids=", ".join(gtids), count=None,
                        replica_server_id=r.server_id, primary_server_id=p.server_id)
     else:
-        errant = errant_mysql(p, r, frozenset(ch.source_uuid.lower() for ch in channels
-                                              if ch.source_uuid))
+        errant = errant_mysql(p, r)
+        if errant:
+            errant = errant_mysql(p, r, frozenset(ch.source_uuid.lower() for ch in channels
+                                                  if ch.source_uuid))
         if not errant:
             return []
         n = gtid.count(errant)

@@ -37,6 +37,7 @@ replication, else info). One finding per node.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import isfinite
 from statistics import median
 from typing import cast
@@ -132,7 +133,7 @@ def _bound(rtt: float, modes: list[str]) -> str:
     return text + "."
 
 
-def _judge(series: list[float | None], t: Limits, n_recent: int
+def _judge(series: Sequence[float | None], t: Limits, n_recent: int
            ) -> tuple[Severity | None, float, float | None] | None:
     """(severity, recent median, earlier median) for a round-trip series whose last value
     is high (>= warning_ms) or rising (severity None: the caller knows whether replication
@@ -141,7 +142,7 @@ def _judge(series: list[float | None], t: Limits, n_recent: int
     now = series[-1]
     if now is None:
         return None
-    earlier = cast("list[float]", series[:-n_recent])
+    earlier = cast("Sequence[float]", series[:-n_recent])
     try:
         total = sum(earlier)  # the usual window has a reading on every tick
     except TypeError:  # a None in it: keep the readings only

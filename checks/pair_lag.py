@@ -38,7 +38,7 @@ and the replica's SHOW PROCESSLIST.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import Field
 
@@ -51,7 +51,6 @@ from replmon.check import (
     Seconds,
     Severity,
     Thresholds,
-    Tick,
     Window,
     fmt,
     fmt_bytes,
@@ -105,27 +104,16 @@ def covered(p: BinlogStatus, ch: ReplicaChannel) -> bool | None:
     return None
 
 
-def _channel(every: list[ReplicaChannel], p: BinlogStatus) -> ReplicaChannel | None:
-    """The replica's channel from this primary, of the replica's channels ``every``: the
-    only one, or the one whose source server_id is the primary's."""
-    if len(every) == 1:  # the usual replica: one channel
-        return None if every[0].group_replication else every[0]
-    chans = [c for c in every if not c.group_replication]
-    if len(chans) == 1:
-        return chans[0]
-    return next((c for c in chans if c.source_server_id is not None
-                 and c.source_server_id == p.server_id), None)
-
-
+@dataclass(slots=True)
 class Measure:
-    """The lag of one channel measured from both sides at the window's last tick. The
-    defaults are class attributes: a measure of a caught-up replica (every other tick)
-    sets three of them."""
+    """The lag of the replica's channel from the primary, measured from both sides at the
+    window's last tick."""
 
-    channel: ReplicaChannel | None = None
-    newest: BinlogStatus | None = None
+    channel: ReplicaChannel
+    newest: BinlogStatus
     """The primary's newest reading."""
-    newest_wall = 0.0
+    newest_wall: float
+    """Its tick's wall time."""
     transactions: int | None = None
     """GTIDs of the primary's newest reading the replica lacks."""
     bytes: int | None = None
@@ -133,56 +121,37 @@ class Measure:
     lag_s: float | None = None
     """Seconds: the age of the oldest primary reading the replica has not executed
     (0 when it has executed the newest); None when not comparable."""
-    open = False
+    open: bool = False
     """True when even the oldest reading in the window is not executed: ``lag_s`` is
     a lower bound."""
     hb_lag_s: float | None = None
     """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
 
 
-def _newest(ticks: Sequence[Tick]) -> int:
-    """Index of the newest tick with a primary binlog reading (-1: none in the window).
-    Read straight off the ticks: it is one or two back, no series needed."""
-    for i in range(len(ticks) - 1, -1, -1):
-        if _binlog(ticks[i].primary) is not None:
-            return i
-    return -1
-
-
 def measure(w: Window) -> Measure | None:
     """Lag of the replica behind the primary at the last tick; None when the primary has
-    no binlog reading in the window or the replica no channel from it."""
-    ticks = w.ticks
-    r = ticks[-1].replica
-    every = r.mysql.replication
-    if not every or not source_ok(r, "mysql"):
+    no binlog reading in the window or the replica no channel from it (``w.pair``)."""
+    pair = w.pair
+    newest, ch = pair.primary_binlog, pair.channel
+    if newest is None or ch is None:
         return None
-    i = _newest(ticks)
-    if i < 0:
-        return None
-    newest = ticks[i].primary.mysql.binlog
-    assert newest is not None
-    ch = _channel(every, newest)
-    if ch is None:
-        return None
-    m = Measure()
-    m.channel, m.newest, m.newest_wall = ch, newest, ticks[i].wall
+    ticks, i = w.ticks, pair.primary_binlog_at
+    wall = ticks[i].wall
+    transactions = nbytes = hb_lag = None
     if newest.gtid_executed and ch.gtid_executed:
-        m.transactions = gtid.behind(newest.gtid_executed, ch.gtid_executed)
+        transactions = gtid.behind(newest.gtid_executed, ch.gtid_executed)
     if newest.position is not None and ch.exec_source_log_pos is not None \
             and newest.file == ch.relay_source_log_file:
-        m.bytes = max(0, newest.position - ch.exec_source_log_pos)
+        nbytes = max(0, newest.position - ch.exec_source_log_pos)
     if newest.heartbeat:
-        m.hb_lag_s = _heartbeat_lag(newest, ticks[i].replica.mysql.binlog)
-    ok = m.transactions == 0 if m.transactions is not None else covered(newest, ch)
-    if ok is None:
-        return m
-    if ok:
-        m.lag_s = 0.0
-        return m
+        hb_lag = _heartbeat_lag(newest, ticks[i].replica.mysql.binlog)
+    ok = transactions == 0 if transactions is not None else covered(newest, ch)
+    if ok is None or ok:
+        return Measure(ch, newest, wall, transactions, nbytes, None if ok is None else 0.0,
+                       hb_lag_s=hb_lag)
     # the oldest reading the replica lacks: walk back while readings are not covered
     # (straight off the ticks: the usual walk is one reading, two ticks back)
-    lacking_wall = m.newest_wall
+    lacking_wall = wall
     j = i - 1
     while j >= 0:
         p = _binlog(ticks[j].primary)
@@ -192,9 +161,8 @@ def measure(w: Window) -> Measure | None:
                 break
             lacking_wall = ticks[j].wall
         j -= 1
-    m.open = j < 0
-    m.lag_s = ticks[-1].wall - lacking_wall
-    return m
+    return Measure(ch, newest, wall, transactions, nbytes, ticks[-1].wall - lacking_wall,
+                   j < 0, hb_lag)
 
 
 def _heartbeat_lag(p: BinlogStatus, r: BinlogStatus | None) -> float | None:
@@ -209,7 +177,7 @@ def _heartbeat_lag(p: BinlogStatus, r: BinlogStatus | None) -> float | None:
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     m = measure(w)
-    if m is None or m.channel is None:
+    if m is None:
         return []
     lag = m.hb_lag_s if m.hb_lag_s is not None else m.lag_s
     if lag is None or lag < t.lag_after:
@@ -228,7 +196,6 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
              f"{fmt_bytes(m.bytes)} of binlog" if m.bytes else ""]
     behind_txt = " and ".join(p for p in parts if p)
     p = m.newest
-    assert p is not None
     return [Observation(
         key=ch.name or "default", node="replica",
         severity=Severity.CRITICAL if lag >= t.lag_critical else Severity.WARNING,

@@ -37,7 +37,6 @@ from replmon.check import (
     Window,
     fmt,
     numbers,
-    source_ok,
 )
 
 OFF = {"OFF", "0"}
@@ -55,9 +54,9 @@ def _writable(n: NodeTick) -> bool | None:
 
 
 def _mysql(w: Window) -> Observation | None:
-    p, r = w.node("primary"), w.node("replica")
-    if not (source_ok(p, "mysql") and source_ok(r, "mysql")):
+    if not w.pair.mysql_ok:
         return None
+    p, r = w.last.primary, w.last.replica
     if not (_writable(p) and _writable(r)):
         return None
     chans = r.mysql.replication
@@ -92,9 +91,9 @@ def _mysql(w: Window) -> Observation | None:
 
 
 def _redis(w: Window) -> Observation | None:
-    p, r = w.node("primary"), w.node("replica")
-    if not (source_ok(p, "redis") and source_ok(r, "redis")):
+    if not w.pair.redis_ok:
         return None
+    p, r = w.last.primary, w.last.replica
     if not (p.redis.role == "master" and r.redis.role == "master"):
         return None
     same_id = p.redis.master_replid is not None and p.redis.master_replid == r.redis.master_replid

@@ -1,4 +1,5 @@
-"""The public API for check modules (checks/*.py and third-party plug-ins).
+"""The public API for check modules (checks/*.py and third-party plug-ins): what a
+check author uses, nothing of the engine's.
 
 A check module exposes one object, ``CHECK``::
 
@@ -15,19 +16,21 @@ A check module exposes one object, ``CHECK``::
     CHECK = Check(id="stmt_vs_rows", title="Statements vs rows", needs=("mysql",),
                   thresholds=Limits, evaluate=evaluate)
 
-Rules: ``evaluate`` is pure (no I/O, no clock, no globals): the same window
-always gives the same observations, live or in replay. It reads rates from
-``tick.<role>.rates`` and raw samples from ``tick.<role>.<kind>``. It returns
-data, never widgets. A check that raises is reported by the engine as a
-finding of its own (check id "engine"), never silently dropped.
+Rules: ``evaluate`` is pure (no I/O, no clock, no globals, no caches of its own): the
+same window always gives the same observations, live or in replay. It reads rates from
+``tick.<role>.rates``, raw samples from ``tick.<role>.<kind>``, columns over time from
+``w.series`` and the facts both nodes share from ``w.pair``; the window is read-only
+(the checks of a tick share it). Durations are seconds, never ticks. It returns data,
+never widgets. A check that raises is reported by the engine as a finding of its own
+(check id "engine"), never silently dropped. docs/checks.md, "Writing a check", walks
+through one.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from types import FunctionType
 from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,13 +49,16 @@ from replmon.model.host import DiskRates
 from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
+from replmon.pair import PairView, node_clock, redis_clock
 from replmon.units import Seconds, fmt_byte_rate, fmt_bytes, fmt_link_speed, fmt_setting
 
 __all__ = [
     # the contract
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
+    "PairView",  # w.pair (replmon.pair)
     # helpers
-    "baseline_drop", "fmt", "numbers", "source_ok", "span_ticks",
+    "baseline_drop", "fmt", "node_clock", "numbers", "redis_clock", "source_ok",
+    "span_ticks",
     # sizes and rates in titles, as every view writes them (replmon.units: IEC bytes)
     "fmt_byte_rate", "fmt_bytes", "fmt_link_speed", "fmt_setting",
     "gtid",  # GTID set/position arithmetic (replmon.model.gtid)
@@ -86,6 +92,9 @@ class Thresholds(BaseModel):
 T = TypeVar("T", bound=Thresholds)
 V = TypeVar("V")
 
+_set = object.__setattr__
+"""How a Window sets its own attributes (its ``__setattr__`` refuses)."""
+
 
 @dataclass(frozen=True)
 class Check(Generic[T]):
@@ -110,23 +119,48 @@ def span_ticks(seconds: float, interval: float, min_samples: int = 1) -> int:
 
 
 class Window:
-    """Recent ticks, oldest first; ``last`` is the tick being judged."""
+    """Recent ticks, oldest first; ``last`` is the tick being judged. Read-only: the
+    checks of a tick share one window, so nothing of it can be changed (its attributes,
+    its ``ticks`` and ``series``: tuples here, the engine's lists raise on any change)."""
 
-    def __init__(self, ticks: Sequence[Tick], cache: SeriesCache | None = None) -> None:
-        if not ticks:
+    __slots__ = ("_pair", "last", "ticks")
+    ticks: Sequence[Tick]
+    """The window's ticks, oldest first."""
+    last: Tick
+    """The tick being judged (``ticks[-1]``)."""
+    _pair: PairView | None
+
+    def __init__(self, ticks: Iterable[Tick]) -> None:
+        kept = tuple(ticks)
+        if not kept:
             raise ValueError("a window holds at least one tick")
-        self.ticks = ticks
-        self._cache = cache
+        _set(self, "ticks", kept)
+        _set(self, "last", kept[-1])
+        _set(self, "_pair", None)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Window is read-only (not even {name!r} can be set): the "
+                             "checks of a tick share it")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Window is read-only (not even {name!r} can be deleted)")
+
+    @property
+    def pair(self) -> PairView:
+        """Facts about both nodes at the last tick that several checks need (each node's
+        newest binlog reading, the replica's channel from the primary, the clocks'
+        offset): worked out once per tick and shared (``replmon.pair``)."""
+        view = self._pair
+        if view is None:
+            view = PairView(self.ticks)
+            _set(self, "_pair", view)
+        return view
 
     def __len__(self) -> int:
         return len(self.ticks)
 
     def __iter__(self) -> Iterator[Tick]:
         return iter(self.ticks)
-
-    @property
-    def last(self) -> Tick:
-        return self.ticks[-1]
 
     def tail(self, n: int) -> Sequence[Tick]:
         """The last ``n`` ticks (fewer at the start of a session)."""
@@ -135,8 +169,7 @@ class Window:
     def start_within(self, seconds: float) -> int:
         """Index of the oldest tick at most ``seconds`` older than the last
         (``last.wall - tick.wall <= seconds``); ticks' walls only grow."""
-        ticks = self.ticks
-        last = ticks[-1]
+        ticks, last = self.ticks, self.last
         end = last.wall
         if end - ticks[0].wall <= seconds:
             return 0  # the whole window: a check asking for its own window's length
@@ -163,173 +196,23 @@ class Window:
 
     def node(self, role: Role, back: int = 0) -> NodeTick:
         """``role``'s share of the tick ``back`` ticks before the last."""
-        return getattr(self.ticks[-1 - back], role)  # type: ignore[no-any-return]
+        tick = self.last if back == 0 else self.ticks[-1 - back]
+        return getattr(tick, role)  # type: ignore[no-any-return]
 
     def span(self, seconds: float, min_samples: int = 1) -> int:
         """The number of ticks that covers ``seconds`` at this window's interval (at
         least ``min_samples``): what a check passes to ``series``/``tail`` so that a
         duration means the same at --interval 0.2 and 5."""
-        return span_ticks(seconds, self.ticks[-1].interval, min_samples)
+        return span_ticks(seconds, self.last.interval, min_samples)
 
     def series(self, role: Role, get: Callable[[NodeTick], V],
-               n: int | None = None) -> list[V]:
+               n: int | None = None) -> Sequence[V]:
         """``get`` applied to ``role`` over the last ``n`` ticks (all by default), oldest
-        first. The list may be the engine's cached column itself: read it, do not change
-        it (checks are pure)."""
-        if self._cache is not None:  # the column holds the whole window: one slice, at most
-            vals = self._cache.values(get, role, self.ticks)
-            return vals if n is None or n >= len(vals) else vals[-n:]  # type: ignore[return-value]
+        first, read-only. ``get`` must be pure (the same node, the same value): the
+        engine computes it once per tick and keeps the values from tick to tick, so a
+        fresh lambda per call costs what a module-level function does."""
         ticks = self.ticks if n is None or n >= len(self.ticks) else self.ticks[-n:]
-        return [get(getattr(t, role)) for t in ticks]
-
-
-PRUNE_EVERY = 64
-"""Ticks between two prunes of the series cache."""
-
-
-class _Column:
-    __slots__ = ("getter", "keep", "last_seq", "vals")
-
-    def __init__(self, getter: object) -> None:
-        self.getter = getter
-        """The first getter object seen for this column (found by identity after)."""
-        self.last_seq = -1
-        self.keep = 1
-        """The longest window that asked for this column."""
-        self.vals: list[object] = []
-
-
-def getter_key(get: Callable[..., object]) -> Hashable | None:
-    """What a getter computes, as a dict key: its code plus the values it closes over
-    (and its defaults; a captured function by its own key; a bound method's object).
-    Two getters with equal keys compute the same thing (checks are pure), so a lambda or
-    closure made anew on every call, ``w.series(role, lambda n: _iops(n, disk))``, finds
-    the column the previous tick's copy filled. None when a captured value cannot be
-    read (a cell not yet bound); a key holding an unhashable value (a list) fails to
-    hash, and ``SeriesCache`` then computes that getter's values without caching."""
-    if type(get) is not FunctionType:
-        func = getattr(get, "__func__", None)  # a bound method: its function and object
-        return get if func is None else (getter_key(func), getattr(get, "__self__", None))
-    cells = get.__closure__
-    if cells is None:
-        defaults = get.__defaults__
-        return get.__code__ if defaults is None else (get.__code__, defaults)
-    try:
-        if len(cells) == 1 and get.__defaults__ is None:  # the usual closure: one name
-            v = cells[0].cell_contents
-            return (get.__code__, getter_key(v) if type(v) is FunctionType else v)
-        return (get.__code__, get.__defaults__, *[
-            getter_key(v) if type(v := c.cell_contents) is FunctionType else v for c in cells])
-    except ValueError:  # an empty cell
-        return None
-
-
-class SeriesCache:
-    """Values of ``Window.series`` kept from tick to tick by the engine, so a check that
-    scans its whole window each tick computes one new value per tick and gets the rest
-    as a list slice (a 300-tick window otherwise costs 300 getter calls per tick).
-
-    A column per (role, what the getter computes) holds the values of consecutive ticks,
-    newest last. What a getter computes is ``getter_key``: its code and what it closes
-    over, so a check written the plain way, with a fresh lambda per call, is cached like
-    a module-level function. Ticks are told apart by seq, which only grows within one
-    feed (the engine clears the cache when it does not); columns no check asked for
-    in the last ``PRUNE_EVERY`` ticks are dropped (at most twice that after their
-    last use)."""
-
-    def __init__(self) -> None:
-        self._cols: dict[str, dict[Hashable, _Column]] = {"primary": {}, "replica": {}}
-        self._by_getter: dict[str, dict[object, _Column]] = {"primary": {}, "replica": {}}
-        """The column of a getter object seen before (a module-level function): one
-        identity lookup instead of its key."""
-        self._ticks = 0
-        """Ticks since the last prune."""
-        self._pruned_at = -1
-        """Seq of the last prune's tick."""
-
-    def _column(self, get: Callable[[NodeTick], object], role: str) -> _Column | None:
-        """The column for what ``get`` computes (made when new); None: not cacheable."""
-        if role not in self._cols:
-            self._cols[role], self._by_getter[role] = {}, {}
-        key = getter_key(get)
-        if key is None:
-            return None
-        cols = self._cols[role]
-        try:
-            col = cols.get(key)
-        except TypeError:  # an unhashable captured value
-            return None
-        if col is None:
-            col = cols[key] = _Column(get)
-        if col.getter is get:  # the same object next tick: found by identity
-            self._by_getter[role][get] = col
-        return col
-
-    def values(self, get: Callable[[NodeTick], object], role: str,
-               ticks: Sequence[Tick]) -> list[object]:
-        try:
-            col = self._by_getter[role].get(get)
-        except (KeyError, TypeError):  # a new role, or an unhashable callable
-            col = None
-        if col is None:
-            col = self._column(get, role)
-            if col is None:
-                return [get(getattr(t, role)) for t in ticks]
-        vals, last, n = col.vals, col.last_seq, len(ticks)
-        if n > 1 and ticks[-2].seq == last and len(vals) >= n - 1:
-            vals.append(get(getattr(ticks[-1], role)))  # the usual case: one tick more
-        elif ticks[-1].seq == last and len(vals) >= n:
-            pass  # asked again within the tick
-        else:
-            self._fill(col, get, role, ticks)
-        col.last_seq = ticks[-1].seq
-        if n > col.keep:
-            col.keep = n
-        if len(vals) > col.keep:  # one value more than the longest window: a memmove
-            del vals[:-col.keep]
-        return vals if len(vals) == n else vals[-n:]  # the whole column: no copy
-
-    @staticmethod
-    def _fill(col: _Column, get: Callable[[NodeTick], object], role: str,
-              ticks: Sequence[Tick]) -> None:
-        """Bring the column up to ``ticks``: the values it lacks, or all of them anew."""
-        vals, last = col.vals, col.last_seq
-        if len(ticks) > 1 and ticks[-2].seq == last:
-            new = 1
-        else:
-            new = 0
-            for t in reversed(ticks):
-                if t.seq <= last:
-                    break
-                new += 1
-        old = len(ticks) - new  # ticks the column should already hold, ending at last
-        if old == 0 or ticks[old - 1].seq != last or len(vals) < old:
-            vals[:] = [get(getattr(t, role)) for t in ticks]  # new, or not contiguous: whole
-        elif new == 1:
-            vals.append(get(getattr(ticks[-1], role)))
-        elif new:
-            vals.extend(get(getattr(t, role)) for t in ticks[old:])
-
-    def prune(self, seq: int) -> None:
-        """After tick ``seq``: every ``PRUNE_EVERY`` ticks, forget the columns not asked
-        for since the previous prune (a disk that went away). A column asked for only on
-        some ticks (pair_lag's binlog readings, every other tick) stays: dropping it
-        would cost its whole window again when next asked. Memory only: a column skipped
-        for some ticks is filled in when asked again (``_fill``), so it never has a hole."""
-        self._ticks += 1
-        if self._ticks < PRUNE_EVERY:
-            return
-        self._ticks = 0
-        since, self._pruned_at = self._pruned_at, seq
-        for by_key in (*self._cols.values(), *self._by_getter.values()):
-            for k in [k for k, c in by_key.items() if c.last_seq < since]:
-                del by_key[k]
-
-    def clear(self) -> None:
-        for by_key in (*self._cols.values(), *self._by_getter.values()):
-            by_key.clear()
-        self._ticks = 0
-        self._pruned_at = -1
+        return tuple([get(getattr(t, role)) for t in ticks])
 
 
 def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks: int,

@@ -7,7 +7,8 @@
     check     live collector → engine → CheckSummary, for --duration
     replay / report / check --replay read a recording (session/)
 
-Argument parsing lives in cli.py; building sources from a Config in factory.py.
+Argument parsing lives in cli.py; building sources from a Config in factory.py; the lab
+that a --lab run watches, and its fault demo, in demo.py.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from replmon.config import Config
-from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
+from replmon.errors import ConfigError
 from replmon.output.nagios import CheckRun, CheckSummary
 from replmon.pipeline import BaseReader, Pipeline, Reader
 from replmon.wording import plural
@@ -31,89 +31,6 @@ if TYPE_CHECKING:
     from replmon.model.tick import Tick
 
 log = logging.getLogger("replmon")
-
-
-ANNOUNCE: list[Callable[[str], None]] = []
-"""Where the lab demo says what it does (stderr, the log; the TUI adds a toast)."""
-
-
-def announce(text: str) -> None:
-    log.warning("%s", text)
-    for say in ANNOUNCE:
-        with contextlib.suppress(Exception):  # a closing screen must not stop the demo
-            say(text)
-
-
-@contextlib.contextmanager
-def lab_nodes(enabled: bool, scenario: str | None = None, *, mysql: str = DEFAULT_MYSQL,
-              redis: str = DEFAULT_REDIS) -> Iterator[dict[str, Any]]:
-    """With ``enabled``: start the lab and a write load, yield config keys pointing at
-    it, tear both down after. Without: yield nothing to add. ``scenario``: a demo of
-    replmon.scenarios, run in a thread while the lab is watched."""
-    if not enabled:
-        yield {}
-        return
-    from replmon.lab import Lab, WriteLoad
-    from replmon.scenarios import demo
-
-    chosen = demo(scenario) if scenario else None  # a bad name fails before the lab starts
-    print(f"starting the lab ({mysql} + {redis} primary/replica on loopback)...",
-          file=sys.stderr)
-    _hangup_interrupts()
-    with Lab(mysql=mysql, redis=redis) as lab, WriteLoad(lab, rate=300):
-        nodes = lab.settings()
-        del nodes["interval"]  # the command line's --interval, or the default
-        print(f"lab up in {lab.dir}: {mysql} {lab.primary.mysql_port}/"
-              f"{lab.replica.mysql_port}, {redis} {lab.primary.redis_port}/"
-              f"{lab.replica.redis_port}", file=sys.stderr)
-        if chosen is None:
-            yield nodes
-            return
-        stop = threading.Event()
-        runner = threading.Thread(target=run_demo, args=(lab, chosen, stop), daemon=True,
-                                  name="lab-demo")
-        runner.start()
-        try:
-            yield nodes
-        finally:
-            stop.set()
-            runner.join(30)  # undoes the fault if it is on
-
-
-def _hangup_interrupts() -> None:
-    """SIGHUP (the ssh session or the terminal went away) and SIGTERM interrupt like ^C,
-    so the lab's servers are stopped and its temp dir removed instead of left running."""
-    import signal
-
-    def interrupt(signum: int, _frame: object) -> None:
-        for again in (signal.SIGHUP, signal.SIGTERM):  # a second signal must not cut
-            signal.signal(again, signal.SIG_IGN)  # the teardown short (tmux sends more)
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    for sig in (signal.SIGHUP, signal.SIGTERM):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread: leave it
-            signal.signal(sig, interrupt)
-
-
-def run_demo(lab: Any, chosen: Any, stop: threading.Event, *, after_s: float | None = None,
-             hold_s: float | None = None) -> None:
-    """Wait, inject ``chosen``'s fault, hold it, undo it; say each step."""
-    from replmon.scenarios import DEMO_AFTER_S, DEMO_HOLD_S
-
-    after = DEMO_AFTER_S if after_s is None else after_s
-    hold = DEMO_HOLD_S if hold_s is None else hold_s
-    announce(f"demo {chosen.name} in {after:.0f} s: {chosen.title}; {chosen.check} should "
-             "flag it")
-    if stop.wait(after):
-        return
-    try:
-        with chosen.fault(lab):
-            announce(f"demo {chosen.name}: injected, undone in {hold:.0f} s ({chosen.title})")
-            stop.wait(hold)
-        if not stop.is_set():
-            announce(f"demo {chosen.name}: undone; {chosen.check}'s finding closes")
-    except Exception as e:  # noqa: BLE001 - the demo must not take the screen down
-        announce(f"demo {chosen.name} failed: {type(e).__name__}: {e}")
 
 
 @contextlib.asynccontextmanager
@@ -151,6 +68,7 @@ class CaptureOnOpen(BaseReader):
 
 
 async def run_tui(config: Config, record: str | None = None) -> None:
+    from replmon.demo import ANNOUNCE
     from replmon.engine import build_engine
     from replmon.factory import build_collector
     from replmon.tui.app import ReplmonApp
@@ -249,7 +167,7 @@ def check_replay(path: str) -> CheckRun:
     """``check --replay``: today's checks over a recording (on every core for a long one)."""
     from replmon.model.findings import Finding
     from replmon.output.perfdata import measure_window_s, pair_perf
-    from replmon.session.replay import open_recording
+    from replmon.session.recording import open_recording
     from replmon.session.rerun import Rerun
 
     with open_recording(path) as rec:
@@ -279,7 +197,7 @@ def check_replay(path: str) -> CheckRun:
 def replay(path: str, *, play: bool) -> int:
     from replmon.engine import build_engine
     from replmon.output.term import screen_ok
-    from replmon.session.replay import open_recording
+    from replmon.session.recording import open_recording
     from replmon.session.rerun import PARALLEL_MIN_TICKS, rerun_file, start_workers_early
     from replmon.tui.replay import ReplayApp
 
@@ -312,7 +230,7 @@ def report(path: str, *, fmt: str, csv: str | None) -> int:
 
     from replmon.output.report import export_csv, render_text
     from replmon.output.report import report as build_report
-    from replmon.session.replay import open_recording
+    from replmon.session.recording import open_recording
 
     with open_recording(path) as rec:
         if csv:
@@ -354,13 +272,25 @@ def log_to_file() -> None:
     root.addHandler(handler)
 
 
-def serve(path: str, *, listen: str | None, interval: float | None, plain: bool) -> int:
-    """``replmon serve``: the fleet file's pairs until SIGTERM/SIGINT."""
+def serve(path: str, *, listen: str | None, interval: float | None, plain: bool,
+          shard: str | None = None) -> int:
+    """``replmon serve``: the fleet file's pairs (those of ``shard`` "K/N") until
+    SIGTERM/SIGINT."""
     import asyncio
 
     from replmon.fleet.config import load_fleet
     from replmon.fleet.serve import run_serve
+    from replmon.fleet.shard import parse_shard
 
     fleet = load_fleet(path, interval=interval, listen=listen)
+    if shard is not None:
+        try:
+            part = parse_shard(shard)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        mine = tuple(p for p in fleet.pairs if part.owns(p.name))
+        log.info("fleet %s: shard %s serves %s of %d", path, part,
+                 plural(len(mine), "pair"), len(fleet.pairs))
+        fleet = fleet.model_copy(update={"pairs": mine})
     log.info("fleet %s: %s", path, plural(len(fleet.pairs), "pair"))
     return asyncio.run(run_serve(fleet, plain=plain))

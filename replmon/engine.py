@@ -32,11 +32,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from replmon import __version__
-from replmon.check import Check, SeriesCache, Thresholds, Window, span_ticks
+from replmon.check import Check, Thresholds, span_ticks
 from replmon.errors import ConfigError
 from replmon.model.findings import Finding, Observation, Severity
 from replmon.model.tick import Tick
 from replmon.plugins import LoadFailure
+from replmon.windows import Windows
 
 log = logging.getLogger(__name__)
 
@@ -134,11 +135,8 @@ class Engine:
         Each check sees its own."""
         self._plan: list[tuple[Check[Any], Thresholds, int]] = []
         """(check, thresholds, its window in ticks at the current interval)."""
-        self._views: dict[int, list[Tick]] = {}
-        """Window length in ticks -> the last that many ticks, kept from tick to tick (one
-        append, one delete at the front): a fresh slice per check window and tick would
-        copy 500 references and touch as many ticks' reference counts, most of them long
-        out of the CPU's caches."""
+        self._windows = Windows()
+        """Each check window's ticks, kept from tick to tick, and their series' columns."""
         self._opens: dict[tuple[str, str, str], deque[float]] = {}
         """Wall times a finding opened, per ident, within FLAP_WINDOW_S (flap detection)."""
         self._ticks: list[Tick] = []
@@ -148,7 +146,6 @@ class Engine:
         full: 300 s of ticks hold ~13 MB)."""
         self._limits = {c.id: th for c, th in self.checks}
         self._tracks: dict[tuple[str, str, str], _Track] = {}
-        self._cache = SeriesCache()
         self._replan(1.0)
         self.history: deque[Finding] = deque(maxlen=HISTORY)
         """The last HISTORY findings that closed, in closing order (bounded: a live
@@ -171,7 +168,7 @@ class Engine:
         self._interval = interval
         self.window = self.window_ticks(interval)
         self._plan = [(c, th, span_ticks(c.window, interval)) for c, th in self.checks]
-        self._views = {n: self._ticks[-n:] for _, _, n in self._plan}
+        self._windows.plan({n for _, _, n in self._plan}, self._ticks)
 
     @property
     def limits(self) -> dict[str, Thresholds]:
@@ -187,8 +184,7 @@ class Engine:
         """Forget the window (not the findings): the next ``observe`` sees only the ticks
         fed from now on (a re-run jumping over ticks whose observations are stored)."""
         self._ticks = []
-        self._views = {n: [] for n in self._views}
-        self._cache.clear()
+        self._windows.clear()
 
     def observe(self, tick: Tick) -> list[Seen]:
         """Add ``tick`` to the window and run every check on it: what each check sees,
@@ -196,19 +192,12 @@ class Engine:
         check window), which is what lets a long re-run split into parts that run in
         parallel and then feed ``apply`` in order."""
         ticks = self._ticks
-        if ticks and tick.seq <= ticks[-1].seq:
-            self._cache.clear()  # a new feed (seq went back): cached values are not its
         if tick.interval != self._interval and tick.interval > 0:
             self._replan(tick.interval)  # windows are seconds: ticks at this interval
         ticks.append(tick)
         if len(ticks) > self.window + TRIM_EVERY:
             del ticks[:-self.window]
-        windows: dict[int, Window] = {}
-        for n, view in self._views.items():
-            view.append(tick)
-            if len(view) > n:
-                del view[0]
-            windows[n] = Window(view, self._cache)
+        windows = self._windows.add(tick)  # a tick whose seq went back starts a new feed
         seen: list[Seen] = []
         for f in self.failures:
             seen.append((ENGINE_ID, Observation(
@@ -229,7 +218,7 @@ class Engine:
                 continue
             if obs:
                 seen.extend([(c.id, o) for o in obs])
-        self._cache.prune(tick.seq)
+        self._windows.done(tick)
         return seen
 
     def apply(self, seq: int, wall: float, seen: Iterable[Seen], interval: float = 1.0
@@ -334,10 +323,13 @@ def _observing_sources() -> list[str]:
     """Files of the code between a recorded tick and a check's observation."""
     import replmon.check
     import replmon.model
+    import replmon.pair
     import replmon.units
+    import replmon.windows
 
     model_dir = Path(replmon.model.__file__).parent
-    return [__file__, str(replmon.check.__file__), str(replmon.units.__file__),
+    return [__file__, *(str(m.__file__) for m in (replmon.check, replmon.pair, replmon.units,
+                                                   replmon.windows)),
             *map(str, model_dir.glob("*.py"))]
 
 

@@ -1,15 +1,11 @@
-"""Faults the lab can inject, and the live demos made of them.
+"""Faults the lab can inject, and the waits that tell the lab is healthy again.
 
-``replmon --lab --scenario NAME`` starts the lab (a MariaDB + Redis primary/replica on
-loopback, replmon.lab) with its write load, watches it, injects the fault after
-``DEMO_AFTER_S`` (20 s) and undoes it ``DEMO_HOLD_S`` (60 s) later, so a newcomer sees
-a finding open on live servers and close again. ``replmon --lab --scenario list`` prints
-the names. The same fault context managers drive the live tests and the accuracy
-bench (replmon.testing.scenarios), so the demo shows what the tests prove.
-
-Every fault is a context manager on a started Lab: entering it makes the situation,
-leaving it undoes it and waits until the pair is healthy again (START SLAVE, REPLICAOF
-back to the master, the setting back), so the lab can be reused.
+Every fault is a context manager on a started Lab (replmon.lab): entering it makes the
+situation, leaving it undoes it and waits until the pair is healthy again (START SLAVE,
+REPLICAOF back to the master, the setting back), so the lab can be reused. The demo
+(``replmon --lab --scenario NAME``, replmon.demo), the live tests, the lab scenarios of
+replmon.testing.scenarios and the accuracy bench all inject these same faults, so the
+demo shows what the tests prove.
 """
 
 from __future__ import annotations
@@ -18,7 +14,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pymysql
@@ -26,12 +21,6 @@ import redis
 
 from replmon.errors import LabError
 from replmon.lab import free_port
-
-DEMO_AFTER_S = 20.0
-"""Seconds of healthy pair before the demo injects its fault."""
-DEMO_HOLD_S = 60.0
-"""Seconds the fault lasts before the demo undoes it."""
-
 
 # --- waiting for the lab -------------------------------------------------------------
 
@@ -273,8 +262,6 @@ def increment_2(lab: Any, *, both: bool) -> Iterator[None]:
             n.sql("SET GLOBAL auto_increment_increment = 1")
 
 
-# --- the demos -------------------------------------------------------------------------
-
 @contextlib.contextmanager
 def auto_increment_on_primary(lab: Any) -> Iterator[None]:
     """auto_increment_increment=2 on the primary only (seed 004's root cause), the
@@ -283,39 +270,3 @@ def auto_increment_on_primary(lab: Any) -> Iterator[None]:
         kill_monitor_connections(lab.primary)
         yield
     kill_monitor_connections(lab.primary)
-
-
-@dataclass(frozen=True)
-class Demo:
-    name: str
-    title: str
-    check: str
-    """The check whose finding opens (and closes when the fault is undone)."""
-    fault: Callable[[Any], contextlib.AbstractContextManager[None]]
-
-
-DEMOS: tuple[Demo, ...] = (
-    Demo("sql-thread-stopped", "the replica's SQL thread stopped (STOP SLAVE SQL_THREAD)",
-         "mysql_replication", lambda lab: stop_thread(lab, "SQL_THREAD")),
-    Demo("io-thread-stopped", "the replica's IO thread stopped (STOP SLAVE IO_THREAD)",
-         "mysql_replication", lambda lab: stop_thread(lab, "IO_THREAD")),
-    Demo("auto-increment", "auto_increment_increment=2 on the primary only (seed 004)",
-         "config_drift", auto_increment_on_primary),
-    Demo("replica-writable", "SET GLOBAL read_only=OFF on the replica", "two_primaries",
-         mysql_replica_writable),
-    Demo("errant-write", "read_only off on the replica and one INSERT there",
-         "errant_writes", write_on_replica),
-    Demo("redis-link-down", "the Redis replica pointed at a port where nothing listens",
-         "redis_replication", redis_link_down),
-    Demo("redis-maxmemory", "Redis at maxmemory with allkeys-lru, evicting",
-         "memory_ceiling", redis_at_maxmemory),
-)
-
-
-def demo(name: str) -> Demo:
-    """The demo called ``name``; LabError listing the names otherwise."""
-    for d in DEMOS:
-        if d.name == name:
-            return d
-    raise LabError(f"no scenario {name!r}; replmon --lab --scenario list shows them: "
-                   + ", ".join(d.name for d in DEMOS))

@@ -1,5 +1,6 @@
 """One pair's latest state, kept by an inline pipeline reader and read by the HTTP
-thread: the last tick, the open findings, and replmon's own tick statistics.
+thread: the last tick (and its metrics, formatted once), the open findings, and
+replmon's own tick statistics.
 
 The pipeline thread replaces whole objects (a tick, a tuple of findings); the HTTP
 thread reads references. Under the GIL a reference swap is atomic, so a scrape sees
@@ -11,14 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from replmon.engine import Update
 from replmon.model.findings import Finding
 from replmon.model.tick import Tick
 
-if TYPE_CHECKING:
-    from replmon.fleet.metrics import Blocks
+Blocks = dict[str, tuple[str, str]]
+"""A pair's per-tick metrics as prometheus_client wrote them: metric name -> (its HELP
+and TYPE lines, its sample lines)."""
 
 TICK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Upper bounds (s) of the tick duration histogram (sampling both nodes' sources)."""

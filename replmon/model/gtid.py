@@ -19,7 +19,9 @@ comparable", never as 0.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
+from types import MappingProxyType
 
 Intervals = tuple[tuple[int, int], ...]
 """Sorted, merged, inclusive (first, last) transaction numbers of one uuid[:tag]."""
@@ -157,14 +159,14 @@ def parse_maria(text: str) -> MariaPos:
 
 
 @lru_cache(maxsize=512)
-def maria_domains(text: str) -> dict[int, int]:
-    """The highest seqno per domain of MariaDB GTID text (a position has one per domain).
-    Cached: the caller must not change the dict."""
+def maria_domains(text: str) -> Mapping[int, int]:
+    """The highest seqno per domain of MariaDB GTID text (a position has one per domain),
+    read-only (the same mapping is handed to every caller of the same text)."""
     out: dict[int, int] = {}
     for d, _s, n in _parse_maria(text):
         if n > out.get(d, -1):
             out[d] = n
-    return out
+    return MappingProxyType(out)
 
 
 def is_maria(text: str) -> bool:

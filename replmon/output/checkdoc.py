@@ -1,9 +1,10 @@
 """docs/checks.md, generated from the checks themselves (module docstrings and
-Thresholds models), so the documentation cannot drift from the code.
+Thresholds models), so the documentation cannot drift from the code, and closed by
+"Writing a check" (``WRITING``: a worked example and the contract's rules).
 
     python -m replmon.output.checkdoc > docs/checks.md
 
-A test compares the committed file with this output.
+A test compares the committed file with this output; another runs the worked example.
 """
 
 from __future__ import annotations
@@ -64,14 +65,203 @@ Third-party checks: a module exposing `CHECK = replmon.check.Check(...)`, regist
 entry-point group `replmon.checks`. A check that fails to load or raises is itself reported
 as a finding (check `engine`), never silently skipped.
 
-Writing one: everything a check needs is importable from `replmon.check` (`Check`,
-`Window`, `Observation`, the model records). A check reads its window's columns with
-`w.series("replica", lambda n: n.mysql.rows_updated)`: the engine keeps each column from
-tick to tick, keyed by what the getter computes (its code and the values it closes over),
-so a fresh lambda per call costs what a module-level function does; no caching belongs in
-the check itself.
+Writing one: [Writing a check](#writing-a-check), after the checks, walks through a
+whole one and states the rules every check keeps.
 
 """
+
+
+WRITING = r'''
+## Writing a check
+
+A check is one Python module: `checks/<id>.py` in this repository, or a module of your own
+package registered in the entry-point group `replmon.checks`
+(`[project.entry-points."replmon.checks"] mine = "mypkg.mycheck"`). Everything it needs is
+importable from `replmon.check`; nothing else of replmon is its business. The engine feeds
+it a window of recent ticks every tick and turns what it returns into findings that open,
+update and close.
+
+### A worked example
+
+Redis keeps serving reads when it cannot save, so nothing looks wrong until it matters. This
+check reads INFO persistence on both nodes, looks back through its window for how long the
+failure has lasted, and says whether the other node fails too:
+
+```python
+"""Redis persistence: the last RDB save or AOF write failed.
+
+A failed save does not stop Redis from serving reads, so nothing looks wrong until it
+matters: with ``stop-writes-on-bgsave-error yes`` (the default) a master refuses every
+write (MISCONF) until a save succeeds, a failed AOF write refuses writes too, and a node
+restarted meanwhile loads an old snapshot. INFO persistence says so:
+``rdb_last_bgsave_status:err``, ``aof_last_write_status:err``.
+
+- **Save failing** (key ``rdb`` or ``aof``, node = the one failing): warning; critical once
+  it has failed for ``critical_after`` (120 s). The title says how long it has been seen
+  failing, the writes not in a snapshot, and whether the other node fails too.
+
+What to do: the node's Redis log names the cause (no space left, a fork refused for lack
+of memory, a permission); fix it, then BGSAVE (BGREWRITEAOF) and read INFO persistence.
+"""
+
+from __future__ import annotations
+
+from replmon.check import (
+    Check,
+    NodeTick,
+    Observation,
+    Role,
+    Seconds,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    numbers,
+    source_ok,
+)
+
+SAVES = {"rdb": ("rdb_last_bgsave_status", "RDB save"),
+         "aof": ("aof_last_write_status", "AOF write")}
+"""Key -> (the INFO persistence field that says "ok" or "err", what it saves)."""
+SIDES: tuple[tuple[Role, Role], ...] = (("primary", "replica"), ("replica", "primary"))
+"""(the node judged, the other one)."""
+
+
+class Limits(Thresholds):
+    open_after: Seconds = 2.0
+    """Seconds (s) the failure must be seen before the finding opens."""
+    critical_after: Seconds = 120.0
+    """Seconds (s) of failing after which it is critical."""
+
+
+def _status(node: NodeTick, key: str) -> str | None:
+    """"ok" or "err"; None when the node's Redis was not read in that tick."""
+    if not source_ok(node, "redis"):
+        return None
+    status: str | None = getattr(node.redis, SAVES[key][0])
+    return status
+
+
+def _failing(w: Window, role: Role, key: str) -> tuple[float, bool]:
+    """(seconds the window has seen ``key`` failing on ``role``, up to the last tick;
+    True when it failed since before the window: a lower bound)."""
+    states = w.series(role, lambda n: _status(n, key))  # one per tick, oldest first
+    i = len(states) - 1
+    while i > 0 and states[i - 1] == "err":
+        i -= 1
+    return w.last.wall - w.ticks[i].wall, i == 0 and len(states) > 1
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out = []
+    for role, other in SIDES:
+        node = w.node(role)
+        for key, (_, what) in SAVES.items():
+            if _status(node, key) != "err":
+                continue  # the usual tick: no history read
+            secs, before = _failing(w, role, key)
+            # the other node's side is known when both nodes' Redis answered this tick
+            also = _status(w.node(other), key) == "err" if w.pair.redis_ok else None
+            unsaved = node.redis.rdb_changes_since_last_save
+            out.append(Observation(
+                key=key, node=role,
+                severity=Severity.CRITICAL if secs >= t.critical_after else Severity.WARNING,
+                title=(f"{what} failing on the {role}'s Redis for "
+                       f"{'at least ' if before else ''}{fmt(secs)} s ({fmt(unsaved)} writes "
+                       f"not in a snapshot)" + ("" if also is None else
+                                               f"; the {other}'s {'too' if also else 'works'}")),
+                numbers=numbers(failing_s=secs, failing_at_least=before,
+                                unsaved_writes=unsaved,
+                                last_save_time=node.redis.rdb_last_save_time,
+                                other_failing=also),
+                cause=("Redis could not write its snapshot or append-only file: disk full, a "
+                       "fork refused for lack of memory (vm.overcommit_memory), a permission "
+                       "or a read-only file system"
+                       + ("; on both nodes: look at what they share" if also else "")),
+                next_step=("Read the node's Redis log at the failure, fix its cause, then "
+                           "BGSAVE (BGREWRITEAOF) and check INFO persistence; a master "
+                           "refuses writes (MISCONF) until a save succeeds"),
+            ))
+    return out
+
+
+CHECK = Check(id="redis_persistence", title="Redis persistence", needs=("redis",),
+              thresholds=Limits, evaluate=evaluate, window=300.0)
+```
+
+What each part does:
+
+- **The module docstring** is the check's documentation: its first line goes into the table
+  at the top of this page, the whole of it into the check's section. Say what is read, what
+  is flagged at which severity under which key, and what to do.
+- **`Limits`** holds the check's settings, each with a docstring that gives its unit; users
+  set them under `[checks.redis_persistence]`. A duration is typed `Seconds`, so the TOML
+  takes `120`, `"120s"` or `"2m"`. The inherited `open_after`, `open_min_samples` and
+  `close_after` are the finding's hold times: override their defaults here, never count
+  ticks in `evaluate`.
+- **`evaluate(w, t)`** returns the observations of this tick, `[]` for none. It reads
+  `w.last` (the tick being judged; `w.node(role)` is `w.last.primary` or `.replica`, a
+  `NodeTick` with the node's `host`, `drbd`, `mysql`, `redis` samples and their `rates`),
+  `w.series(role, get)` (`get` of every tick of the window, oldest first, aligned with
+  `w.ticks`), `w.start_within(seconds)` and `w.span(seconds)` (where a duration starts, in
+  ticks), and `w.pair`, the facts about both nodes that several checks need, worked out
+  once per tick and shared:
+
+  - `primary_binlog`, `replica_binlog`: each node's newest binary log reading in the
+    window (position, GTIDs, server_id, clock; taken every `positions_every` seconds), and
+    `primary_binlog_at`, `replica_binlog_at`: the index of its tick in `w.ticks` (-1: none);
+  - `binlogs`: (primary's, replica's) readings of the newest tick in which both nodes read,
+    the two sides of one moment;
+  - `channels`: the replica's replication channels (group replication's left out), and
+    `channel`: the one that follows the primary;
+  - `clock_offset_s`: how far the primary's clock is ahead of the replica's, within
+    `clock_bound_s`;
+  - `mysql_ok`, `redis_ok`: both nodes' MySQL (Redis) samples of the last tick are ok, so
+    the two can be compared.
+
+- **An `Observation`** is one condition on one node: `key` tells it apart from the check's
+  other observations on that node (a disk, a channel; `""` when there is one) and must stay
+  the same while the condition lasts, because the engine tracks a finding by (check, node,
+  key); `title` is one line with the figures in it; `numbers` holds those figures for what
+  shows or keeps them (the drill-down view, the recording, `replmon serve`'s
+  /findings.json): a flat mapping of names to numbers, strings, booleans or `None`, the
+  unit in the name (`failing_s`; `*_bytes` is shown in KiB/MiB, `*_bytes_s` as a rate),
+  made with `numbers(...)`, which rounds floats; `cause` is the likely cause in a sentence,
+  `next_step` what to look at or do.
+- **`CHECK`** names it: `id` (the module name for a built-in check), `needs` (the source
+  kinds it reads: a check whose sources are all absent is greyed out), and `window`, the
+  seconds of history it looks at.
+
+### The rules
+
+1. **Pure**: the same window gives the same observations, live, in replay and in a re-run
+   of a recording with other thresholds. No I/O, no clock (times come from the ticks' `wall`),
+   no randomness, nothing kept from one call to the next.
+2. **No caches**: no `functools.lru_cache`, no module-level dict filled as ticks go by, no
+   class attribute standing in for state. The engine keeps each `w.series` column from tick
+   to tick (a fresh `lambda` per call, as above, costs what a module-level function does),
+   and `w.pair` is worked out once per tick for every check.
+3. **Read-only window**: the checks of a tick share one window: `w.ticks`, what `w.series`
+   returns, `w` and `w.pair` raise on any change. Build your own list when you need one.
+4. **Seconds, not ticks**: the interval runs from 0.2 s to 5 s, so every window, hold and
+   stall is a duration in seconds (`Seconds` in `Limits`, `Check.window`), turned into ticks
+   with `w.span(seconds)` or `w.start_within(seconds)` only where a count is needed. A
+   minimum number of readings comes on top of a duration, never instead of it.
+5. **Hold times belong to the engine**: report the condition on every tick it holds; the
+   finding opens after `open_after` seconds (and `open_min_samples` ticks) of it, updates
+   its title and numbers every tick, and closes after `close_after` seconds without it.
+6. **No data, no verdict**: when a source was not read (`source_ok(node, kind)` is false)
+   return nothing for it: source_health reports the source itself. Never treat "unknown" as
+   0 or as fine in a title.
+7. **Raising is a bug**: a check that raises is reported as a finding of check `engine`,
+   and the other checks still run.
+
+Test a check on ticks built from numbers (`replmon.testing.synth`: `node`, `series`,
+`observe`, `run_check`) and on recorded ones; then regenerate this page with
+`python -m replmon.output.checkdoc > docs/checks.md`.
+'''
+"""The last section: how to write a check (a worked example, run by
+tests/unit/test_writing_a_check.py, and the contract's rules)."""
 
 
 def _default(v: Any) -> str:
@@ -91,6 +281,7 @@ def render(checks: list[Check[Any]]) -> str:
         for name, field in c.thresholds.model_fields.items():
             desc = " ".join((field.description or "").split())
             parts.append(f"| `{name}` | {_default(field.default)} | {desc} |\n")
+    parts.append(WRITING)
     return "".join(parts)
 
 

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from replmon.engine import Update
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
-from replmon.session.replay import Entry, Recording
+from replmon.session.recording import Entry, Recording
 from replmon.session.rerun import Rerun
 from replmon.units import tick_stamp
 from replmon.wording import plural

@@ -9,7 +9,7 @@
 
 from replmon.session.format import FORMAT_VERSION, NodeInfo, RecordingMeta, meta_for
 from replmon.session.recorder import Recorder, RecordingWriter
-from replmon.session.replay import Recording, open_recording
+from replmon.session.recording import Recording, open_recording
 from replmon.session.rerun import Rerun, rerun_checks
 
 __all__ = [

@@ -25,7 +25,7 @@ from replmon.engine import Engine, Update, build_engine
 from replmon.errors import SessionError
 from replmon.model.findings import Finding
 from replmon.model.tick import Tick
-from replmon.session.replay import Recording
+from replmon.session.recording import Recording
 
 
 def intact_before(rec: Recording, index: int, n: int) -> list[Tick]:

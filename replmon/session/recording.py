@@ -1,4 +1,5 @@
-"""Reading recordings: open, seek, iterate, re-run the checks.
+"""Reading recordings (``Recording``): open, seek, iterate, and what the live engine
+recorded (its findings and observations; re-running today's checks is rerun.py).
 
 ``open_recording(path)`` maps the file, reads the header and finds the chunks
 by walking the key frames' back pointers from the last one (found from the

@@ -30,7 +30,7 @@ from typing import Any
 from replmon.engine import Engine, Update, build_engine
 from replmon.session.cursor import intact_before, warm_up
 from replmon.session.format import ChunkObservations, Packed, pack_seen, unpack_seen
-from replmon.session.replay import Entry, Recording, open_recording
+from replmon.session.recording import Entry, Recording, open_recording
 
 PARALLEL_MIN_TICKS = 5_000
 """Below this many ticks (~3 s of checks) a re-run stays in this process."""

@@ -1,4 +1,5 @@
-"""Test scaffolding, not the product: what only tests, benchmarks and demos use.
+"""Test scaffolding, not the product: what only tests and benchmarks use (and the script
+that makes sample_sessions/). In the source tree only: the wheel leaves it out.
 
 - ``synth``: ticks built by hand (a node, a tick, a series), for a check's unit tests;
 - ``synthetic``: long sessions looped from a few real ticks (the 24 h benchmark file);

@@ -146,8 +146,9 @@ class NodePanel(VerticalScroll):
             w.set_class(st.state.value == "absent", "absent")
         for key, _ in SPARKS:
             data = list(history[key])
-            self.query_one(f"#{self.role}-{key}", Sparkline).data = data
             top = max(data, default=0.0)
+            # all zero: no bars (Sparkline draws equal values as full ones)
+            self.query_one(f"#{self.role}-{key}", Sparkline).data = data if top > 0 else []
             self.query_one(f"#{self.role}-{key}-max", Static).update(
                 f"max {human(top).strip()}/s" if data else "")
 

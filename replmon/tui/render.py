@@ -290,7 +290,7 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
     for key, v in (("i", r.rows_inserted_per_s), ("u", r.rows_updated_per_s),
                    ("d", r.rows_deleted_per_s), ("r", r.rows_read_per_s)):
         _kv(t, key, human(v).strip())
-    if gtid_rows_per_s is not None:
+    if gtid_rows_per_s:  # (none applied: no line, the rows say it)
         _line(t, "incl.")
         _kv(t, "gtid_slave_pos i/d", f"{human(gtid_rows_per_s).strip()}/s", "dim")
     _line(t, "bp")

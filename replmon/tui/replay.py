@@ -35,7 +35,7 @@ from replmon.engine import Engine, Update
 from replmon.errors import SessionError
 from replmon.model.findings import Finding
 from replmon.session.cursor import ReplayCursor, Step
-from replmon.session.replay import Recording
+from replmon.session.recording import Recording
 from replmon.tui.app import ReplmonApp, TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import Snapshot, Snapshots
@@ -169,7 +169,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
     def _find_marks(self) -> None:
         """Thread: the graphs' points over the whole recording (~1 s for a day), where
         findings open, recorded (seconds) then re-run (longer)."""
-        from replmon.session.replay import open_recording
+        from replmon.session.recording import open_recording
 
         with open_recording(self.recording.path) as rec:  # its own reader: thread-safe
             overview = {e.index: points(e.tick) for e in rec.overview(self.OVERVIEW_POINTS)}
@@ -264,7 +264,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         if self.pos >= 0:
             tick = self.recording.tick_at(self.pos)
             t.append(f" {tick_clock(tick.wall)}", style="bold")
-        t.append(f"  tick {self.pos + 1}/{n}", style="dim")
+        t.append(f"  tick #{self.pos} of {n}", style="dim")  # #N: as g takes it
         bar.update(t)
 
     def _refresh_header(self) -> None:

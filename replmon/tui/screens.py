@@ -83,7 +83,7 @@ class FindingScreen(ModalScreen[None]):
         head = Text()
         head.append(f" {f.severity.label.upper()} ", style=SEV_STYLE[f.severity])
         head.append(f" {f.node}  {f.check}", style="bold")
-        head.append(f"  since {tick_clock(f.since_wall)} (tick {f.since_seq})\n\n",
+        head.append(f"  since {tick_clock(f.since_wall)} (tick #{f.since_seq})\n\n",
                     style="dim")
         head.append(f.headline + "\n", style="bold")
         nums = Table.grid(padding=(0, 2))

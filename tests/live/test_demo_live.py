@@ -10,12 +10,11 @@ import time
 import pytest
 from textual.widgets import DataTable
 
-from replmon.commands import run_demo
 from replmon.config import build_config
+from replmon.demo import demo, run_demo
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.scenarios import demo
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import live
 

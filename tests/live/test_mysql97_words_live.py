@@ -16,9 +16,9 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, LabNode, WriteLoad
+from replmon.lab_faults import empty_transactions_on_primary, mysql_healthy, stop_thread, wait_for
 from replmon.model.findings import Severity
 from replmon.output.report import render_text, report
-from replmon.scenarios import empty_transactions_on_primary, mysql_healthy, stop_thread, wait_for
 from replmon.session import Recorder, meta_for, open_recording
 from replmon.session.rerun import rerun_checks
 from replmon.testing.scenarios import LabScenario, run_lab_scenario

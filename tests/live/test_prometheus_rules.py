@@ -14,7 +14,7 @@ import pytest
 
 from replmon.engine import build_engine
 from replmon.fleet.rules import RULES
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 
 pytestmark = pytest.mark.live
 

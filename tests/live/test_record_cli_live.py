@@ -15,7 +15,7 @@ import pytest
 
 from replmon.cli import main
 from replmon.lab import Lab
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 
 pytestmark = pytest.mark.live
 

@@ -14,7 +14,7 @@ from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
 from replmon.output.report import render_text, report
 from replmon.session import Recorder, meta_for, open_recording
-from replmon.session.replay import raw_records
+from replmon.session.recording import raw_records
 from replmon.session.rerun import rerun_checks
 
 pytestmark = pytest.mark.live

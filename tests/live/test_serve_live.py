@@ -15,7 +15,7 @@ from replmon.fleet.config import build_fleet
 from replmon.fleet.serve import run_serve
 from replmon.lab import Lab
 from replmon.model.base import SourceState
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 
 pytestmark = pytest.mark.live
 

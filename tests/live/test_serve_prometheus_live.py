@@ -23,7 +23,7 @@ import pytest
 
 from replmon.fleet.rules import RULES
 from replmon.lab import Lab, WriteLoad
-from replmon.scenarios import stop_thread
+from replmon.lab_faults import stop_thread
 from replmon.testing.scenarios.mysql_rows import AUTO_INC_TABLE, auto_increment_2
 
 pytestmark = pytest.mark.live

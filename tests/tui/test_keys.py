@@ -16,7 +16,7 @@ from tickdata import lab_ticks, with_processlists, with_replica_mysql_down
 
 from replmon.engine import build_engine
 from replmon.model.findings import Finding
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.session.rerun import rerun_file
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import ManualFeed
@@ -240,7 +240,7 @@ async def test_replay_opens_paused_on_the_first_tick_and_space_plays() -> None:
     app = seed004()
     async with app.run_test(size=(80, 24)) as pilot:  # the footer's keys fit at 80 columns
         await settle(pilot)
-        assert app.pos == 0 and "tick 1/151" in position(app)
+        assert app.pos == 0 and "tick #0 of 151" in position(app)
         await pilot.pause(1.2)  # more than the recording's 1 s interval
         assert app.pos == 0 and not app.playing, "the replay played on its own"
         assert position(app).startswith("⏸")

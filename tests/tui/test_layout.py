@@ -14,7 +14,7 @@ import pytest
 from textual.pilot import Pilot
 
 from replmon.engine import build_engine
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.tui.replay import ReplayApp
 from replmon.tui.screens import FindingScreen
 

@@ -105,7 +105,7 @@ def test_drbd_detail_from_seed_000s_session() -> None:
 
     from rich.console import Console
 
-    from replmon.session.replay import open_recording
+    from replmon.session.recording import open_recording
     from replmon.tui.detail import side_by_side
 
     path = Path(__file__).resolve().parents[2] / "sample_sessions" / \
@@ -135,7 +135,7 @@ def test_a_mariadb_replicas_own_gtid_slave_pos_rows_are_said_under_its_rows() ->
     include one mysql.gtid_slave_pos insert per applied transaction and the batched
     deletes: the screen says how many under the rows, so nobody reads them as
     divergence; without a count (MySQL, the first tick) no line."""
-    from replmon.session.replay import open_recording
+    from replmon.session.recording import open_recording
     from replmon.tui.app import ReplmonApp
 
     path = Path(__file__).parents[2] / "sample_sessions" / "healthy_steady_load.rmrec"

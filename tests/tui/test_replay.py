@@ -13,7 +13,7 @@ from tickdata import lab_ticks, with_replica_mysql_down
 from replmon.engine import build_engine
 from replmon.session.format import meta_for
 from replmon.session.recorder import RecordingWriter
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.session.rerun import rerun_file
 from replmon.tui.replay import ReplayApp, parse_jump
 
@@ -55,7 +55,7 @@ async def test_step_forward_and_back(recording: Path) -> None:
         assert app.pos == 0  # it opens on the first tick
         await pilot.press("right", "right")
         await settle(pilot)
-        assert app.pos == 2 and "tick 3/12" in position(app)
+        assert app.pos == 2 and "tick #2 of 12" in position(app)
         await pilot.press("left")
         await settle(pilot)
         assert app.pos == 1
@@ -152,7 +152,7 @@ async def test_position_bar_is_on_screen_at_80x24(recording: Path) -> None:
         await settle(pilot)  # the first tick, shown when the replay opens
         bar = app.query_one("#position", Static)
         assert bar.region.height == 1 and bar.region.bottom <= 23, bar.region
-        assert "tick 1/12" in position(app)
+        assert "tick #0 of 12" in position(app)
 
 
 async def test_a_failed_sources_duration_is_as_of_the_tick_shown(recording: Path) -> None:

@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 from tickdata import lab_ticks, with_replica_mysql_down
 
 from replmon.engine import build_engine
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import from_list
 

@@ -26,7 +26,7 @@ from replmon.output.nagios import render_text as check_text
 from replmon.output.plain import finding_row
 from replmon.output.report import render_text as report_text
 from replmon.output.report import report
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.session.rerun import Rerun
 from replmon.tui.app import finding_key
 from replmon.tui.replay import ReplayApp
@@ -116,7 +116,7 @@ async def detail_time(app: ReplayApp, pilot: object, f: Finding) -> str:
     head = " ".join(str(s.render()) for s in app.screen.query(Static))
     app.pop_screen()
     await settle(pilot)
-    m = re.search(r"since (\d\d:\d\d:\d\d) \(tick (\d+)\)", head)
+    m = re.search(r"since (\d\d:\d\d:\d\d) \(tick #(\d+)\)", head)
     assert m is not None and int(m.group(2)) == f.since_seq, head
     return m.group(1)
 

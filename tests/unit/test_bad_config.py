@@ -165,8 +165,9 @@ def test_mycnf_is_read_through_the_same_reader(
 
 def test_an_empty_config_name_is_no_such_file_not_ignored() -> None:
     """``--config "$UNSET"``: said, not read as "no --config"."""
-    from replmon.cli import _parser, config_from_args
+    from replmon.cli import config_from_args
+    from replmon.cli_args import build_parser
 
-    args = _parser().parse_args(["--config", "", "--primary", "a", "--replica", "b", "check"])
+    args = build_parser().parse_args(["--config", "", "--primary", "a", "--replica", "b", "check"])
     with pytest.raises(ConfigError, match=r"^'': no such file$"):
         config_from_args(args)

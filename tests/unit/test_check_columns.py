@@ -1,7 +1,7 @@
-"""Window.series columns are cached in the engine for any getter written the plain way:
-a lambda or closure made anew on every call costs what a module-level getter costs (one
-call per tick, not one per tick of the window), and getters that compute different
-things never share a column."""
+"""Window.series columns are kept by the engine (replmon.windows) for any getter written
+the plain way: a lambda or closure made anew on every call costs what a module-level
+getter costs (one call per tick, not one per tick of the window), and getters that compute
+different things never share a column."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from replmon.check import Check, NodeTick, Observation, Thresholds, Window, getter_key
+from replmon.check import Check, NodeTick, Observation, Thresholds, Window
 from replmon.engine import Engine, configure
 from replmon.model.tick import Tick
 from replmon.testing.synth import node
+from replmon.windows import PRUNE_EVERY, EngineWindow, ReadOnlyList, SeriesCache, getter_key
 
 WINDOW = 50
 TICKS = 200
@@ -91,7 +92,7 @@ def test_getter_keys() -> None:
 def with_unhashable_capture(w: Window, t: Thresholds) -> list[Observation]:
     names = [w.last.seq]
     col = w.series("primary", lambda n: (n.role, names[0]))
-    assert col == [("primary", w.last.seq)] * len(w)  # computed anew: this tick's value
+    assert list(col) == [("primary", w.last.seq)] * len(w)  # computed anew: this tick's value
     return []
 
 
@@ -114,12 +115,10 @@ def test_a_column_asked_for_every_other_tick_survives_the_prunes() -> None:
 
 
 def test_a_column_no_longer_asked_for_is_dropped() -> None:
-    from replmon.check import PRUNE_EVERY, SeriesCache
-
     cache = SeriesCache()
     feed = ticks(4 * PRUNE_EVERY)
     for i, tk in enumerate(feed):
         if i < 10:
-            Window(feed[: i + 1], cache).series("primary", registered)
+            EngineWindow(ReadOnlyList(feed[: i + 1]), cache).series("primary", registered)
         cache.prune(tk.seq)
-    assert cache._by_getter["primary"] == {} and cache._cols["primary"] == {}
+    assert cache.by_getter["primary"] == {} and cache._cols["primary"] == {}

@@ -21,7 +21,7 @@ import pytest
 from replmon.model.findings import Finding, Severity
 from replmon.output.nagios import CheckRun, status_line
 from replmon.output.perfdata import Perf, pair_perf
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 
 SESSIONS = Path(__file__).resolve().parents[2] / "sample_sessions"
 

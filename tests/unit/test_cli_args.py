@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replmon.cli import _parser, config_from_args
+from replmon.cli import config_from_args
+from replmon.cli_args import build_parser
 
 CONN = ["--primary", "db163", "--replica", "db162", "--primary-mysql", "mon@:3307",
         "--replica-redis", ":6380", "--interval", "2s", "--no-drbd", "-v"]
@@ -22,8 +23,8 @@ def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_options_before_and_after_the_command_are_the_same(command: str) -> None:
-    before = _parser().parse_args([*CONN, command, *COMMANDS[command]])
-    after = _parser().parse_args([command, *CONN, *COMMANDS[command]])
+    before = build_parser().parse_args([*CONN, command, *COMMANDS[command]])
+    after = build_parser().parse_args([command, *CONN, *COMMANDS[command]])
     assert vars(before) == vars(after)
     cfg = config_from_args(before)
     assert (cfg.primary.host, cfg.replica.host, cfg.interval) == ("db163", "db162", 2.0)
@@ -34,19 +35,19 @@ def test_options_before_and_after_the_command_are_the_same(command: str) -> None
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_an_option_after_the_command_overrides_the_same_one_before(command: str) -> None:
-    args = _parser().parse_args(["--primary", "a", "--replica", "b", command,
+    args = build_parser().parse_args(["--primary", "a", "--replica", "b", command,
                                  "--primary", "c", *COMMANDS[command]])
     assert (args.primary, args.replica) == ("c", "b")
 
 
 def test_the_monitor_takes_them_without_a_command() -> None:
-    args = _parser().parse_args([*CONN, "--plain"])
+    args = build_parser().parse_args([*CONN, "--plain"])
     assert args.command is None and args.plain
     assert config_from_args(args).replica.redis.port == 6380
 
 
 def test_absent_options_keep_their_defaults_after_a_command() -> None:
-    args = _parser().parse_args(["check", "--primary", "a", "--replica", "b"])
+    args = build_parser().parse_args(["check", "--primary", "a", "--replica", "b"])
     assert (args.lab, args.no_host, args.interval, args.config) == (False, False, None, None)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from replmon.cli import _parser
+from replmon.cli_args import build_parser
 from replmon.wording import plural
 
 
@@ -22,7 +22,7 @@ def _undocumented(parser: argparse.ArgumentParser, name: str) -> list[str]:
 
 
 def test_every_option_of_every_command_has_a_help_text() -> None:
-    parser = _parser()
+    parser = build_parser()
     assert _undocumented(parser, "replmon") == []
     subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert {"sample", "check", "record", "replay", "report", "serve", "rules",

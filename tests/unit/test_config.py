@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from replmon.cli import _parser, config_from_args
+from replmon.cli import config_from_args
+from replmon.cli_args import build_parser
 from replmon.config import (
     build_config,
     mysql_endpoint,
@@ -51,7 +52,7 @@ def test_defaults_are_3306_and_6379_on_the_node(
     for var in ("MYSQL_PWD", "REPLMON_MYSQL_PASSWORD", "REDISCLI_AUTH", "REPLMON_REDIS_PASSWORD"):
         monkeypatch.delenv(var, raising=False)
     argv = ["sample", "--primary", "db163", "--replica", "db162"]
-    cfg = config_from_args(_parser().parse_args(argv))
+    cfg = config_from_args(build_parser().parse_args(argv))
     m = mysql_endpoint("primary", cfg.primary, cfg.source_timeout)
     r = redis_endpoint("replica", cfg.replica, cfg.source_timeout)
     assert (m.host, m.port, m.password) == ("db163", 3306, None)
@@ -68,7 +69,7 @@ def test_command_line_overrides_toml_per_node(
         'interval = 2.0\n[primary]\nhost = "db163"\n[primary.mysql]\nuser = "mon"\nport = 3310\n'
         '[replica]\nhost = "db162"\n[replica.redis]\nenabled = false\n'
     )
-    args = _parser().parse_args(
+    args = build_parser().parse_args(
         ["sample", "--config", str(toml), "--primary-mysql", ":3311", "--replica", "db999"]
     )
     cfg = config_from_args(args)
@@ -98,7 +99,7 @@ def test_password_precedence_and_mycnf(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 def test_secret_in_url_never_printed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
-    args = _parser().parse_args(
+    args = build_parser().parse_args(
         ["sample", "--primary", "a", "--replica", "b", "--primary-mysql", "mysql://u:hunter2@a"]
     )
     cfg = config_from_args(args)
@@ -109,7 +110,7 @@ def test_secret_in_url_never_printed(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 def test_missing_node_and_bad_values_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no replica given"):
-        config_from_args(_parser().parse_args(["sample", "--primary", "a"]))
+        config_from_args(build_parser().parse_args(["sample", "--primary", "a"]))
     with pytest.raises(ConfigError, match="timeout .* must be shorter than the interval"):
         build_config({"interval": 1, "timeout": 1.5, "primary": {"host": "a"},
                       "replica": {"host": "b"}})
@@ -118,7 +119,7 @@ def test_missing_node_and_bad_values_are_clear_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[primary\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
-        config_from_args(_parser().parse_args(["sample", "--config", str(bad)]))
+        config_from_args(build_parser().parse_args(["sample", "--config", str(bad)]))
 
 
 def test_resolve_reads_mycnf_once_and_the_factory_never_reads_config(
@@ -136,7 +137,7 @@ def test_resolve_reads_mycnf_once_and_the_factory_never_reads_config(
     reads: list[object] = []
     real = config_mod.read_mycnf
     monkeypatch.setattr(config_mod, "read_mycnf", lambda *a: reads.append(a) or real(*a))
-    cfg = config_from_args(_parser().parse_args(
+    cfg = config_from_args(build_parser().parse_args(
         ["--primary", "127.0.0.1", "--replica", "127.0.0.2", "--replica-redis", ":6380",
          "--primary-redis", "off"]))
     pair = resolve(cfg)

@@ -188,9 +188,9 @@ def test_series_cache_changes_nothing_but_speed() -> None:
     real lab ticks looped into a longer session (and after seq restarts: a new feed)."""
     from pathlib import Path
 
-    from replmon.check import SeriesCache
     from replmon.model.tick import Tick
     from replmon.testing.synthetic import loop_ticks
+    from replmon.windows import EngineWindow, ReadOnlyList, SeriesCache
 
     path = Path(__file__).parent.parent / "fixtures" / "ticks" / "lab_pair.jsonl"
     real = [Tick.model_validate_json(line) for line in path.read_text().splitlines()]
@@ -204,5 +204,6 @@ def test_series_cache_changes_nothing_but_speed() -> None:
             win = feed[max(0, i - 59): i + 1]
             for c, th in configured:  # windows of different lengths share the cache
                 for w in (win, win[-int(c.window):]):
-                    assert c.evaluate(Window(w, cache), th) == c.evaluate(Window(w), th), c.id
+                    kept = EngineWindow(ReadOnlyList(w), cache)
+                    assert c.evaluate(kept, th) == c.evaluate(Window(w), th), c.id
             cache.prune(feed[i].seq)

@@ -15,11 +15,12 @@ from replmon.cli import main
 from replmon.engine import build_engine
 from replmon.errors import ConfigError
 from replmon.fleet.config import build_fleet
+from replmon.fleet.families import FAMILIES
 from replmon.fleet.http import findings_doc
-from replmon.fleet.metrics import FAMILIES, exposition, metrics_doc, render_pair
+from replmon.fleet.metrics import exposition, metrics_doc, render_pair
 from replmon.fleet.state import PairState
 from replmon.model.tick import Tick
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 

@@ -11,7 +11,7 @@ import pytest
 from replmon.engine import build_engine
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.testing.synthetic import resample
 
 SESSIONS = Path(__file__).resolve().parent.parent.parent / "sample_sessions"

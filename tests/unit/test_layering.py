@@ -1,5 +1,6 @@
 """The headless core never imports Textual: models, sources, collector, config,
-lab and outputs must work (and stay cheap to import) without a UI."""
+lab and outputs must work (and stay cheap to import) without a UI. The product never
+imports the test scaffolding (replmon.testing), and the wheel leaves it out."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ HEADLESS = [
     "replmon.fleet.serve",
     "replmon.fleet.metrics",
     "replmon.fleet.http",
+    "replmon.cli_args",
+    "replmon.demo",
+    "replmon.lab_faults",
+    "replmon.session.recording",
 ]
 
 
@@ -84,6 +89,24 @@ def test_the_product_never_imports_the_test_scaffolding() -> None:
             offenders += [f"{path.relative_to(root)}: {m}" for m in names
                           if m.startswith("replmon.testing")]
     assert offenders == []
+
+
+def test_the_wheel_holds_every_product_package_and_not_the_scaffolding() -> None:
+    """pyproject's explicit package list: every package under replmon/ (a new one
+    forgotten there would be missing from the wheel) but replmon.testing, which stays in
+    the source tree for the tests and benches only."""
+    import tomllib
+    from pathlib import Path
+
+    import replmon
+
+    root = Path(replmon.__file__).parent
+    setup = tomllib.loads((root.parent / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {".".join(("replmon", *d.relative_to(root).parts)).rstrip(".")
+             for d in [root, *(i.parent for i in root.rglob("*/__init__.py"))]}
+    product = {p for p in found if not p.startswith("replmon.testing")} | {"replmon.checks"}
+    assert sorted(setup["packages"]) == sorted(product)
+    assert setup["include-package-data"] is False  # no file of an old build's list
 
 
 def test_every_check_has_scenarios_found_from_its_id() -> None:

@@ -26,7 +26,7 @@ from replmon.model.mysql import BinlogStatus, MysqlSample
 from replmon.model.tick import Tick
 from replmon.output.nagios import CheckSummary, status_line
 from replmon.output.perfdata import Perf, pair_perf
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.testing.synth import status
 
 SESSIONS = Path(__file__).resolve().parents[2] / "sample_sessions"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from replmon.model.findings import Severity
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.session.rerun import rerun_checks
 from replmon.testing.scenarios.sessions import SESSIONS, SUFFIX, Session
 

@@ -17,7 +17,7 @@ from rich.console import Console, RenderableType
 
 from replmon.model.findings import Finding
 from replmon.model.tick import Tick
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.session.rerun import Rerun
 from replmon.units import (
     BYTE_SETTINGS,

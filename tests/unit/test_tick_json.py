@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from replmon.model.base import SourceState
 from replmon.model.tick import NO_RATES, Tick, tick_from_json
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = sorted((ROOT / "sample_sessions").glob("*.rmrec"))

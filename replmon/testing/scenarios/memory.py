@@ -27,14 +27,14 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from replmon.lab_faults import (  # the lab's faults live in the product (the demo)
+    redis_at_maxmemory,
+)
 from replmon.model.findings import Severity
 from replmon.model.host import DiskRates, HostRates, HostSample, MemInfo
 from replmon.model.mysql import MysqlSample
 from replmon.model.redis import RedisRates, RedisReplica, RedisSample
 from replmon.model.tick import NodeRates, NodeTick, Role, Tick
-from replmon.scenarios import (  # the lab's faults live in the product (the demo)
-    redis_at_maxmemory,
-)
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
 from replmon.testing.synth import node, series, status
 

@@ -15,10 +15,10 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from replmon.lab_faults import mysql_healthy, stop_thread, wait_for, write_on_replica
 from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel, SemiSync
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import Tick
-from replmon.scenarios import mysql_healthy, stop_thread, wait_for, write_on_replica
 from replmon.testing.scenarios import LabScenario, SeedScenario
 from replmon.testing.synth import node, series
 

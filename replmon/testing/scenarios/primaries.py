@@ -18,11 +18,11 @@ import time
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from replmon.lab_faults import mysql_replica_writable
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.redis import RedisSample
 from replmon.model.tick import NodeTick, Tick
-from replmon.scenarios import mysql_replica_writable
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
 from replmon.testing.synth import node, series
 

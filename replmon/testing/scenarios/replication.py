@@ -15,10 +15,7 @@ from typing import Any
 import pymysql
 
 from replmon.lab import free_port
-from replmon.model.findings import Severity
-from replmon.model.redis import RedisRates, RedisReplica, RedisSample
-from replmon.model.tick import NodeRates, Tick
-from replmon.scenarios import (  # the lab's faults and waits live in the product (the demo)
+from replmon.lab_faults import (  # the lab's faults and waits live in the product (the demo)
     mysql_healthy,
     redis_link_down,
     redis_link_up,
@@ -26,6 +23,9 @@ from replmon.scenarios import (  # the lab's faults and waits live in the produc
     stop_thread,
     wait_for,
 )
+from replmon.model.findings import Severity
+from replmon.model.redis import RedisRates, RedisReplica, RedisSample
+from replmon.model.tick import NodeRates, Tick
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
 from replmon.testing.synth import node, series
 

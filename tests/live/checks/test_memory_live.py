@@ -8,8 +8,8 @@ import statistics
 import pytest
 
 from replmon.lab import Lab
+from replmon.lab_faults import FILL_PREFIX
 from replmon.model.findings import Finding, Severity
-from replmon.scenarios import FILL_PREFIX
 from replmon.testing.scenarios import Outcome, memory, onset_deadline_s, run_lab_scenario
 
 pytestmark = pytest.mark.live

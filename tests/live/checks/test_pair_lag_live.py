@@ -18,8 +18,8 @@ from replmon.config import MysqlConfig, build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
+from replmon.lab_faults import mysql_healthy, stop_thread
 from replmon.model.tick import Tick
-from replmon.scenarios import mysql_healthy, stop_thread
 
 pytestmark = pytest.mark.live
 

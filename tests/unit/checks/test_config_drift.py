@@ -15,7 +15,7 @@ from replmon.model.findings import Severity
 from replmon.model.mysql import VARIABLE_NAMES
 from replmon.model.redis import RedisSample
 from replmon.model.tick import Tick
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.sources.redis_info import CONFIG_PARAMS, RedisSource, _ErrorReply, _takes_many
 from replmon.sources.redis_parse import parse_buffer_limit, parse_min_replicas
 from replmon.testing.synth import observe, status

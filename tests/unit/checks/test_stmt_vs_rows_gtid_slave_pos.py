@@ -19,7 +19,7 @@ from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlRates, MysqlSample, ReplicaChannel
 from replmon.model.tick import NodeRates, NodeTick, Tick
 from replmon.plugins import discover
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.testing.synth import node, observe, run_check, tick
 
 SESSIONS = Path(__file__).resolve().parents[3] / "sample_sessions"

@@ -10,7 +10,7 @@ import pytest
 from replmon.engine import build_engine
 from replmon.model.findings import Finding
 from replmon.session.cursor import ReplayCursor, intact_before
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 
 SESSIONS = sorted((Path(__file__).parents[3] / "sample_sessions").glob("*.rmrec"))
 

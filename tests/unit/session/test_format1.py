@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from replmon.cli import main
-from replmon.session.replay import open_recording
+from replmon.session.recording import open_recording
 from replmon.session.rerun import rerun_checks
 
 FILE = (Path(__file__).resolve().parents[2] / "fixtures" / "recordings"

@@ -16,7 +16,7 @@ from replmon.model.mysql import MysqlSample
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import MAGIC
-from replmon.session.replay import raw_records
+from replmon.session.recording import raw_records
 from replmon.session.rerun import rerun_checks
 
 

@@ -1,0 +1,201 @@
+"""The command line's grammar: every option and subcommand of ``replmon``, and no
+behaviour (cli.py runs what is parsed; the help's epilogs are cli_help.py).
+
+Every connection option is defined once (``_connection_options``) and accepted before or
+after the subcommand: ``replmon --primary db163 --replica db162 check`` and
+``replmon check --primary db163 --replica db162`` are the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from replmon import __version__
+from replmon.cli_help import CHECK_EXAMPLES, EXAMPLES, RECORD_EXAMPLES, SERVE_EXAMPLES
+from replmon.errors import ConfigError
+from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS, MYSQL_SERVERS, REDIS_SERVERS
+from replmon.units import parse_duration_text, parse_size_text
+
+DEFAULTS: dict[str, Any] = {
+    "config": None, "primary": None, "replica": None, "no_drbd": False, "no_host": False,
+    "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
+    "scenario": None, "lab_mysql": None, "lab_redis": None,
+    "ask_pass": False, "ask_redis_pass": False,
+    **{f"{role}_{kind}": None for role in ("primary", "replica")
+       for kind in ("mysql", "redis", "ssh")},
+}
+
+
+FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
+"""shtab's completion of a file name (shtab.FILE), without importing shtab to parse."""
+
+
+def parse_duration(text: str) -> float:
+    try:
+        return parse_duration_text(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def parse_size(text: str) -> int:
+    try:
+        return parse_size_text(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _connection_options() -> argparse.ArgumentParser:
+    """The options shared by the top level and sample/check/record, defined once. Their
+    defaults are SUPPRESS, so an option given after the subcommand overrides the same
+    option given before it and an absent one leaves the top level's value."""
+    s = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    g = s.add_argument_group("connection (before or after the command)")
+    g.add_argument("--config", metavar="FILE", help="TOML config file (see README)")
+    g.add_argument("--primary", metavar="HOST", help="primary node (name or address)")
+    g.add_argument("--replica", metavar="HOST", help="replica node (name or address)")
+    for role in ("primary", "replica"):
+        g.add_argument(f"--{role}-mysql", metavar="ENDPOINT", help=f"{role}'s MySQL endpoint")
+        g.add_argument(f"--{role}-redis", metavar="ENDPOINT", help=f"{role}'s Redis endpoint")
+        g.add_argument(f"--{role}-ssh", metavar="DEST",
+                       help=f"how {role}'s host/DRBD metrics are read: off, local or "
+                       "[USER@]HOST[:PORT] (default: local for this machine, else ssh)")
+    g.add_argument("--no-drbd", action="store_true", help="do not read DRBD state")
+    g.add_argument("--no-host", action="store_true", help="do not read host metrics")
+    g.add_argument("--drbd-proc", metavar="PATH", help="path of /proc/drbd (default /proc/drbd)")
+    g.add_argument("--interval", type=parse_duration, metavar="TIME",
+                   help="time between ticks: 1s (default), 500ms, 5s. The checks' windows "
+                        "and holds are seconds, tuned at 1s and meaning the same from 0.2s "
+                        "to 5s (docs/checks.md); a condition shorter than two ticks can "
+                        "be missed")
+    g.add_argument("--timeout", type=parse_duration, metavar="TIME",
+                   help="per-source timeout (default 0.8 x interval)")
+    g.add_argument("--lab", action="store_true",
+                   help="start a throwaway MariaDB + Redis pair with a write load and watch it")
+    g.add_argument("--lab-mysql", metavar="SERVER", choices=list(MYSQL_SERVERS),
+                   help=f"with --lab: the MySQL server to run ({', '.join(MYSQL_SERVERS)}; "
+                   f"default {DEFAULT_MYSQL}); one this machine lacks is installed from "
+                   "Debian's newer suites into a chroot on first use (root only)")
+    g.add_argument("--lab-redis", metavar="SERVER", choices=list(REDIS_SERVERS),
+                   help=f"with --lab: the Redis server to run ({', '.join(REDIS_SERVERS)}; "
+                   f"default {DEFAULT_REDIS})")
+    g.add_argument("--scenario", metavar="NAME",
+                   help="with --lab: inject this fault after 20 s and undo it 60 s later, "
+                        "to watch a finding open and close on live servers ('list' shows "
+                        "the names)")
+    g.add_argument("--ask-pass", action="store_true",
+                   help="prompt (no echo) for the MySQL password of both nodes")
+    g.add_argument("--ask-redis-pass", action="store_true",
+                   help="prompt (no echo) for the Redis password of both nodes")
+    g.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    return s
+
+
+def build_parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
+    # one definition, built anew for each parser: parents share their action objects, and
+    # the top level's set_defaults below must not give the subcommands' copies defaults
+    p = argparse.ArgumentParser(
+        prog="replmon", parents=[_connection_options()], epilog=EXAMPLES, formatter_class=raw,
+        description="Monitor a replicated primary/replica database pair: host, DRBD, "
+        "MySQL/MariaDB and Redis, side by side.")
+    p.set_defaults(**DEFAULTS)
+    p.add_argument("--version", action="version", version=f"replmon {__version__}")
+    p.add_argument("--plain", action="store_true",
+                   help="no TUI: one text row per node per tick, findings as they open/close")
+    p.add_argument("--record", metavar="FILE",
+                   help="also record the session to FILE (replay it with: replmon replay FILE)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND",
+                           help="what to run; none: the live screen (or --plain rows)")
+    s = sub.add_parser(
+        "sample", parents=[_connection_options()], help="print ticks as text rows or JSON lines",
+        description="Sample both nodes every interval and print one row per node per tick "
+        "(or one JSON object per tick with --json).", epilog=EXAMPLES, formatter_class=raw)
+    s.add_argument("--count", type=int, default=None, metavar="N", help="stop after N ticks")
+    s.add_argument("--json", action="store_true", help="one JSON object per tick (JSON lines)")
+    c = sub.add_parser(
+        "check", parents=[_connection_options()],
+        help="sample for a while, print findings, exit 0/1/2/3 (Nagios/Icinga)",
+        description="Sample both nodes for --duration, run every check, print the findings "
+        "and exit with the monitoring-plugin code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. "
+        "The first line is the plugin status line.", epilog=CHECK_EXAMPLES, formatter_class=raw)
+    c.add_argument("--duration", type=parse_duration, default=10.0, metavar="TIME",
+                   help="how long to sample: 10s (default), 2m, 30; at least the checks' "
+                        "longest hold (open_after, 3 s) past the first tick")
+    c.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default): the plugin status line with perfdata, then the "
+                        "findings; json: one JSON object (status, exit code, status line, "
+                        "open and cleared findings) for scripts")
+    c.add_argument("--replay", metavar="FILE",
+                   help="judge a recording instead of live servers (findings open at its end)")
+    r = sub.add_parser(
+        "record", parents=[_connection_options()],
+        help="record a session headless (for a daemon / systemd)",
+        description="Sample both nodes and write every tick and finding to FILE until "
+        "SIGTERM/SIGINT (or --count). Logs go to stderr. With --max-bytes/--max-age the "
+        "recording rotates into numbered parts (FILE.0001.rmrec, ...).",
+        epilog=RECORD_EXAMPLES, formatter_class=raw)
+    r.add_argument("-o", "--output", required=True, metavar="FILE", help="recording file")
+    r.add_argument("--count", type=int, default=None, metavar="N", help="stop after N ticks")
+    r.add_argument("--max-bytes", type=parse_size, metavar="SIZE",
+                   help="rotate when a part reaches SIZE (100M, 1G)")
+    r.add_argument("--max-age", type=parse_duration, metavar="TIME",
+                   help="rotate when a part spans TIME (1h, 1d)")
+    r.add_argument("--keep", type=int, metavar="N", help="delete all but the newest N parts")
+    rp = sub.add_parser(
+        "replay", help="the live screen on a recording",
+        description="Replay a recording on the live screen: space play/pause, left/right "
+        "step, +/- speed (x1..x64), g go to a time, n/N next/previous finding. The checks "
+        "re-run with this version's code; the findings seen at capture are marked (rec).")
+    rp.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
+                    help="the recording (written by record or --record)").complete = FILES
+    rp.add_argument("--play", action="store_true",
+                    help="start playing (by default it opens paused on the first tick; "
+                         "space plays)")
+    rp.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    rep = sub.add_parser(
+        "report", help="summarise a recording: span, versions, findings, peaks, gaps",
+        description="What a recording holds: time span, hosts and server versions, the "
+        "findings timeline (recorded and re-run), peaks of the key rates, gaps. "
+        "--csv exports chosen metrics per tick for plotting.")
+    rep.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
+                     help="the recording (written by record or --record)").complete = FILES
+    rep.add_argument("--format", choices=("text", "json"), default="text",
+                     help="text (default): for a terminal; json: the same report as one "
+                          "JSON object")
+    rep.add_argument("--csv", metavar="PATHS",
+                     help="comma-separated metrics, e.g. primary.rates.mysql.qps,"
+                     "replica.mysql.replication.0.seconds_behind; writes CSV to stdout")
+    rep.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sv = sub.add_parser(
+        "serve", help="watch many pairs; /metrics for Prometheus, /findings.json",
+        description="Watch every pair of a fleet file (one collector and engine per pair) "
+        "and serve /metrics (Prometheus), /findings.json and /healthz. Runs until "
+        "SIGTERM/SIGINT. Interval 5s unless the file or --interval says otherwise.",
+        epilog=SERVE_EXAMPLES, formatter_class=raw)
+    sv.add_argument("--config", required=True, metavar="FILE",
+                    help="fleet file: [[pair]] tables on shared [defaults] (docs/prometheus.md)")
+    sv.add_argument("--listen", metavar="HOST:PORT",
+                    help="address to serve on (default 127.0.0.1:9465, or the file's listen)")
+    sv.add_argument("--interval", type=parse_duration, metavar="TIME",
+                    help="time between ticks for every pair (default 5s)")
+    sv.add_argument("--plain", action="store_true",
+                    help="also print one line per pair per tick (pair, worst severity, findings)")
+    sv.add_argument("--shard", metavar="K/N",
+                    help="serve only shard K of N: the same fleet file on N processes or "
+                         "hosts, each pair on exactly one (by a stable hash of its name; "
+                         "docs/prometheus.md)")
+    sv.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sub.add_parser(
+        "rules", help="print the Prometheus alert rules for replmon serve",
+        description="Print the alert rules (YAML) for a Prometheus scraping replmon serve: "
+        "one alert per finding severity, plus a pair that stopped reporting, an unreadable "
+        "source and late ticks. See docs/prometheus.md.")
+    comp = sub.add_parser(
+        "completion", help="print the shell completion script (bash, zsh)",
+        description="Print a completion script for replmon's commands and options.",
+        epilog="install:\n  replmon completion bash > ~/.local/share/bash-completion/"
+        "completions/replmon\n  replmon completion zsh > ~/.zfunc/_replmon   "
+        "# with fpath+=(~/.zfunc) before compinit", formatter_class=raw)
+    comp.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
+    return p

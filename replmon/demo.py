@@ -1,0 +1,148 @@
+"""``replmon --lab``: the lab started for a run, and the fault demos played on it.
+
+``lab_nodes`` starts the lab (a MariaDB + Redis primary/replica on loopback, replmon.lab)
+with a write load and yields the config keys that point a run at it. With
+``--scenario NAME`` one of ``DEMOS`` plays in a thread while the lab is watched: it
+injects its fault (replmon.lab_faults) after ``DEMO_AFTER_S`` (20 s) and undoes it
+``DEMO_HOLD_S`` (60 s) later, saying each step (``announce``: the log, and the screen
+adds a toast), so a newcomer sees a finding open on live servers and close again.
+``replmon --lab --scenario list`` prints the names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from replmon.errors import LabError
+from replmon.lab import Lab, WriteLoad
+from replmon.lab_faults import (
+    auto_increment_on_primary,
+    mysql_replica_writable,
+    redis_at_maxmemory,
+    redis_link_down,
+    stop_thread,
+    write_on_replica,
+)
+from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
+
+log = logging.getLogger("replmon")
+
+DEMO_AFTER_S = 20.0
+"""Seconds of healthy pair before the demo injects its fault."""
+DEMO_HOLD_S = 60.0
+"""Seconds the fault lasts before the demo undoes it."""
+
+
+@dataclass(frozen=True)
+class Demo:
+    name: str
+    title: str
+    check: str
+    """The check whose finding opens (and closes when the fault is undone)."""
+    fault: Callable[[Any], contextlib.AbstractContextManager[None]]
+
+
+DEMOS: tuple[Demo, ...] = (
+    Demo("sql-thread-stopped", "the replica's SQL thread stopped (STOP SLAVE SQL_THREAD)",
+         "mysql_replication", lambda lab: stop_thread(lab, "SQL_THREAD")),
+    Demo("io-thread-stopped", "the replica's IO thread stopped (STOP SLAVE IO_THREAD)",
+         "mysql_replication", lambda lab: stop_thread(lab, "IO_THREAD")),
+    Demo("auto-increment", "auto_increment_increment=2 on the primary only (seed 004)",
+         "config_drift", auto_increment_on_primary),
+    Demo("replica-writable", "SET GLOBAL read_only=OFF on the replica", "two_primaries",
+         mysql_replica_writable),
+    Demo("errant-write", "read_only off on the replica and one INSERT there",
+         "errant_writes", write_on_replica),
+    Demo("redis-link-down", "the Redis replica pointed at a port where nothing listens",
+         "redis_replication", redis_link_down),
+    Demo("redis-maxmemory", "Redis at maxmemory with allkeys-lru, evicting",
+         "memory_ceiling", redis_at_maxmemory),
+)
+
+
+def demo(name: str) -> Demo:
+    """The demo called ``name``; LabError listing the names otherwise."""
+    for d in DEMOS:
+        if d.name == name:
+            return d
+    raise LabError(f"no scenario {name!r}; replmon --lab --scenario list shows them: "
+                   + ", ".join(d.name for d in DEMOS))
+
+
+ANNOUNCE: list[Callable[[str], None]] = []
+"""Where the lab demo says what it does (stderr, the log; the TUI adds a toast)."""
+
+
+def announce(text: str) -> None:
+    log.warning("%s", text)
+    for say in ANNOUNCE:
+        with contextlib.suppress(Exception):  # a closing screen must not stop the demo
+            say(text)
+
+
+@contextlib.contextmanager
+def lab_nodes(chosen: Demo | None = None, *, mysql: str = DEFAULT_MYSQL,
+              redis: str = DEFAULT_REDIS) -> Iterator[dict[str, Any]]:
+    """Start the lab and a write load, yield config keys pointing at it, tear both down
+    after. ``chosen``: a demo, run in a thread while the lab is watched."""
+    print(f"starting the lab ({mysql} + {redis} primary/replica on loopback)...",
+          file=sys.stderr)
+    _hangup_interrupts()
+    with Lab(mysql=mysql, redis=redis) as lab, WriteLoad(lab, rate=300):
+        nodes = lab.settings()
+        del nodes["interval"]  # the command line's --interval, or the default
+        print(f"lab up in {lab.dir}: {mysql} {lab.primary.mysql_port}/"
+              f"{lab.replica.mysql_port}, {redis} {lab.primary.redis_port}/"
+              f"{lab.replica.redis_port}", file=sys.stderr)
+        if chosen is None:
+            yield nodes
+            return
+        stop = threading.Event()
+        runner = threading.Thread(target=run_demo, args=(lab, chosen, stop), daemon=True,
+                                  name="lab-demo")
+        runner.start()
+        try:
+            yield nodes
+        finally:
+            stop.set()
+            runner.join(30)  # undoes the fault if it is on
+
+
+def _hangup_interrupts() -> None:
+    """SIGHUP (the ssh session or the terminal went away) and SIGTERM interrupt like ^C,
+    so the lab's servers are stopped and its temp dir removed instead of left running."""
+    import signal
+
+    def interrupt(signum: int, _frame: object) -> None:
+        for again in (signal.SIGHUP, signal.SIGTERM):  # a second signal must not cut
+            signal.signal(again, signal.SIG_IGN)  # the teardown short (tmux sends more)
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread: leave it
+            signal.signal(sig, interrupt)
+
+
+def run_demo(lab: Any, chosen: Demo, stop: threading.Event, *, after_s: float | None = None,
+             hold_s: float | None = None) -> None:
+    """Wait, inject ``chosen``'s fault, hold it, undo it; say each step."""
+    after = DEMO_AFTER_S if after_s is None else after_s
+    hold = DEMO_HOLD_S if hold_s is None else hold_s
+    announce(f"demo {chosen.name} in {after:.0f} s: {chosen.title}; {chosen.check} should "
+             "flag it")
+    if stop.wait(after):
+        return
+    try:
+        with chosen.fault(lab):
+            announce(f"demo {chosen.name}: injected, undone in {hold:.0f} s ({chosen.title})")
+            stop.wait(hold)
+        if not stop.is_set():
+            announce(f"demo {chosen.name}: undone; {chosen.check}'s finding closes")
+    except Exception as e:  # noqa: BLE001 - the demo must not take the screen down
+        announce(f"demo {chosen.name} failed: {type(e).__name__}: {e}")

@@ -1,0 +1,337 @@
+"""How each metric family's samples are read from a pair's state (each row of the table
+in fleet/families.py names one of these readers).
+
+A pair reader (``PairReader``) yields (label values, value) for one pair; a node reader
+(``NodeReader``) does so for one node, and ``per_node`` turns it into a pair reader that
+puts pair/node/host before its labels. A source's values are read only while the source
+is ok, and a value it does not know (None) gives no sample: a series is absent, never 0.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from replmon.fleet.state import PairState
+from replmon.model.base import SourceState
+from replmon.model.findings import Severity
+from replmon.model.mysql import MysqlSample
+from replmon.model.tick import SOURCE_KINDS, NodeTick
+
+USER_HZ = 100
+"""/proc/stat ticks per second on every mainstream Linux build."""
+
+Sample = tuple[tuple[str, ...], float]
+"""(label values after pair/node/host or the family's own labels, value)."""
+PairReader = Callable[[PairState], Iterable[Sample]]
+NodeReader = Callable[[NodeTick], Iterable[Sample]]
+
+
+def _nodes(s: PairState) -> Iterator[tuple[tuple[str, str, str], NodeTick]]:
+    t = s.tick
+    if t is None:
+        return
+    for n in (t.primary, t.replica):
+        yield (s.pair, n.role, n.name), n
+
+
+def per_node(fn: NodeReader) -> PairReader:
+    """A node reader as a pair reader: its label values after pair/node/host."""
+    def read(s: PairState) -> Iterator[Sample]:
+        for base, n in _nodes(s):
+            for labels, v in fn(n):
+                yield (*base, *labels), v
+    return read
+
+
+def _ok(n: NodeTick, kind: str) -> bool:
+    return bool(getattr(n, kind).status.state is SourceState.OK)
+
+
+def scalar(kind: str, get: Callable[[Any], float | int | bool | None]) -> NodeReader:
+    """One unlabelled value of a source's sample (only when the source is ok and the
+    value known)."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, kind):
+            v = get(getattr(n, kind))
+            if v is not None:
+                yield (), float(v)
+    return fn
+
+
+# --- sources ---------------------------------------------------------------------------
+
+def source_state(n: NodeTick) -> Iterator[Sample]:
+    for kind in SOURCE_KINDS:
+        yield (kind, getattr(n, kind).status.state.value), 1.0
+
+
+def source_up(n: NodeTick) -> Iterator[Sample]:
+    for kind in SOURCE_KINDS:
+        st = getattr(n, kind).status.state
+        if st is not SourceState.ABSENT:  # switched off: no up series to alert on
+            yield (kind,), float(st is SourceState.OK)
+
+
+def source_age(n: NodeTick) -> Iterator[Sample]:
+    now = time.time()
+    for kind in SOURCE_KINDS:
+        sample = getattr(n, kind)
+        if sample.status.state is not SourceState.ABSENT and sample.wall:
+            yield (kind,), max(0.0, now - sample.wall)
+
+
+def source_duration(n: NodeTick) -> Iterator[Sample]:
+    for kind in SOURCE_KINDS:
+        sample = getattr(n, kind)
+        if sample.status.state is not SourceState.ABSENT and sample.elapsed_ms is not None:
+            yield (kind,), sample.elapsed_ms / 1000
+
+
+def source_rtt(n: NodeTick) -> Iterator[Sample]:
+    for kind in ("mysql", "redis"):
+        sample = getattr(n, kind)
+        if _ok(n, kind) and sample.rtt_ms is not None:
+            yield (kind,), sample.rtt_ms / 1000
+
+
+# --- MySQL -----------------------------------------------------------------------------
+
+def mysql_labelled(prefix: str) -> NodeReader:
+    """The status counters named ``prefix``*, by the rest of the name in lower case."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, "mysql"):
+            for k, v in n.mysql.counters.items():
+                if k.startswith(prefix):
+                    yield (k[len(prefix):].lower(),), float(v)
+    return fn
+
+
+def mysql_other(skip: tuple[str, ...]) -> NodeReader:
+    """The other status values (counters and gauges) by lower-case name: the counters
+    named with a prefix of ``skip`` have families of their own."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, "mysql"):
+            for k, v in n.mysql.counters.items():
+                if not k.startswith(skip):
+                    yield (k.lower(),), float(v)
+            for k, g in n.mysql.gauges.items():
+                yield (k.lower(),), float(g)
+    return fn
+
+
+def mysql_rows(n: NodeTick) -> Iterator[Sample]:
+    if _ok(n, "mysql"):
+        m = n.mysql
+        for op, v in (("inserted", m.rows_inserted), ("updated", m.rows_updated),
+                      ("deleted", m.rows_deleted), ("read", m.rows_read)):
+            if v is not None:
+                yield (op, m.row_counters or ""), float(v)
+
+
+def channels(get: Callable[[Any], float | int | bool | None]) -> NodeReader:
+    """A value of each replication channel, labelled with the channel (MySQL) or the
+    connection (MariaDB) and its source host."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, "mysql"):
+            mariadb = n.mysql.flavour == "mariadb"
+            for ch in n.mysql.replication:
+                v = get(ch)
+                if v is not None:  # MariaDB names connections, MySQL channels
+                    name = ch.name or ""
+                    yield ("" if mariadb else name, name if mariadb else "",
+                           ch.source_host or ""), float(v)
+    return fn
+
+
+_YES = ("ON", "1", "YES", "TRUE")
+
+
+def variable(name: str, *, flag: bool) -> NodeReader:
+    """A global variable as a number (``flag``: 1 for ON, 0 otherwise)."""
+    def get(m: MysqlSample) -> float | None:
+        v = m.variables.get(name)
+        if v is None:
+            return None
+        if flag:
+            return float(str(v).upper() in _YES)
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return scalar("mysql", get)
+
+
+def mysql_info(n: NodeTick) -> Iterator[Sample]:
+    if _ok(n, "mysql") and n.mysql.version:
+        yield (n.mysql.version, n.mysql.flavour or ""), 1.0
+
+
+# --- Redis -----------------------------------------------------------------------------
+
+def redis_counter(field: str) -> NodeReader:
+    return scalar("redis", lambda r: r.counters.get(field))
+
+
+def redis_replicas(get: Callable[[Any], float | int | None]) -> NodeReader:
+    """A value of each replica a master lists (slaveN), labelled with its address."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, "redis"):
+            for rep in n.redis.replicas:
+                v = get(rep)
+                if v is not None:
+                    yield (rep.ip or "", str(rep.port or ""), rep.state or ""), float(v)
+    return fn
+
+
+def redis_master(get: Callable[[Any], float | int | bool | None]) -> NodeReader:
+    """A replica's value, labelled with the master it follows (as redis_exporter)."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, "redis") and n.redis.master_host is not None:
+            v = get(n.redis)
+            if v is not None:
+                yield (n.redis.master_host, str(n.redis.master_port or "")), float(v)
+    return fn
+
+
+def redis_lag_bytes(n: NodeTick) -> Iterator[Sample]:
+    for addr, v in n.rates.redis.replica_lag_bytes.items():
+        if v is not None:
+            yield (addr,), float(v)
+
+
+def redis_info(n: NodeTick) -> Iterator[Sample]:
+    if _ok(n, "redis"):
+        r = n.redis
+        yield (str(r.role or ""), r.version or "", r.maxmemory_policy or "", r.server), 1.0
+
+
+# --- DRBD: drbd-reactor's shapes -------------------------------------------------------
+
+def _resources(n: NodeTick) -> Iterator[Any]:
+    if _ok(n, "drbd"):
+        yield from n.drbd.resources
+
+
+def drbd_role(n: NodeTick) -> Iterator[Sample]:
+    for r in _resources(n):
+        if r.role:
+            yield (r.name, r.role), 1.0
+
+
+def drbd_suspended(n: NodeTick) -> Iterator[Sample]:
+    for r in _resources(n):
+        if r.suspended is not None:
+            yield (r.name,), float(bool(r.suspended))
+
+
+def _label(v: object) -> str:
+    return "" if v is None else str(v)
+
+
+def _emit(base: tuple[str, ...], v: Any, state: bool) -> Iterator[Sample]:
+    """A number as itself, or a state (a string) as its label with the value 1."""
+    if state:
+        if v:
+            yield (*base, str(v)), 1.0
+    elif v is not None:
+        yield base, float(v)
+
+
+def drbd_conn(get: Callable[[Any], Any], state: bool = False) -> NodeReader:
+    """A value (or with ``state``, a state) of each resource's connection to a peer."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        for r in _resources(n):
+            for c in r.connections:
+                yield from _emit((r.name, c.peer or "", _label(c.peer_node_id)), get(c), state)
+    return fn
+
+
+def drbd_dev(get: Callable[[Any], Any], state: bool = False) -> NodeReader:
+    """A value (or state) of each resource's local device (volume)."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        for r in _resources(n):
+            for d in r.devices:
+                yield from _emit((r.name, _label(d.volume), _label(d.minor)), get(d), state)
+    return fn
+
+
+def drbd_peer(get: Callable[[Any], Any], state: bool = False) -> NodeReader:
+    """A value (or state) of each resource's peer device (a volume as a peer has it)."""
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        for r in _resources(n):
+            for c in r.connections:
+                for p in c.peer_devices:
+                    base = (r.name, c.peer or "", _label(c.peer_node_id), _label(p.volume))
+                    yield from _emit(base, get(p), state)
+    return fn
+
+
+def kib(v: int | None) -> float | None:
+    return None if v is None else v * 1024.0
+
+
+# --- host ------------------------------------------------------------------------------
+
+_CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def cpu(n: NodeTick) -> Iterator[Sample]:
+    if _ok(n, "host") and n.host.cpu is not None:
+        for mode in _CPU_MODES:
+            yield (mode,), getattr(n.host.cpu, mode) / USER_HZ
+
+
+def mem(field: str) -> NodeReader:
+    return scalar("host", lambda h: None if h.mem is None else getattr(h.mem, field))
+
+
+def vm(field: str) -> NodeReader:
+    return scalar("host", lambda h: None if h.vm is None else getattr(h.vm, field))
+
+
+def disk(get: Callable[[Any], float | int | None]) -> NodeReader:
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, "host"):
+            for name, d in n.host.disks.items():
+                v = get(d)
+                if v is not None:
+                    yield (name,), float(v)
+    return fn
+
+
+def nic(get: Callable[[Any], float | int | None]) -> NodeReader:
+    def fn(n: NodeTick) -> Iterator[Sample]:
+        if _ok(n, "host"):
+            for name, c in n.host.nics.items():
+                v = get(c)
+                if v is not None:
+                    yield (name,), float(v)
+    return fn
+
+
+# --- pair readers: the findings and replmon itself -------------------------------------
+
+def findings(s: PairState) -> Iterator[Sample]:
+    for f in s.findings:
+        yield (s.pair, f.node, f.check, f.key, f.severity.label), 1.0
+
+
+def findings_open(s: PairState) -> Iterator[Sample]:
+    for sev in (Severity.CRITICAL, Severity.WARNING, Severity.INFO):
+        yield (s.pair, sev.label), float(sum(f.severity is sev for f in s.findings))
+
+
+def flaps(s: PairState) -> Iterator[Sample]:
+    for f in s.findings:
+        if f.flaps:
+            yield (s.pair, f.node, f.check, f.key), float(f.flaps)
+
+
+def pair_value(get: Callable[[PairState], float | int | None]) -> PairReader:
+    def fn(s: PairState) -> Iterator[Sample]:
+        v = get(s)
+        if v is not None:
+            yield (s.pair,), float(v)
+    return fn

@@ -1,0 +1,204 @@
+"""The pair view: what both nodes say at a window's last tick, worked out once and read
+by every check of the tick.
+
+Several checks need the same facts about the pair at a window's last tick: each node's
+newest binary log reading (taken every ``positions_every`` seconds, so one or two ticks
+back), the replica's channel that follows the primary, how far apart the two nodes'
+clocks are. ``Window.pair`` is this view. It is made the first time a check asks for it,
+and each fact is worked out when first read and kept: the engine hands every check with
+the same window length the same Window, so the checks of a tick share what one of them
+worked out. A plain ``Window(ticks)`` gives the same view (a pure function of the window).
+
+The view is read-only, as the window is: its facts are properties without setters,
+their values the tick's own records and tuples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from replmon.model.base import SourceState
+from replmon.model.mysql import BinlogStatus, ReplicaChannel
+from replmon.model.tick import NodeTick, Role, Tick
+
+_OK = SourceState.OK
+_UNREAD: Any = object()
+"""A fact not worked out yet."""
+
+
+def redis_clock(node: NodeTick) -> tuple[float, float] | None:
+    """(the node's clock minus replmon's, bound) from this tick's Redis INFO (6.2+:
+    ``server_time_usec``): replmon's clock is known before the request and the request's
+    time after it, so the node answered within half of it (the bound)."""
+    r = node.redis
+    if r.status.state is _OK and (clock := r.server_time) is not None:
+        half = r.elapsed_ms / 2000.0
+        return clock - (r.wall + half), half
+    return None
+
+
+def node_clock(node: NodeTick) -> tuple[float, float] | None:
+    """As ``redis_clock``, from this tick's Redis INFO or MySQL clock reading
+    (``BinlogStatus.server_time``, every ``positions_every`` seconds), the tighter one."""
+    out = redis_clock(node)
+    m = node.mysql
+    if m.status.state is _OK and (b := m.binlog) is not None and b.server_time is not None \
+            and b.sent_wall is not None and b.elapsed_ms is not None:
+        half = b.elapsed_ms / 2000.0
+        if out is None or half < out[1]:
+            out = b.server_time - (b.sent_wall + half), half
+    return out
+
+
+class PairView:
+    """Facts about both nodes at the last tick of a window, each worked out when first
+    read (``Window.pair``)."""
+
+    __slots__ = ("_binlogs", "_channel", "_channels", "_clock", "_primary", "_replica",
+                 "_ticks")
+    _ticks: Sequence[Tick]
+    _primary: tuple[BinlogStatus | None, int]
+    _replica: tuple[BinlogStatus | None, int]
+    _binlogs: tuple[BinlogStatus, BinlogStatus] | None
+    _channels: tuple[ReplicaChannel, ...]
+    _channel: ReplicaChannel | None
+    _clock: tuple[float, float] | None
+
+    def __init__(self, ticks: Sequence[Tick]) -> None:
+        self._ticks = ticks
+        self._primary = self._replica = self._binlogs = self._channels = self._channel = \
+            self._clock = _UNREAD
+
+    def _newest(self, role: Role) -> tuple[BinlogStatus | None, int]:
+        """(``role``'s newest binlog reading, its tick's index); (None, -1): none."""
+        i = len(self._ticks)
+        for t in reversed(self._ticks):
+            i -= 1
+            m = getattr(t, role).mysql
+            if m.binlog is not None and m.status.state is _OK:
+                return m.binlog, i
+        return None, -1
+
+    @property
+    def primary_binlog(self) -> BinlogStatus | None:
+        """The primary's newest binary log reading in the window (its position, GTIDs,
+        server_id and clock, from a tick whose MySQL sample is ok: every
+        ``positions_every`` seconds); None when the window has none."""
+        found = self._primary
+        if found is _UNREAD:
+            found = self._primary = self._newest("primary")
+        return found[0]
+
+    @property
+    def primary_binlog_at(self) -> int:
+        """Index in the window's ``ticks`` of ``primary_binlog``'s tick (``ticks[i].wall``
+        is when it was read); -1 when there is none."""
+        found = self._primary
+        if found is _UNREAD:
+            found = self._primary = self._newest("primary")
+        return found[1]
+
+    @property
+    def replica_binlog(self) -> BinlogStatus | None:
+        """As ``primary_binlog``, the replica's."""
+        found = self._replica
+        if found is _UNREAD:
+            found = self._replica = self._newest("replica")
+        return found[0]
+
+    @property
+    def replica_binlog_at(self) -> int:
+        """As ``primary_binlog_at``, the replica's."""
+        found = self._replica
+        if found is _UNREAD:
+            found = self._replica = self._newest("replica")
+        return found[1]
+
+    @property
+    def binlogs(self) -> tuple[BinlogStatus, BinlogStatus] | None:
+        """(primary's, replica's) readings of the newest tick in which both nodes read
+        their binary log: the two sides of one moment (both read in the same tick,
+        the period aligned to the wall clock). None when the window has no such tick, or
+        when either node's MySQL sample of that tick is not ok."""
+        found = self._binlogs
+        if found is _UNREAD:
+            found = None
+            for t in reversed(self._ticks):
+                pm, rm = t.primary.mysql, t.replica.mysql
+                if pm.binlog is not None and rm.binlog is not None:
+                    if pm.status.state is _OK and rm.status.state is _OK:
+                        found = (pm.binlog, rm.binlog)
+                    break
+            self._binlogs = found
+        return found
+
+    @property
+    def channels(self) -> tuple[ReplicaChannel, ...]:
+        """The replica's replication channels at the last tick (SHOW REPLICA STATUS rows,
+        a multi-source replica's every source), group replication's left out; () when
+        its MySQL sample is not ok."""
+        found = self._channels
+        if found is _UNREAD:
+            m = self._ticks[-1].replica.mysql
+            every = m.replication
+            if m.status.state is not _OK:
+                found = ()
+            elif len(every) == 1 and not every[0].group_replication:
+                found = (every[0],)  # the usual replica
+            else:
+                found = tuple([c for c in every if not c.group_replication])
+            self._channels = found
+        return found
+
+    @property
+    def channel(self) -> ReplicaChannel | None:
+        """The replica's channel from the primary, of ``channels``: the only one, or the one
+        whose source server_id is the primary's (by its newest reading); None without."""
+        found = self._channel
+        if found is _UNREAD:
+            chans = self.channels
+            if len(chans) == 1:  # the usual replica: one channel
+                found = chans[0]
+            else:
+                newest = self.primary_binlog if chans else None
+                sid = newest.server_id if newest is not None else None
+                found = None if sid is None else \
+                    next((c for c in chans if c.source_server_id == sid), None)
+            self._channel = found
+        return found
+
+    def _clocks(self) -> tuple[float, float] | None:
+        found = self._clock
+        if found is _UNREAD:
+            last = self._ticks[-1]
+            p, r = node_clock(last.primary), node_clock(last.replica)
+            found = self._clock = None if p is None or r is None else \
+                (p[0] - r[0], p[1] + r[1])
+        return found
+
+    @property
+    def clock_offset_s(self) -> float | None:
+        """Seconds the primary's clock is ahead of the replica's (negative: behind) at the
+        last tick, from each node's tighter reading (``node_clock``: Redis INFO or MySQL's
+        clock); None unless both nodes have one."""
+        found = self._clocks()
+        return None if found is None else found[0]
+
+    @property
+    def clock_bound_s(self) -> float | None:
+        """Seconds ``clock_offset_s`` may be off by (half of each request's time)."""
+        found = self._clocks()
+        return None if found is None else found[1]
+
+    @property
+    def mysql_ok(self) -> bool:
+        """Both nodes' MySQL samples of the last tick are ok: the two can be compared."""
+        last = self._ticks[-1]
+        return last.primary.mysql.status.state is _OK and last.replica.mysql.status.state is _OK
+
+    @property
+    def redis_ok(self) -> bool:
+        """Both nodes' Redis samples of the last tick are ok."""
+        last = self._ticks[-1]
+        return last.primary.redis.status.state is _OK and last.replica.redis.status.state is _OK

@@ -1,0 +1,268 @@
+"""The engine's windows: the ticks each check sees, and the columns ``Window.series``
+reads from.
+
+Every check has its own window (``Check.window`` seconds); the engine keeps one list of
+ticks per window length, one append and one delete a tick (a fresh slice per window and
+tick would copy 500 references and touch as many ticks, most of them long out of the
+CPU's caches), and hands every check of that length the same ``EngineWindow``.
+
+A check asks ``w.series(role, get)`` every tick for its whole window; computed afresh,
+a 300-tick window costs 300 getter calls per tick. An ``EngineWindow`` answers from a
+``SeriesCache`` instead: one column per (role, what the getter computes), which gains
+one value per tick. What a getter computes is ``getter_key``: its code and the values it
+closes over, so a check written the plain way, with a fresh lambda per call, finds the
+column the previous tick's copy filled.
+
+None of this is the check authors' API (``replmon.check`` is): a check reads the same
+values from a plain ``Window`` as from the engine's. The tick lists and columns it hands
+out are ``ReadOnlyList``: a list whose mutation raises, so a check cannot change what the
+next check, or the next tick, reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from types import FunctionType
+from typing import Any, NoReturn, TypeVar
+
+from replmon.check import Window
+from replmon.model.tick import NodeTick, Role, Tick
+
+V = TypeVar("V")
+
+PRUNE_EVERY = 64
+"""Ticks between two prunes of the series cache."""
+
+
+class ReadOnlyList(list[V]):
+    """A list that checks can read but not change: every mutating method raises
+    TypeError. Reading is a list's own (C) code; a slice is a new, plain list. Its owner
+    in this module changes it through ``list``'s own methods."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a window's ticks and series are read-only: a check must not "
+                        "change what the other checks read")
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+_append = list.append
+_extend = list.extend
+_setitem = list.__setitem__
+_delitem = list.__delitem__
+
+
+_set = object.__setattr__  # how the owner sets a Window's attributes (Window refuses)
+
+
+class EngineWindow(Window):
+    """The engine's Window of one length: its kept tick list as is (no copy), ``series``
+    from the engine's columns. One per length for the whole feed, moved on by each tick
+    (``Windows.add``)."""
+
+    __slots__ = ("_cache",)
+    _cache: SeriesCache
+
+    def __init__(self, ticks: ReadOnlyList[Tick], cache: SeriesCache) -> None:
+        # not Window.__init__, which copies the ticks into a tuple; ``last`` comes with
+        # the first tick (``Windows.add``)
+        _set(self, "ticks", ticks)
+        _set(self, "_pair", None)
+        _set(self, "_cache", cache)
+        if ticks:
+            _set(self, "last", ticks[-1])
+
+    def series(self, role: Role, get: Callable[[NodeTick], V],
+               n: int | None = None) -> Sequence[V]:
+        ticks, last, cache = self.ticks, self.last, self._cache
+        try:
+            col = cache.by_getter[role].get(get)
+        except (KeyError, TypeError):  # a new role, or an unhashable callable
+            col = None
+        if col is None:
+            col = cache.column(get, role)
+            if col is None:  # not cacheable: computed afresh
+                fresh = tuple([get(getattr(t, role)) for t in ticks])
+                return fresh if n is None or n >= len(fresh) else fresh[-n:]
+        vals, size = col.vals, len(ticks)
+        if size > col.keep:
+            col.keep = size
+        if size > 1 and ticks[-2].seq == col.last_seq and len(vals) >= size - 1:
+            _append(vals, get(getattr(last, role)))  # the usual case: one tick more
+            if len(vals) > col.keep:  # one value more than the longest window: a memmove
+                _delitem(vals, 0)
+        elif last.seq != col.last_seq or len(vals) < size:  # (else: asked in this tick)
+            cache.fill(col, get, role, ticks)
+        col.last_seq = last.seq
+        if n is not None and n < size:
+            size = n
+        return vals if len(vals) == size else tuple(vals[-size:])  # whole: no copy
+
+
+class Windows:
+    """The engine's windows of one feed: for each window length the last ticks, one
+    ``EngineWindow`` on them, and the columns their ``series`` share."""
+
+    def __init__(self) -> None:
+        self.by_length: dict[int, EngineWindow] = {}
+        """Window length in ticks -> its window."""
+        self._kept: list[tuple[int, ReadOnlyList[Tick], EngineWindow]] = []
+        """(length, its ticks, its window) for each length."""
+        self._cache = SeriesCache()
+        self._seq = -1
+        """Seq of the last tick added."""
+
+    def plan(self, lengths: Iterable[int], ticks: Sequence[Tick]) -> None:
+        """Keep windows of these lengths from now on, filled from ``ticks`` (the newest
+        ticks seen, oldest first)."""
+        views = {n: ReadOnlyList(ticks[-n:]) for n in lengths}
+        self.by_length = {n: EngineWindow(view, self._cache) for n, view in views.items()}
+        self._kept = [(n, view, self.by_length[n]) for n, view in views.items()]
+
+    def add(self, tick: Tick) -> dict[int, EngineWindow]:
+        """``tick`` added to every window: each length's window for this tick, its pair
+        view not made yet. A tick whose seq does not follow the last one's starts a new
+        feed: the columns are cleared (their values are not its)."""
+        if tick.seq <= self._seq:
+            self._cache.clear()
+        self._seq = tick.seq
+        append, delete, set_ = _append, _delitem, _set
+        for n, view, w in self._kept:
+            append(view, tick)
+            if len(view) > n:
+                delete(view, 0)
+            set_(w, "last", tick)
+            if w._pair is not None:
+                set_(w, "_pair", None)  # a new tick, a new pair view
+        return self.by_length
+
+    def done(self, tick: Tick) -> None:
+        """Every check has read ``tick``'s windows (the columns' pruning runs)."""
+        self._cache.prune(tick.seq)
+
+    def clear(self) -> None:
+        """Forget every tick (not the lengths)."""
+        self._cache.clear()
+        self._seq = -1
+        self.plan([n for n, _, _ in self._kept], ())
+
+
+class _Column:
+    __slots__ = ("getter", "keep", "last_seq", "vals")
+
+    def __init__(self, getter: object) -> None:
+        self.getter = getter
+        """The first getter object seen for this column (found by identity after)."""
+        self.last_seq = -1
+        self.keep = 1
+        """The longest window that asked for this column."""
+        self.vals: ReadOnlyList[Any] = ReadOnlyList()
+
+
+def getter_key(get: Callable[..., object]) -> Hashable | None:
+    """What a getter computes, as a dict key: its code plus the values it closes over
+    (and its defaults; a captured function by its own key; a bound method's object).
+    Two getters with equal keys compute the same thing (checks are pure), so a lambda or
+    closure made anew on every call, ``w.series(role, lambda n: _iops(n, disk))``, finds
+    the column the previous tick's copy filled. None when a captured value cannot be
+    read (a cell not yet bound); a key holding an unhashable value (a list) fails to
+    hash, and ``SeriesCache`` then computes that getter's values without caching."""
+    if type(get) is not FunctionType:
+        func = getattr(get, "__func__", None)  # a bound method: its function and object
+        return get if func is None else (getter_key(func), getattr(get, "__self__", None))
+    cells = get.__closure__
+    if cells is None:
+        defaults = get.__defaults__
+        return get.__code__ if defaults is None else (get.__code__, defaults)
+    try:
+        if len(cells) == 1 and get.__defaults__ is None:  # the usual closure: one name
+            v = cells[0].cell_contents
+            return (get.__code__, getter_key(v) if type(v) is FunctionType else v)
+        return (get.__code__, get.__defaults__, *[
+            getter_key(v) if type(v := c.cell_contents) is FunctionType else v for c in cells])
+    except ValueError:  # an empty cell
+        return None
+
+
+class SeriesCache:
+    """Values of ``Window.series`` kept from tick to tick by the engine, so a check that
+    scans its whole window each tick computes one new value per tick and gets the rest
+    as the column itself (read-only) or a slice of it.
+
+    A column per (role, what the getter computes) holds the values of consecutive ticks,
+    newest last. Ticks are told apart by seq, which only grows within one feed (the
+    engine clears the cache when it does not); columns no check asked for in the last
+    ``PRUNE_EVERY`` ticks are dropped (at most twice that after their last use)."""
+
+    def __init__(self) -> None:
+        self._cols: dict[str, dict[Hashable, _Column]] = {"primary": {}, "replica": {}}
+        self.by_getter: dict[str, dict[object, _Column]] = {"primary": {}, "replica": {}}
+        """The column of a getter object seen before (a module-level function): one
+        identity lookup instead of its key."""
+        self._ticks = 0
+        """Ticks since the last prune."""
+        self._pruned_at = -1
+        """Seq of the last prune's tick."""
+
+    def column(self, get: Callable[[NodeTick], object], role: str) -> _Column | None:
+        """The column for what ``get`` computes (made when new); None: not cacheable."""
+        if role not in self._cols:
+            self._cols[role], self.by_getter[role] = {}, {}
+        key = getter_key(get)
+        if key is None:
+            return None
+        cols = self._cols[role]
+        try:
+            col = cols.get(key)
+        except TypeError:  # an unhashable captured value
+            return None
+        if col is None:
+            col = cols[key] = _Column(get)
+        if col.getter is get:  # the same object next tick: found by identity
+            self.by_getter[role][get] = col
+        return col
+
+    @staticmethod
+    def fill(col: _Column, get: Callable[[NodeTick], object], role: str,
+             ticks: Sequence[Tick]) -> None:
+        """Bring the column up to ``ticks``: the values it lacks, or all of them anew."""
+        vals, last = col.vals, col.last_seq
+        if len(ticks) > 1 and ticks[-2].seq == last:
+            new = 1
+        else:
+            new = 0
+            for t in reversed(ticks):
+                if t.seq <= last:
+                    break
+                new += 1
+        old = len(ticks) - new  # ticks the column should already hold, ending at last
+        if old == 0 or ticks[old - 1].seq != last or len(vals) < old:
+            _setitem(vals, slice(None), [get(getattr(t, role)) for t in ticks])  # new, or a gap
+        elif new:
+            _extend(vals, [get(getattr(t, role)) for t in ticks[old:]])
+        if len(vals) > col.keep:
+            _delitem(vals, slice(None, -col.keep))
+
+    def prune(self, seq: int) -> None:
+        """After tick ``seq``: every ``PRUNE_EVERY`` ticks, forget the columns not asked
+        for since the previous prune (a disk that went away). A column asked for only on
+        some ticks (a reading taken every other tick) stays: dropping it would cost its
+        whole window again when next asked. Memory only: a column skipped for some ticks
+        is filled in when asked again (``fill``), so it never has a hole."""
+        self._ticks += 1
+        if self._ticks < PRUNE_EVERY:
+            return
+        self._ticks = 0
+        since, self._pruned_at = self._pruned_at, seq
+        for by_key in (*self._cols.values(), *self.by_getter.values()):
+            for k in [k for k, c in by_key.items() if c.last_seq < since]:
+                del by_key[k]
+
+    def clear(self) -> None:
+        for by_key in (*self._cols.values(), *self.by_getter.values()):
+            by_key.clear()
+        self._ticks = 0
+        self._pruned_at = -1
