@@ -37,8 +37,10 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab, WriteLoad
-from replmon.model.findings import Severity
+from replmon.model.findings import Finding, Severity
+from replmon.model.incidents import incidents_of
 from replmon.model.tick import Tick
+from replmon.output.incidents import causality
 from replmon.session.recording import open_recording
 from replmon.testing.scenarios import (
     ONSET_S,
@@ -74,6 +76,89 @@ def session_at(ticks: list[Tick], interval: float) -> set[tuple[str, str, str]]:
     tt = ticks if interval == ticks[0].interval else resample(ticks, interval)
     out = run_ticks(tt, {})
     return {f.ident for fs in out.opened.values() for f in fs if f.severity >= Severity.WARNING}
+
+
+Stream = list[tuple[float, list[Finding]]]
+"""(tick wall, findings open after it) per tick: what incidents are made from."""
+
+ROOTS = {  # recording -> the root of its incident of more than one finding
+    "seed002_swapping_past_ceiling": "memory_ceiling/primary/redis_memory",
+    "seed004_auto_increment": "config_drift/pair/auto_increment_increment",
+    "replica_lag_growing": "applier_progress/replica/default",
+    "redis_maxmemory_evictions": "memory_ceiling/primary/redis_memory",
+    "redis_link_down_full_resync": "config_drift/pair/repl-backlog-size",
+}
+
+
+def stream_at(ticks: list[Tick], interval: float) -> Stream:
+    tt = ticks if interval == ticks[0].interval else resample(ticks, interval)
+    eng = build_engine(entry_points=False)
+    return [(t.wall, list(eng.feed(t).open)) for t in tt]
+
+
+def shifted(s: Stream, by: float) -> Stream:
+    return [(w + by, [f.model_copy(update={"since_wall": f.since_wall + by}) for f in fs])
+            for w, fs in s]
+
+
+def merged(a: Stream, b: Stream) -> Stream:
+    """Two streams as one pair's: b's findings on a's ticks (b aligned to a's start)."""
+    b = shifted(b, a[0][0] - b[0][0])
+    out: Stream = []
+    j = 0
+    last: list[Finding] = []
+    for w, fs in a:
+        while j < len(b) and b[j][0] <= w:
+            last = b[j][1]
+            j += 1
+        out.append((w, [*fs, *last]))
+    return out
+
+
+def roots_of(s: Stream) -> list[str]:
+    """The roots of the stream's incidents (check/node/key), in opening order; an
+    incident with two candidate roots gives "a | b"."""
+    links = causality(build_engine(entry_points=False).checks)
+    return [" | ".join(f"{r.check}/{r.node}/{r.key}" for r in i.roots)
+            for i in incidents_of(s, links)]
+
+
+def incident_rows(ivs: list[float], results: list[bool]) -> None:
+    """The incident table (#34): every shipped recording of more than one finding and
+    three composed streams, at each interval: the root named right."""
+    print("\nincidents: the root of each incident, at "
+          f"{' / '.join(f'{i:g} s' for i in ivs)}")
+    ticks = {}
+    for p in sorted(glob.glob(str(ROOT / "sample_sessions" / "*.rmrec"))):
+        with open_recording(p) as rec:
+            ticks[Path(p).stem] = list(rec.ticks())
+    cases: list[tuple[str, dict[float, Stream], list[str]]] = []
+    for name, want in ROOTS.items():
+        at = {iv: stream_at(ticks[name], iv) for iv in ivs}
+        cases.append((name, at, [want]))
+    both = {iv: merged(stream_at(ticks["seed004_auto_increment"], iv),
+                       stream_at(ticks["replica_sql_stopped"], iv)) for iv in ivs}
+    cases.append(("composed: auto_increment drift + SQL thread stopped at once", both,
+                  ["config_drift/pair/auto_increment_increment",
+                   "mysql_replication/replica/default"]))
+    cause_then = {iv: merged(stream_at(ticks["replica_lag_growing"], iv),
+                             stream_at(ticks["healthy_steady_load"], iv)) for iv in ivs}
+    cases.append(("composed: applier stuck, then its lag (healthy pair beside)", cause_then,
+                  ["applier_progress/replica/default"]))
+    alone = {iv: [(w, [f for f in fs if f.check != "applier_progress"])
+                  for w, fs in stream_at(ticks["replica_lag_growing"], iv)] for iv in ivs}
+    cases.append(("composed: the lag without its stuck applier (no root invented)", alone,
+                  ["mysql_replication/replica/default"]))
+    for name, at, want in cases:
+        roots = {iv: roots_of(st) for iv, st in at.items()}
+        ok = all(set(want) <= set(rs) for rs in roots.values())  # each its own root
+        results.append(ok)
+        row("incident", name, "", [f"{len(rs):>2} incidents" for rs in roots.values()], ok)
+        for iv, rs in roots.items():
+            if not set(want) <= set(rs):
+                print(f"        at {iv:g} s: roots {rs}, want {want}")
+            elif iv == ivs[-1]:
+                print(f"        roots: {', '.join(r for r in rs if r in want)}")
 
 
 def lab_at(sc: LabScenario, interval: float) -> LabScenario:
@@ -159,6 +244,7 @@ def main() -> None:
             if base - s:
                 print(f"        not at {iv:g} s (held under 2 ticks, or under open_after "
                       f"before the session ends): {sorted(base - s)}")
+    incident_rows(ivs, results)
     if args.skip_lab:
         print(f"\n{sum(results)}/{len(results)} passed (lab skipped)")
         return

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     ReplicaChannel,
@@ -165,5 +166,16 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("mysql_replication", "same",
+             "an applier stuck on one transaction makes the lag grow",
+             before_s=120.0),
+    Explains("pair_lag", "same",
+             "an applier stuck on one transaction leaves the replica behind",
+             before_s=120.0),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="applier_progress", title="Applier progress", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=300.0)
+              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
+    Explains,
     Observation,
     Seconds,
     Severity,
@@ -107,5 +108,13 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     )]
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("mysql_replication", "either",
+             "Seconds_Behind_Master subtracts the primary's clock from the replica's: a skew "
+             "reads as lag"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="clock_skew", title="Clock skew", needs=("redis", "mysql"),
-              thresholds=Limits, evaluate=evaluate, window=30.0)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)

@@ -64,6 +64,7 @@ from collections.abc import Callable
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     Severity,
@@ -359,5 +360,31 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("stmt_vs_rows", "either",
+             "keys generated with another auto_increment step on each node: UPDATEs by id miss"
+             " their rows",
+             cause_key="auto_increment_increment"),
+    Explains("stmt_vs_rows", "either",
+             "keys generated from another auto_increment offset on each node: UPDATEs by id "
+             "miss their rows",
+             cause_key="auto_increment_offset"),
+    Explains("errant_writes", "either",
+             "a replica without read_only takes writes its primary never had",
+             cause_key="read_only"),
+    Explains("two_primaries", "pair",
+             "a replica without read_only is a second writable node",
+             cause_key="read_only"),
+    Explains("redis_backlog_headroom", "either",
+             "the node with the smaller repl-backlog-size covers a shorter outage",
+             cause_key="repl-backlog-size"),
+    Explains("redis_replication", "either",
+             "a replica's client-output-buffer-limit below the master's writes during a sync "
+             "drops the link",
+             cause_key="client-output-buffer-limit"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="config_drift", title="Config drift", needs=("mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=1.0)
+              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS)

@@ -47,6 +47,7 @@ from pydantic import AliasChoices, Field
 from replmon.check import (
     Check,
     DiskRates,
+    Explains,
     NodeTick,
     Observation,
     Role,
@@ -205,5 +206,14 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("applier_progress", "same", "an applier waiting on a saturated disk falls behind"),
+    Explains("mysql_replication", "same", "an applier waiting on a saturated disk falls behind"),
+    Explains("drbd_congestion", "either", "DRBD's writes wait on the saturated disk"),
+    Explains("throughput_collapse", "same", "statements wait on the saturated disk"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="disk_saturation", title="Disk saturation", needs=("host",),
-              thresholds=Limits, evaluate=evaluate, window=30.0)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)

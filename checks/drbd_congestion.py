@@ -30,6 +30,7 @@ from replmon.check import (
     Check,
     DrbdConnection,
     DrbdPeerDevice,
+    Explains,
     NodeTick,
     Observation,
     Role,
@@ -164,5 +165,11 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("throughput_collapse", "either", "writes wait for DRBD's congested send buffer"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="drbd_congestion", title="DRBD congestion", needs=("drbd",),
-              thresholds=Limits, evaluate=evaluate, window=300.0)
+              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS)

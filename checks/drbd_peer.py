@@ -52,6 +52,7 @@ from replmon.check import (
     DrbdDeviceRates,
     DrbdPeerDeviceRates,
     DrbdResource,
+    Explains,
     NodeTick,
     Observation,
     Role,
@@ -453,5 +454,12 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("drbd_congestion", "either",
+             "a peer resyncing after a disconnect takes the link and the disk"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
-              evaluate=evaluate, window=120.0)
+              evaluate=evaluate, window=120.0, explains=EXPLAINS)

@@ -38,6 +38,7 @@ from __future__ import annotations
 from replmon.check import (
     BinlogStatus,
     Check,
+    Explains,
     Observation,
     Seconds,
     Severity,
@@ -136,5 +137,12 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     )]
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("mysql_replication", "either",
+             "a row written on the replica first makes the replicated write fail (1062, 1032)"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="errant_writes", title="Errant writes", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=30.0)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)

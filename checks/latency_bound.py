@@ -46,6 +46,7 @@ from pydantic import AliasChoices, Field
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     Seconds,
@@ -249,5 +250,12 @@ def _link(w: Window, t: Limits, modes: list[str] | None) -> Observation | None:
     )
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("semi_sync", "either", "each commit waits a round trip for the replica's ack"),
+    Explains("drbd_congestion", "either", "protocol C waits a round trip for every write"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="latency_bound", title="Latency bound", needs=("mysql", "redis", "drbd"),
-              thresholds=Limits, evaluate=evaluate, window=60.0)
+              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     Severity,
@@ -123,5 +124,17 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("drbd_congestion", "same", "a full link fills DRBD's send buffer: writes wait for it"),
+    Explains("pair_lag", "either",
+             "binlog events wait behind the full link: the replica receives late"),
+    Explains("mysql_replication", "either",
+             "binlog events wait behind the full link: the lag grows"),
+    Explains("latency_bound", "either", "a full link queues every packet: round trips grow"),
+    Explains("redis_replication", "either", "the replication stream waits behind the full link"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="link_saturation", title="Link saturation", needs=("host", "drbd"),
-              thresholds=Limits, evaluate=evaluate, window=1.0)
+              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS)

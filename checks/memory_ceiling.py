@@ -54,6 +54,7 @@ from collections.abc import Callable
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     Role,
@@ -276,5 +277,31 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("memory_ceiling", "same",
+             "Redis grown past the RAM pushes the host's pages out: it swaps",
+             cause_key="redis_memory", effect_key="paging"),
+    Explains("memory_ceiling", "same",
+             "at maxmemory Redis evicts keys to make room for new writes",
+             cause_key="redis_memory", effect_key="evictions"),
+    Explains("memory_ceiling", "replica",
+             "the replica holds its master's data set: it grows with it",
+             cause_key="redis_memory", effect_key="redis_memory"),
+    Explains("throughput_collapse", "same",
+             "a server whose memory is on swap waits on the disk for it",
+             cause_key="paging"),
+    Explains("throughput_collapse", "same",
+             "Redis past the RAM swaps and forks slowly: its commands wait",
+             cause_key="redis_memory"),
+    Explains("latency_bound", "same",
+             "a swapping host answers every round trip late",
+             cause_key="paging"),
+    Explains("disk_saturation", "same",
+             "swap traffic fills the disk that holds the swap",
+             cause_key="paging"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="memory_ceiling", title="Memory ceiling", needs=("host", "redis", "mysql"),
-              thresholds=Limits, evaluate=evaluate, window=30.0)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)

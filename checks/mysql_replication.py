@@ -73,6 +73,7 @@ from typing import cast
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Number,
     Observation,
@@ -616,5 +617,13 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("pair_lag", "same",
+             "a stopped or failing replication thread leaves the replica behind while "
+             "Seconds_Behind_Master reads NULL"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="mysql_replication", title="MySQL replication", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=300.0)
+              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS)

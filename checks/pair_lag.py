@@ -45,6 +45,7 @@ from pydantic import Field
 from replmon.check import (
     BinlogStatus,
     Check,
+    Explains,
     NodeTick,
     Observation,
     ReplicaChannel,
@@ -223,5 +224,9 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     )]
 
 
+EXPLAINS: tuple[Explains, ...] = ()
+"""It explains no other finding: it is a consequence or stands alone."""
+
+
 CHECK = Check(id="pair_lag", title="Pair lag", needs=("mysql",), thresholds=Limits,
-              evaluate=evaluate, window=300.0)
+              evaluate=evaluate, window=300.0, explains=EXPLAINS)

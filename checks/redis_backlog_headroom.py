@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     RedisSample,
@@ -190,5 +191,16 @@ def _backlog(rs: RedisSample, rate: float, span: float, t: Limits) -> Observatio
     )
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("redis_replication", "either",
+             "a backlog shorter than the outage forces a full resync",
+             cause_key="backlog", effect_key="full_resync"),
+    Explains("redis_replication", "either",
+             "an output buffer limit below a sync's writes drops the replica's link",
+             cause_key="output_buffer"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="redis_backlog_headroom", title="Redis backlog headroom", needs=("redis",),
-              thresholds=Limits, evaluate=evaluate, window=60.0)
+              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS)

@@ -73,6 +73,7 @@ from pydantic import AliasChoices, Field
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Number,
     Observation,
@@ -410,5 +411,16 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return [o for o in found if o is not None]
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("redis_replication", "other",
+             "a link that broke longer than the backlog covers comes back with a full resync",
+             cause_key="link", effect_key="full_resync"),
+    Explains("redis_backlog_headroom", "other",
+             "a full sync's writes pile up in the master's output buffer",
+             cause_key="full_resync", effect_key="output_buffer"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="redis_replication", title="Redis replication", needs=("redis",),
-              thresholds=Limits, evaluate=evaluate, window=300.0)
+              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS)

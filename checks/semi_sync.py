@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     Severity,
@@ -113,5 +114,12 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("throughput_collapse", "either",
+             "commits wait for a replica's ack (or for the timeout)"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="semi_sync", title="Semi-synchronous replication", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=1.0)
+              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS)

@@ -28,6 +28,7 @@ from pydantic import Field
 from replmon.check import (
     SOURCE_KINDS,
     Check,
+    Explains,
     Observation,
     Seconds,
     Severity,
@@ -80,5 +81,20 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("mysql_replication", "other",
+             "the primary's MySQL cannot be read: the replica's IO thread cannot reach it "
+             "either",
+             cause_key="mysql"),
+    Explains("redis_replication", "other",
+             "the master's Redis cannot be read: the replica's link is down too",
+             cause_key="redis"),
+    Explains("pair_lag", "either",
+             "a node that cannot be read cannot be measured",
+             cause_key="mysql"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="source_health", title="Source health", needs=("host", "drbd", "mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=1.0)
+              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     Role,
@@ -150,6 +151,10 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = ()
+"""It explains no other finding: it is a consequence or stands alone."""
+
+
 CHECK = Check(id="stmt_vs_rows", title="Statements vs rows", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=60.0)
+              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS)
 """60 s: only the previous tick is read (its Gtid_Slave_Pos); a window other checks share."""

@@ -39,6 +39,7 @@ from statistics import median
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Number,
     Observation,
@@ -178,5 +179,9 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
+EXPLAINS: tuple[Explains, ...] = ()
+"""It explains no other finding: it is a consequence or stands alone."""
+
+
 CHECK = Check(id="throughput_collapse", title="Throughput collapse", needs=("mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=60.0)
+              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS)

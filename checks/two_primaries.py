@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from replmon.check import (
     Check,
+    Explains,
     NodeTick,
     Observation,
     Severity,
@@ -122,5 +123,11 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return [o for o in (_mysql(w), _redis(w)) if o is not None]
 
 
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("errant_writes", "either", "two writable nodes: writes land on the replica too"),
+)
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
 CHECK = Check(id="two_primaries", title="Two primaries", needs=("mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=1.0)
+              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS)

@@ -46,6 +46,7 @@ from replmon.model.drbd import (
 )
 from replmon.model.findings import NodeRef, Number, Observation, Severity
 from replmon.model.host import DiskRates
+from replmon.model.incidents import Explains
 from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
@@ -55,6 +56,7 @@ from replmon.units import Seconds, fmt_byte_rate, fmt_bytes, fmt_link_speed, fmt
 __all__ = [
     # the contract
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
+    "Explains",  # what a check's findings can explain (replmon.model.incidents)
     "PairView",  # w.pair (replmon.pair)
     # helpers
     "baseline_drop", "fmt", "node_clock", "numbers", "redis_clock", "source_ok",
@@ -110,6 +112,9 @@ class Check(Generic[T]):
     ``Window.span`` turns a duration into ticks at the recording's interval)."""
     doc: str = ""
     """Filled from the module docstring by the loader."""
+    explains: tuple[Explains, ...] = ()
+    """Which other checks' findings this check's findings can explain, where and why
+    (replmon/model/incidents.py): findings linked so form one incident under its root."""
 
 
 def span_ticks(seconds: float, interval: float, min_samples: int = 1) -> int:

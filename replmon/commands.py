@@ -138,8 +138,10 @@ async def run_check(config: Config, *, duration: float) -> CheckRun:
     from replmon.factory import build_collector
 
     count = max(2, round(duration / config.interval) + 1)
-    summary = CheckSummary()
+    from replmon.output.incidents import causality
+
     engine = build_engine(config.checks)
+    summary = CheckSummary(causality(engine.checks))
     need = engine.ticks_to_open(config.interval)  # whatever --duration says
     if need > count:
         log.info("checking for %.1f s, not %.1f s: the checks' holds need %d ticks",
@@ -166,18 +168,22 @@ def print_check(run: CheckRun, fmt: str) -> int:
 def check_replay(path: str) -> CheckRun:
     """``check --replay``: today's checks over a recording (on every core for a long one)."""
     from replmon.model.findings import Finding
+    from replmon.model.incidents import IncidentTracker
+    from replmon.output.incidents import causality
     from replmon.output.perfdata import measure_window_s, pair_perf
     from replmon.session.recording import open_recording
     from replmon.session.rerun import Rerun
 
     with open_recording(path) as rec:
         run = Rerun(rec)
+        tracker = IncidentTracker(causality(run.engine.checks))
         cleared: list[Finding] = []
         first = last = None
         for upd in run:
             first = first or upd
             last = upd
             cleared.extend(upd.closed)
+            tracker.update(upd.wall, upd.open)
         perf: list[Any] = []
         if len(rec):  # the last pair_lag window's ticks: the measured lag at the end
             i0 = rec.seek(rec.tick_at(len(rec) - 1).wall - measure_window_s())
@@ -191,7 +197,7 @@ def check_replay(path: str) -> CheckRun:
                         unknown=f"{path}: no tick could be read")
     return CheckRun(open=run.engine.open_findings, cleared=cleared,
                     ticks=last.seq - first.seq + 1, span_s=last.wall - first.wall, nodes=nodes,
-                    perf=perf)
+                    perf=perf, incidents=tracker.incidents)
 
 
 def replay(path: str, *, play: bool) -> int:

@@ -28,9 +28,10 @@ from typing import Literal
 
 from replmon.model.findings import Finding, NodeRef, Severity
 
-Where = Literal["same", "other", "either", "pair"]
+Where = Literal["same", "other", "replica", "either", "pair"]
 """Where the effect is, relative to the cause's node: the same node, the other node of
-the pair, either node or the pair, or the pair itself (a pair-view check)."""
+the pair, the replica of a cause on the primary (what replicates), either node or the
+pair, or the pair itself (a pair-view check)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ def _where(cause: NodeRef, effect: NodeRef, where: Where) -> bool:
         return effect == cause
     if where == "other":
         return {cause, effect} == {"primary", "replica"}
+    if where == "replica":
+        return (cause, effect) == ("primary", "replica")
     if where == "pair":
         return effect == "pair"
     return True

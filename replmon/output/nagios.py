@@ -27,7 +27,9 @@ from rich.text import Text
 
 from replmon.engine import Update
 from replmon.model.findings import Finding, Severity
+from replmon.model.incidents import Causality, Incident, IncidentTracker
 from replmon.model.tick import Tick
+from replmon.output.incidents import incident_dict, incident_line
 from replmon.output.perfdata import Perf, measure_window_s, pair_perf
 from replmon.pipeline import BaseReader
 from replmon.units import tick_clock
@@ -59,6 +61,13 @@ class CheckRun:
     """Why the run could not judge the pair (status UNKNOWN), if it could not."""
     perf: list[Perf] = field(default_factory=list)
     """The last tick's figures per node (``replmon.output.perfdata``)."""
+    incidents: list[Incident] = field(default_factory=list)
+    """The run's findings grouped under their roots (replmon/model/incidents.py)."""
+
+    @property
+    def open_incidents(self) -> list[Incident]:
+        return sorted((i for i in self.incidents if i.open),
+                      key=lambda i: (-i.severity, i.opened_wall, i.id))
 
     @property
     def status(self) -> Status:
@@ -79,7 +88,10 @@ class CheckSummary(BaseReader):
     name = "check-summary"
     inline = True
 
-    def __init__(self) -> None:
+    def __init__(self, links: Causality | None = None) -> None:
+        """``links``: the checks' declarations (output.incidents.causality(engine.checks))
+        by which findings group into incidents; None: each finding its own."""
+        self.incidents = IncidentTracker(links or {})
         self.cleared: list[Finding] = []
         self.first: Tick | None = None
         self.last: Tick | None = None
@@ -103,6 +115,7 @@ class CheckSummary(BaseReader):
         if update is not None:
             self.cleared.extend(update.closed)
             self.last_update = update
+            self.incidents.update(tick.wall, update.open)
 
     def result(self, ticks: int, limits: Mapping[str, Any] | None = None) -> CheckRun:
         if self.first is None or self.last is None:
@@ -113,7 +126,8 @@ class CheckSummary(BaseReader):
         return CheckRun(open=self.last_update.open if self.last_update else [],
                         cleared=self.cleared, ticks=ticks,
                         span_s=self.last.wall - self.first.wall, nodes=nodes, unknown=unknown,
-                        perf=pair_perf(list(self.recent), limits))
+                        perf=pair_perf(list(self.recent), limits),
+                        incidents=list(self.incidents.incidents))
 
 
 def where(f: Finding, nodes: dict[str, str]) -> str:
@@ -133,9 +147,17 @@ def status_line(run: CheckRun) -> str:
         summary = run.unknown
     elif run.open and run.status is not Status.OK:
         worst = run.open[0]  # the engine sorts worst first
-        summary = f"{where(worst, run.nodes)}: {worst.headline}"
-        others = {k: n - (k == worst.severity.label) for k, n in c.items()}
-        more = [f"+{n} {k}" for k, n in others.items() if n]
+        top = next((i for i in run.open_incidents if len(i.findings) > 1
+                    and i.severity >= worst.severity), None)
+        if top is not None:  # the root first, its consequences after it
+            summary = incident_line(top, run.nodes)
+            members = [f for f in run.open if any(
+                (f.check, f.node, f.key) == m[:3] for m in top.findings)]
+        else:
+            summary = f"{where(worst, run.nodes)}: {worst.headline}"
+            members = [worst]
+        others = {k: n - sum(f.severity.label == k for f in members) for k, n in c.items()}
+        more = [f"+{n} {k}" for k, n in others.items() if n > 0]
         if more:
             summary += f" ({', '.join(more)})"
     else:
@@ -170,7 +192,7 @@ def render_text(run: CheckRun, *, width: int = 100, color: bool = False, table: 
                 localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
     """Status line, then the findings: a table for a terminal (``table``), or plain
     lines an agent, a mail or a log keeps readable (no box drawing)."""
-    head = status_line(run) + "\n"  # never through Rich: it would wrap at ``width``
+    head = status_line(run) + "\n" + _incident_lines(run)  # never through Rich: no wrap
     if not table:
         return head + _plain_long_output(run, localtime)
     buf = io.StringIO()
@@ -194,6 +216,15 @@ def render_text(run: CheckRun, *, width: int = 100, color: bool = False, table: 
                          _since(f, localtime), where(f, run.nodes), f.check, what)
         con.print(grid)
     return head + buf.getvalue()
+
+
+def _incident_lines(run: CheckRun) -> str:
+    """The open incidents of more than one finding, root first: one line each."""
+    many = [i for i in run.open_incidents if len(i.findings) > 1]
+    if not many:
+        return ""
+    return "incidents open:\n" + "".join(f"{i.severity.label.upper()} "
+                                          f"{incident_line(i, run.nodes)}\n" for i in many)
 
 
 def _plain_long_output(run: CheckRun, localtime: Callable[[float], time.struct_time]) -> str:
@@ -224,6 +255,7 @@ def render_json(run: CheckRun) -> str:
         "counts": run.counts(), "unknown": run.unknown,
         "open": [_finding_json(f) for f in run.open],
         "cleared": [_finding_json(f) for f in run.cleared],
+        "incidents": [incident_dict(i) for i in run.incidents],
     }, indent=2)
 
 

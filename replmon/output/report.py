@@ -16,7 +16,9 @@ from typing import Any, TextIO
 
 from replmon.engine import Update
 from replmon.model.findings import Finding
+from replmon.model.incidents import IncidentTracker
 from replmon.model.tick import NodeTick, Tick
+from replmon.output.incidents import causality, incident_dict, timeline
 from replmon.session.recording import Entry, Recording
 from replmon.session.rerun import Rerun
 from replmon.units import tick_stamp
@@ -113,6 +115,7 @@ def report(recording: Recording) -> dict[str, Any]:
     re-run and the facts are taken together (on every core, for a long recording)."""
     meta = recording.meta
     run = Rerun(recording)
+    tracker = IncidentTracker(causality(run.engine.checks))
     versions: dict[str, set[str]] = {}
     peaks: dict[str, dict[str, Any]] = {}
     recorded: list[dict[str, Any]] = []
@@ -138,6 +141,7 @@ def report(recording: Recording) -> dict[str, Any]:
                              "gap_s": round(step, 3), "missed": t.missed})
         recorded.extend(t.recorded)
         rerun_events.extend(_events(upd, t.wall))
+        tracker.update(t.wall, upd.open)
         prev = t
     last = prev
     return {
@@ -156,6 +160,9 @@ def report(recording: Recording) -> dict[str, Any]:
         "findings_recorded": recorded if meta.findings_recorded else None,
         "findings_rerun": rerun_events,
         "still_open_rerun": [f.title for f in run.engine.open_findings],
+        "incidents": [incident_dict(i) for i in tracker.incidents],
+        "incident_timelines": [timeline(i, {r: n.name for r, n in meta.nodes.items()})
+                               for i in tracker.incidents if len(i.findings) > 1],
         "peaks": peaks,
         "gaps": gaps,
         "problems": list(recording.problems),
@@ -193,6 +200,10 @@ def render_text(rep: dict[str, Any]) -> str:
         lines += ["", f"{title}: {plural(len(events), 'event')}"]
         lines += [f"  {_when(e)}  {e['event']:6} {e['severity']:8} {e['node']:7} "
                   f"{e['check']}: {e['title']}" for e in events]
+    many = rep.get("incident_timelines") or []
+    lines += ["", f"incidents (findings under their root): {len(rep.get('incidents') or [])}"
+              + (f", {len(many)} of more than one finding:" if many else "")]
+    lines += [f"  {line}" for tl in many for line in tl]
     lines += ["", "peaks:"]
     lines += [f"  {k:32} {v['value']:>14,.1f}  at {v['time']}" for k, v in rep["peaks"].items()]
     lines += ["", f"gaps: {len(rep['gaps'])}"]

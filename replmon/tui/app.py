@@ -28,7 +28,9 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 from replmon.engine import Engine, Update
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding
+from replmon.model.incidents import Causality, IncidentTracker, finding_id
 from replmon.model.tick import NodeTick, Role, Tick
+from replmon.output.incidents import causality
 from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import gcpace, render
@@ -188,6 +190,9 @@ class ReplmonApp(App[None]):
         self.source = source
         self.tick: Tick | None = None
         self.findings: list[Finding] = []
+        self.incidents = IncidentTracker(self.causality())
+        """The findings grouped under their roots (replmon/model/incidents.py), fed every
+        tick: the table lists each root with its consequences under it."""
         self.ticks_seen = 0
         """Ticks the worker took from the feed (the engine saw each one)."""
         self.ticks_shown = 0
@@ -266,10 +271,30 @@ class ReplmonApp(App[None]):
             await Pipeline(self.feed, self.engine, [*self.readers, Poster(self)]).run()
 
     def show_tick(self, tick: Tick, findings: list[Finding]) -> None:
-        """Keep the tick's graph points and post it to the screen (a newer one replaces
-        it while queued). Called in the app's event loop."""
+        """Keep the tick's graph points and incidents and post it to the screen (a newer
+        one replaces it while queued). Called in the app's event loop, for every tick."""
         self.remember(tick)
+        self.incidents.update(tick.wall, findings)
         self.post_message(TickReceived(tick, findings))
+
+    def causality(self) -> Causality:
+        """The checks' declarations the incidents are made by (the live engine's)."""
+        return causality(self.engine.checks) if self.engine is not None else {}
+
+    def ordered(self, findings: list[Finding]) -> list[tuple[Finding, int]]:
+        """The findings as the table lists them: each open incident (worst first) with
+        its root first and its consequences under it; (finding, depth), depth 1 for a
+        consequence."""
+        rank = {finding_id(f): i for i, f in enumerate(findings)}
+        out: list[tuple[Finding, int]] = []
+        for inc in self.incidents.open:
+            roots = [f for f in inc.roots if finding_id(f) in rank]
+            rest = [f for f in inc.consequences if finding_id(f) in rank]
+            out += [(f, 0) for f in roots] + [(f, 1 if roots else 0) for f in rest]
+        shown = {finding_id(f) for f, _ in out}
+        out += [(f, 0) for f in findings if finding_id(f) not in shown]
+        latest = {finding_id(f): f for f in findings}  # this tick's title and severity
+        return [(latest[finding_id(f)], d) for f, d in out]
 
     def remember(self, tick: Tick) -> None:
         """Every tick's sparkline and graph points and processlists (also for ticks whose
@@ -328,8 +353,9 @@ class ReplmonApp(App[None]):
         narrow = table.scrollable_content_region.width < NARROW_FINDINGS
         columns = FINDING_COLUMNS[narrow]
         room = self._what_width(table, narrow)
+        rows = self.ordered(self.findings)
         sig: list[tuple[object, ...]] = [
-            (f.check, f.node, f.key, f.severity, f.headline, room) for f in self.findings]
+            (f.check, f.node, f.key, f.severity, f.headline, room, d) for f, d in rows]
         if sig == self._findings_sig:
             return
         self._findings_sig = sig
@@ -338,18 +364,21 @@ class ReplmonApp(App[None]):
             table.clear(columns=True)
             table.add_columns(*columns)
         table.clear()
-        for f in self.findings:
+        for f, depth in rows:  # an incident's root, its consequences under it ("└ ")
             since = tick_clock(f.since_wall)  # the one tick -> clock rule of every view
             sev = Text(f" {f.severity.label[:4].upper()} ", style=render.SEV_STYLE[f.severity])
+            lead = "└ " if depth else ""
             if narrow:  # 80 columns: where and what in one column, the title's room doubled
-                what = Text(f"{f.node} ", style="bold")
+                what = Text(lead, style="dim")
+                what.append(f"{f.node} ", style="bold")
                 what.append(f"{f.check}: ", style="bold")
                 what.append(f.headline)
                 lines = what.wrap(self.console, room)
                 table.add_row(sev, since, Text("\n").join(lines), height=len(lines),
                               key=finding_key(f))
                 continue
-            wrapped = textwrap.wrap(f.headline, room) or [""]
+            wrapped = textwrap.wrap(lead + f.headline, room,
+                                    subsequent_indent=" " * len(lead)) or [""]
             table.add_row(sev, since, f.node, f.check, "\n".join(wrapped),
                           height=len(wrapped), key=finding_key(f))
         if self.findings:
@@ -371,7 +400,8 @@ class ReplmonApp(App[None]):
         age = None if self.tick is None else max(0.0, self.clock() - self.tick.wall)
         source = "ended" if self.feed_ended else self.source
         self.main_widget("#header", Static).update(render.header_text(
-            self.tick, self.findings, age_s=age if self.source == "live" else None,
+            self.tick, [f for f, _ in self.ordered(self.findings)],
+            age_s=age if self.source == "live" else None,
             paused=self.paused, source=source, width=self.size.width))
 
     def say(self, text: str) -> None:

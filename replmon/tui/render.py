@@ -420,12 +420,16 @@ def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bo
         t.append("=rds ?=> ", style="bold red")
     t.append(f" {_name(r.name, names)} ", style="bold reverse")
     t.append(" ")
+    # ``findings`` as the table lists them: the worst incident's root first, which can
+    # be milder than its consequences (a config difference under a full resync)
     worst = findings[0] if findings else None
-    if worst is not None and worst.severity > Severity.INFO:
+    sev = max((f.severity for f in findings), default=Severity.INFO)
+    if worst is not None and sev > Severity.INFO:
         n = sum(f.severity > Severity.INFO for f in findings)
-        label = worst.severity.label.upper()
-        t.append(f" {label[:4] if short else label} ", style=SEV_STYLE[worst.severity])
+        label = sev.label.upper()
+        t.append(f" {label[:4] if short else label} ", style=SEV_STYLE[sev])
         t.append(f" {worst.check}", style="bold")
+        n += worst.severity <= Severity.INFO  # the root itself when it is an info
         more = (f" +{n - 1}" if short else f" +{n - 1} more") if n > 1 else ""
         where = (f"@{worst.node}" if short else f" on {worst.node}") if node else ""
         t.append(where + more + " ",

@@ -34,6 +34,8 @@ from textual.worker import get_current_worker
 from replmon.engine import Engine, Update
 from replmon.errors import SessionError
 from replmon.model.findings import Finding
+from replmon.model.incidents import Causality, IncidentTracker
+from replmon.output.incidents import causality
 from replmon.session.cursor import ReplayCursor, Step
 from replmon.session.recording import Recording
 from replmon.tui.app import ReplmonApp, TickReceived
@@ -130,6 +132,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
                          clock=lambda: self.tick.wall if self.tick is not None else 0.0)
         self.recording = recording
         self.cursor = ReplayCursor(recording, engine_factory)
+        self.incidents = IncidentTracker(self.causality())
         """Position and engine (session/cursor.py); this screen only drives it."""
         self.speed = 1
         self._playing = play
@@ -231,11 +234,17 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             for series in h.values():
                 series.clear()
         step = self.cursor.seek(i)
+        self.incidents = IncidentTracker(self.causality())  # rebuilt from the findings there
         with contextlib.suppress(SessionError, IndexError):  # the tick before, for rates
             self._last_seen = self.recording.tick_at(i - 1) if i > 0 else None
         self._show(step)
         self._wake.set()
         return step
+
+    def causality(self) -> Causality:
+        """The declarations of the checks the replay runs (the recording's settings)."""
+        cursor = getattr(self, "cursor", None)  # (None while the base class starts)
+        return causality(cursor.engine.checks) if cursor is not None else {}
 
     # -- display -----------------------------------------------------------------
 
@@ -273,7 +282,8 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         if not self._mounted():
             return
         self.main_widget("#header", Static).update(render.header_text(
-            self.tick, self.findings, age_s=None, paused=not self.playing, source="replay",
+            self.tick, [f for f, _ in self.ordered(self.findings)], age_s=None,
+            paused=not self.playing, source="replay",
             width=self.size.width))
 
     # -- actions -------------------------------------------------------------------

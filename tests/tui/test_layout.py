@@ -116,7 +116,7 @@ async def views_fit(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
             # (a title whose end is below the panel's last row scrolls: not cut)
             problems.append(f"finding title cut: {f.headline!r} in {shown!r}")
     if app.findings:
-        worst = app.findings[0]
+        worst = app.ordered(app.findings)[0][0]  # the worst incident's root
         if worst.check not in lines[0]:
             problems.append(f"header lost the worst finding's check: {lines[0]!r}")
         if " ".join(worst.headline.split()[:3]) not in shown:

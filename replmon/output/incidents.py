@@ -1,0 +1,85 @@
+"""Incidents (replmon/model/incidents.py) as the outputs say them: one line that leads
+with the root ("incident on replica: Redis uses 13.9 GiB ... -> Swapping ... -> ops/s
+74,460 -> 6,778"), a dict for JSON, a timeline for the report. Times by the rule of
+every view (tick_clock / tick_stamp)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from replmon.model.findings import Finding
+from replmon.model.incidents import Causality, Incident, finding_id
+from replmon.units import tick_clock, tick_stamp
+
+
+def causality(checks: Iterable[Any]) -> Causality:
+    """Check id -> its declarations, from checks (Check objects, or the engine's (check,
+    thresholds) pairs)."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for c in checks:
+        check = c[0] if isinstance(c, tuple) else c
+        out[check.id] = tuple(getattr(check, "explains", ()))
+    return out
+
+
+def _where(f: Finding, nodes: Mapping[str, str]) -> str:
+    if f.node == "pair":
+        return "the pair"
+    name = nodes.get(f.node, "")
+    return f"{f.node} {name}".strip()
+
+
+def short(title: str, *, root: bool = False) -> str:
+    """A title's first clause: the root's up to its first "; " (what it adds after is
+    what its consequences say), a consequence's up to its first ", ", "; " or " (":
+    "Swapping: 497 pages/s in, 0 out, ..." -> "Swapping: 497 pages/s in"."""
+    cut = ("; ",) if root else ("; ", ", ", " (")
+    end = min((i for i in (title.find(c) for c in cut) if i > 0), default=len(title))
+    return title[:end]
+
+
+def incident_line(inc: Incident, nodes: Mapping[str, str] | None = None) -> str:
+    """The incident in one line, its root first, then its consequences in the order they
+    opened, each by its title's first clause; two candidate roots are both named."""
+    nodes = nodes or {}
+    roots = " or ".join(short(r.headline, root=True) for r in inc.roots)
+    where = _where(inc.root, nodes)
+    chain = [roots, *((f"{f.node}: " if f.node != inc.root.node else "") + short(f.headline)
+                      for f in inc.consequences)]
+    return f"incident on {where}: " + " → ".join(chain)
+
+
+def _brief(f: Finding, closed_at: float | None) -> dict[str, Any]:
+    return {"check": f.check, "node": f.node, "key": f.key, "severity": f.worst.label,
+            "title": f.headline, "since": f.since_wall, "since_time": tick_stamp(f.since_wall),
+            "closed": closed_at, "closed_time": tick_stamp(closed_at) if closed_at else None}
+
+
+def incident_dict(inc: Incident) -> dict[str, Any]:
+    """``{id, root, roots, findings, opened, closed, severity}`` for JSON outputs."""
+    def brief(f: Finding) -> dict[str, Any]:
+        return _brief(f, inc.closed_at.get(finding_id(f)))
+
+    return {"id": inc.id, "root": brief(inc.root), "roots": [brief(r) for r in inc.roots],
+            "findings": [brief(f) for f in [*inc.roots, *inc.consequences]],
+            "opened": inc.opened_wall, "opened_time": tick_stamp(inc.opened_wall),
+            "closed": inc.closed_wall,
+            "closed_time": tick_stamp(inc.closed_wall) if inc.closed_wall else None,
+            "severity": inc.severity.label}
+
+
+def timeline(inc: Incident, nodes: Mapping[str, str] | None = None) -> list[str]:
+    """The incident's lines for a report: its span and severity, then each finding with
+    its time, root first."""
+    nodes = nodes or {}
+    end = "still open" if inc.closed_wall is None else f"closed {tick_clock(inc.closed_wall)}"
+    root_word = "roots" if len(inc.roots) > 1 else "root"
+    lines = [f"incident {inc.id} ({inc.severity.label}) {tick_clock(inc.opened_wall)} - {end}"]
+    for f in inc.roots:
+        lines.append(f"  {root_word}: {tick_clock(f.since_wall)} {_where(f, nodes)} "
+                     f"{f.check}: {f.headline}")
+    for f in inc.consequences:
+        lines.append(f"    then {tick_clock(f.since_wall)} {_where(f, nodes)} "
+                     f"{f.check}: {f.headline}")
+    return lines
