@@ -624,7 +624,10 @@ class WriteLoad:
         # the replmon under test, or its round-trip times and CPU figures would include
         # the load's own work (measured: Redis PING 5-16 ms on loopback with a thread).
         ctx = multiprocessing.get_context("spawn")
-        self._stop = ctx.Event()
+        # A flag, not a multiprocessing.Event: Event.set() waits for every process
+        # waiting on it to wake, forever for one that died waiting (the load killed by
+        # the terminal's SIGHUP: replmon --lab then hung in its teardown, lab left running)
+        self._stop = ctx.Value("b", 0, lock=False)
         self._count = ctx.Value("q", 0)
         p = lab.primary
         self._proc = ctx.Process(
@@ -663,7 +666,7 @@ class WriteLoad:
             time.sleep(0.01)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stop.value = 1
         self._proc.join(5)
         if self._proc.is_alive():  # blocked on a lock a test holds (FTWRL): end it
             self._proc.terminate()
@@ -684,8 +687,14 @@ def _write_load(socket: str, host: str, redis_port: int, redis_password: str, ta
     period = 1.0 / rate
     next_t = time.monotonic()
     n = 0
+    def wait(seconds: float) -> None:
+        """Sleep ``seconds``, or less once the stop flag is up."""
+        end = time.monotonic() + seconds
+        while not stop.value and (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, 0.05))
+
     try:
-        while not stop.is_set():
+        while not stop.value:
             i = random.randint(1, id_max)
             try:
                 with conn.cursor() as cur:
@@ -698,7 +707,7 @@ def _write_load(socket: str, host: str, redis_port: int, redis_password: str, ta
                     rc.get(f"lab:k{i % 97}")
             except (pymysql.err.Error, redis.exceptions.RedisError, OSError):
                 # The server may be restarted or paused by a test: back off, reconnect.
-                stop.wait(0.2)
+                wait(0.2)
                 with contextlib.suppress(pymysql.err.Error, OSError):
                     conn.close()
                 with contextlib.suppress(pymysql.err.Error, OSError):
@@ -708,7 +717,7 @@ def _write_load(socket: str, host: str, redis_port: int, redis_password: str, ta
             next_t += period
             delay = next_t - time.monotonic()
             if delay > 0:
-                stop.wait(delay)
+                wait(delay)
             else:
                 next_t = time.monotonic()
     finally:

@@ -27,7 +27,20 @@ def test_hangups_during_the_demo_stop_the_lab_and_remove_its_dir() -> None:
     assert str(lab_dir) not in ps
 
 
-def _hang_up_twice(proc: subprocess.Popen[str]) -> Path:
+def test_a_hangup_to_the_whole_process_group_stops_the_lab_too() -> None:
+    """A closing terminal signals its whole process group: the write load's process dies
+    too, while it waits on its stop signal. A multiprocessing.Event's set() then waited
+    forever for that dead waiter to wake: replmon hung in its teardown, the lab left
+    running (seen after `tmux kill-server`). The stop is a plain shared flag now."""
+    with subprocess.Popen(
+            [sys.executable, "-m", "replmon", "--lab", "--scenario", "sql-thread-stopped",
+             "--plain"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            start_new_session=True) as proc:
+        lab_dir = _hang_up_twice(proc, group=True)
+    assert not lab_dir.exists(), f"{lab_dir} left behind"
+
+
+def _hang_up_twice(proc: subprocess.Popen[str], *, group: bool = False) -> Path:
     """Wait for the lab, SIGHUP, SIGHUP again during the teardown, wait for the exit."""
     assert proc.stderr is not None
     lab_dir = None
@@ -38,9 +51,16 @@ def _hang_up_twice(proc: subprocess.Popen[str]) -> Path:
             lab_dir = Path(m[1])
     assert lab_dir is not None and lab_dir.exists()
     time.sleep(3)
-    os.kill(proc.pid, signal.SIGHUP)
+
+    def hup() -> None:
+        if group:  # as a terminal does: every process of its session
+            os.killpg(proc.pid, signal.SIGHUP)
+        else:
+            os.kill(proc.pid, signal.SIGHUP)
+
+    hup()
     time.sleep(0.3)
-    os.kill(proc.pid, signal.SIGHUP)  # during the teardown
+    hup()  # during the teardown
     proc.wait(timeout=60)
     proc.stderr.read()
     return lab_dir
