@@ -1,47 +1,71 @@
-"""``replmon serve`` cost by fleet size (run by hand; figures go in the closing note).
+"""``replmon serve`` cost by fleet size, as deployed and as Prometheus sees it (run by hand;
+figures go in the closing note and docs/prometheus.md).
 
-    .venv/bin/python bench/bench_serve.py [--pairs 10 25 50 100] [--seconds 60]
-                                          [--interval 5]
+    .venv/bin/python bench/bench_serve.py [--pairs 50 200] [--seconds 60] [--interval 5]
+        [--scrape 5] [--self-scrape 1] [--record] [--tree NAME=DIR ...] [--pyspy DIR]
+        [--timeline 60]
 
-For each fleet size N: ``replmon serve`` (a subprocess, as deployed) watches N pairs
-pointed at the lab's MariaDB and Redis (many pairs per server), one of them at a hung
-server (a socket that accepts and never answers), each pair recording to record_dir.
+For each source tree (``--tree before=/tmp/before after=.``: ``replmon serve`` run from
+that tree, so the code before and after a change is measured in one run against one
+lab) and each fleet size N: ``replmon serve`` (a subprocess, as deployed) watches N
+pairs pointed at the lab's MariaDB and Redis (many pairs per server), one of them at a
+hung server (a socket that accepts and never answers). A real Prometheus (Debian's
+``/usr/bin/prometheus``, a temp dir, loopback, free ports) scrapes it every ``--scrape``
+seconds, and this process scrapes /metrics every ``--self-scrape`` seconds too (0: not).
 After one warm-up interval, for --seconds:
 
-- CPU of the serve process (user + system, psutil), as % of one core;
-- its RSS at the end;
-- /metrics scraped every second from this process: p50/p99 latency and page size;
-- tick start lag (how late each tick started against its schedule) of every pair but
-  the hung one, read from their recordings: p99 and max.
+- CPU of the serve process (user + system, psutil), as % of one core, and per pair-tick;
+- its RSS at the end (and every ``--timeline`` seconds: CPU and RSS over time);
+- Prometheus' own ``scrape_duration_seconds`` of the replmon job over the run (p50,
+  p99, max, via ``quantile_over_time`` on its HTTP API) and ``scrape_samples_scraped``;
+- the in-process scrape: p50/p99 latency and page size;
+- with ``--record`` (every pair records to a temp record_dir): tick start lag (how late
+  each tick started against its schedule) of every pair but the hung one, read from
+  their recordings: p99 and max;
+- the machine's 1-minute load average at the end (other work on the machine skews
+  every figure: compare trees measured in the same run);
+- with ``--pyspy DIR`` (py-spy on PATH or in /tmp/pyspy/bin): a py-spy profile of the
+  serve process over the run, DIR/<tree>-<N>.txt (raw collapsed stacks).
 
-Targets at 50 pairs and 5 s: CPU <= 20 % of one core, RSS <= 250 MB, scrape p99 <= 50 ms,
-start-lag p99 <= 100 ms with the hung pair.
+Targets (issue #33), 5 s interval, one process on a 2-core machine: 200 pairs <= 25 % of
+one core (<= 6 ms per pair-tick), Prometheus' scrape p99 <= 100 ms at 200 pairs and <= 50
+ms at 50, RSS <= 400 MB at 200 pairs once the windows are full (>= 10 min), tick start lag
+p99 <= 100 ms while scraped every second.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from replmon.lab import Lab, WriteLoad
 from replmon.session.recording import open_recording
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def fleet_toml(lab: Lab, n: int, interval: float, hung_port: int, rec: Path) -> str:
+
+def fleet_toml(lab: Lab, n: int, interval: float, hung_port: int, rec: Path | None) -> str:
     s = lab.settings()
-    out = [f'interval = {interval}', f'record_dir = "{rec}"', "[defaults]",
-           f'mysql = {{ user = "{lab.monitor_user}", password_env = "LAB_MYSQL_PW" }}',
-           'redis = { password_env = "LAB_REDIS_PW" }', 'ssh = { mode = "local" }']
+    out = [f'interval = {interval}']
+    if rec is not None:
+        out.append(f'record_dir = "{rec}"')
+    out += ["[defaults]",
+            f'mysql = {{ user = "{lab.monitor_user}", password_env = "LAB_MYSQL_PW" }}',
+            'redis = { password_env = "LAB_REDIS_PW" }', 'ssh = { mode = "local" }']
     for i in range(n):
         out += ["[[pair]]", f'name = "pair{i:03d}"']
         for role in ("primary", "replica"):
@@ -53,68 +77,184 @@ def fleet_toml(lab: Lab, n: int, interval: float, hung_port: int, rec: Path) -> 
     return "\n".join(out) + "\n"
 
 
-def run(lab: Lab, n: int, seconds: float, interval: float) -> dict[str, float]:
+def _get(url: str, timeout: float = 10) -> bytes:
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return bytes(r.read())
+
+
+def _wait(url: str, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            _get(url, 2)
+            return
+        except OSError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.2)
+
+
+def _prom_value(port: int, expr: str) -> float:
+    q = urllib.parse.urlencode({"query": expr})
+    doc = json.loads(_get(f"http://127.0.0.1:{port}/api/v1/query?{q}"))
+    res = doc["data"]["result"]
+    return float(res[0]["value"][1]) if res else float("nan")
+
+
+def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
+        label: str) -> dict[str, Any]:
     hole = socket.socket()
     hole.bind(("127.0.0.1", 0))
     hole.listen(1024)
+    interval, seconds = args.interval, args.seconds
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        rec = tmp / "rec" if args.record else None
         (tmp / "fleet.toml").write_text(fleet_toml(lab, n, interval, hole.getsockname()[1],
-                                                   tmp / "rec"))
-        port = lab.free_port()
+                                                   rec))
+        port, prom_port = lab.free_port(), lab.free_port()
+        scrape = f"{args.scrape:g}s"
+        (tmp / "prometheus.yml").write_text(json.dumps({
+            "global": {"scrape_interval": scrape, "scrape_timeout": scrape,
+                       "evaluation_interval": "5s"},
+            "scrape_configs": [{"job_name": "replmon", "static_configs": [
+                {"targets": [f"127.0.0.1:{port}"]}]}]}))
         env = dict(os.environ, LAB_MYSQL_PW=lab.monitor_password,
-                   LAB_REDIS_PW=lab.redis_password)
+                   LAB_REDIS_PW=lab.redis_password, PYTHONPATH=tree)
         proc = subprocess.Popen([sys.executable, "-m", "replmon", "serve", "--config",
                                  str(tmp / "fleet.toml"), "--listen", f"127.0.0.1:{port}"],
-                                env=env, stderr=subprocess.DEVNULL)
+                                env=env, cwd=tree, stderr=subprocess.DEVNULL)
+        prometheus = shutil.which("prometheus")
+        assert prometheus, "prometheus missing: .ci/setup installs Debian's package"
+        prom = subprocess.Popen([prometheus, f"--config.file={tmp / 'prometheus.yml'}",
+                                 f"--storage.tsdb.path={tmp / 'tsdb'}",
+                                 f"--web.listen-address=127.0.0.1:{prom_port}"],
+                                cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        spy = None
         try:
             ps = psutil.Process(proc.pid)
-            time.sleep(interval + 2)  # connect, first tick
+            _wait(f"http://127.0.0.1:{prom_port}/-/ready")
+            _wait(f"http://127.0.0.1:{port}/metrics", 120)
+            end = time.monotonic() + 300  # every pair started (200 take a while) and ticked
+            while _get(f"http://127.0.0.1:{port}/metrics").count(b"replmon_ticks_total{") < n:
+                if time.monotonic() > end:
+                    raise RuntimeError("not every pair ticked within 300 s")
+                time.sleep(1)
+            time.sleep(interval)
+            if args.pyspy:
+                exe = shutil.which("py-spy") or "/tmp/pyspy/bin/py-spy"
+                out = Path(args.pyspy) / f"{label}-{n}.txt"
+                out.parent.mkdir(parents=True, exist_ok=True)
+                spy = subprocess.Popen([exe, "record", "--pid", str(proc.pid), "--gil",
+                                        "--nonblocking", "--format", "raw", "--rate", "200",
+                                        "--duration", str(int(seconds)), "--output", str(out)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       env=dict(os.environ, PYTHONPATH=""))
             c0, t0 = ps.cpu_times(), time.monotonic()
+            prom_t0 = time.time()
             start_wall = time.time()
             scrapes: list[float] = []
             size = 0
+            mark_c, mark_t = c0, t0
+            timeline: list[tuple[float, float, float]] = []
             while time.monotonic() - t0 < seconds:
                 s0 = time.perf_counter()
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
-                                            timeout=10) as r:
-                    size = len(r.read())
-                scrapes.append((time.perf_counter() - s0) * 1000)
-                time.sleep(max(0.0, 1.0 - (time.perf_counter() - s0)))
+                if proc.poll() is not None:
+                    raise RuntimeError(f"replmon serve ended (exit status {proc.returncode})")
+                if args.self_scrape:
+                    size = len(_get(f"http://127.0.0.1:{port}/metrics"))
+                    scrapes.append((time.perf_counter() - s0) * 1000)
+                if args.timeline and time.monotonic() - mark_t >= args.timeline:
+                    c, t = ps.cpu_times(), time.monotonic()
+                    timeline.append((t - t0, (c.user + c.system - mark_c.user - mark_c.system)
+                                     / (t - mark_t) * 100, ps.memory_info().rss / 2**20))
+                    print(f"  {label} {n} pairs t={t - t0:5.0f} s CPU {timeline[-1][1]:5.1f} % "
+                          f"RSS {timeline[-1][2]:5.0f} MB", flush=True)
+                    mark_c, mark_t = c, t
+                time.sleep(max(0.0, (args.self_scrape or 1.0) - (time.perf_counter() - s0)))
             c1, t1 = ps.cpu_times(), time.monotonic()
             rss = ps.memory_info().rss
+            rng = f"{max(1, int(time.time() - prom_t0))}s"
+            sel = 'scrape_duration_seconds{job="replmon"}'
+            prom_res = {
+                "prom_p50_ms": _prom_value(prom_port, f"quantile_over_time(0.5, {sel}[{rng}])")
+                * 1000,
+                "prom_p99_ms": _prom_value(prom_port, f"quantile_over_time(0.99, {sel}[{rng}])")
+                * 1000,
+                "prom_max_ms": _prom_value(prom_port, f"max_over_time({sel}[{rng}])") * 1000,
+                "prom_scrapes": _prom_value(prom_port, f"count_over_time({sel}[{rng}])"),
+                "samples": _prom_value(prom_port, 'scrape_samples_scraped{job="replmon"}'),
+            }
         finally:
+            if spy is not None:
+                spy.wait(seconds + 60)
             proc.terminate()
+            prom.terminate()
             proc.wait(30)
+            prom.wait(30)
         hole.close()
-        lags = []
-        for i in range(1, n):
-            with open_recording(tmp / "rec" / f"pair{i:03d}.rmrec") as rec:
-                lags += [t.start_lag_ms for t in rec.ticks() if t.wall >= start_wall]
+        lags: list[float] = []
+        if rec is not None:
+            for i in range(1, n):
+                with open_recording(rec / f"pair{i:03d}.rmrec") as r:
+                    lags += [t.start_lag_ms for t in r.ticks() if t.wall >= start_wall]
     cpu = (c1.user + c1.system - c0.user - c0.system) / (t1 - t0) * 100
     scrapes.sort()
     lags.sort()
-    return {"pairs": n, "cpu_pct": cpu, "rss_mb": rss / 2**20,
-            "scrape_p50_ms": statistics.median(scrapes),
-            "scrape_p99_ms": scrapes[min(len(scrapes) - 1, int(0.99 * len(scrapes)))],
-            "page_kb": size / 1024, "lag_p99_ms": lags[int(0.99 * (len(lags) - 1))],
-            "lag_max_ms": lags[-1], "ticks": len(lags)}
+    nan = float("nan")
+    return {"tree": label, "pairs": n, "seconds": t1 - t0, "cpu_pct": cpu,
+            "ms_per_pair_tick": cpu / 100 * interval * 1000 / n,
+            "rss_mb": rss / 2**20,
+            "scrape_p50_ms": statistics.median(scrapes) if scrapes else nan,
+            "scrape_p99_ms": scrapes[min(len(scrapes) - 1, int(0.99 * len(scrapes)))]
+            if scrapes else nan,
+            "page_kb": size / 1024,
+            "lag_p99_ms": lags[int(0.99 * (len(lags) - 1))] if lags else nan,
+            "lag_max_ms": lags[-1] if lags else nan, "ticks": len(lags),
+            "timeline": timeline, "load1": os.getloadavg()[0], **prom_res}
+
+
+HEAD = (f"{'tree':>7} {'pairs':>5} {'s':>5} {'CPU %':>6} {'ms/pt':>6} {'RSS MB':>6} "
+        f"{'prom p50':>8} {'p99':>6} {'max':>6} {'samples':>8} {'self p50':>8} {'p99':>6} "
+        f"{'page KB':>7} {'lag p99':>7} {'max':>6} {'load':>5}")
+
+
+def line(r: dict[str, Any]) -> str:
+    return (f"{r['tree']:>7} {r['pairs']:>5} {r['seconds']:>5.0f} {r['cpu_pct']:>6.1f} "
+            f"{r['ms_per_pair_tick']:>6.2f} {r['rss_mb']:>6.0f} {r['prom_p50_ms']:>8.1f} "
+            f"{r['prom_p99_ms']:>6.1f} {r['prom_max_ms']:>6.1f} {r['samples']:>8.0f} "
+            f"{r['scrape_p50_ms']:>8.1f} {r['scrape_p99_ms']:>6.1f} {r['page_kb']:>7.0f} "
+            f"{r['lag_p99_ms']:>7.1f} {r['lag_max_ms']:>6.1f} {r['load1']:>5.1f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, nargs="+", default=[10, 25, 50, 100])
+    ap.add_argument("--pairs", type=int, nargs="+", default=[50, 200])
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--interval", type=float, default=5.0)
+    ap.add_argument("--scrape", type=float, default=5.0,
+                    help="Prometheus' scrape interval, s (its timeout too)")
+    ap.add_argument("--self-scrape", type=float, default=1.0,
+                    help="this process scrapes /metrics every so many s (0: not)")
+    ap.add_argument("--record", action="store_true",
+                    help="every pair records (tick start lag is read from the recordings)")
+    ap.add_argument("--tree", nargs="+", default=[f"now={ROOT}"],
+                    help="NAME=DIR: run replmon serve from each source tree in turn")
+    ap.add_argument("--pyspy", help="write a py-spy profile of each run into this dir")
+    ap.add_argument("--timeline", type=float, default=0,
+                    help="print CPU and RSS every so many s (0: not)")
+    ap.add_argument("--json", help="append each result as a JSON line to this file")
     args = ap.parse_args()
-    print(f"{'pairs':>5} {'CPU % core':>10} {'RSS MB':>7} {'scrape p50':>10} {'p99 ms':>7} "
-          f"{'page KB':>8} {'lag p99':>8} {'max ms':>7} {'ticks':>6}")
+    trees = [t.split("=", 1) for t in args.tree]
+    print(HEAD, flush=True)
     with Lab() as lab, WriteLoad(lab, rate=200):
         for n in args.pairs:
-            r = run(lab, n, args.seconds, args.interval)
-            print(f"{n:>5} {r['cpu_pct']:>10.1f} {r['rss_mb']:>7.0f} {r['scrape_p50_ms']:>10.1f} "
-                  f"{r['scrape_p99_ms']:>7.1f} {r['page_kb']:>8.0f} {r['lag_p99_ms']:>8.1f} "
-                  f"{r['lag_max_ms']:>7.1f} {r['ticks']:>6.0f}", flush=True)
+            for label, tree in trees:
+                r = run(lab, str(Path(tree).resolve()), n, args, label)
+                print(line(r), flush=True)
+                if args.json:
+                    with open(args.json, "a") as f:
+                        f.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from replmon.config import (
 )
 from replmon.configfile import shown
 from replmon.errors import ConfigError, LabError, SessionError
+from replmon.fleet.config import is_fleet, pair_data
 from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
 from replmon.passwords import ask_password, scrub_own_command_line
 
@@ -33,10 +34,21 @@ from replmon.passwords import ask_password, scrub_own_command_line
 def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = None, *,
                      file_data: dict[str, Any] | None = None) -> Config:
     """The Config of a run: ``base`` (the lab's nodes), the --config file (``file_data``
-    when the caller has read it already), then the command line."""
+    when the caller has read it already; of a fleet file, the --pair's), then the
+    command line."""
     data: dict[str, Any] = dict(base or {})
+    pair = getattr(args, "pair", None)
     if args.config is not None:  # "" too: a --config "$UNSET" is no such file, not ignored
-        data = merge(data, load_toml(args.config) if file_data is None else file_data)
+        file = load_toml(args.config) if file_data is None else file_data
+        if is_fleet(file):
+            file = pair_data(file, pair, origin=shown(args.config))
+        elif pair is not None:
+            raise ConfigError(f"--pair {pair}: {shown(args.config)} is a one-pair config, "
+                              "not a fleet file ([[pair]] tables): drop --pair")
+        data = merge(data, file)
+    elif pair is not None:
+        raise ConfigError(f"--pair {pair} picks a pair of a fleet file: give --config "
+                          "FLEET.toml too")
     over: dict[str, Any] = {}
     if args.interval is not None:
         over["interval"] = args.interval
@@ -177,10 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd.serve(args.config, listen=args.listen, interval=args.interval,
                              plain=args.plain, shard=args.shard)
         if args.command == "rules":
-            from replmon.fleet.rules import RULES
-
-            sys.stdout.write(RULES)
-            return 0
+            return cmd.rules(args.config, alertmanager=args.alertmanager)
         if args.command == "completion":
             import shtab
 

@@ -18,7 +18,8 @@ from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS, MYSQL_SERVERS, REDI
 from replmon.units import parse_duration_text, parse_size_text
 
 DEFAULTS: dict[str, Any] = {
-    "config": None, "primary": None, "replica": None, "no_drbd": False, "no_host": False,
+    "config": None, "pair": None, "primary": None, "replica": None, "no_drbd": False,
+    "no_host": False,
     "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
     "scenario": None, "lab_mysql": None, "lab_redis": None,
     "ask_pass": False, "ask_redis_pass": False,
@@ -51,7 +52,11 @@ def _connection_options() -> argparse.ArgumentParser:
     option given before it and an absent one leaves the top level's value."""
     s = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
     g = s.add_argument_group("connection (before or after the command)")
-    g.add_argument("--config", metavar="FILE", help="TOML config file (see README)")
+    g.add_argument("--config", metavar="FILE", help="TOML config file (see README): a pair's, "
+                   "or a fleet file's with --pair")
+    g.add_argument("--pair", metavar="NAME",
+                   help="with --config FLEET.toml (replmon serve's file): watch this pair of "
+                        "the fleet (its nodes and checks, on the file's [defaults])")
     g.add_argument("--primary", metavar="HOST", help="primary node (name or address)")
     g.add_argument("--replica", metavar="HOST", help="replica node (name or address)")
     for role in ("primary", "replica"):
@@ -186,11 +191,19 @@ def build_parser() -> argparse.ArgumentParser:
                          "hosts, each pair on exactly one (by a stable hash of its name; "
                          "docs/prometheus.md)")
     sv.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
-    sub.add_parser(
+    rl = sub.add_parser(
         "rules", help="print the Prometheus alert rules for replmon serve",
         description="Print the alert rules (YAML) for a Prometheus scraping replmon serve: "
         "one alert per finding severity, plus a pair that stopped reporting, an unreadable "
-        "source and late ticks. See docs/prometheus.md.")
+        "source and late ticks. Each alert of a pair carries the command that opens its "
+        "screen (annotation `screen`). See docs/prometheus.md.")
+    rl.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                    help="the fleet file serve runs: its path goes into the `screen` "
+                         "annotation (replmon --config FILE --pair PAIR); without it, "
+                         "FLEET.toml stands there")
+    rl.add_argument("--alertmanager", action="store_true",
+                    help="print Alertmanager's inhibit rule instead: a consequence's alert "
+                         "stays quiet while its incident's root fires (alertmanager.yml)")
     comp = sub.add_parser(
         "completion", help="print the shell completion script (bash, zsh)",
         description="Print a completion script for replmon's commands and options.",

@@ -300,3 +300,26 @@ def serve(path: str, *, listen: str | None, interval: float | None, plain: bool,
         fleet = fleet.model_copy(update={"pairs": mine})
     log.info("fleet %s: %s", path, plural(len(fleet.pairs), "pair"))
     return asyncio.run(run_serve(fleet, plain=plain))
+
+
+def rules(path: str | None, *, alertmanager: bool = False) -> int:
+    """``replmon rules [--config FLEET]``: the alert rules, with the fleet file (validated
+    as serve reads it) in each pair alert's ``screen`` annotation; ``--alertmanager``:
+    Alertmanager's inhibit rule for incidents instead."""
+    from replmon.fleet.config import load_fleet
+    from replmon.fleet.rules import INHIBIT
+    from replmon.fleet.rules import rules as make_rules
+
+    if alertmanager:
+        sys.stdout.write(INHIBIT)
+        return 0
+
+    if path is not None:
+        load_fleet(path)
+    try:
+        text = make_rules(path)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    sys.stdout.write(text)
+    return 0
+

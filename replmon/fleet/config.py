@@ -4,6 +4,7 @@
     listen = "127.0.0.1:9465"        # --listen wins
     record_dir = "/var/lib/replmon"  # optional: one rotating recording per pair
     record_max_bytes = "100M"        # rotation of those recordings (optional)
+    metrics = { opt_in = ["innodb"] } # families beyond the default (docs/metrics.md)
 
     [defaults]                       # every node of every pair starts from these
     mysql = { user = "monitor", password_env = "REPLMON_MYSQL_PASSWORD" }
@@ -50,7 +51,7 @@ LISTEN = "127.0.0.1:9465"
 
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _TOP = {"interval", "timeout", "listen", "record_dir", "record_max_bytes", "record_max_age",
-        "record_keep", "defaults", "checks", "pair", "basic_auth", "tls"}
+        "record_keep", "defaults", "checks", "pair", "basic_auth", "tls", "metrics"}
 _PAIR = {"name", "primary", "replica", "interval", "timeout", "checks"}
 
 
@@ -80,6 +81,9 @@ class Fleet(Record):
     """Recorder rotation (max_bytes, max_age_s, keep) of each pair's recording."""
     basic_auth: BasicAuth | None = None
     tls: Tls | None = None
+    opt_in: tuple[str, ...] = ()
+    """The opt-in metric groups every pair exports beyond the default (fleet/families.py
+    OPT_IN; "all": every one)."""
 
     @property
     def names(self) -> list[str]:
@@ -100,6 +104,24 @@ def parse_listen(text: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
         raise ConfigError(f"listen address {text!r}: use HOST:PORT, e.g. 127.0.0.1:9465")
     return (host.strip("[]") or "127.0.0.1"), int(port)
+
+
+def _opt_in(spec: Any, origin: str) -> tuple[str, ...]:
+    """``metrics = { opt_in = [...] }``: the opt-in metric groups, checked by name."""
+    from replmon.fleet.families import OPT_IN
+
+    known = ", ".join(["all", *OPT_IN])
+    if not isinstance(spec, dict) or set(spec) - {"opt_in"}:
+        raise ConfigError(f"{origin}: metrics must be a table with opt_in = [groups] "
+                          f"(groups: {known})")
+    groups = spec.get("opt_in", [])
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise ConfigError(f"{origin}: metrics.opt_in must be a list of group names ({known})")
+    bad = [g for g in groups if g != "all" and g not in OPT_IN]
+    if bad:
+        raise ConfigError(f"{origin}: metrics.opt_in: unknown group(s) {', '.join(bad)}; "
+                          f"known: {known}")
+    return tuple(groups)
 
 
 def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
@@ -159,9 +181,11 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
         rotation["keep"] = int(data["record_keep"])
     listen_text = listen or str(data.get("listen", LISTEN))
     parse_listen(listen_text)
+    opt_in = _opt_in(data.get("metrics", {}), origin)
     try:
         return Fleet(pairs=tuple(out), listen=listen_text, record_dir=data.get("record_dir"),
-                     rotation=rotation, basic_auth=data.get("basic_auth"), tls=data.get("tls"))
+                     rotation=rotation, basic_auth=data.get("basic_auth"), tls=data.get("tls"),
+                     opt_in=opt_in)
     except ValidationError as e:
         lines = [f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()]
         raise ConfigError(f"{origin} is invalid:\n" + "\n".join(lines)) from None
@@ -173,3 +197,46 @@ def load_fleet(path: str | Path, *, interval: float | None = None,
     the file for a missing, special, huge, binary, non-UTF-8, deep or empty one)."""
     data = read_toml(path, empty="no [[pair]] tables (name, primary, replica)")
     return build_fleet(data, origin=shown(path), interval=interval, listen=listen)
+
+
+def is_fleet(data: dict[str, Any]) -> bool:
+    """A parsed --config file is a fleet file: it has [[pair]] tables."""
+    return "pair" in data
+
+
+def pair_data(data: dict[str, Any], name: str | None,
+              origin: str = "fleet file") -> dict[str, Any]:
+    """``--config FLEET --pair NAME``: the one-pair config (as a one-pair --config file
+    would give it) of pair ``name`` of a parsed fleet file: its nodes on [defaults], its
+    checks on the shared [checks.<id>] tables, exactly as ``replmon serve`` builds that
+    pair. Not its interval and timeout: those are serve's ticks, and the screen, check,
+    record and sample keep their own (1 s unless --interval). The whole file is validated
+    as serve validates it. ConfigError in one line: no ``name`` (which pairs there are),
+    an unknown one (the close matches)."""
+    import difflib
+
+    fleet = build_fleet(data, origin)
+    names = fleet.names
+    if name is None:
+        raise ConfigError(f"{origin} is a fleet file ({_some(names)}): give --pair NAME, "
+                          f"e.g. --pair {names[0]}")
+    pick = next((p for p in fleet.pairs if p.name == name), None)
+    if pick is None:
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = (f"did you mean {_either(close)}?" if close else f"it has {_some(names)}")
+        raise ConfigError(f"{origin}: no pair {name!r}: {hint}")
+    out = pick.config.model_dump(exclude_unset=True)
+    out.pop("interval", None)
+    out.pop("timeout", None)
+    return out
+
+
+def _either(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _some(names: list[str], show: int = 6) -> str:
+    """"3 pairs: shop, billing, cache", or the first ``show`` and how many more."""
+    head = ", ".join(names[:show])
+    more = f" and {len(names) - show} more" if len(names) > show else ""
+    return f"{len(names)} pair{'s' if len(names) != 1 else ''}: {head}{more}"

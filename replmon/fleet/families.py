@@ -48,6 +48,18 @@ class Family:
     split: bool = False
     """One family per value of the first label, named ``<name>_<value>`` (as
     mysqld_exporter has one ``mysql_global_status_<name>`` family per status name)."""
+    group: str = ""
+    """The opt-in group the family belongs to ("": every pair exports it)."""
+    split_groups: tuple[tuple[str, str], ...] = ()
+    """For a split family: (value prefix, opt-in group) of the values exported only with
+    that group (``innodb_`` status values: ``innodb``)."""
+
+    def key_group(self, key: str) -> str:
+        """The opt-in group of a split family's value ``key`` ("": exported always)."""
+        for prefix, group in self.split_groups:
+            if key.startswith(prefix):
+                return group
+        return self.group
 
     @property
     def exposed(self) -> str:
@@ -59,10 +71,11 @@ class Family:
 
 
 def node(name: str, kind: str, help_: str, labels: Sequence[str], like: str,
-         reader: NodeReader, *, live: bool = False, split: bool = False) -> Family:
+         reader: NodeReader, *, live: bool = False, split: bool = False, group: str = "",
+         split_groups: tuple[tuple[str, str], ...] = ()) -> Family:
     """A row of one series per node: pair/node/host, then ``labels``."""
     return Family(name, kind, help_, tuple(labels), like, per_node(reader), live=live,
-                  split=split)
+                  split=split, group=group, split_groups=split_groups)
 
 
 def pair(name: str, kind: str, help_: str, labels: Sequence[str], like: str,
@@ -73,10 +86,13 @@ def pair(name: str, kind: str, help_: str, labels: Sequence[str], like: str,
 
 # --- the rows that repeat one shape ---------------------------------------------------------
 
-MYSQL_LABELLED = (("Com_", "command", "mysql_global_status_commands_total"),
-                  ("Handler_", "handler", "mysql_global_status_handlers_total"),
-                  ("Innodb_rows_", "operation", "mysql_global_status_innodb_row_ops_total"))
-"""mysqld_exporter's three labelled counter families: status name prefix, label, name."""
+MYSQL_LABELLED = (("Com_", "command", "mysql_global_status_commands_total", "mysql_commands"),
+                  ("Handler_", "handler", "mysql_global_status_handlers_total",
+                   "mysql_handlers"),
+                  ("Innodb_rows_", "operation", "mysql_global_status_innodb_row_ops_total",
+                   "innodb"))
+"""mysqld_exporter's three labelled counter families: status name prefix, label, name, and
+the opt-in group each is in."""
 FLAG_VARIABLES = ("read_only", "super_read_only", "log_bin", "rpl_semi_sync_master_enabled",
                   "rpl_semi_sync_source_enabled", "rpl_semi_sync_slave_enabled",
                   "rpl_semi_sync_replica_enabled")
@@ -148,15 +164,17 @@ DISK_COUNTERS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
     ("io_time_weighted_seconds", "Seconds spent in I/O, weighted by requests in flight.",
      lambda d: d.weighted_ms / 1000),
 )
-NIC: tuple[tuple[str, str, str, Callable[[Any], Any]], ...] = (
-    ("receive_bytes", "counter", "Bytes received.", lambda c: c.rx_bytes),
-    ("transmit_bytes", "counter", "Bytes sent.", lambda c: c.tx_bytes),
-    ("receive_errs", "counter", "Receive errors.", lambda c: c.rx_errors),
-    ("transmit_errs", "counter", "Transmit errors.", lambda c: c.tx_errors),
-    ("receive_drop", "counter", "Received packets dropped.", lambda c: c.rx_drops),
-    ("transmit_drop", "counter", "Sent packets dropped.", lambda c: c.tx_drops),
+NIC: tuple[tuple[str, str, str, Callable[[Any], Any], str], ...] = (
+    ("receive_bytes", "counter", "Bytes received.", lambda c: c.rx_bytes, ""),
+    ("transmit_bytes", "counter", "Bytes sent.", lambda c: c.tx_bytes, ""),
+    ("receive_errs", "counter", "Receive errors.", lambda c: c.rx_errors, "netdev_errors"),
+    ("transmit_errs", "counter", "Transmit errors.", lambda c: c.tx_errors, "netdev_errors"),
+    ("receive_drop", "counter", "Received packets dropped.", lambda c: c.rx_drops,
+     "netdev_errors"),
+    ("transmit_drop", "counter", "Sent packets dropped.", lambda c: c.tx_drops,
+     "netdev_errors"),
     ("speed_bytes", "gauge", "Link speed, bytes/s (no series when the NIC has none).",
-     lambda c: None if not c.speed_mbps or c.speed_mbps < 0 else c.speed_mbps * 125_000),
+     lambda c: None if not c.speed_mbps or c.speed_mbps < 0 else c.speed_mbps * 125_000, ""),
 )
 CH = ("channel_name", "connection_name", "master_host")
 MASTER = ("master_host", "master_port")
@@ -188,11 +206,13 @@ FAMILIES: tuple[Family, ...] = (
     # MySQL
     *(node(like.replace("mysql_", "replmon_mysql_", 1).removesuffix("_total"), "counter",
            f"SHOW GLOBAL STATUS {prefix}* counters, by {label}.", [label], like,
-           read.mysql_labelled(prefix)) for prefix, label, like in MYSQL_LABELLED),
+           read.mysql_labelled(prefix), group=group)
+      for prefix, label, like, group in MYSQL_LABELLED),
     node("replmon_mysql_global_status", "untyped", "SHOW GLOBAL STATUS <name>: the other "
          "status values replmon reads (counters and gauges), one family per lower-case name.",
          ["name"], "mysql_global_status_<name>",
-         read.mysql_other(tuple(prefix for prefix, _, _ in MYSQL_LABELLED)), split=True),
+         read.mysql_other(tuple(prefix for prefix, _, _, _ in MYSQL_LABELLED)), split=True,
+         split_groups=(("innodb_", "innodb"),)),
     node("replmon_mysql_rows", "counter", "Rows inserted, updated (changed), deleted and read, "
          "from InnoDB's counters or, where the server has none (MariaDB 10.11), the Handler "
          "counters; `family` says which.", ["operation", "family"], "", read.mysql_rows),
@@ -320,15 +340,21 @@ FAMILIES: tuple[Family, ...] = (
     node("replmon_node_disk_io_now", "gauge", "Requests in flight.", ["device"],
          "node_disk_io_now", read.disk(lambda d: d.in_flight)),
     *(node(f"replmon_node_network_{short}", kind, help_, ["device"],
-           f"node_network_{short}" + ("_total" if kind == "counter" else ""), read.nic(get))
-      for short, kind, help_, get in NIC),
+           f"node_network_{short}" + ("_total" if kind == "counter" else ""), read.nic(get),
+           group=group) for short, kind, help_, get, group in NIC),
     node("replmon_link_rtt_seconds", "gauge", "The primary's TCP connect time to the "
          "replica's replication port (replmon's own timing of the link).", [], "",
          read.scalar("host", lambda h: None if h.peer_rtt_ms is None else h.peer_rtt_ms / 1000)),
     # findings and replmon itself
     pair("replmon_finding", "gauge", "1 for each open finding (gone when it closes); title, "
          "numbers, cause and next step are on /findings.json.",
-         ["pair", "node", "check", "key", "severity"], "", read.findings),
+         ["pair", "node", "check", "key", "severity", "incident", "incident_role"], "",
+         read.findings),
+    pair("replmon_incident_open", "gauge", "1 for each open incident: the pair's findings "
+         "grouped under their likely root (gone when its last finding closes), named by "
+         "its root's check/node/key, as replmon_finding's incident label.",
+         ["pair", "incident", "root_check", "root_node", "severity"], "",
+         read.incidents_open),
     pair("replmon_findings_open", "gauge", "Open findings of the pair, by severity.",
          ["pair", "severity"], "", read.findings_open),
     pair("replmon_finding_flaps", "gauge", "Openings of a flapping finding in the engine's "
@@ -351,3 +377,19 @@ TICK_DURATION = pair("replmon_tick_duration_seconds", "histogram", "Seconds a ti
 """replmon's own histogram (fleet/metrics.py writes it from each pair's durations)."""
 BUILD_INFO = pair("replmon_build_info", "gauge", "replmon's version (always 1).",
                   ["version"], "", lambda s: ())
+
+OPT_IN: dict[str, str] = {
+    "mysql_commands": "`replmon_mysql_global_status_commands_total{command}`: one series per "
+                      "Com_ counter replmon reads (statement mix by type)",
+    "mysql_handlers": "`replmon_mysql_global_status_handlers_total{handler}`: the Handler_ "
+                      "counters (storage engine calls)",
+    "innodb": "the `replmon_mysql_global_status_innodb_*` values (buffer pool, data and log "
+              "I/O, row locks, history list) and `replmon_mysql_global_status_innodb_row_ops_"
+              "total{operation}` (`replmon_mysql_rows_total` has the row rates by default)",
+    "netdev_errors": "`replmon_node_network_{receive,transmit}_{errs,drop}_total{device}`",
+}
+"""The opt-in groups (fleet file ``metrics = { opt_in = [...] }``; "all": every one), what
+each adds. Every other family is exported for every pair: what the alert rules
+(fleet/rules.py) and a pair's dashboard (replication, findings, sources, Redis, DRBD,
+host CPU, memory, disks, network bytes) need."""
+

@@ -1,11 +1,16 @@
 """The metric families of every pair as Prometheus text: the /metrics page, and
 docs/metrics.md (``python -m replmon.fleet.metrics > docs/metrics.md``).
 
-Both are made from the table in fleet/families.py. prometheus_client writes the
-exposition format: ``render_pair`` formats a pair's per-tick families once per tick
-(kept in its ``PairState.blocks``), and ``exposition`` joins every pair's blocks family
-by family under one HELP/TYPE, then adds the scrape-time families (ages) and replmon's
-own (tick duration histogram, build info).
+Both are made from the table in fleet/families.py. ``render_pair`` writes a pair's
+per-tick families once per tick (kept in its ``PairState.blocks``, encoded), in the very
+text prometheus_client's ``generate_latest`` writes for them (tests/unit/test_fleet.py
+compares the two on every shipped recording) but without its per-sample objects: each
+family keeps the text of its sample lines up to the value (``name{labels} ``) from one
+tick to the next, so a tick formats values only. ``exposition`` joins every pair's blocks
+family by family under one HELP/TYPE (a scrape is a join of cached bytes), then adds the
+scrape-time families (ages) and replmon's own (tick duration histogram, build info).
+The opt-in groups (``render_pair``'s ``groups``, the fleet file's ``metrics.opt_in``)
+add families beyond the default; docs/metrics.md says which and what they cost.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from prometheus_client import generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -22,10 +26,11 @@ from prometheus_client.core import (
     Metric,
     UnknownMetricFamily,
 )
+from prometheus_client.openmetrics.exposition import escape_metric_name
 from prometheus_client.registry import Collector
 
 from replmon import __version__
-from replmon.fleet.families import BUILD_INFO, FAMILIES, TICK_DURATION, Family
+from replmon.fleet.families import BUILD_INFO, FAMILIES, OPT_IN, TICK_DURATION, Family
 from replmon.fleet.state import Blocks, PairState
 
 
@@ -82,55 +87,213 @@ class FleetCollector(Collector):
             yield from _own(self.states)
 
 
-def _blocks(text: str) -> Blocks:
-    """prometheus_client's text cut into its families."""
-    out: Blocks = {}
-    name, head, body = "", [], []  # type: ignore[var-annotated]
-    for line in text.splitlines(keepends=True):
-        if line.startswith("# HELP "):
-            if name:
-                out[name] = ("".join(head), "".join(body))
-            name, head, body = line.split(" ", 3)[2], [line], []
-        elif line.startswith("#"):
-            head.append(line)
+_NO_GROUPS: frozenset[str] = frozenset()
+
+
+def floatToGoString(d: float) -> str:  # noqa: N802 - prometheus_client.utils' own name
+    """A value as prometheus_client writes it (its ``floatToGoString``, typed)."""
+    s = repr(float(d))
+    dot = s.find(".")
+    if dot < 0:  # inf, nan, or an exponent already
+        if s == "inf":
+            return "+Inf"
+        if s == "-inf":
+            return "-Inf"
+        if s == "nan":
+            return "NaN"
+        return s
+    if dot > 6 and s[0] != "-":  # Go switches to exponents sooner than Python
+        mantissa = f"{s[0]}.{s[1:dot]}{s[dot + 1:]}".rstrip("0.")
+        return f"{mantissa}e+{dot - 1:02d}"
+    return s
+
+
+def _esc(v: str) -> str:
+    """A label value as the text format writes it (backslash, newline, double quote)."""
+    if "\\" in v or "\n" in v or '"' in v:
+        return v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
+    return v
+
+
+def _head(name: str, kind: str, help_: str) -> str:
+    text = help_.replace("\\", r"\\").replace("\n", r"\n")
+    return f"# HELP {name} {text}\n# TYPE {name} {kind}\n"
+
+
+class _Shape:
+    """How a family's samples are written, worked out once: the label names in the order
+    prometheus_client writes them (sorted) and where each one's value is in the reader's
+    tuple."""
+
+    def __init__(self, labels: Sequence[str]) -> None:
+        self.order = sorted(range(len(labels)), key=lambda i: labels[i])
+        self.keys = [f'{labels[i]}="' for i in self.order]
+
+    def prefix(self, name: str, labels: Sequence[str]) -> str:
+        """A sample line up to its value: ``name{l1="v1",...} ``."""
+        if self.keys:
+            inner = ",".join([k + _esc(labels[i]) + '"'
+                              for k, i in zip(self.keys, self.order, strict=True)])
+            return f"{name}{{{inner}}} "
+        return f"{name} "
+
+    def line(self, name: str, labels: Sequence[str], v: float) -> str:
+        return f"{self.prefix(name, labels)}{floatToGoString(v)}\n"
+
+
+PREFIXES_KEPT = 200_000
+"""Sample-line prefixes a family keeps between ticks (label values -> their text): a
+fleet's series repeat tick after tick, so a tick formats only values. Past this many
+(label values that keep changing), the family starts over."""
+
+
+class _Format:
+    """A family of the table, ready to write: the same text prometheus_client's
+    ``generate_latest`` writes for it (tests/unit/test_fleet.py compares the two), several
+    times faster. Written from the pipelines' threads, read by none but them: a prefix
+    cached by one pair's tick is the same text for any other (a dict's get and set are
+    atomic under the GIL)."""
+
+    def __init__(self, fam: Family) -> None:
+        self.fam = fam
+        self.exposed = escape_metric_name(fam.exposed)
+        self.head = _head(self.exposed, fam.kind, fam.help)
+        self.head_bytes = self.head.encode()
+        self.at = len(fam.all_labels) - len(fam.labels)
+        if fam.split:
+            self.shape = _Shape(fam.all_labels[:self.at] + fam.all_labels[self.at + 1:])
         else:
-            body.append(line)
-    if name:
-        out[name] = ("".join(head), "".join(body))
+            self.shape = _Shape(fam.all_labels)
+        self._split_heads: dict[str, tuple[str, bytes]] = {}
+        self._prefixes: dict[tuple[str, ...], str] = {}
+
+    def split_head(self, key: str) -> tuple[str, bytes]:
+        """(sample name, HELP/TYPE lines) of a split family's value ``key``."""
+        got = self._split_heads.get(key)
+        if got is None:
+            name = escape_metric_name(f"{self.fam.name}_{key}" + (
+                "_total" if self.fam.kind == "counter" else ""))
+            help_ = self.fam.help.replace("<name>", key, 1)
+            got = self._split_heads[key] = (name, _head(name, self.fam.kind, help_).encode())
+        return got
+
+    def _prefix(self, labels: tuple[str, ...]) -> str:
+        """The cached text of a sample line before its value."""
+        if len(self._prefixes) >= PREFIXES_KEPT:
+            self._prefixes = {}
+        if self.fam.split:
+            at = self.at
+            text = self.shape.prefix(self.split_head(labels[at])[0], labels[:at] + labels[at + 1:])
+        else:
+            text = self.shape.prefix(self.exposed, labels)
+        self._prefixes[labels] = text
+        return text
+
+    def render(self, state: PairState, groups: frozenset[str], out: Blocks) -> None:
+        fam = self.fam
+        if fam.group and fam.group not in groups:
+            return
+        prefixes, make, go = self._prefixes, self._prefix, floatToGoString
+        if not fam.split:
+            lines = [f"{prefixes.get(labels) or make(labels)}{go(v)}\n"
+                     for labels, v in fam.read(state) if v == v]  # NaN: no sample
+            if lines:
+                out[self.exposed] = (self.head_bytes, "".join(lines).encode())
+            return
+        at = self.at
+        by_key: dict[str, list[str] | None] = {}  # None: the key's group is not exported
+        for labels, v in fam.read(state):
+            key = labels[at]
+            if key in by_key:
+                got = by_key[key]
+            else:
+                g = fam.key_group(key) if fam.split_groups else ""
+                got = by_key[key] = None if g and g not in groups else []
+            if got is not None:
+                got.append(f"{prefixes.get(labels) or make(labels)}{go(v)}\n")
+        for key in sorted(by_key):
+            kept = by_key[key]
+            if kept:
+                name, head = self.split_head(key)
+                out[name] = (head, "".join(kept).encode())
+
+
+_FORMATS = [_Format(f) for f in FAMILIES if not f.live]
+_STATIC = {f.exposed for f in FAMILIES}
+
+
+def groups_of(opt_in: Sequence[str]) -> frozenset[str]:
+    """The opt-in groups a fleet file's ``metrics.opt_in`` names ("all": every one)."""
+    return frozenset(OPT_IN) if "all" in opt_in else frozenset(opt_in)
+
+
+def render_pair(state: PairState, groups: frozenset[str] = _NO_GROUPS) -> Blocks:
+    """One pair's per-tick families with the opt-in ``groups``, as the text format (once
+    per tick, so a scrape only joins text)."""
+    out: Blocks = {}
+    for f in _FORMATS:
+        f.render(state, groups, out)
     return out
-
-
-def render_pair(state: PairState) -> Blocks:
-    """One pair's per-tick families, formatted by prometheus_client (once per tick, so a
-    scrape of fifty pairs only joins text)."""
-    return _blocks(generate_latest(FleetCollector([state], live=False)).decode())
 
 
 def exposition(states: Sequence[PairState]) -> bytes:
     """The /metrics page: every pair's per-tick blocks (``state.blocks``, rendered by
     ``render_pair`` when the tick arrived) merged family by family under one HELP/TYPE,
-    then the scrape-time families and replmon's own, formatted by prometheus_client."""
-    parts: list[str] = []
-    cached = [s.blocks for s in states if s.blocks]
-    static = {f.exposed for f in FAMILIES}
-    for fam in FAMILIES:
-        if fam.live:
-            continue
+    then the scrape-time families and replmon's own."""
+    heads: dict[str, bytes] = {}
+    bodies: dict[str, list[bytes]] = {}  # metric name -> its sample lines of every pair
+    for s in states:
+        for name, (head, body) in s.blocks.items():  # a tick swaps the whole dict
+            got = bodies.get(name)
+            if got is None:
+                heads[name], bodies[name] = head, [body]
+            else:
+                got.append(body)
+    parts: list[bytes] = []
+    for f in _FORMATS:
+        fam = f.fam
         if fam.split:  # its families, whatever names each pair had, in one order
             prefix = fam.name + "_"
-            names = sorted({k for b in cached for k in b
-                            if k.startswith(prefix) and k not in static})
-            for name in names:
-                bodies = [b[name] for b in cached if name in b]
-                parts.append(bodies[0][0])
-                parts.extend(body for _, body in bodies)
-            continue
-        bodies = [b[fam.exposed] for b in cached if fam.exposed in b]
-        if bodies:
-            parts.append(bodies[0][0])
-            parts.extend(body for _, body in bodies)
-    parts.append(generate_latest(FleetCollector(states, live=True)).decode())
-    return "".join(parts).encode()
+            names = sorted(k for k in bodies if k.startswith(prefix) and k not in _STATIC)
+        else:
+            names = [f.exposed] if f.exposed in bodies else []
+        for name in names:
+            parts.append(heads[name])
+            parts.extend(bodies[name])
+    live: list[str] = []
+    _live(states, live)
+    parts.append("".join(live).encode())
+    return b"".join(parts)
+
+
+_LIVE = [_Format(f) for f in FAMILIES if f.live]
+_TICK_DURATION = _Format(TICK_DURATION)
+_BUILD_INFO = _Format(BUILD_INFO)
+
+
+def _live(states: Sequence[PairState], parts: list[str]) -> None:
+    """The scrape-time families (ages), replmon's tick duration histogram and its build
+    info, as prometheus_client writes them (every pair's in one family)."""
+    go = floatToGoString
+    for f in _LIVE:
+        prefixes, make = f._prefixes, f._prefix
+        lines = [f"{prefixes.get(labels) or make(labels)}{go(v)}\n" for s in states
+                 for labels, v in f.fam.read(s) if v == v]  # NaN: no sample
+        if lines:
+            parts.append(f.head)
+            parts.extend(lines)
+    name = _TICK_DURATION.exposed
+    parts.append(_TICK_DURATION.head)
+    for s in states:
+        if s.ticks_total:
+            pair = _esc(s.pair)
+            buckets = s.durations.buckets()
+            parts.extend(f'{name}_bucket{{le="{le}",pair="{pair}"}} {float(c)!r}\n'
+                         for le, c in buckets)
+            parts.append(f'{name}_count{{pair="{pair}"}} {float(buckets[-1][1])!r}\n')
+            parts.append(f'{name}_sum{{pair="{pair}"}} {floatToGoString(s.durations.total)}\n')
+    parts.append(_BUILD_INFO.head)
+    parts.append(_BUILD_INFO.shape.line(_BUILD_INFO.exposed, [__version__], 1.0))
 
 
 def _own(states: Sequence[PairState]) -> Iterator[Metric]:
@@ -142,6 +305,15 @@ def _own(states: Sequence[PairState]) -> Iterator[Metric]:
     b = GaugeMetricFamily(BUILD_INFO.name, BUILD_INFO.help, labels=["version"])
     b.add_metric([__version__], 1.0)
     yield b
+
+
+SERIES_PER_PAIR = {"default": 272, "all": 380}
+"""Series of one pair on /metrics after sample_sessions/healthy_steady_load.rmrec (MariaDB
+10.11 and Redis on the lab, one finding open at its end), its 21 scrape-time ones
+included; tests/unit/test_fleet.py keeps these current."""
+SERIES_PER_GROUP = {"mysql_commands": 22, "mysql_handlers": 18, "innodb": 36,
+                    "netdev_errors": 32}
+"""What each opt-in group adds to that pair."""
 
 
 def metrics_doc() -> str:
@@ -159,15 +331,48 @@ title, numbers, cause and next step are on `/findings.json`. Counters are counte
 written for it works with the `replmon_` prefix and the extra labels. A family with no
 sample (no DRBD on the pair, a source that is down) is left out of the page.
 
-| metric | type | labels | help | like |
-|---|---|---|---|---|
+## Default and opt-in
+
+Every pair exports the families a pair's alerts and dashboard need: the findings,
+replmon's own ticks and sources (every family `replmon rules` uses is here), replication
+(MySQL channels, Redis links and offsets, DRBD), the MySQL status values and variables
+replmon reads except InnoDB's, Redis, and the host's CPU, load, memory, paging, disks and
+network bytes. The families below are opt-in, as mysqld_exporter's collectors are flags:
+they are wide (one series per statement type or handler), or detail a dashboard for the
+one server under study wants and a fleet of 200 pairs pays for on every scrape. Switch
+them on for every pair in the fleet file:
+
+```toml
+metrics = { opt_in = ["innodb", "mysql_commands"] }   # or ["all"]
+```
+
+| group | adds | series per pair |
+|---|---|---:|
+"""
+    groups = "".join(f"| `{g}` | {what} | {SERIES_PER_GROUP[g]} |\n" for g, what in OPT_IN.items())
+    counts = f"""
+A pair on MariaDB 10.11 with Redis and local host metrics (after
+`sample_sessions/healthy_steady_load.rmrec`, one finding open) has
+{SERIES_PER_PAIR["default"]} series on /metrics by default and {SERIES_PER_PAIR["all"]} with
+every group (21 of them are the scrape-time ages and the tick duration histogram): about
+54,500 samples per scrape at 200 pairs instead of 76,000. Each open finding adds one
+series, a pair with DRBD its resources' series, a MySQL replica with several channels
+its channels'.
+
+## Families
+
+| metric | type | labels | help | like | group |
+|---|---|---|---|---|---|
 """
     rows = []
     for fam in [*FAMILIES, TICK_DURATION, BUILD_INFO]:
         labels = ", ".join(f"`{x}`" for x in fam.all_labels)
+        group = f"`{fam.group}`" if fam.group else "default"
+        if fam.split_groups:
+            group += "; " + ", ".join(f"`{p}*`: `{g}`" for p, g in fam.split_groups)
         rows.append(f"| `{fam.exposed}` | {fam.kind} | {labels} | {fam.help} | "
-                    f"{f'`{fam.like}`' if fam.like else 'replmon'} |")
-    return head + "\n".join(rows) + "\n"
+                    f"{f'`{fam.like}`' if fam.like else 'replmon'} | {group} |")
+    return head + groups + counts + "\n".join(rows) + "\n"
 
 
 if __name__ == "__main__":

@@ -6,12 +6,25 @@ no ``for:`` of their own on it; Alertmanager routes on the ``severity`` label. T
 plumbing: the replmon process not scraped (``up``), a pair that stopped ticking, a
 source that cannot be read, and replmon's own late ticks. The scrape job must be
 named ``replmon`` for ``ReplmonDown`` (docs/prometheus.md).
+
+Every alert of a pair carries, in its ``screen`` annotation, the command that opens that
+pair's live screen (``replmon --config FLEET --pair PAIR``): the engineer paged for a
+pair is one paste away from it. ``replmon rules --config FLEET`` writes the fleet file's
+path there; without it, ``FLEET.toml`` stands for it.
 """
 
 from __future__ import annotations
 
-RULES = """\
-# Alert rules for replmon serve (replmon rules > /etc/prometheus/replmon.rules.yml)
+import json
+import os
+import shlex
+
+FLEET_PLACEHOLDER = "FLEET.toml"
+"""What stands for the fleet file in the ``screen`` annotation when it is not known."""
+_SCREEN = "@SCREEN@"
+
+_TEMPLATE = """\
+# Alert rules for replmon serve (replmon rules --config FLEET.toml > replmon.rules.yml)
 # Every finding's title, numbers, cause and next step: http://<replmon>/findings.json
 groups:
   - name: replmon-findings
@@ -21,6 +34,7 @@ groups:
         labels:
           severity: critical
         annotations:
+          screen: @SCREEN@
           summary: "{{ $labels.pair }} {{ $labels.node }}: {{ $labels.check }} critical"
           description: >-
             replmon's check {{ $labels.check }} (key "{{ $labels.key }}") is critical on the
@@ -31,6 +45,7 @@ groups:
         labels:
           severity: warning
         annotations:
+          screen: @SCREEN@
           summary: "{{ $labels.pair }} {{ $labels.node }}: {{ $labels.check }} warning"
           description: >-
             replmon's check {{ $labels.check }} (key "{{ $labels.key }}") warns on the
@@ -41,6 +56,7 @@ groups:
         labels:
           severity: info
         annotations:
+          screen: @SCREEN@
           summary: "{{ $labels.pair }} {{ $labels.node }}: {{ $labels.check }} info"
           description: >-
             For dashboards and tickets, not for a pager: route severity="info" to a
@@ -63,6 +79,7 @@ groups:
         labels:
           severity: critical
         annotations:
+          screen: @SCREEN@
           summary: "replmon has stopped sampling pair {{ $labels.pair }}"
           description: >-
             No tick from pair {{ $labels.pair }} for {{ $value | humanizeDuration }}:
@@ -73,6 +90,7 @@ groups:
         labels:
           severity: warning
         annotations:
+          screen: @SCREEN@
           summary: "{{ $labels.pair }} {{ $labels.node }}: {{ $labels.source }} unreadable"
           description: >-
             replmon cannot read {{ $labels.source }} on {{ $labels.host }} ({{ $labels.node }}
@@ -85,8 +103,48 @@ groups:
         labels:
           severity: warning
         annotations:
+          screen: @SCREEN@
           summary: "replmon ticks late for pair {{ $labels.pair }}"
           description: >-
             More than 10 % of pair {{ $labels.pair }}'s ticks started late for 10 minutes:
             replmon serve is short of CPU, or a source keeps hitting its timeout.
 """
+
+
+INHIBIT = """\
+# Alertmanager: one page per incident (replmon rules --alertmanager; goes under the
+# inhibit_rules: key of alertmanager.yml). replmon labels each finding with its pair's
+# incident (named by its root: check/node/key) and its role in it: a consequence's
+# alert stays quiet while its root's fires, and notifies on its own once the root has
+# resolved (replmon/model/incidents.py).
+inhibit_rules:
+  - source_matchers:
+      - alertname=~"ReplmonFinding(Critical|Warning|Info)"
+      - incident_role="root"
+    target_matchers:
+      - alertname=~"ReplmonFinding(Critical|Warning|Info)"
+      - incident_role="consequence"
+    equal: [pair, incident]
+"""
+"""The inhibit rule that makes an incident one page (``replmon rules --alertmanager``)."""
+
+
+def screen_command(fleet: str | None = None) -> str:
+    """``replmon --config FLEET --pair {{ $labels.pair }}``: the fleet file's absolute
+    path (shell-quoted) when given, else the placeholder."""
+    path = shlex.quote(os.path.abspath(fleet)) if fleet else FLEET_PLACEHOLDER
+    return f"replmon --config {path} --pair {{{{ $labels.pair }}}}"
+
+
+def rules(fleet: str | None = None) -> str:
+    """The rules (YAML text), with ``fleet`` (the path of the fleet file serve runs) in
+    each pair alert's ``screen`` annotation. ValueError for a path Prometheus would take
+    for a template (``{{``)."""
+    command = screen_command(fleet)
+    if "{{" in command.replace("{{ $labels.pair }}", ""):
+        raise ValueError(f"{fleet!r}: a path with {{{{ would be read as a template")
+    return _TEMPLATE.replace(_SCREEN, json.dumps(command))  # a JSON string is YAML's
+
+
+RULES = rules()
+"""The rules with ``FLEET.toml`` standing for the fleet file."""

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from replmon.fleet.state import PairState
+from replmon.fleet.state import PairState, incident_name
 from replmon.model.base import SourceState
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample
@@ -315,7 +315,13 @@ def nic(get: Callable[[Any], float | int | None]) -> NodeReader:
 
 def findings(s: PairState) -> Iterator[Sample]:
     for f in s.findings:
-        yield (s.pair, f.node, f.check, f.key, f.severity.label), 1.0
+        yield (s.pair, f.node, f.check, f.key, f.severity.label, *s.incident_of(f)), 1.0
+
+
+def incidents_open(s: PairState) -> Iterator[Sample]:
+    for inc in s.incidents.open:
+        yield (s.pair, incident_name(inc), inc.root.check, inc.root.node,
+               inc.severity.label), 1.0
 
 
 def findings_open(s: PairState) -> Iterator[Sample]:

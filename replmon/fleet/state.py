@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 
 from replmon.engine import Update
 from replmon.model.findings import Finding
+from replmon.model.incidents import Causality, Incident, IncidentTracker, finding_id
 from replmon.model.tick import Tick
 
-Blocks = dict[str, tuple[str, str]]
-"""A pair's per-tick metrics as prometheus_client wrote them: metric name -> (its HELP
-and TYPE lines, its sample lines)."""
+Blocks = dict[str, tuple[bytes, bytes]]
+"""A pair's per-tick metrics in the text format (fleet/metrics.py): metric name -> (its
+HELP and TYPE lines, its sample lines), encoded once per tick."""
 
 TICK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Upper bounds (s) of the tick duration histogram (sampling both nodes' sources)."""
@@ -54,6 +55,12 @@ class Histogram:
         return out
 
 
+def incident_name(inc: Incident) -> str:
+    """An incident's label value: its root's check/node/key."""
+    r = inc.root
+    return f"{r.check}/{r.node}/{r.key}"
+
+
 class PairState:
     """The pipeline reader behind a pair's metrics (inline: it only swaps references)."""
 
@@ -61,8 +68,12 @@ class PairState:
     inline = True
 
     def __init__(self, pair: str, interval: float,
-                 render: Callable[[PairState], Blocks] | None = None) -> None:
+                 render: Callable[[PairState], Blocks] | None = None,
+                 links: Causality | None = None) -> None:
+        """``links``: the pair's checks' declarations, by which its findings group into
+        incidents (replmon/model/incidents.py; output.incidents.causality)."""
         self.pair = pair
+        self.incidents = IncidentTracker(links or {})
         self.interval = interval
         self.render = render
         """Formats the pair's per-tick metrics when a tick arrives (metrics.render_pair)."""
@@ -84,11 +95,23 @@ class PairState:
         self.durations.observe(tick.duration_ms / 1000)
         if update is not None:
             self.findings = tuple(update.open)
+            self.incidents.update(tick.wall, update.open)
             self.findings_opened_total += len(update.opened)
         self.tick = tick
         self.received_mono = time.monotonic()
         if self.render is not None:
             self.blocks = self.render(self)
+
+    def incident_of(self, f: Finding) -> tuple[str, str]:
+        """(incident, "root" or "consequence") of an open finding: the labels that let one
+        Alertmanager inhibit rule keep a consequence quiet while its root fires. The
+        incident is named by its root (check/node/key): bounded and the same after a
+        restart, unlike a counter."""
+        for inc in self.incidents.open:
+            if finding_id(f) in inc.findings:
+                roots = {finding_id(r) for r in inc.roots}
+                return incident_name(inc), "root" if finding_id(f) in roots else "consequence"
+        return f"{f.check}/{f.node}/{f.key}", "root"
 
     def on_drop(self, n: int) -> None:  # inline readers are never dropped from
         pass

@@ -6,8 +6,8 @@ know where the text came from."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Protocol
 
 from replmon.errors import SourceError
@@ -41,13 +41,27 @@ async def read_each(runner: Runner, paths: Sequence[str]) -> dict[str, str | Non
     return out
 
 
+def read_text(path: str) -> str:
+    """A small file's text (UTF-8, bad bytes replaced) with two system calls and no file
+    object: a fleet of local nodes reads ten /proc files per node per tick."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    text = b"".join(chunks).decode(errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 class LocalRunner:
     """This machine. /proc reads are small and never block on disk, so they run
     on the event loop; commands run as asyncio subprocesses."""
 
     async def read_file(self, path: str) -> str:
         try:
-            return Path(path).read_text(errors="replace")  # noqa: ASYNC240 - /proc, no disk
+            return read_text(path)
         except FileNotFoundError:
             raise
         except OSError as e:

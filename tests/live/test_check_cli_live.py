@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,47 @@ def test_bad_config_is_unknown(capsys: pytest.CaptureFixture[str]) -> None:
                  "--timeout", "2"])
     assert code == 3
     assert capsys.readouterr().out.startswith("REPLMON UNKNOWN - ")
+
+
+def fleet_file(lab: Lab, path: Path) -> Path:
+    """serve's fleet file: the lab pair (as "lab") beside a pair of nothing."""
+    path.write_text(f"""
+interval = "5s"
+[defaults]
+mysql = {{ user = "{lab.monitor_user}", password_env = "REPLMON_MYSQL_PASSWORD" }}
+redis = {{ password_env = "REPLMON_REDIS_PASSWORD" }}
+[[pair]]
+name = "elsewhere"
+primary = "db163.invalid"
+replica = "db162.invalid"
+[[pair]]
+name = "lab"
+[pair.primary]
+host = "127.0.0.1"
+mysql = {{ port = {lab.primary.mysql_port} }}
+redis = {{ port = {lab.primary.redis_port} }}
+[pair.replica]
+host = "127.0.0.1"
+mysql = {{ port = {lab.replica.mysql_port} }}
+redis = {{ port = {lab.replica.redis_port} }}
+""")
+    return path
+
+
+@pytest.mark.usefixtures("creds")
+def test_check_and_sample_take_a_pair_of_a_fleet_file(
+    lab: Lab, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    fleet = str(fleet_file(lab, tmp_path / "fleet.toml"))
+    code = main(["check", "--config", fleet, "--pair", "lab", "--interval", "0.3",
+                 "--duration", "1.5s", "--format", "json"])
+    d = json.loads(capsys.readouterr().out)
+    assert (code, d["status"]) == (0, "OK"), d
+    assert main(["--config", fleet, "--pair", "lab", "sample", "--count", "2", "--json",
+                 "--interval", "0.3"]) == 0
+    ticks = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(ticks) == 2
+    assert main(["check", "--config", fleet]) == 3
+    assert capsys.readouterr().out == (
+        f"REPLMON UNKNOWN - {fleet} is a fleet file (2 pairs: elsewhere, lab): give --pair "
+        "NAME, e.g. --pair elsewhere\n")

@@ -77,7 +77,8 @@ def expected(pair: str, node: str, check: str, key: str, sev: str) -> dict[str, 
                 f"Title, numbers, cause and next step: "
                 f"http://{INSTANCE['instance']}/findings.json")
     return {"exp_labels": labels,
-            "exp_annotations": {"summary": f"{pair} {node}: {check} {sev}", "description": desc}}
+            "exp_annotations": {"summary": f"{pair} {node}: {check} {sev}", "description": desc,
+                                "screen": f"replmon --config FLEET.toml --pair {pair}"}}
 
 
 def write_test(tmp: Path, series: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
@@ -92,6 +93,44 @@ def test_the_shipped_rules_pass_promtool_check(tmp_path: Path) -> None:
     (tmp_path / "rules.yml").write_text(RULES)
     out = run("check", "rules", "rules.yml", cwd=tmp_path)
     assert out.returncode == 0 and "SUCCESS: 7 rules found" in out.stdout, out.stdout + out.stderr
+
+
+def test_rules_for_a_fleet_file_name_it_in_every_pair_alert_and_pass_promtool(
+    tmp_path: Path,
+) -> None:
+    """``replmon rules --config FLEET``: the fleet file's absolute path (shell-quoted)
+    in the `screen` annotation of every alert of a pair, which promtool accepts and
+    renders into the command that opens the pair's screen."""
+    import sys
+
+    fleet = tmp_path / "my fleet.toml"
+    fleet.write_text('[[pair]]\nname = "shop"\nprimary = "db1"\nreplica = "db2"\n')
+    out = subprocess.run([sys.executable, "-m", "replmon", "rules", "--config", fleet.name],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    (tmp_path / "rules.yml").write_text(out.stdout)
+    check = run("check", "rules", "rules.yml", cwd=tmp_path)
+    assert check.returncode == 0 and "SUCCESS: 7 rules found" in check.stdout, (
+        check.stdout + check.stderr)
+    screen = f"replmon --config '{fleet}' --pair {{{{ $labels.pair }}}}"
+    assert out.stdout.count(f"screen: {json.dumps(screen)}") == 6  # all but ReplmonDown
+    series = [{"series": 'replmon_finding{pair="shop",node="replica",check="mysql_replication",'
+                         'key="sql",severity="critical",instance="replmon:9465",job="replmon"}',
+               "values": "1x5"}]
+    case = {"eval_time": "2s", "alertname": "ReplmonFindingCritical", "exp_alerts": [
+        {"exp_labels": {"pair": "shop", "node": "replica", "check": "mysql_replication",
+                        "key": "sql", "severity": "critical", **INSTANCE},
+         "exp_annotations": {**expected("shop", "replica", "mysql_replication", "sql",
+                                        "critical")["exp_annotations"],
+                             "screen": f"replmon --config '{fleet}' --pair shop"}}]}
+    (tmp_path / "test.yml").write_text(json.dumps({
+        "rule_files": ["rules.yml"], "evaluation_interval": "1s",
+        "tests": [{"interval": "1s", "input_series": series, "alert_rule_test": [case]}]}))
+    test = run("test", "rules", "test.yml", cwd=tmp_path)
+    assert test.returncode == 0, test.stdout + test.stderr
+    bad = subprocess.run([sys.executable, "-m", "replmon", "rules", "--config", "nope.toml"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (bad.returncode, bad.stdout, bad.stderr) == (2, "", "replmon: nope.toml: no such file\n")
 
 
 def test_a_stopped_sql_thread_fires_critical_from_the_tick_its_finding_opened(
@@ -147,7 +186,8 @@ def test_a_pair_that_stops_ticking_and_replmon_itself_down_fire(tmp_path: Path) 
              "exp_annotations": {
                  "summary": "replmon has stopped sampling pair shop",
                  "description": "No tick from pair shop for 1m 31s: its pipeline is stuck "
-                                "or ended (replmon's log says why)."}}
+                                "or ended (replmon's log says why).",
+                 "screen": "replmon --config FLEET.toml --pair shop"}}
     down = {"exp_labels": {"severity": "critical", **INSTANCE},
             "exp_annotations": {
                 "summary": "replmon serve on replmon:9465 is not scraped",
@@ -163,3 +203,21 @@ def test_a_pair_that_stops_ticking_and_replmon_itself_down_fire(tmp_path: Path) 
     write_test(tmp_path, series, cases)
     out = run("test", "rules", "test.yml", cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_prometheus_configs_of_the_docs_pass_promtool(tmp_path: Path) -> None:
+    """Every prometheus.yml block of docs/prometheus.md (one process, the shards, the
+    global view's federation and remote write) is a valid Prometheus config."""
+    import re
+
+    text = (ROOT / "docs" / "prometheus.md").read_text()
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S)
+              if re.search(r"^(scrape_configs|remote_write|global):", b, re.M)]
+    assert len(blocks) >= 5, "docs/prometheus.md: the Prometheus configs moved"
+    (tmp_path / "rules.yml").write_text(RULES)
+    for i, block in enumerate(blocks):
+        path = tmp_path / f"prometheus{i}.yml"
+        path.write_text(block.replace("/etc/prometheus/rules/replmon.yml",
+                                      str(tmp_path / "rules.yml")))
+        out = run("check", "config", path.name, cwd=tmp_path)
+        assert out.returncode == 0, block + out.stdout + out.stderr

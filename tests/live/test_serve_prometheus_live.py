@@ -60,6 +60,7 @@ class Stack:
         closed = lab.free_port()
         (tmp / "fleet.toml").write_text(f"""
 interval = "1s"
+metrics = {{ opt_in = ["mysql_commands"] }}  # the statement rates below (docs/metrics.md)
 [defaults]
 mysql = {{ user = "{lab.monitor_user}", password_env = "LAB_MYSQL_PW" }}
 redis = {{ password_env = "LAB_REDIS_PW" }}

@@ -6,6 +6,7 @@ and holding what its facts say."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -181,3 +182,28 @@ def test_the_clock_offset_from_the_tighter_reading() -> None:
     assert w.pair.clock_bound_s == pytest.approx(0.0015)
     w = Window(series([(clocked("primary", 2.0, 4.0), node("replica"))]))
     assert (w.pair.clock_offset_s, w.pair.clock_bound_s) == (None, None)
+
+
+def test_what_checks_reach_is_not_a_cache_they_could_change() -> None:
+    """No check keeps a cache of its own (the engine keeps the columns, the window the
+    pair view), and the GTID helpers' memoised answers are read-only."""
+    import ast
+
+    import replmon.checks  # type: ignore[import-not-found,unused-ignore]
+
+    from replmon.check import gtid
+
+    domains = gtid.maria_domains("0-1-5,1-2-7")
+    assert domains == {0: 5, 1: 7}
+    with pytest.raises(TypeError):
+        domains[0] = 6  # type: ignore[index]
+    folder = Path(replmon.checks.__file__).parent
+    found = []
+    for path in sorted(folder.glob("*.py")):
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in n.names] if isinstance(n, ast.ImportFrom)
+                     and n.module == "functools" else [n.attr] if isinstance(n, ast.Attribute)
+                     and isinstance(n.value, ast.Name) and n.value.id == "functools" else [])
+            found += [f"{path.name}: functools.{x}" for x in names
+                      if x in ("lru_cache", "cache", "cached_property")]
+    assert found == []

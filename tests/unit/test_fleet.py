@@ -6,30 +6,46 @@ from __future__ import annotations
 import json
 import re
 import socket
+from functools import partial
 from pathlib import Path
 
 import pytest
+from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from replmon.cli import main
 from replmon.engine import build_engine
 from replmon.errors import ConfigError
 from replmon.fleet.config import build_fleet
-from replmon.fleet.families import FAMILIES
+from replmon.fleet.families import FAMILIES, OPT_IN
 from replmon.fleet.http import findings_doc
-from replmon.fleet.metrics import exposition, metrics_doc, render_pair
+from replmon.fleet.metrics import (
+    SERIES_PER_GROUP,
+    SERIES_PER_PAIR,
+    FleetCollector,
+    exposition,
+    groups_of,
+    metrics_doc,
+    render_pair,
+)
+from replmon.fleet.rules import RULES
 from replmon.fleet.state import PairState
 from replmon.model.tick import Tick
+from replmon.output.incidents import causality
 from replmon.session.recording import open_recording
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def session(name: str) -> tuple[list[Tick], PairState]:
+ALL = groups_of(["all"])
+
+
+def session(name: str, groups: frozenset[str] = ALL) -> tuple[list[Tick], PairState]:
     with open_recording(ROOT / "sample_sessions" / name) as rec:
         ticks = list(rec.ticks())
-    state = PairState(name.split(".")[0], ticks[0].interval, render=render_pair)
     eng = build_engine(entry_points=False)
+    state = PairState(name.split(".")[0], ticks[0].interval,
+                      render=partial(render_pair, groups=groups), links=causality(eng.checks))
     for t in ticks:
         state.on_tick(t, eng.feed(t))
     return ticks, state
@@ -84,8 +100,28 @@ def test_every_family_has_help_and_type_and_pair_node_labels() -> None:
 def test_no_label_holds_free_text_or_numbers_of_a_finding() -> None:
     _, state = session("redis_link_down_full_resync.rmrec")
     for labels, _ in samples(exposition([state])).get("replmon_finding", []):
-        assert set(labels) == {"pair", "node", "check", "key", "severity"}
+        assert set(labels) == {"pair", "node", "check", "key", "severity", "incident",
+                               "incident_role"}
         assert not re.search(r"\d\s", " ".join(labels.values()))
+
+
+def test_each_finding_names_its_incident_and_role_for_the_inhibit_rule() -> None:
+    """#34: the full resync under the small backlog: one incident, its root labelled
+    "root", the others "consequence", the same incident id; replmon_incident_open names
+    the root; /findings.json carries the incident."""
+    _, state = session("redis_link_down_full_resync.rmrec")
+    got = samples(exposition([state]))
+    roles = {(lb["check"], lb["key"]): (lb["incident"], lb["incident_role"])
+             for lb, _ in got["replmon_finding"]}
+    name = "config_drift/pair/repl-backlog-size"  # the incident: its root
+    assert roles[("config_drift", "repl-backlog-size")] == (name, "root")
+    assert roles[("redis_backlog_headroom", "backlog")] == (name, "consequence")
+    (inc,) = [lb for lb, v in got["replmon_incident_open"] if v == 1]
+    assert (inc["root_check"], inc["root_node"], inc["severity"]) == (
+        "config_drift", "pair", "critical")
+    doc = findings_doc([state])["pairs"]["redis_link_down_full_resync"]
+    assert doc["incidents"][0]["root"]["check"] == "config_drift"
+    assert {f["incident_role"] for f in doc["findings"]} == {"root", "consequence"}
 
 
 def test_findings_json_holds_the_text_and_numbers() -> None:
@@ -100,6 +136,69 @@ def test_findings_json_holds_the_text_and_numbers() -> None:
 def test_docs_metrics_md_is_current() -> None:
     assert (ROOT / "docs" / "metrics.md").read_text() == metrics_doc()
     assert all(f.help.endswith((".", ")")) for f in FAMILIES)
+
+
+def _reference(states: list[PairState]) -> list[str]:
+    """The page as prometheus_client writes it from the table (every family, every
+    group), without the lines that depend on the time of the scrape (ages)."""
+    page = b"".join(generate_latest(FleetCollector(states, live=live)) for live in (False, True))
+    return [x for x in page.decode().splitlines() if "_age_seconds" not in x]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "sample_sessions").glob("*.rmrec")))
+def test_the_page_is_what_prometheus_client_writes(name: str) -> None:
+    """replmon writes the text format itself (several times faster): the same bytes as
+    prometheus_client's generate_latest, tick after tick, alone and beside another pair
+    (labels escaped, values as Go writes them)."""
+    with open_recording(ROOT / "sample_sessions" / name) as rec:
+        ticks = list(rec.ticks())
+    a = PairState('odd "pair"\\', 5.0, render=partial(render_pair, groups=ALL))
+    _, b = session("replica_sql_stopped.rmrec")
+    for t in ticks[::max(1, len(ticks) // 25)]:
+        a.on_tick(t, None)
+        got = [x for x in exposition([a, b]).decode().splitlines() if "_age_seconds" not in x]
+        assert got == _reference([a, b])
+
+
+def test_the_default_leaves_out_only_the_opt_in_groups_and_keeps_what_the_rules_use() -> None:
+    _, every = session("healthy_steady_load.rmrec")
+    _, default = session("healthy_steady_load.rmrec", frozenset())
+    page_all, page = samples(exposition([every])), samples(exposition([default]))
+    assert set(page) <= set(page_all)
+    gone = set(page_all) - set(page)
+    assert gone and all(
+        n.startswith(tuple(f"replmon_{x}" for x in (
+            "mysql_global_status_commands", "mysql_global_status_handlers",
+            "mysql_global_status_innodb", "node_network_receive_errs",
+            "node_network_transmit_errs", "node_network_receive_drop",
+            "node_network_transmit_drop"))) for n in gone)
+    default = {f.exposed for f in FAMILIES if not f.group}
+    used = set(re.findall(r"\b(replmon_[a-z_]+)", RULES))
+    assert "replmon_finding" in used and used <= default
+    for n in page:  # the same series, the same values
+        if "_age_seconds" not in n:
+            assert page[n] == page_all[n]
+    # the figures docs/metrics.md gives
+    per_pair = {"default": sum(map(len, page.values())), "all": sum(map(len, page_all.values()))}
+    assert per_pair == SERIES_PER_PAIR
+    for g in OPT_IN:
+        _, one = session("healthy_steady_load.rmrec", frozenset([g]))
+        assert sum(map(len, samples(exposition([one])).values())) - per_pair["default"] == \
+            SERIES_PER_GROUP[g], g
+
+
+def test_opt_in_groups_in_the_fleet_file() -> None:
+    pair = [{"name": "a", "primary": "x", "replica": "y"}]
+    assert build_fleet({"pair": pair}).opt_in == ()
+    fleet = build_fleet({"pair": pair, "metrics": {"opt_in": ["innodb", "netdev_errors"]}})
+    assert groups_of(fleet.opt_in) == {"innodb", "netdev_errors"}
+    assert groups_of(build_fleet({"pair": pair, "metrics": {"opt_in": ["all"]}}).opt_in) == \
+        set(OPT_IN)
+    for bad, says in (({"opt_in": ["inodb"]}, "unknown group(s) inodb; known: all, "),
+                      ({"opt_in": "innodb"}, "must be a list"),
+                      ({"optin": ["innodb"]}, "must be a table with opt_in")):
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            build_fleet({"pair": pair, "metrics": bad})
 
 
 def test_defaults_apply_to_every_node_and_a_pair_overrides_them() -> None:
