@@ -270,6 +270,35 @@ def _default(v: Any) -> str:
     return f"`{v}`"
 
 
+WHERE = {"same": "on the same node", "other": "on the other node",
+         "replica": "on the replica (from the primary)", "either": "on either node or the pair",
+         "pair": "on the pair"}
+
+
+def _link(check: str, key: str | None) -> str:
+    return f"[`{check}`](#{check})" + (f" ({key})" if key else "")
+
+
+def _causes(c: Check[Any], checks: list[Check[Any]]) -> str:
+    """The check's place in incidents: what its findings can cause (its own declarations)
+    and what can cause them (the others'), with the reason, from Check.explains."""
+    out = []
+    for e in c.explains:
+        out.append(f"- can cause {_link(e.effect, e.effect_key)} {WHERE[e.where]}"
+                   + (f", from its {e.cause_key} finding" if e.cause_key else "")
+                   + f": {e.why}\n")
+    for other in checks:
+        for e in other.explains:
+            if e.effect == c.id:
+                out.append(f"- can be caused by {_link(other.id, e.cause_key)}"
+                           + (f" (its {e.effect_key} finding)" if e.effect_key else "")
+                           + f": {e.why}\n")
+    if not out:
+        return "\nIncidents: it explains no other finding and none explains it.\n"
+    return ("\nIncidents (findings linked so are grouped under their root; "
+            "replmon/model/incidents.py):\n\n" + "".join(out))
+
+
 def render(checks: list[Check[Any]]) -> str:
     parts = [HEAD, "| check | reads | what it flags |\n|---|---|---|\n"]
     for c in checks:
@@ -281,6 +310,7 @@ def render(checks: list[Check[Any]]) -> str:
         for name, field in c.thresholds.model_fields.items():
             desc = " ".join((field.description or "").split())
             parts.append(f"| `{name}` | {_default(field.default)} | {desc} |\n")
+        parts.append(_causes(c, checks))
     parts.append(WRITING)
     return "".join(parts)
 

@@ -22,3 +22,15 @@ def test_every_threshold_is_documented() -> None:
     for c in checks:
         for name, field in c.thresholds.model_fields.items():
             assert field.description, f"checks.{c.id}.{name} has no docstring"
+
+
+def test_each_check_says_what_it_can_cause_and_be_caused_by() -> None:
+    """#34: docs/checks.md gives every check's place in incidents, both ways, from the
+    checks' own declarations."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "checks.md").read_text()
+    section = text.split("\n## stmt_vs_rows\n")[1].split("\n## ")[0]
+    assert "can be caused by [`config_drift`](#config_drift) (auto_increment_increment)" \
+        in section
+    mem = text.split("\n## memory_ceiling\n")[1].split("\n## ")[0]
+    assert "can cause [`throughput_collapse`](#throughput_collapse) on the same node, " \
+        "from its paging finding" in mem
