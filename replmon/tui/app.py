@@ -25,6 +25,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
+from replmon.check import Window
+from replmon.checks.stmt_vs_rows import (  # type: ignore[import-not-found,unused-ignore]
+    gtid_slave_pos_inserts,  # the count stmt_vs_rows leaves out, said on the screen
+)
 from replmon.engine import Engine, Update
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding
@@ -309,11 +313,6 @@ class ReplmonApp(App[None]):
         self.ticks_seen += 1
         prev, self._last_seen = self._last_seen, tick
         if prev is not None and 0 < tick.wall - prev.wall <= 1.5 * tick.interval:
-            from replmon.check import Window
-            from replmon.checks.stmt_vs_rows import (  # type: ignore[import-not-found,unused-ignore]
-                gtid_slave_pos_inserts,
-            )
-
             g = gtid_slave_pos_inserts(Window([prev, tick]), "replica")
             if g is not None:
                 self.gtid_rows[tick.wall] = g

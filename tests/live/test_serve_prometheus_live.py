@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from httpwait import get, wait_for
 
 from replmon.fleet.rules import RULES
 from replmon.lab import Lab, WriteLoad
@@ -27,25 +27,6 @@ from replmon.lab_faults import stop_thread
 from replmon.testing.scenarios.mysql_rows import AUTO_INC_TABLE, auto_increment_2
 
 pytestmark = pytest.mark.live
-
-
-def get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return bytes(r.read())
-
-
-def wait_for(what: str, fn: Callable[[], Any], timeout: float = 45.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-        except OSError as e:
-            last = e
-        if last and not isinstance(last, Exception):
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 class Stack:

@@ -24,11 +24,12 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from httpwait import get, wait_for
 
 from replmon.fleet.rules import rules
 from replmon.fleet.shard import shard_of
@@ -51,25 +52,6 @@ def doc_global_view() -> tuple[list[str], str]:
     (regex,) = re.findall(r"^\s+regex: (.*)$", text[text.index("remote_write:"):], re.M)[:1]
     assert selectors and regex, "docs/prometheus.md: the global view's examples moved"
     return selectors, regex
-
-
-def get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return bytes(r.read())
-
-
-def wait_for(what: str, fn: Callable[[], Any], timeout: float = 45.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-        except OSError as e:
-            last = e
-        if last and not isinstance(last, Exception):
-            return last
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 class Shards:
