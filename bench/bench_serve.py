@@ -58,6 +58,15 @@ from replmon.session.recording import open_recording
 ROOT = Path(__file__).resolve().parent.parent
 
 
+FROM_TREE = ("import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path "
+             "if 'editable' not in repr(f).lower()]; "
+             "runpy.run_module('replmon', run_name='__main__', alter_sys=True)")
+"""``python -m replmon`` from another tree on PYTHONPATH: without the editable install's
+finder, which would map ``replmon.checks`` to this checkout's checks/ whatever the tree
+(the checks of the tree measured must be its own: the bench links its replmon/checks to
+its checks/)."""
+
+
 def fleet_toml(lab: Lab, n: int, interval: float, hung_port: int, rec: Path | None) -> str:
     s = lab.settings()
     out = [f'interval = {interval}']
@@ -121,7 +130,11 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
                 {"targets": [f"127.0.0.1:{port}"]}]}]}))
         env = dict(os.environ, LAB_MYSQL_PW=lab.monitor_password,
                    LAB_REDIS_PW=lab.redis_password, PYTHONPATH=tree)
-        proc = subprocess.Popen([sys.executable, "-m", "replmon", "serve", "--config",
+        other = Path(tree).resolve() != ROOT
+        if other and not (Path(tree) / "replmon" / "checks").exists():
+            (Path(tree) / "replmon" / "checks").symlink_to("../checks")
+        run = ["-c", FROM_TREE] if other else ["-m", "replmon"]
+        proc = subprocess.Popen([sys.executable, *run, "serve", "--config",
                                  str(tmp / "fleet.toml"), "--listen", f"127.0.0.1:{port}"],
                                 env=env, cwd=tree, stderr=subprocess.DEVNULL)
         prometheus = shutil.which("prometheus")

@@ -178,4 +178,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="applier_progress", title="Applier progress", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
+              reads=("mysql",))

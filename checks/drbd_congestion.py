@@ -172,4 +172,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="drbd_congestion", title="DRBD congestion", needs=("drbd",),
-              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
+              reads=("drbd",))

@@ -462,4 +462,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
-              evaluate=evaluate, window=120.0, explains=EXPLAINS)
+              evaluate=evaluate, window=120.0, explains=EXPLAINS,
+              reads=("drbd", "rates.drbd"))

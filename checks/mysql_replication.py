@@ -626,4 +626,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="mysql_replication", title="MySQL replication", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
+              reads=("mysql",))

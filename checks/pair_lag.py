@@ -229,4 +229,5 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 
 CHECK = Check(id="pair_lag", title="Pair lag", needs=("mysql",), thresholds=Limits,
-              evaluate=evaluate, window=300.0, explains=EXPLAINS)
+              evaluate=evaluate, window=300.0, explains=EXPLAINS,
+              reads=("mysql",))

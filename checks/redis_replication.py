@@ -423,4 +423,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="redis_replication", title="Redis replication", needs=("redis",),
-              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
+              reads=("redis", "redis.counters", "rates.redis"))

@@ -48,6 +48,7 @@ from replmon.model.findings import NodeRef, Number, Observation, Severity
 from replmon.model.host import DiskRates
 from replmon.model.incidents import Explains
 from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
+from replmon.model.parts import normal
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
 from replmon.pair import PairView, node_clock, redis_clock
@@ -115,6 +116,19 @@ class Check(Generic[T]):
     explains: tuple[Explains, ...] = ()
     """Which other checks' findings this check's findings can explain, where and why
     (replmon/model/incidents.py): findings linked so form one incident under its root."""
+    reads: tuple[str, ...] | None = None
+    """The parts of a node's tick the check reads, from any tick of its window
+    (``replmon.model.parts.PARTS``: "mysql", "rates.drbd", ...); None: all of them. A
+    check with a long window that names them lets the engine keep only those parts of
+    the ticks older than what the checks without ``reads`` look at (a tick is ~36 KB,
+    most of it counters and rates: 300 s of whole ticks at 5 s hold 2.2 MB per pair,
+    440 MB at 200 pairs). Reading a part it did not name raises DroppedPartError (the engine shows a
+    "check failed" finding); tests/unit/test_check_reads.py runs every check on ticks
+    thinned to its own list."""
+
+    def __post_init__(self) -> None:
+        if self.reads is not None:
+            normal(self.reads)  # an unknown part name is the author's error, at load
 
 
 def span_ticks(seconds: float, interval: float, min_samples: int = 1) -> int:

@@ -52,9 +52,6 @@ Seen = tuple[str, Observation]
 """(check id, observation): what one check saw in one tick."""
 
 
-TRIM_EVERY = 32
-"""Ticks the window may hold beyond what the longest check needs before it is trimmed."""
-
 FLAP_OPENS = 3
 """Opens of the same finding within FLAP_WINDOW_S that make it flapping."""
 FLAP_WINDOW_S = 600.0
@@ -139,11 +136,6 @@ class Engine:
         """Each check window's ticks, kept from tick to tick, and their series' columns."""
         self._opens: dict[tuple[str, str, str], deque[float]] = {}
         """Wall times a finding opened, per ident, within FLAP_WINDOW_S (flap detection)."""
-        self._ticks: list[Tick] = []
-        """The window, oldest first: at least the last ``window`` ticks, at most TRIM_EVERY
-        more (trimmed in one go, cheaper than a deque copied to a list each tick; not
-        waiting for it to double keeps a live session's memory flat once the window is
-        full: 300 s of ticks hold ~13 MB)."""
         self._limits = {c.id: th for c, th in self.checks}
         self._tracks: dict[tuple[str, str, str], _Track] = {}
         self._replan(1.0)
@@ -168,7 +160,11 @@ class Engine:
         self._interval = interval
         self.window = self.window_ticks(interval)
         self._plan = [(c, th, span_ticks(c.window, interval)) for c, th in self.checks]
-        self._windows.plan({n for _, _, n in self._plan}, self._ticks)
+        # the ticks the checks without ``reads`` look at stay whole; older ones keep only
+        # what the longer checks read (replmon.model.parts): most of a tick's bytes
+        whole = max((n for c, _, n in self._plan if c.reads is None), default=1)
+        keep = {p for c, _, n in self._plan if n > whole for p in c.reads or ()}
+        self._windows.plan({n for _, _, n in self._plan}, self._windows.ticks, whole, keep)
 
     @property
     def limits(self) -> dict[str, Thresholds]:
@@ -183,7 +179,6 @@ class Engine:
     def reset_window(self) -> None:
         """Forget the window (not the findings): the next ``observe`` sees only the ticks
         fed from now on (a re-run jumping over ticks whose observations are stored)."""
-        self._ticks = []
         self._windows.clear()
 
     def observe(self, tick: Tick) -> list[Seen]:
@@ -191,12 +186,8 @@ class Engine:
         before hysteresis. A pure function of the last ``window`` ticks (the longest
         check window), which is what lets a long re-run split into parts that run in
         parallel and then feed ``apply`` in order."""
-        ticks = self._ticks
         if tick.interval != self._interval and tick.interval > 0:
             self._replan(tick.interval)  # windows are seconds: ticks at this interval
-        ticks.append(tick)
-        if len(ticks) > self.window + TRIM_EVERY:
-            del ticks[:-self.window]
         windows = self._windows.add(tick)  # a tick whose seq went back starts a new feed
         seen: list[Seen] = []
         for f in self.failures:

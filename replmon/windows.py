@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from types import FunctionType
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 from replmon.check import Window
+from replmon.model.parts import normal, thin
 from replmon.model.tick import NodeTick, Role, Tick
 
 V = TypeVar("V")
@@ -104,23 +105,59 @@ class EngineWindow(Window):
 
 class Windows:
     """The engine's windows of one feed: for each window length the last ticks, one
-    ``EngineWindow`` on them, and the columns their ``series`` share."""
+    ``EngineWindow`` on them, and the columns their ``series`` share.
+
+    Thinning (``plan``'s ``whole`` and ``keep``): the last ``whole`` ticks stay whole;
+    an older tick, which only the windows of checks that name their ``reads`` still
+    hold, is replaced in every window by its copy with only the parts in ``keep``
+    (``replmon.model.parts.thin``, once per tick), and the whole tick is freed."""
 
     def __init__(self) -> None:
         self.by_length: dict[int, EngineWindow] = {}
         """Window length in ticks -> its window."""
         self._kept: list[tuple[int, ReadOnlyList[Tick], EngineWindow]] = []
-        """(length, its ticks, its window) for each length."""
+        """(length, its ticks, its window) for each length, longest first."""
         self._cache = SeriesCache()
         self._seq = -1
         """Seq of the last tick added."""
+        self._whole: int | None = None
+        """Ticks kept whole at the end of the windows (None: every tick)."""
+        self._keep: frozenset[str] = frozenset()
+        """The parts kept of older ticks."""
 
-    def plan(self, lengths: Iterable[int], ticks: Sequence[Tick]) -> None:
+    @property
+    def ticks(self) -> Sequence[Tick]:
+        """The longest window's ticks, oldest first (older ones thinned)."""
+        return self._kept[0][1] if self._kept else ()
+
+    def plan(self, lengths: Iterable[int], ticks: Sequence[Tick], whole: int | None = None,
+             keep: Iterable[str] = ()) -> None:
         """Keep windows of these lengths from now on, filled from ``ticks`` (the newest
-        ticks seen, oldest first)."""
-        views = {n: ReadOnlyList(ticks[-n:]) for n in lengths}
-        self.by_length = {n: EngineWindow(view, self._cache) for n, view in views.items()}
-        self._kept = [(n, view, self.by_length[n]) for n, view in views.items()]
+        ticks seen, oldest first); with ``whole``, only the last ``whole`` ticks whole and
+        the parts in ``keep`` of older ones. After a thinning plan, only the ticks still
+        whole carry over to the next plan (a thinned tick lacks what a new plan may
+        need)."""
+        lengths = sorted(set(lengths), reverse=True)
+        if self._whole is not None:
+            ticks = ticks[-self._whole:] if self._whole else ()
+        if whole is not None and (not lengths or lengths[0] <= whole):
+            whole = None  # no window is longer than the whole ticks: nothing to thin
+        self._whole, self._keep = whole, normal(keep)
+        self.by_length = {n: EngineWindow(ReadOnlyList(ticks[-n:]), self._cache)
+                          for n in lengths}
+        self._kept = [(n, cast("ReadOnlyList[Tick]", w.ticks), w)
+                      for n, w in self.by_length.items()]
+        if whole is not None and self._kept:
+            for back in range(whole + 1, len(self._kept[0][1]) + 1):
+                self._thin(back)
+
+    def _thin(self, back: int) -> None:
+        """Thin the tick ``back`` places from the end of every window that holds it."""
+        tick = thin(self._kept[0][1][-back], self._keep)
+        for _, view, _ in self._kept:
+            if len(view) < back:
+                break  # (longest first)
+            _setitem(view, -back, tick)
 
     def add(self, tick: Tick) -> dict[int, EngineWindow]:
         """``tick`` added to every window: each length's window for this tick, its pair
@@ -137,6 +174,9 @@ class Windows:
             set_(w, "last", tick)
             if w._pair is not None:
                 set_(w, "_pair", None)  # a new tick, a new pair view
+        whole = self._whole
+        if whole is not None and len(self._kept[0][1]) > whole:
+            self._thin(whole + 1)  # the tick that just left the whole ones
         return self.by_length
 
     def done(self, tick: Tick) -> None:
@@ -144,10 +184,11 @@ class Windows:
         self._cache.prune(tick.seq)
 
     def clear(self) -> None:
-        """Forget every tick (not the lengths)."""
+        """Forget every tick (not the lengths, nor what is kept whole)."""
         self._cache.clear()
         self._seq = -1
-        self.plan([n for n, _, _ in self._kept], ())
+        for _, view, _ in self._kept:
+            _delitem(view, slice(None))
 
 
 class _Column:

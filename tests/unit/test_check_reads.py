@@ -1,0 +1,148 @@
+"""``Check.reads`` (#33): a check that names the parts of a tick it reads sees the same
+with only those parts kept, and the engine keeps no more of older ticks than that.
+
+Each check with ``reads`` runs on every tick of every shipped recording and seed
+scenario twice: on whole ticks, and on ticks thinned to its own ``reads`` (all of them,
+the newest too: stricter than the engine, which keeps its newest ticks whole). The
+observations must be equal, and a part the check reads but does not name raises
+DroppedPartError. The inputs cover DRBD 8 and 9, MySQL replication stopped and lagging,
+Redis resyncs and memory, swapping, DRBD congestion and pair lag.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replmon.check import Check, Thresholds, Window, span_ticks
+from replmon.engine import Engine
+from replmon.model.findings import Observation, Severity
+from replmon.model.parts import PARTS, DroppedPart, DroppedPartError, normal, thin
+from replmon.model.tick import Tick
+from replmon.plugins import discover
+from replmon.session.recording import open_recording
+from replmon.testing.scenarios import all_scenarios
+
+SESSIONS = sorted((Path(__file__).resolve().parents[2] / "sample_sessions").glob("*.rmrec"))
+CHECKS, _ = discover(entry_points=False)
+DECLARED = [c for c in CHECKS if c.reads is not None]
+_TICKS: dict[Path, list[Tick]] = {}
+
+
+def _ticks(path: Path) -> list[Tick]:
+    if path not in _TICKS:
+        _TICKS[path] = list(open_recording(path).ticks())
+    return _TICKS[path]
+
+
+def _inputs() -> list[tuple[str, list[Tick]]]:
+    """Every shipped recording, and every seed scenario of the accuracy table (the DRBD
+    congestion and pair lag cases no recording has)."""
+    seeds, _ = all_scenarios()
+    return ([(p.name, _ticks(p)) for p in SESSIONS]
+            + [(sc.name, sc.build()[0]) for sc in seeds])
+
+
+def test_the_long_checks_name_what_they_read() -> None:
+    """Every check whose window is longer than a minute names its reads: it is what
+    lets the engine thin (a long check without reads keeps every tick whole)."""
+    long = sorted(c.id for c in CHECKS if c.window > 60.0)
+    assert long and long == sorted(c.id for c in DECLARED if c.window > 60.0)
+
+
+@pytest.mark.parametrize("check", DECLARED, ids=lambda c: c.id)
+def test_a_check_sees_the_same_on_ticks_thinned_to_its_reads(check: Check[Any]) -> None:
+    th = check.thresholds()
+    keep = normal(check.reads or ())
+    compared = 0
+    seen = 0
+    inputs = _inputs()
+    for name, ticks in inputs:
+        thinned = [thin(t, keep) for t in ticks]
+        n = span_ticks(check.window, ticks[0].interval)
+        for i in range(len(ticks)):
+            lo = max(0, i + 1 - n)
+            whole = check.evaluate(Window(ticks[lo:i + 1]), th)
+            try:
+                part = check.evaluate(Window(thinned[lo:i + 1]), th)
+            except DroppedPartError as e:
+                pytest.fail(f"{check.id} on {name} tick {i}: {e}")
+            assert part == whole, f"{check.id} on {name} tick {i}"
+            compared += 1
+            seen += len(whole)
+    assert compared == sum(len(t) for _, t in inputs) > 900
+    assert seen, f"{check.id} saw nothing in any recording: the comparison proves little"
+
+
+def test_a_part_not_named_raises_and_names_itself() -> None:
+    tick = _ticks(SESSIONS[0])[-1]
+    t = thin(tick, normal(["mysql"]))
+    assert t.primary.mysql.replication == tick.primary.mysql.replication
+    assert t.seq == tick.seq and t.replica.name == tick.replica.name
+    for read in (lambda: t.primary.host.hostname, lambda: t.replica.rates.mysql.questions_per_s,
+                 lambda: t.primary.mysql.counters.get("Questions"),
+                 lambda: t.primary.redis.status):
+        with pytest.raises(DroppedPartError, match="Check\\(reads=..."):
+            read()
+    with pytest.raises(ValueError, match="unknown tick part 'mysql.status'"):
+        normal(["mysql.status"])
+    assert normal(["redis.counters", "rates.mysql"]) == {"redis", "redis.counters",
+                                                        "rates.mysql"}
+    assert set(PARTS) >= {"host", "drbd", "mysql", "redis"}
+
+
+def _reader(reads: tuple[str, ...] | None, window: float) -> Check[Any]:
+    """A check that reads the first tick's host (a part), over ``window`` seconds."""
+    def evaluate(w: Window, t: Thresholds) -> list[Observation]:
+        mem = w.ticks[0].primary.host.hostname
+        return [Observation(key="k", node="primary", severity=Severity.WARNING,
+                            title=f"{mem}")]
+    return Check(id="reader", title="reader", needs=("host",), thresholds=Thresholds,
+                 evaluate=evaluate, window=window, reads=reads)
+
+
+def _short() -> Check[Any]:
+    return Check(id="short", title="short", needs=(), thresholds=Thresholds,
+                 evaluate=lambda w, t: [], window=10.0)
+
+
+def test_the_engine_thins_old_ticks_and_a_wrong_declaration_shows() -> None:
+    ticks = _ticks(SESSIONS[0])
+    right = Engine([(_reader(("host",), 120.0), Thresholds()), (_short(), Thresholds())])
+    wrong = Engine([(_reader(("mysql",), 120.0), Thresholds()), (_short(), Thresholds())])
+    for t in ticks[:40]:
+        ok, bad = right.observe(t), wrong.observe(t)
+    assert [o.title for _, o in ok] == [str(ticks[0].primary.host.hostname)]
+    kept = right._windows.ticks
+    assert len(kept) == 40
+    assert isinstance(kept[0].primary.mysql, DroppedPart)  # older than 10 s: thinned
+    assert kept[-10].primary.mysql is ticks[30].primary.mysql  # the last 10 s: whole
+    assert isinstance(kept[-11].primary.mysql, DroppedPart)
+    assert bad[0][0] == "engine" and "host of a tick older" in bad[0][1].title
+    assert "'host' in Check(reads=...)" in bad[0][1].title
+
+
+def test_a_thinned_tick_holds_a_fraction_of_the_bytes() -> None:
+    """The point of it: what the long checks keep of a tick, against the whole tick
+    (recorded ticks; live ones share their variables and strings, ~36 KB)."""
+    keep = normal(p for c in DECLARED for p in c.reads or ())
+    tick = _ticks(SESSIONS[0])[-1]
+
+    def size(o: object, seen: set[int]) -> int:
+        if id(o) in seen or isinstance(o, DroppedPart):
+            return 0
+        seen.add(id(o))
+        n = sys.getsizeof(o)
+        if isinstance(o, dict):
+            n += sum(size(k, seen) + size(v, seen) for k, v in o.items())
+        elif isinstance(o, (list, tuple)):
+            n += sum(size(v, seen) for v in o)
+        elif hasattr(o, "__dataclass_fields__"):
+            n += sum(size(getattr(o, f), seen) for f in o.__dataclass_fields__)
+        return n
+
+    whole, thinned = size(tick, set()), size(thin(tick, keep), set())
+    assert thinned < whole / 2, (thinned, whole, sorted(keep))
