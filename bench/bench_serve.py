@@ -15,6 +15,8 @@ seconds, and this process scrapes /metrics every ``--self-scrape`` seconds too (
 After one warm-up interval, for --seconds:
 
 - CPU of the serve process (user + system, psutil), as % of one core, and per pair-tick;
+  its system share ("sys %"), and the CPU of the processes it started and reaped ("kids
+  %": commands it runs on the node, which the CPU % leaves out);
 - its RSS at the end (and every ``--timeline`` seconds: CPU and RSS over time);
 - Prometheus' own ``scrape_duration_seconds`` of the replmon job over the run (p50,
   p99, max, via ``quantile_over_time`` on its HTTP API) and ``scrape_samples_scraped``;
@@ -24,6 +26,10 @@ After one warm-up interval, for --seconds:
   their recordings: p99 and max;
 - the machine's 1-minute load average at the end (other work on the machine skews
   every figure: compare trees measured in the same run);
+- with ``--ssh``: every node's host and DRBD are read over ssh (its own connection, through
+  a test sshd on loopback; DRBD from a real DRBD 8.4 /proc/drbd): the ssh connections
+  serve holds, the CPU of its ssh clients and of the nodes' side (sshd sessions and the
+  commands they run), besides serve's own;
 - with ``--pyspy DIR`` (py-spy on PATH or in /tmp/pyspy/bin): a py-spy profile of the
   serve process over the run, DIR/<tree>-<N>.txt (raw collapsed stacks).
 
@@ -36,6 +42,7 @@ p99 <= 100 ms while scraped every second.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -55,6 +62,9 @@ import psutil
 from replmon.lab import Lab, WriteLoad
 from replmon.session.recording import open_recording
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "live"))
+from sshd import Sshd  # noqa: E402  (the live tests' sshd, for --ssh)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -67,14 +77,24 @@ finder, which would map ``replmon.checks`` to this checkout's checks/ whatever t
 its checks/)."""
 
 
-def fleet_toml(lab: Lab, n: int, interval: float, hung_port: int, rec: Path | None) -> str:
+DRBD8 = ROOT / "tests" / "fixtures" / "drbd" / "s10_8411_syncsource_synced.txt"
+"""A real DRBD 8.4 /proc/drbd, read over ssh as each node's DRBD with ``--ssh``."""
+
+
+def fleet_toml(lab: Lab, n: int, interval: float, hung_port: int, rec: Path | None,
+               ssh_config: Path | None = None) -> str:
     s = lab.settings()
     out = [f'interval = {interval}']
     if rec is not None:
         out.append(f'record_dir = "{rec}"')
     out += ["[defaults]",
             f'mysql = {{ user = "{lab.monitor_user}", password_env = "LAB_MYSQL_PW" }}',
-            'redis = { password_env = "LAB_REDIS_PW" }', 'ssh = { mode = "local" }']
+            'redis = { password_env = "LAB_REDIS_PW" }']
+    if ssh_config is None:
+        out.append('ssh = { mode = "local" }')
+    else:  # every node's host and DRBD read over its own ssh connection
+        out += [f'ssh = {{ mode = "ssh", config_file = "{ssh_config}" }}',
+                f'drbd = {{ proc_path = "{DRBD8}" }}']
     for i in range(n):
         out += ["[[pair]]", f'name = "pair{i:03d}"']
         for role in ("primary", "replica"):
@@ -110,17 +130,42 @@ def _prom_value(port: int, expr: str) -> float:
     return float(res[0]["value"][1]) if res else float("nan")
 
 
+def _ssh_cpu(ps: psutil.Process, sshd: Sshd | None) -> tuple[int, float, float]:
+    """(ssh clients alive under serve, their CPU seconds, CPU seconds of the sshd sessions
+    and the commands they run: the nodes' side)."""
+    if sshd is None or sshd.proc is None:
+        return 0, 0.0, 0.0
+
+    def cpu(procs: list[psutil.Process]) -> float:
+        total = 0.0
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system + t.children_user + t.children_system
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+    clients = [p for p in ps.children(recursive=True) if p.name() == "ssh"]
+    return (len(clients), cpu(clients),
+            cpu(psutil.Process(sshd.proc.pid).children(recursive=True)))
+
+
 def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
         label: str) -> dict[str, Any]:
     hole = socket.socket()
     hole.bind(("127.0.0.1", 0))
     hole.listen(1024)
     interval, seconds = args.interval, args.seconds
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, contextlib.ExitStack() as stack:
         tmp = Path(d)
         rec = tmp / "rec" if args.record else None
+        sshd = None
+        if args.ssh:
+            (tmp / "sshd").mkdir()
+            sshd = stack.enter_context(Sshd(tmp / "sshd"))
         (tmp / "fleet.toml").write_text(fleet_toml(lab, n, interval, hole.getsockname()[1],
-                                                   rec))
+                                                   rec, sshd.ssh_config if sshd else None))
         port, prom_port = lab.free_port(), lab.free_port()
         scrape = f"{args.scrape:g}s"
         (tmp / "prometheus.yml").write_text(json.dumps({
@@ -163,6 +208,7 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
                                         "--duration", str(int(seconds)), "--output", str(out)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        env=dict(os.environ, PYTHONPATH=""))
+            ssh0 = _ssh_cpu(ps, sshd)
             c0, t0 = ps.cpu_times(), time.monotonic()
             prom_t0 = time.time()
             start_wall = time.time()
@@ -186,6 +232,7 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
                     mark_c, mark_t = c, t
                 time.sleep(max(0.0, (args.self_scrape or 1.0) - (time.perf_counter() - s0)))
             c1, t1 = ps.cpu_times(), time.monotonic()
+            ssh1 = _ssh_cpu(ps, sshd)
             rss = ps.memory_info().rss
             rng = f"{max(1, int(time.time() - prom_t0))}s"
             sel = 'scrape_duration_seconds{job="replmon"}'
@@ -212,11 +259,17 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
                 with open_recording(rec / f"pair{i:03d}.rmrec") as r:
                     lags += [t.start_lag_ms for t in r.ticks() if t.wall >= start_wall]
     cpu = (c1.user + c1.system - c0.user - c0.system) / (t1 - t0) * 100
+    sys_pct = (c1.system - c0.system) / (t1 - t0) * 100
+    child = (c1.children_user + c1.children_system - c0.children_user
+             - c0.children_system) / (t1 - t0) * 100
     scrapes.sort()
     lags.sort()
     nan = float("nan")
     return {"tree": label, "pairs": n, "seconds": t1 - t0, "cpu_pct": cpu,
             "ms_per_pair_tick": cpu / 100 * interval * 1000 / n,
+            "sys_pct": sys_pct, "child_pct": child,
+            "ssh_conns": ssh1[0], "ssh_client_pct": (ssh1[1] - ssh0[1]) / (t1 - t0) * 100,
+            "ssh_node_pct": (ssh1[2] - ssh0[2]) / (t1 - t0) * 100,
             "rss_mb": rss / 2**20,
             "scrape_p50_ms": statistics.median(scrapes) if scrapes else nan,
             "scrape_p99_ms": scrapes[min(len(scrapes) - 1, int(0.99 * len(scrapes)))]
@@ -227,14 +280,16 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
             "timeline": timeline, "load1": os.getloadavg()[0], **prom_res}
 
 
-HEAD = (f"{'tree':>7} {'pairs':>5} {'s':>5} {'CPU %':>6} {'ms/pt':>6} {'RSS MB':>6} "
+HEAD = (f"{'tree':>7} {'pairs':>5} {'s':>5} {'CPU %':>6} {'sys %':>5} {'kids %':>6} "
+        f"{'ms/pt':>6} {'RSS MB':>6} "
         f"{'prom p50':>8} {'p99':>6} {'max':>6} {'samples':>8} {'self p50':>8} {'p99':>6} "
         f"{'page KB':>7} {'lag p99':>7} {'max':>6} {'load':>5}")
 
 
 def line(r: dict[str, Any]) -> str:
     return (f"{r['tree']:>7} {r['pairs']:>5} {r['seconds']:>5.0f} {r['cpu_pct']:>6.1f} "
-            f"{r['ms_per_pair_tick']:>6.2f} {r['rss_mb']:>6.0f} {r['prom_p50_ms']:>8.1f} "
+            f"{r['sys_pct']:>5.1f} {r['child_pct']:>6.1f} {r['ms_per_pair_tick']:>6.2f} "
+            f"{r['rss_mb']:>6.0f} {r['prom_p50_ms']:>8.1f} "
             f"{r['prom_p99_ms']:>6.1f} {r['prom_max_ms']:>6.1f} {r['samples']:>8.0f} "
             f"{r['scrape_p50_ms']:>8.1f} {r['scrape_p99_ms']:>6.1f} {r['page_kb']:>7.0f} "
             f"{r['lag_p99_ms']:>7.1f} {r['lag_max_ms']:>6.1f} {r['load1']:>5.1f}")
@@ -249,6 +304,9 @@ def main() -> None:
                     help="Prometheus' scrape interval, s (its timeout too)")
     ap.add_argument("--self-scrape", type=float, default=1.0,
                     help="this process scrapes /metrics every so many s (0: not)")
+    ap.add_argument("--ssh", action="store_true",
+                    help="read every node's host and DRBD (a DRBD 8.4 fixture) over ssh, "
+                         "through a test sshd on loopback (tests/live/sshd.py)")
     ap.add_argument("--record", action="store_true",
                     help="every pair records (tick start lag is read from the recordings)")
     ap.add_argument("--tree", nargs="+", default=[f"now={ROOT}"],
@@ -265,6 +323,10 @@ def main() -> None:
             for label, tree in trees:
                 r = run(lab, str(Path(tree).resolve()), n, args, label)
                 print(line(r), flush=True)
+                if args.ssh:
+                    print(f"{'':>7} ssh: {r['ssh_conns']} connections held by serve; ssh "
+                          f"clients {r['ssh_client_pct']:.1f} % of a core, the nodes' sshd "
+                          f"sessions and commands {r['ssh_node_pct']:.1f} %", flush=True)
                 if args.json:
                     with open(args.json, "a") as f:
                         f.write(json.dumps(r) + "\n")
