@@ -30,11 +30,20 @@ class LoadFailure:
     error: str
 
 
+_DOCUMENTED: dict[str, tuple[Check[Any], Check[Any]]] = {}
+"""Module name -> (its CHECK, that check with the module's docstring): one copy per
+process, not one per engine (``replmon serve`` builds an engine per pair: 19 docstrings,
+47 KB a pair). A reloaded module's new CHECK replaces the entry."""
+
+
 def _from_module(mod: ModuleType, name: str) -> Check[Any] | LoadFailure:
     check = getattr(mod, "CHECK", None)
     if not isinstance(check, Check):
         return LoadFailure(name, "module has no CHECK = replmon.check.Check(...)")
-    return replace(check, doc=(mod.__doc__ or "").strip())
+    kept = _DOCUMENTED.get(mod.__name__)
+    if kept is None or kept[0] is not check:
+        kept = _DOCUMENTED[mod.__name__] = (check, replace(check, doc=(mod.__doc__ or "").strip()))
+    return kept[1]
 
 
 def _import(modname: str, name: str) -> Check[Any] | LoadFailure:

@@ -147,8 +147,8 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
             # process: out of the collector's way, a full collection no longer walks them
             # while a scrape waits for the GIL.
             gc.freeze()
-            # The checks' windows hold every pair's last few minutes of ticks (~3 MB a
-            # pair at 5 s): a full collection walks them all, ~1 s of GIL at 200 pairs.
+            # The checks' windows hold every pair's last few minutes of ticks (~1 MB a
+            # pair at 5 s): a full collection walks them all.
             # Acyclic ticks are freed by reference counting anyway, so full collections
             # can be rarer: filling 200 pairs' windows took 2 of them instead of 11 (GC
             # 2.2 s instead of 5.7 s of CPU; docs/prometheus.md).

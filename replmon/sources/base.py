@@ -39,6 +39,9 @@ class Source(ABC, Generic[S]):
         self._since: float | None = None
         self._inflight: asyncio.Task[S] | None = None
         self._inflight_started = 0.0
+        self._ok: SourceStatus | None = None
+        """The ok status of the current run of ok samples: the same (immutable) record
+        for all of them, not a validated new one per sample (8 per pair-tick)."""
 
     async def open(self) -> None:
         """Acquire long-lived resources (connections). Must not raise for an
@@ -107,7 +110,10 @@ class Source(ABC, Generic[S]):
             return self._fail(
                 wall, mono, SourceState.UNREACHABLE, str(e), None, elapsed_ms
             )
-        status = SourceStatus(state=SourceState.OK, since=self._enter(SourceState.OK, wall))
+        since = self._enter(SourceState.OK, wall)
+        status = self._ok
+        if status is None or status.since != since:
+            status = self._ok = SourceStatus(state=SourceState.OK, since=since)
         return result.model_copy(
             update={"status": status, "wall": wall, "mono": mono, "elapsed_ms": elapsed_ms}
         )
