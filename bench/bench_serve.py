@@ -30,6 +30,8 @@ After one warm-up interval, for --seconds:
   a test sshd on loopback; DRBD from a real DRBD 8.4 /proc/drbd): the ssh connections
   serve holds, the CPU of its ssh clients and of the nodes' side (sshd sessions and the
   commands they run), besides serve's own;
+- with ``--static-twin``: Prometheus also scrapes a static copy of the page (taken after
+  the warm-up, served by this process as it is): its own share of a scrape, p50 and p99;
 - with ``--pyspy DIR`` (py-spy on PATH or in /tmp/pyspy/bin): a py-spy profile of the
   serve process over the run, DIR/<tree>-<N>.txt (raw collapsed stacks).
 
@@ -51,9 +53,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +134,35 @@ def _prom_value(port: int, expr: str) -> float:
     return float(res[0]["value"][1]) if res else float("nan")
 
 
+class _Twin(ThreadingHTTPServer):
+    """A static twin of /metrics for ``--static-twin``: the page replmon served after its
+    warm-up, sent as it is, so that Prometheus' scrape of it is Prometheus' own share
+    (reading and storing the same samples) of a scrape of replmon."""
+
+    def __init__(self) -> None:
+        self.page = b""
+        twin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(twin.page)))
+                self.end_headers()
+                self.wfile.write(twin.page)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.daemon_threads = True
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        super().__exit__(*exc)
+
+
 def _ssh_cpu(ps: psutil.Process, sshd: Sshd | None) -> tuple[int, float, float]:
     """(ssh clients alive under serve, their CPU seconds, CPU seconds of the sshd sessions
     and the commands they run: the nodes' side)."""
@@ -161,6 +194,7 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
         tmp = Path(d)
         rec = tmp / "rec" if args.record else None
         sshd = None
+        twin = stack.enter_context(_Twin()) if args.static_twin else None
         if args.ssh:
             (tmp / "sshd").mkdir()
             sshd = stack.enter_context(Sshd(tmp / "sshd"))
@@ -172,7 +206,9 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
             "global": {"scrape_interval": scrape, "scrape_timeout": scrape,
                        "evaluation_interval": "5s"},
             "scrape_configs": [{"job_name": "replmon", "static_configs": [
-                {"targets": [f"127.0.0.1:{port}"]}]}]}))
+                {"targets": [f"127.0.0.1:{port}"]}]}]
+            + ([{"job_name": "static", "static_configs": [
+                {"targets": [f"127.0.0.1:{twin.server_address[1]}"]}]}] if twin else [])}))
         env = dict(os.environ, LAB_MYSQL_PW=lab.monitor_password,
                    LAB_REDIS_PW=lab.redis_password, PYTHONPATH=tree)
         other = Path(tree).resolve() != ROOT
@@ -199,6 +235,8 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
                     raise RuntimeError("not every pair ticked within 300 s")
                 time.sleep(1)
             time.sleep(interval)
+            if twin is not None:
+                twin.page = _get(f"http://127.0.0.1:{port}/metrics")
             if args.pyspy:
                 exe = shutil.which("py-spy") or "/tmp/pyspy/bin/py-spy"
                 out = Path(args.pyspy) / f"{label}-{n}.txt"
@@ -245,6 +283,11 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
                 "prom_scrapes": _prom_value(prom_port, f"count_over_time({sel}[{rng}])"),
                 "samples": _prom_value(prom_port, 'scrape_samples_scraped{job="replmon"}'),
             }
+            if twin is not None:
+                sel = 'scrape_duration_seconds{job="static"}'
+                prom_res |= {f"static_{q}_ms": _prom_value(
+                    prom_port, f"quantile_over_time({v}, {sel}[{rng}])") * 1000
+                    for q, v in (("p50", 0.5), ("p99", 0.99))}
         finally:
             if spy is not None:
                 spy.wait(seconds + 60)
@@ -307,6 +350,9 @@ def main() -> None:
     ap.add_argument("--ssh", action="store_true",
                     help="read every node's host and DRBD (a DRBD 8.4 fixture) over ssh, "
                          "through a test sshd on loopback (tests/live/sshd.py)")
+    ap.add_argument("--static-twin", action="store_true",
+                    help="Prometheus also scrapes a static copy of the page (its own share "
+                         "of a scrape)")
     ap.add_argument("--record", action="store_true",
                     help="every pair records (tick start lag is read from the recordings)")
     ap.add_argument("--tree", nargs="+", default=[f"now={ROOT}"],
@@ -323,6 +369,10 @@ def main() -> None:
             for label, tree in trees:
                 r = run(lab, str(Path(tree).resolve()), n, args, label)
                 print(line(r), flush=True)
+                if args.static_twin:
+                    print(f"{'':>7} Prometheus scraping a static copy of the page: p50 "
+                          f"{r['static_p50_ms']:.1f} ms, p99 {r['static_p99_ms']:.1f} ms",
+                          flush=True)
                 if args.ssh:
                     print(f"{'':>7} ssh: {r['ssh_conns']} connections held by serve; ssh "
                           f"clients {r['ssh_client_pct']:.1f} % of a core, the nodes' sshd "
