@@ -48,7 +48,7 @@ from replmon.model.findings import NodeRef, Number, Observation, Severity
 from replmon.model.host import DiskRates
 from replmon.model.incidents import Explains
 from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
-from replmon.model.parts import normal
+from replmon.model.parts import kept_parts
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
 from replmon.pair import PairView, node_clock, redis_clock
@@ -128,7 +128,7 @@ class Check(Generic[T]):
 
     def __post_init__(self) -> None:
         if self.reads is not None:
-            normal(self.reads)  # an unknown part name is the author's error, at load
+            kept_parts(self.reads)  # an unknown part name is the author's error, at load
 
 
 def span_ticks(seconds: float, interval: float, min_samples: int = 1) -> int:

@@ -26,7 +26,7 @@ from types import FunctionType
 from typing import Any, NoReturn, TypeVar, cast
 
 from replmon.check import Window
-from replmon.model.parts import normal, thin
+from replmon.model.parts import kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
 
 V = TypeVar("V")
@@ -142,7 +142,7 @@ class Windows:
             ticks = ticks[-self._whole:] if self._whole else ()
         if whole is not None and (not lengths or lengths[0] <= whole):
             whole = None  # no window is longer than the whole ticks: nothing to thin
-        self._whole, self._keep = whole, normal(keep)
+        self._whole, self._keep = whole, kept_parts(keep)
         self.by_length = {n: EngineWindow(ReadOnlyList(ticks[-n:]), self._cache)
                           for n in lengths}
         self._kept = [(n, cast("ReadOnlyList[Tick]", w.ticks), w)

@@ -78,7 +78,7 @@ class DroppedPart:
 _DROPPED = {p: DroppedPart(p) for p in PARTS}
 
 
-def normal(reads: Iterable[str]) -> frozenset[str]:
+def kept_parts(reads: Iterable[str]) -> frozenset[str]:
     """``reads`` checked against PARTS, with each sub-part's sample added."""
     out = set()
     for p in reads:
@@ -126,7 +126,7 @@ def _thin_node(node: NodeTick, keep: frozenset[str]) -> NodeTick:
 
 
 def thin(tick: Tick, keep: frozenset[str]) -> Tick:
-    """``tick`` with only the parts in ``keep`` (``normal``'s output) of each node; the
+    """``tick`` with only the parts in ``keep`` (``kept_parts``'s output) of each node; the
     others are DroppedParts. What is kept is shared with ``tick``, not copied."""
     out: Tick = _copy(tick, {"primary": _thin_node(tick.primary, keep),
                              "replica": _thin_node(tick.replica, keep)})

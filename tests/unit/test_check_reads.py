@@ -20,7 +20,7 @@ import pytest
 from replmon.check import Check, Thresholds, Window, span_ticks
 from replmon.engine import Engine
 from replmon.model.findings import Observation, Severity
-from replmon.model.parts import PARTS, DroppedPart, DroppedPartError, normal, thin
+from replmon.model.parts import PARTS, DroppedPart, DroppedPartError, kept_parts, thin
 from replmon.model.tick import Tick
 from replmon.plugins import discover
 from replmon.session.recording import open_recording
@@ -56,7 +56,7 @@ def test_the_long_checks_name_what_they_read() -> None:
 @pytest.mark.parametrize("check", DECLARED, ids=lambda c: c.id)
 def test_a_check_sees_the_same_on_ticks_thinned_to_its_reads(check: Check[Any]) -> None:
     th = check.thresholds()
-    keep = normal(check.reads or ())
+    keep = kept_parts(check.reads or ())
     compared = 0
     seen = 0
     inputs = _inputs()
@@ -79,7 +79,7 @@ def test_a_check_sees_the_same_on_ticks_thinned_to_its_reads(check: Check[Any]) 
 
 def test_a_part_not_named_raises_and_names_itself() -> None:
     tick = _ticks(SESSIONS[0])[-1]
-    t = thin(tick, normal(["mysql"]))
+    t = thin(tick, kept_parts(["mysql"]))
     assert t.primary.mysql.replication == tick.primary.mysql.replication
     assert t.seq == tick.seq and t.replica.name == tick.replica.name
     for read in (lambda: t.primary.host.hostname, lambda: t.replica.rates.mysql.questions_per_s,
@@ -88,8 +88,8 @@ def test_a_part_not_named_raises_and_names_itself() -> None:
         with pytest.raises(DroppedPartError, match="Check\\(reads=..."):
             read()
     with pytest.raises(ValueError, match="unknown tick part 'mysql.status'"):
-        normal(["mysql.status"])
-    assert normal(["redis.counters", "rates.mysql"]) == {"redis", "redis.counters",
+        kept_parts(["mysql.status"])
+    assert kept_parts(["redis.counters", "rates.mysql"]) == {"redis", "redis.counters",
                                                         "rates.mysql"}
     assert set(PARTS) >= {"host", "drbd", "mysql", "redis"}
 
@@ -128,7 +128,7 @@ def test_the_engine_thins_old_ticks_and_a_wrong_declaration_shows() -> None:
 def test_a_thinned_tick_holds_a_fraction_of_the_bytes() -> None:
     """The point of it: what the long checks keep of a tick, against the whole tick
     (recorded ticks; live ones share their variables and strings, ~36 KB)."""
-    keep = normal(p for c in DECLARED for p in c.reads or ())
+    keep = kept_parts(p for c in DECLARED for p in c.reads or ())
     tick = _ticks(SESSIONS[0])[-1]
 
     def size(o: object, seen: set[int]) -> int:
