@@ -71,6 +71,7 @@ class App:
     def __init__(self, states: Sequence[PairState], auth: BasicAuth | None = None) -> None:
         self.states = list(states)
         self.started = time.monotonic()
+        self._lock = threading.Lock()
         self._auth: bytes | None = None
         if auth is not None:
             pw = auth.password.get_secret_value() if auth.password else os.environ.get(
@@ -78,6 +79,14 @@ class App:
             if not pw:
                 raise ConfigError("basic_auth: no password (password or password_env)")
             self._auth = base64.b64encode(f"{auth.username}:{pw}".encode())
+
+    def _page(self) -> bytes:
+        """/metrics, written by one scrape at a time: scrapes that overlap (Prometheus
+        and a second scraper, or scrapes piling up behind a pause) wait for each other
+        instead of each writing its page at once (at 200 pairs a page is 5.4 MB, about
+        twice that while it is joined; the interpreter runs one of them at a time anyway)."""
+        with self._lock:
+            return exposition(self.states)
 
     def __call__(self, environ: dict[str, Any], start: StartResponse) -> Iterable[bytes]:
         if self._auth is not None:
@@ -88,7 +97,7 @@ class App:
                 return [b"authentication required\n"]
         path = environ.get("PATH_INFO", "/")
         if path == "/metrics":
-            return self._send(start, "200 OK", CONTENT_TYPE_LATEST, exposition(self.states))
+            return self._send(start, "200 OK", CONTENT_TYPE_LATEST, self._page())
         if path == "/findings.json":
             body = json.dumps(findings_doc(self.states), indent=1).encode()
             return self._send(start, "200 OK", "application/json", body)

@@ -288,3 +288,46 @@ def test_basic_auth_guards_every_page(monkeypatch: pytest.MonkeyPatch) -> None:
     good = "Basic " + base64.b64encode(b"prom:s3cret").decode()
     assert b"replmon_finding{" in call("/metrics", good) and seen[-1] == "200 OK"
     assert b"s3cret" not in call("/findings.json", good)
+
+
+def test_overlapping_scrapes_write_the_page_one_at_a_time(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """Eight scrapes at once over real HTTP: each gets the whole page, and no two write it
+    at the same time (at 200 pairs a page and its join hold ~11 MB each)."""
+    import threading
+    import time
+    import urllib.request
+
+    from replmon.fleet import http
+
+    inside, most = 0, 0
+    guard = threading.Lock()
+
+    def slow_page(states: object) -> bytes:
+        nonlocal inside, most
+        with guard:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.05)
+        with guard:
+            inside -= 1
+        return b"replmon_up 1\n"
+
+    monkeypatch.setattr(http, "exposition", slow_page)
+    server = http.Server(http.App([]), "127.0.0.1:0")
+    try:
+        def scrape() -> bytes:
+            with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics",
+                                        timeout=10) as r:
+                return bytes(r.read())
+
+        pages: list[bytes] = []
+        threads = [threading.Thread(target=lambda: pages.append(scrape())) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        server.close()
+    assert pages == [b"replmon_up 1\n"] * 8
+    assert most == 1
