@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from replmon.engine import Update, build_engine
+from replmon.fleet import malloc
 from replmon.fleet.config import Fleet
 from replmon.fleet.http import App, Server
 from replmon.fleet.metrics import groups_of, render_pair
@@ -106,6 +107,7 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
     from replmon.session.recorder import Recorder
 
     loop = asyncio.get_running_loop()
+    malloc.limit_arenas()  # before the I/O threads start (replmon/fleet/malloc.py)
     loop.set_default_executor(ThreadPoolExecutor(
         max_workers=_mysql_sources(fleet) + 8, thread_name_prefix="replmon-io"))
     engines = [build_engine(p.config.checks) for p in fleet.pairs]  # ConfigError now
