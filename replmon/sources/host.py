@@ -142,11 +142,11 @@ class HostSource(Source[HostSample]):
         On this machine (LocalRunner), the connect is made here and the kernel times it
         (``_kernel_connect_rtt``): a bash per primary per tick cost 0.8 ms of replmon's
         CPU and 2.6 ms of the child's, the largest share of a fleet's pair-tick."""
+        limit = max(0.1, 0.4 * self.timeout)
         if isinstance(self.runner, LocalRunner) and hasattr(socket, "TCP_INFO"):
-            return await self._kernel_connect_rtt(peer, max(0.1, 0.4 * self.timeout))
-        limit = f"{max(0.1, 0.4 * self.timeout):.2f}"
+            return await self._kernel_connect_rtt(peer, limit)
         try:
-            out = await self.runner.run(["timeout", limit, "bash", "-c", PEER_RTT_SCRIPT,
+            out = await self.runner.run(["timeout", f"{limit:.2f}", "bash", "-c", PEER_RTT_SCRIPT,
                                          "replmon-peer-rtt", peer[0], str(peer[1])])
         except (FileNotFoundError, SourceError):
             return None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import urllib.parse
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from httpwait import get, wait_for
+from httpwait import get, stop, wait_for
 
 from replmon.fleet.rules import RULES
 from replmon.lab import Lab, WriteLoad
@@ -99,14 +98,7 @@ replica = {{ host = "127.0.0.1", mysql = {{ port = {closed} }}, redis = {{ port 
                 and all(a["labels"].get(k) == v for k, v in labels.items())]
 
     def close(self) -> None:
-        for proc in (self.serve, self.prom):
-            proc.send_signal(signal.SIGTERM)
-        for proc in (self.serve, self.prom):
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop((self.serve, self.prom))
         for f in self.logs:
             f.close()
 

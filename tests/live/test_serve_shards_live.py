@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from httpwait import get, wait_for
+from httpwait import get, stop, wait_for
 
 from replmon.fleet.rules import rules
 from replmon.fleet.shard import shard_of
@@ -148,14 +147,7 @@ redis = {{ port = {r["redis"]["port"]} }}
     def close(self) -> None:
         # the central store last: the site's Prometheus flushes its remote write on exit
         for procs in ([*self.serves.values(), self.prom], [self.central]):
-            for proc in procs:
-                proc.send_signal(signal.SIGTERM)
-            for proc in procs:
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop(procs)
         for f in self.logs:
             f.close()
 
