@@ -11,6 +11,9 @@ fixture; MySQL/Redis off) with the real collector. Reports:
    counted). Target <= 5 ms.
 2. Wall time of one tick (both nodes' round trips run concurrently).
 3. ssh processes alive during the run (target: one per node).
+4. CPU on the nodes' side per tick per node: the sshd sessions and everything they run
+   (the remote shell, the commands it starts), from psutil over the test sshd's
+   children: what replmon costs the database host it watches.
 """
 
 from __future__ import annotations
@@ -42,6 +45,20 @@ def ssh_node(server: Sshd, name: str) -> dict[str, object]:
             "ssh": {"mode": "ssh", "config_file": str(server.ssh_config)}}
 
 
+def node_side_cpu(server: Sshd) -> float:
+    """CPU seconds of the test sshd's sessions and the processes they ran (reaped
+    children included): the nodes' side of every connection."""
+    assert server.proc is not None
+    total = 0.0
+    for p in psutil.Process(server.proc.pid).children(recursive=True):
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
 async def bench(server: Sshd, ticks: int) -> None:
     cfg = build_config({"interval": 1.0, "primary": ssh_node(server, "a"),
                         "replica": ssh_node(server, "b")})
@@ -50,11 +67,13 @@ async def bench(server: Sshd, ticks: int) -> None:
             t = await c.sample_once()
             await asyncio.sleep(0.3)
         cpu, wall = [], []
+        node0 = node_side_cpu(server)
         for _ in range(ticks):
             c0, w0 = time.process_time(), time.perf_counter()
             t = await c.sample_once()
             cpu.append(time.process_time() - c0)
             wall.append(time.perf_counter() - w0)
+        node_ms = (node_side_cpu(server) - node0) * 1000 / ticks / 2
         nssh = sum(p.name() == "ssh" for p in psutil.Process().children(recursive=True))
     states = {f"{n.role}.{k}": s.state.value for n in t.nodes
               for k, s in n.statuses().items() if k in ("host", "drbd")}
@@ -67,6 +86,8 @@ async def bench(server: Sshd, ticks: int) -> None:
     wq = statistics.quantiles([1000 * x for x in wall], n=100)
     print(f"tick wall time (both round trips concurrent): p50 {wq[49]:.1f} ms, "
           f"p99 {wq[98]:.1f} ms")
+    print(f"CPU on the node's side (sshd session, shell, commands) per tick per node: "
+          f"{node_ms:.2f} ms")
 
 
 def main() -> None:
