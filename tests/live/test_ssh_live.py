@@ -147,6 +147,32 @@ async def test_commands_files_and_errors_over_ssh(trusted: Sshd, tmp_path: Path)
     assert r.connects == 1
 
 
+async def test_files_are_not_held_back_by_a_slow_command_of_the_same_round_trip(
+        trusted: Sshd, tmp_path: Path) -> None:
+    """The node sends a round trip's files in one block before its commands: a command
+    that takes 2 s (a hung drbdsetup, say), asked first in the same round trip, does not
+    delay the files asked after it, and each answer is whole and in its own place."""
+    r = runner(trusted)
+    many = tmp_path / "lines.txt"
+    many.write_text("".join(f"line {i}\n" for i in range(5000)))  # ~50 KB: several reads
+    try:
+        await r.read_files(["/proc/uptime"])  # connected
+        slow = asyncio.ensure_future(r.run(["sh", "-c", "sleep 2; echo done"]))
+        files = asyncio.ensure_future(r.read_files([str(many), "/proc/loadavg",
+                                                    str(tmp_path / "missing")]))
+        t0 = time.monotonic()
+        got = await files
+        files_s = time.monotonic() - t0
+        assert await slow == "done\n"
+        slow_s = time.monotonic() - t0
+    finally:
+        await r.close()
+    assert got[str(many)] == many.read_text()
+    assert got["/proc/loadavg"] is not None and len(got["/proc/loadavg"].split()) == 5
+    assert got[str(tmp_path / "missing")] is None
+    assert files_s < 1.0 <= 1.9 < slow_s, (files_s, slow_s)
+    assert r.connects == 1
+
 # --- (b) unknown host key ----------------------------------------------------------
 
 async def test_unknown_host_key_is_a_clear_error_without_a_prompt(trusted: Sshd) -> None:
