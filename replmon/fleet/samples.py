@@ -28,21 +28,35 @@ PairReader = Callable[[PairState], Iterable[Sample]]
 NodeReader = Callable[[NodeTick], Iterable[Sample]]
 
 
-def _nodes(s: PairState) -> Iterator[tuple[tuple[str, str, str], NodeTick]]:
+def nodes(s: PairState) -> list[tuple[tuple[str, str, str], NodeTick]]:
+    """(pair/node/host label values, node) of the pair's last tick: none before it."""
     t = s.tick
     if t is None:
-        return
-    for n in (t.primary, t.replica):
-        yield (s.pair, n.role, n.name), n
+        return []
+    return [((s.pair, n.role, n.name), n) for n in (t.primary, t.replica)]
 
 
-def per_node(fn: NodeReader) -> PairReader:
-    """A node reader as a pair reader: its label values after pair/node/host."""
-    def read(s: PairState) -> Iterator[Sample]:
-        for base, n in _nodes(s):
-            for labels, v in fn(n):
+class PerNode:
+    """A node reader as a pair reader: its label values after pair/node/host.
+
+    It keeps the node reader (``fn``): metrics.render_pair reads each node once per
+    family through it and keys its cached sample text by node and the reader's own
+    label values, never building the whole label tuple of every sample."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: NodeReader) -> None:
+        self.fn = fn
+
+    def __call__(self, s: PairState) -> Iterator[Sample]:
+        for base, n in nodes(s):
+            for labels, v in self.fn(n):
                 yield (*base, *labels), v
-    return read
+
+
+def per_node(fn: NodeReader) -> PerNode:
+    """A node reader as a pair reader (``PerNode``)."""
+    return PerNode(fn)
 
 
 def _ok(n: NodeTick, kind: str) -> bool:
@@ -52,11 +66,15 @@ def _ok(n: NodeTick, kind: str) -> bool:
 def scalar(kind: str, get: Callable[[Any], float | int | bool | None]) -> NodeReader:
     """One unlabelled value of a source's sample (only when the source is ok and the
     value known)."""
-    def fn(n: NodeTick) -> Iterator[Sample]:
-        if _ok(n, kind):
-            v = get(getattr(n, kind))
+    # A tuple rather than a generator, and the source read once: about a hundred
+    # families of a pair are scalars, read for both nodes on every tick.
+    def fn(n: NodeTick) -> tuple[Sample, ...]:
+        sample = getattr(n, kind)
+        if sample.status.state is SourceState.OK:
+            v = get(sample)
             if v is not None:
-                yield (), float(v)
+                return (((), float(v)),)
+        return ()
     return fn
 
 
@@ -100,24 +118,27 @@ def source_rtt(n: NodeTick) -> Iterator[Sample]:
 
 def mysql_labelled(prefix: str) -> NodeReader:
     """The status counters named ``prefix``*, by the rest of the name in lower case."""
-    def fn(n: NodeTick) -> Iterator[Sample]:
-        if _ok(n, "mysql"):
-            for k, v in n.mysql.counters.items():
-                if k.startswith(prefix):
-                    yield (k[len(prefix):].lower(),), float(v)
+    def fn(n: NodeTick) -> list[Sample]:
+        if not _ok(n, "mysql"):
+            return []
+        at = len(prefix)
+        return [((k[at:].lower(),), float(v)) for k, v in n.mysql.counters.items()
+                if k.startswith(prefix)]
     return fn
 
 
 def mysql_other(skip: tuple[str, ...]) -> NodeReader:
     """The other status values (counters and gauges) by lower-case name: the counters
     named with a prefix of ``skip`` have families of their own."""
-    def fn(n: NodeTick) -> Iterator[Sample]:
-        if _ok(n, "mysql"):
-            for k, v in n.mysql.counters.items():
-                if not k.startswith(skip):
-                    yield (k.lower(),), float(v)
-            for k, g in n.mysql.gauges.items():
-                yield (k.lower(),), float(g)
+    # Lists rather than a generator: a hundred-odd values a node on every tick.
+    def fn(n: NodeTick) -> list[Sample]:
+        if not _ok(n, "mysql"):
+            return []
+        m = n.mysql
+        out: list[Sample] = [((k.lower(),), float(v)) for k, v in m.counters.items()
+                             if not k.startswith(skip)]
+        out += [((k.lower(),), float(g)) for k, g in m.gauges.items()]
+        return out
     return fn
 
 
