@@ -104,7 +104,7 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
     failed, else 0."""
     from replmon.factory import build_collector
     from replmon.session.format import meta_for
-    from replmon.session.recorder import Recorder
+    from replmon.session.recorder import Recorder, SharedWriter
 
     loop = asyncio.get_running_loop()
     malloc.limit_arenas()  # before the I/O threads start (replmon/fleet/malloc.py)
@@ -126,12 +126,17 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
     try:
         async with contextlib.AsyncExitStack() as stack:
             tasks: list[asyncio.Task[int]] = []
+            # Every pair's recording is written by one thread (closed after them all).
+            writer = SharedWriter() if fleet.record_dir else None
+            if writer is not None:
+                stack.callback(writer.close)
             for pair, engine, state in zip(fleet.pairs, engines, states, strict=True):
                 readers: list[Reader] = [state]
                 if fleet.record_dir:
                     path = Path(fleet.record_dir) / f"{pair.name}.rmrec"
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    rec = Recorder(path, meta_for(pair.config), **fleet.rotation)
+                    rec = Recorder(path, meta_for(pair.config), **fleet.rotation,
+                                   writer=writer)
                     readers.append(await stack.enter_async_context(rec))
                 if plain:
                     readers.append(PairLine(pair.name, out or sys.stdout, width))

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from replmon.errors import SessionError
 from replmon.model.tick import Tick
 from replmon.session import Recorder, meta_for, open_recording
-from replmon.session.recorder import existing_parts
+from replmon.session.recorder import SharedWriter, existing_parts
 
 
 async def test_recorder_writes_everything_and_closes_cleanly(tmp_path: Path,
@@ -72,6 +73,64 @@ def test_a_full_queue_drops_instead_of_blocking(tmp_path: Path,
     for t in ticks_200[:5]:  # writer thread not started: nothing drains the queue
         rec.write(t)
     assert rec.dropped == 3 and time.perf_counter() - t0 < 0.05
+
+
+def test_one_shared_thread_writes_every_recording_and_a_failing_one_stops_alone(
+        tmp_path: Path, ticks_200: list[Tick]) -> None:
+    """serve's recordings: one thread for all of them; each file is what its own thread
+    would have written; a recording whose file cannot be made fails alone."""
+    before = threading.active_count()
+    writer = SharedWriter()
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    recs = [Recorder(tmp_path / f"p{i}.rmrec", meta_for(interval=1.0), chunk_ticks=20,
+                     writer=writer) for i in range(5)]
+    broken = Recorder(gone / "b.rmrec", meta_for(interval=1.0), writer=writer)
+    for r in (*recs, broken):
+        r.start()
+    gone.rmdir()  # the broken one's first write cannot create its file
+    for k, t in enumerate(ticks_200[:90]):
+        for i, r in enumerate(recs):
+            if k % (i + 1) == 0:  # each recording its own share of the ticks
+                r.write(t)
+        broken.write(t)
+    assert threading.active_count() == before + 1
+    for r in recs:
+        r.close()
+    with pytest.raises(SessionError, match="b.rmrec"):
+        broken.close()
+    writer.close()
+    assert threading.active_count() == before
+    assert broken.dropped == 89  # the first failed, the rest drained, never blocked
+    for i, r in enumerate(recs):
+        want = ticks_200[:90][::i + 1]
+        got = open_recording(r.path)
+        assert list(got.ticks()) == want and got.end is not None and got.problems == []
+        assert r.ticks_written == len(want) and r.dropped == 0 and r.cpu_s > 0
+
+
+def test_a_shared_writer_that_falls_behind_drops_per_recording(
+        tmp_path: Path, ticks_200: list[Tick]) -> None:
+    writer = SharedWriter()
+    a = Recorder(tmp_path / "a.rmrec", meta_for(interval=1.0), queue_max=3, writer=writer)
+    b = Recorder(tmp_path / "b.rmrec", meta_for(interval=1.0), queue_max=3, writer=writer)
+    hold = threading.Event()
+    real = a._step
+    a._step = lambda: (hold.wait(), real())[1]  # type: ignore[method-assign]  # a stalled disk
+    a.start()
+    b.start()
+    t0 = time.perf_counter()
+    for t in ticks_200[:10]:
+        a.write(t)
+        b.write(t)
+    assert time.perf_counter() - t0 < 0.05  # write() never waits for the writer
+    assert a.dropped >= 6 and b.dropped >= 6  # the shared thread is stuck in a's first
+    hold.set()
+    a.close()
+    b.close()
+    writer.close()
+    assert len(open_recording(a.path)) == 10 - a.dropped
+    assert len(open_recording(b.path)) == 10 - b.dropped
 
 
 CHILD = textwrap.dedent("""
