@@ -146,8 +146,12 @@ class HostSource(Source[HostSample]):
         if isinstance(self.runner, LocalRunner) and hasattr(socket, "TCP_INFO"):
             return await self._kernel_connect_rtt(peer, limit)
         try:
-            out = await self.runner.run(["timeout", f"{limit:.2f}", "bash", "-c", PEER_RTT_SCRIPT,
-                                         "replmon-peer-rtt", peer[0], str(peer[1])])
+            # --norc: bash started under sshd reads ~/.bashrc even with -c (Debian's
+            # SSH_SOURCE_BASHRC): a pyenv set up there cost the node ~90 ms of CPU a
+            # tick, and a .bashrc that prints broke the reading
+            out = await self.runner.run(["timeout", f"{limit:.2f}", "bash", "--norc", "-c",
+                                         PEER_RTT_SCRIPT, "replmon-peer-rtt", peer[0],
+                                         str(peer[1])])
         except (FileNotFoundError, SourceError):
             return None
         return parse_peer_rtt(out)

@@ -37,7 +37,8 @@ def _keygen(path: Path) -> None:
 
 
 class Sshd:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, extra_config: str = "") -> None:
+        """``extra_config``: sshd_config lines added to the test server's own."""
         if not os.access(SSHD, os.X_OK):
             raise RuntimeError(f"{SSHD} is missing: install openssh-server (.ci/setup does)")
         self.dir = directory
@@ -59,6 +60,7 @@ class Sshd:
             "UsePAM no\nStrictModes no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
             "PermitRootLogin prohibit-password\nLogLevel VERBOSE\nMaxStartups 100\n"
+            + extra_config
         )
         self.trust()
 

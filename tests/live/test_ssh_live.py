@@ -292,6 +292,34 @@ def test_ssh_spec_parsing() -> None:
     assert parse_ssh_spec("[fe80::1]:22") == {"mode": "ssh", "host": "fe80::1", "port": 22}
 
 
+async def test_the_link_timing_does_not_run_the_nodes_bashrc(tmp_path: Path) -> None:
+    """bash started under sshd reads ~/.bashrc even with -c (Debian builds it with
+    SSH_SOURCE_BASHRC): on a node whose .bashrc sets up pyenv that was ~90 ms of the
+    node's CPU per tick and primary, and a .bashrc that prints breaks the reading. The
+    sessions of this test's own sshd get a HOME whose .bashrc prints and leaves a mark.
+    (The old code failed the first assertion: no link timing, the reply was the .bashrc's.)"""
+    home = tmp_path / "home"
+    home.mkdir()
+    mark = home / "bashrc-ran"
+    (home / ".bashrc").write_text(f"echo hello from bashrc; echo ran >> {mark}\n")
+    (tmp_path / "sshd").mkdir()
+    with Sshd(tmp_path / "sshd", extra_config=f"SetEnv HOME={home}\n") as server:
+        server.trust(True)
+        peer = await asyncio.start_server(lambda rd, wr: wr.close(), "127.0.0.1", 0)
+        r = runner(server)
+        try:
+            assert (await r.run(["sh", "-c", "echo $HOME"])).strip() == str(home)
+            src = HostSource(r, timeout=5, peer=("127.0.0.1", peer.sockets[0].getsockname()[1]))
+            samples = [await src.sample() for _ in range(3)]
+        finally:
+            peer.close()
+            await r.close()
+    assert all(s.status.ok and s.peer_rtt_ms is not None for s in samples), samples
+    # once: the login shell sshd starts for the connection (the user's shell, which
+    # replmon does not choose), never per tick
+    assert mark.read_text() == "ran\n"
+
+
 async def test_link_round_trip_is_timed_on_the_remote_node(trusted: Sshd) -> None:
     """The primary's link timing runs on the node, through its SSH channel, in the same
     tick as the /proc reads; a closed port gives None and the sample stays ok."""
