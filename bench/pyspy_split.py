@@ -17,7 +17,8 @@ import collections
 IDLE = ("readinto (socket.py", "select (selectors.py", "wait (threading.py",
         "_worker (concurrent/futures/thread.py:81)", "sleep", "accept (socket.py",
         "serve_forever (socketserver.py:233)", "recv_into", "_wait_for_tstate_lock",
-        "select (select", "poll (selectors.py", "get (queue.py", "run_forever", "<idle>")
+        "select (select", "poll (selectors.py", "get (queue.py", "run_forever", "<idle>",
+        "SharedWriter._run (")  # its leaf is its wait in SimpleQueue.get (a C call)
 PARTS = (  # name, markers (any on the stack)
     ("metrics formatting (render_pair)", ("render_pair",)),
     ("HTTP scrape: live families", ("generate_latest", "_live (replmon/fleet/metrics.py")),
