@@ -67,7 +67,7 @@ from replmon.lab import Lab, WriteLoad
 from replmon.session.recording import open_recording
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "live"))
-from sshd import Sshd  # noqa: E402  (the live tests' sshd, for --ssh)
+from sshd import Sshd, cpu_seconds  # noqa: E402  (the live tests' sshd, for --ssh)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -168,20 +168,8 @@ def _ssh_cpu(ps: psutil.Process, sshd: Sshd | None) -> tuple[int, float, float]:
     and the commands they run: the nodes' side)."""
     if sshd is None or sshd.proc is None:
         return 0, 0.0, 0.0
-
-    def cpu(procs: list[psutil.Process]) -> float:
-        total = 0.0
-        for p in procs:
-            try:
-                t = p.cpu_times()
-                total += t.user + t.system + t.children_user + t.children_system
-            except psutil.NoSuchProcess:
-                pass
-        return total
-
     clients = [p for p in ps.children(recursive=True) if p.name() == "ssh"]
-    return (len(clients), cpu(clients),
-            cpu(psutil.Process(sshd.proc.pid).children(recursive=True)))
+    return len(clients), cpu_seconds(clients), sshd.cpu_seconds()
 
 
 def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,

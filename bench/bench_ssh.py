@@ -45,20 +45,6 @@ def ssh_node(server: Sshd, name: str) -> dict[str, object]:
             "ssh": {"mode": "ssh", "config_file": str(server.ssh_config)}}
 
 
-def node_side_cpu(server: Sshd) -> float:
-    """CPU seconds of the test sshd's sessions and the processes they ran (reaped
-    children included): the nodes' side of every connection."""
-    assert server.proc is not None
-    total = 0.0
-    for p in psutil.Process(server.proc.pid).children(recursive=True):
-        try:
-            t = p.cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
-
-
 async def bench(server: Sshd, ticks: int) -> None:
     cfg = build_config({"interval": 1.0, "primary": ssh_node(server, "a"),
                         "replica": ssh_node(server, "b")})
@@ -67,13 +53,13 @@ async def bench(server: Sshd, ticks: int) -> None:
             t = await c.sample_once()
             await asyncio.sleep(0.3)
         cpu, wall = [], []
-        node0 = node_side_cpu(server)
+        node0 = server.cpu_seconds()
         for _ in range(ticks):
             c0, w0 = time.process_time(), time.perf_counter()
             t = await c.sample_once()
             cpu.append(time.process_time() - c0)
             wall.append(time.perf_counter() - w0)
-        node_ms = (node_side_cpu(server) - node0) * 1000 / ticks / 2
+        node_ms = (server.cpu_seconds() - node0) * 1000 / ticks / 2
         nssh = sum(p.name() == "ssh" for p in psutil.Process().children(recursive=True))
     states = {f"{n.role}.{k}": s.state.value for n in t.nodes
               for k, s in n.statuses().items() if k in ("host", "drbd")}

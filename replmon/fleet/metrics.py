@@ -17,6 +17,7 @@ add families beyond the default; docs/metrics.md says which and what they cost.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -357,22 +358,19 @@ _TICK_DURATION = _Format(TICK_DURATION)
 _BUILD_INFO = _Format(BUILD_INFO)
 
 
-HISTOGRAMS_KEPT = 10_000
-"""Pairs whose tick duration histogram text ``_histogram`` keeps (cleared past it)."""
-_HISTOGRAMS: dict[str, tuple[tuple[Any, ...], str]] = {}
-"""pair -> (what its histogram text was made from, the text)."""
+_HISTOGRAMS: weakref.WeakKeyDictionary[PairState, tuple[int, str]] = (
+    weakref.WeakKeyDictionary())
+"""A pair's tick duration histogram text, with the observation count it was made at."""
 
 
 def _histogram(s: PairState) -> str:
-    """The lines of a pair's tick duration histogram, kept until it changes.
+    """The lines of a pair's tick duration histogram, kept until its next observation.
 
     It changes once a tick, and a scrape (every few seconds, from each Prometheus) wrote
-    its 14 lines anew: comparing what they are made from is a few tuples instead
-    (``_live``: ~6 µs a pair and scrape less, bench/bench_render.py)."""
+    its 14 lines anew (``_live``: ~6 µs a pair and scrape less, bench/bench_render.py)."""
     d = s.durations
-    made_of = (d.bounds, tuple(d.counts), d.total)
-    got = _HISTOGRAMS.get(s.pair)
-    if got is not None and got[0] == made_of:
+    got = _HISTOGRAMS.get(s)
+    if got is not None and got[0] == d.n:
         return got[1]
     name, pair = _TICK_DURATION.exposed, _esc(s.pair)
     buckets = d.buckets()
@@ -380,9 +378,7 @@ def _histogram(s: PairState) -> str:
     lines.append(f'{name}_count{{pair="{pair}"}} {float(buckets[-1][1])!r}\n')
     lines.append(f'{name}_sum{{pair="{pair}"}} {floatToGoString(d.total)}\n')
     text = "".join(lines)
-    if len(_HISTOGRAMS) >= HISTOGRAMS_KEPT:
-        _HISTOGRAMS.clear()
-    _HISTOGRAMS[s.pair] = (made_of, text)
+    _HISTOGRAMS[s] = (d.n, text)
     return text
 
 

@@ -187,6 +187,13 @@ class SshRunner:
                 await self._wakeup.wait()
                 self._wakeup.clear()
                 batch, self._pending = self._pending, []
+                # Files first, as one block: the node writes their frames to a file and
+                # sends it with one `cat`, so they arrive in a few reads instead of ~40 (a
+                # printf, a cat, a printf per file, each its own ssh packet and its own
+                # turn of replmon's event loop). Commands follow, streamed: one that hangs
+                # (drbdsetup) holds back only its own answer, never the files read in the
+                # same round trip.
+                batch.sort(key=lambda it: it.kind != "F")
                 if batch:
                     await self._exchange(batch)
                     self._failures = 0
@@ -231,8 +238,9 @@ class SshRunner:
     _has_timeout = False
 
     def _script(self, batch: list[_Item]) -> bytes:
-        """The shell script of one round trip: the files' frames first, written to a temp
-        file and sent in one piece, then the commands', streamed (see _exchange)."""
+        """The shell script of one round trip (files before commands, see _pump): the
+        files' frames written to a temp file and sent in one piece, then the commands',
+        streamed."""
         tok = self._token.decode()
         lines = []
         files = sum(it.kind == "F" for it in batch)
@@ -252,12 +260,6 @@ class SshRunner:
         return ("\n".join(lines) + "\n").encode()
 
     async def _exchange(self, batch: list[_Item]) -> None:
-        # Files first, as one block: the node writes their frames to a file and sends it
-        # with one `cat`, so they arrive in a few reads instead of ~40 (a printf, a cat, a
-        # printf per file, each its own ssh packet and its own turn of replmon's event
-        # loop). Commands follow, streamed: one that hangs (drbdsetup) holds back only
-        # its own answer, never the files read in the same round trip.
-        batch.sort(key=lambda it: it.kind != "F")
         proc = self._proc
         assert proc is not None
         assert proc.stdin is not None

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
@@ -34,6 +35,19 @@ def free_port() -> int:
 def _keygen(path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "replmon-test",
                     "-f", str(path)], check=True)
+
+
+def cpu_seconds(procs: Iterable[psutil.Process]) -> float:
+    """CPU seconds (user + system, reaped children included) of ``procs``, those that
+    still exist."""
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
 
 
 class Sshd:
@@ -104,6 +118,13 @@ class Sshd:
         if self.proc is None:
             return []
         return psutil.Process(self.proc.pid).children()
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds of the open connections' server side and everything they ran
+        (the remote shell, its reaped commands): what the node pays for replmon."""
+        if self.proc is None:
+            return 0.0
+        return cpu_seconds(psutil.Process(self.proc.pid).children(recursive=True))
 
     def drop_sessions(self) -> int:
         """Kill every open connection's server side (as a network drop or a
