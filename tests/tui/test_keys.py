@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from settle import settle
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
@@ -29,9 +30,6 @@ TICKS = lab_ticks()
 SEED004 = Path(__file__).parents[2] / "sample_sessions" / "seed004_auto_increment.rmrec"
 
 
-async def settle(pilot: Pilot[None], n: int = 5) -> None:
-    for _ in range(n):
-        await pilot.pause()
 
 
 async def push(pilot: Pilot[None], feed: ManualFeed, app: ReplmonApp, tick: object) -> None:

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from settle import settle
 from textual.pilot import Pilot
 
 from replmon.engine import build_engine
@@ -71,9 +72,6 @@ def findings_text(lines: list[str]) -> str:
     return " ".join(" ".join(body).split())
 
 
-async def settle(pilot: Pilot[None], n: int = 10) -> None:
-    for _ in range(n):
-        await pilot.pause()
 
 
 def busiest_tick(path: Path) -> int:
@@ -90,9 +88,9 @@ async def test_every_view_fits(path: Path) -> None:
     app = ReplayApp(rec, lambda: build_engine(rec.meta.checks))
     problems: list[str] = []
     async with app.run_test(size=SIZES[0]) as pilot:
-        await settle(pilot)
+        await settle(pilot, 10)
         app._goto(tick)
-        await settle(pilot)
+        await settle(pilot, 10)
         assert app.pos == tick
         for size in SIZES:
             await pilot.resize_terminal(*size)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
+from settle import settle
 from textual.widgets import Static
 from tickdata import lab_ticks, with_replica_mysql_down
 
@@ -39,9 +39,6 @@ def make(path: Path) -> ReplayApp:
                                                    should_stop=stop))
 
 
-async def settle(pilot: Pilot[None]) -> None:
-    for _ in range(5):
-        await pilot.pause()
 
 
 def position(app: ReplayApp) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from settle import settle
 from textual.widgets import DataTable, Static
 
 from replmon.commands import check_replay
@@ -94,9 +95,6 @@ def check_times(path: Path) -> tuple[dict[tuple[str, str, int], str],
     return text, walls
 
 
-async def settle(pilot: object) -> None:
-    for _ in range(5):
-        await pilot.pause()  # type: ignore[attr-defined]
 
 
 def since_in_table(app: ReplayApp, f: Finding) -> str:
