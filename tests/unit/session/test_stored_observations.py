@@ -55,6 +55,15 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return record_live(tmp_path_factory.mktemp("stored") / "live.rmrec", ticks)
 
 
+@pytest.fixture(scope="module")
+def observed(live: Path) -> list[Any]:
+    """``live`` re-run observing every tick again (what each stored re-run must equal),
+    worked out once for the module's tests."""
+    again, problems = run(live, stored=False)
+    assert problems == []
+    return again
+
+
 def _frame_at(data: bytes, kind: bytes, index: int) -> int:
     pos = len(MAGIC)
     while True:
@@ -74,9 +83,10 @@ def test_stored_observations_are_used_after_one_window(live: Path) -> None:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_stored_rerun_is_the_observed_one(live: Path, workers: int) -> None:
-    again, problems = run(live, stored=False)
-    assert len(again) == TICKS and problems == []
+def test_stored_rerun_is_the_observed_one(live: Path, observed: list[Any],
+                                          workers: int) -> None:
+    again = observed
+    assert len(again) == TICKS
     assert any(u[3] for u in again[400:]) and any(u[4] for u in again[400:])
     fast, problems = run(live, stored=True, workers=workers)
     assert problems == []
@@ -84,12 +94,12 @@ def test_stored_rerun_is_the_observed_one(live: Path, workers: int) -> None:
         assert a == b, f"tick {a[0]} differs"
 
 
-def test_other_thresholds_observe_again(live: Path) -> None:
+def test_other_thresholds_observe_again(live: Path, observed: list[Any]) -> None:
     settings = {"drbd_peer": {"open_after": "7s"}}
     again, _ = run(live, stored=False, settings=settings)
     fast, _ = run(live, stored=True, settings=settings)
     assert fast == again
-    assert fast != run(live, stored=False)[0]  # the setting changes what opens
+    assert fast != observed  # the setting changes what opens
 
 
 @pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBS, 600)],
