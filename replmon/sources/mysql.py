@@ -24,9 +24,9 @@ pymysql is blocking, so each sample runs one function in a worker thread
    (statements cut to 120 characters and scrubbed of password literals). No cost
    otherwise;
 
-then parses the rows (``mysql_parse``) into a MysqlSample. The Source base
-runs it under the per-source timeout and, while a timed-out call is still
-blocked in its thread (a hung server), reports "timeout" without starting
+then parses the rows (``mysql_parse`` and its siblings) into a MysqlSample. The
+Source base runs it under the per-source timeout and, while a timed-out call is
+still blocked in its thread (a hung server), reports "timeout" without starting
 another; pymysql's own read_timeout (from the endpoint) eventually frees it.
 
 Connections are made lazily. Any connection-level error drops the connection;
@@ -74,30 +74,34 @@ from replmon.model.mysql import (
     version_tuple,
 )
 from replmon.sources.base import Source
-from replmon.sources.mysql_parse import (
-    APPLIER_WORKERS_QUERY,
+from replmon.sources.mysql_binlog_parse import (
     MARIADB_POSITIONS_QUERY,
     MYSQL_POSITIONS_QUERY,
-    STATUS_NAMES,
-    ApplierDetail,
     binlog_grant_hint,
     binlog_status_query,
     build_binlog_status,
+    parse_binlog_status,
+    parse_heartbeat,
+    quote_table,
+)
+from replmon.sources.mysql_parse import (
+    STATUS_NAMES,
     build_mysql_sample,
     detect_flavour,
-    parse_applier_workers,
-    parse_binlog_status,
-    parse_bool,
     parse_global_status,
-    parse_heartbeat,
-    parse_processlist,
-    parse_replica_status,
     parse_variables,
-    processlist_query,
-    quote_table,
+)
+from replmon.sources.mysql_processlist_parse import parse_processlist, processlist_query
+from replmon.sources.mysql_replica_parse import (
+    APPLIER_WORKERS_QUERY,
+    ApplierDetail,
+    parse_applier_workers,
+    parse_replica_status,
     replica_status_query,
+    replication_grant_hint,
     with_applier,
 )
+from replmon.sources.mysql_values import parse_bool
 
 log = logging.getLogger(__name__)
 
@@ -122,19 +126,6 @@ SOCKET_AUTH_HINT = (
 )
 UNREACHABLE_HINT = "is the server running and listening there (bind-address, firewall)?"
 NOT_MYSQL_HINT = "is a MySQL/MariaDB server listening on this address?"
-
-
-def replication_grant_hint(flavour: Flavour, version: str, user: str) -> str:
-    """The GRANT that lets ``user`` read the replication status on this server."""
-    if flavour == "mariadb" and version_tuple(version) >= (10, 5, 0):
-        return (
-            f"GRANT REPLICA MONITOR ON *.* TO '{user}'@'<host>' (alias SLAVE MONITOR, "
-            "MariaDB >= 10.5.9); PROCESS is needed for SHOW ENGINE INNODB STATUS"
-        )
-    return (
-        f"GRANT REPLICATION CLIENT ON *.* TO '{user}'@'<host>'; "
-        "PROCESS is needed for SHOW ENGINE INNODB STATUS"
-    )
 
 
 def tls_arguments(ep: MysqlEndpoint) -> dict[str, Any]:

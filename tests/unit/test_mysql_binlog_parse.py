@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from replmon.errors import ParseError
-from replmon.sources.mysql_parse import (
+from replmon.sources.mysql_binlog_parse import (
     binlog_status_query,
     build_binlog_status,
     parse_binlog_status,
