@@ -311,17 +311,22 @@ class Engine:
 
 
 def _observing_sources() -> list[str]:
-    """Files of the code between a recorded tick and a check's observation."""
+    """Files of the code between a recorded tick and a check's observation: besides each
+    enabled check's own module (``checks_id``), the helper modules the built-in checks
+    share or keep apart (checks/_*.py, which the plug-in loader skips)."""
     import replmon.check
+    import replmon.checks  # type: ignore[import-not-found,unused-ignore]
     import replmon.model
     import replmon.pair
     import replmon.units
     import replmon.windows
 
     model_dir = Path(replmon.model.__file__).parent
+    checks_dir = Path(replmon.checks.__file__).parent
     return [__file__, *(str(m.__file__) for m in (replmon.check, replmon.pair, replmon.units,
                                                    replmon.windows)),
-            *map(str, model_dir.glob("*.py"))]
+            *map(str, model_dir.glob("*.py")),
+            *(str(p) for p in checks_dir.glob("_*.py") if not p.name.startswith("__"))]
 
 
 @functools.lru_cache(maxsize=256)

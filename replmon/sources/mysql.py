@@ -24,7 +24,8 @@ pymysql is blocking, so each sample runs one function in a worker thread
    (statements cut to 120 characters and scrubbed of password literals). No cost
    otherwise;
 
-then parses the rows (``mysql_parse``) into a MysqlSample. The Source base
+then parses the rows (``mysql_parse`` and its siblings) into a MysqlSample; reads 3, 5
+and 6, and what the server refuses of them, are ``mysql_reads``'. The Source base
 runs it under the per-source timeout and, while a timed-out call is still
 blocked in its thread (a hung server), reports "timeout" without starting
 another; pymysql's own read_timeout (from the endpoint) eventually frees it.
@@ -36,16 +37,10 @@ failed connection attempt, further attempts wait ``reconnect_interval``
 (1 s): a dead server is not hammered, and samples in between fail fast with
 the last error.
 
-Errors become SourceError with a state: access denied (1045/1044/1698) ->
-"auth"; refused, unknown host, lost connection, connect timeout -> "unreachable";
-a read timeout on an established connection -> "timeout"; anything else ->
-"error". A missing privilege for the replication status (1227) does not fail
-the sample: it sets ``replication_error`` and a hint naming the GRANT.
-
-The password is a SecretStr; ``get_secret_value()`` is called only inside the
-``pymysql.connect`` call. Error texts are pymysql's messages (user@host, never
-the password), scrubbed of the password all the same, and exceptions are
-re-raised ``from None`` so no pymysql frame is chained into a log.
+Connecting, and what a failure means (the SourceError's state and hint; access denied
+is "auth", a refused or lost connection "unreachable", a read timeout "timeout"), are
+``mysql_connect``'s. A missing privilege for the replication status (1227) does not
+fail the sample: it sets ``replication_error`` and a hint naming the GRANT.
 """
 
 from __future__ import annotations
@@ -53,7 +48,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import ssl
 import threading
 import time
 from typing import Any, ClassVar
@@ -62,10 +56,9 @@ import pymysql
 import pymysql.cursors
 
 from replmon.endpoints import MysqlEndpoint
-from replmon.errors import ConfigError, ParseError, SourceError
+from replmon.errors import ParseError, SourceError
 from replmon.model.mysql import (
     VARIABLE_NAMES,
-    BinlogStatus,
     Flavour,
     MysqlSample,
     ProcessRow,
@@ -74,28 +67,34 @@ from replmon.model.mysql import (
     version_tuple,
 )
 from replmon.sources.base import Source
+from replmon.sources.mysql_binlog_parse import quote_table
+from replmon.sources.mysql_connect import (
+    NOT_MYSQL_HINT,
+    Backoff,
+    connect,
+    error_text,
+    is_connection_error,
+    is_retryable,
+    source_error,
+)
 from replmon.sources.mysql_parse import (
-    APPLIER_WORKERS_QUERY,
-    MARIADB_POSITIONS_QUERY,
-    MYSQL_POSITIONS_QUERY,
     STATUS_NAMES,
-    ApplierDetail,
-    binlog_grant_hint,
-    binlog_status_query,
-    build_binlog_status,
     build_mysql_sample,
     detect_flavour,
-    parse_applier_workers,
-    parse_binlog_status,
-    parse_bool,
     parse_global_status,
-    parse_heartbeat,
-    parse_processlist,
-    parse_replica_status,
     parse_variables,
-    processlist_query,
-    quote_table,
-    replica_status_query,
+)
+from replmon.sources.mysql_reads import (
+    Statements,
+    read_positions,
+    read_processlist,
+    read_replication,
+)
+from replmon.sources.mysql_replica_parse import (
+    APPLIER_WORKERS_QUERY,
+    ApplierDetail,
+    parse_applier_workers,
+    parse_replica_status,
     with_applier,
 )
 
@@ -107,81 +106,6 @@ STATUS_QUERY = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(
 VARIABLES_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
     ", ".join(f"'{n}'" for n in VARIABLE_NAMES)
 )
-
-_AUTH_CODES = {1044, 1045, 1698}
-_UNREACHABLE_CODES = {2002, 2003, 2005, 2006, 2013, 2055}
-_RETRYABLE_CODES = {2006, 2013}  # a kept connection the server has dropped
-_DENIED_CODES = {1044, 1142, 1143, 1227, 1370}  # no privilege for this one query
-AUTH_HINT = (
-    "check the MySQL user and password replmon uses for this node (config, ~/.my.cnf, "
-    "REPLMON_*_MYSQL_PASSWORD) and that the account may connect from this host"
-)
-SOCKET_AUTH_HINT = (
-    "this account authenticates by unix socket only; give replmon a password account "
-    "(CREATE USER ... IDENTIFIED BY ...)"
-)
-UNREACHABLE_HINT = "is the server running and listening there (bind-address, firewall)?"
-NOT_MYSQL_HINT = "is a MySQL/MariaDB server listening on this address?"
-
-
-def replication_grant_hint(flavour: Flavour, version: str, user: str) -> str:
-    """The GRANT that lets ``user`` read the replication status on this server."""
-    if flavour == "mariadb" and version_tuple(version) >= (10, 5, 0):
-        return (
-            f"GRANT REPLICA MONITOR ON *.* TO '{user}'@'<host>' (alias SLAVE MONITOR, "
-            "MariaDB >= 10.5.9); PROCESS is needed for SHOW ENGINE INNODB STATUS"
-        )
-    return (
-        f"GRANT REPLICATION CLIENT ON *.* TO '{user}'@'<host>'; "
-        "PROCESS is needed for SHOW ENGINE INNODB STATUS"
-    )
-
-
-def tls_arguments(ep: MysqlEndpoint) -> dict[str, Any]:
-    """pymysql.connect's TLS arguments for the endpoint's ssl-mode, as MySQL's client
-    means them. PREFERRED is pymysql's own default (TLS when the server offers it, the
-    certificate not checked); REQUIRED and up pass a context, which makes pymysql refuse
-    a server without TLS before it sends the password. Without TLS, caching_sha2_password
-    and sha256_password exchange the password under the server's RSA key (the
-    ``cryptography`` package)."""
-    mode = ep.tls_mode
-    if mode == "DISABLED":
-        return {"ssl_disabled": True}
-    if mode == "PREFERRED":
-        return {"ssl_disabled": False}
-    verify = mode in ("VERIFY_CA", "VERIFY_IDENTITY")
-    try:
-        ctx = ssl.create_default_context(cafile=ep.ssl_ca if verify else None)
-        # MySQL's auto-generated certificates (a server's first start) miss extensions
-        # that Python 3.13's strict X.509 checks want; the CA check itself stays.
-        ctx.verify_flags &= ~ssl.VERIFY_X509_STRICT
-        ctx.check_hostname = mode == "VERIFY_IDENTITY"
-        ctx.verify_mode = ssl.CERT_REQUIRED if verify else ssl.CERT_NONE
-        if ep.ssl_cert:
-            ctx.load_cert_chain(ep.ssl_cert, ep.ssl_key)
-    except (OSError, ssl.SSLError) as e:
-        raise ConfigError(f"{ep.display()}: ssl-mode {mode}: cannot load "
-                          f"{ep.ssl_ca or ep.ssl_cert}: {e}") from None
-    return {"ssl": ctx}
-
-
-class _Backoff:
-    """After a failed connection attempt, no new attempt for ``interval`` seconds."""
-
-    def __init__(self, interval: float) -> None:
-        self.interval = interval
-        self.last: SourceError | None = None
-        self._not_before = 0.0
-
-    def waiting(self, now: float) -> float:
-        """Seconds until the next attempt is allowed (0 = go ahead)."""
-        return max(0.0, self._not_before - now) if self.last is not None else 0.0
-
-    def failed(self, error: SourceError, now: float) -> None:
-        self.last, self._not_before = error, now + self.interval
-
-    def succeeded(self) -> None:
-        self.last, self._not_before = None, 0.0
 
 
 class _Lost(Exception):
@@ -214,21 +138,18 @@ class MysqlSource(Source[MysqlSample]):
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
         self.variables_every = variables_every
-        self._backoff = _Backoff(reconnect_interval)
+        self._backoff = Backoff(reconnect_interval)
         self._lock = threading.Lock()  # held by the worker thread while it uses _conn
         self._conn: pymysql.connections.Connection[Any] | None = None
         self._closed = False
         self._version = ""
         self._flavour: Flavour = "mysql"
-        self._replica_query = "SHOW SLAVE STATUS"
+        self._statements = Statements()
         self._variables: dict[str, str] = {}
         self._variables_mono: float | None = None
         self.positions_every = positions_every
         self.heartbeat_table = heartbeat_table and quote_table(heartbeat_table)
         self._positions_bucket: int | None = None
-        self._binlog_query: str | None = None
-        """SHOW MASTER STATUS or its MySQL 8.2+ name; None after it was refused (until the
-        next connection)."""
         self._noted: set[str] = set()
         """Binlog read problems already logged (once per source)."""
         self.processlist_every = processlist_every
@@ -240,8 +161,6 @@ class MysqlSource(Source[MysqlSample]):
         """Semi-sync source/replica status at the last sample: a change re-reads the
         variables at once (so "enabled" is never a minute older than "status OFF")."""
         self.applier_every = applier_every
-        self._applier_query: str | None = APPLIER_WORKERS_QUERY
-        """None after the server refused it (until the next connection)."""
         self._applier_mono: float | None = None
         self._applier_errors: tuple[tuple[str, int, str], ...] = ()
         self._applier_detail: dict[str, ApplierDetail] = {}
@@ -322,33 +241,18 @@ class MysqlSource(Source[MysqlSample]):
                     self._drop()
 
     def _connect(self) -> pymysql.connections.Connection[Any]:
-        ep = self.endpoint
-        where = {"unix_socket": ep.socket} if ep.socket else {"host": ep.host, "port": ep.port}
         try:
-            conn = pymysql.connect(
-                **where,
-                user=ep.user,
-                password=ep.password.get_secret_value() if ep.password is not None else "",
-                connect_timeout=ep.connect_timeout,
-                read_timeout=ep.read_timeout,
-                write_timeout=ep.read_timeout,
-                autocommit=True,
-                charset="utf8mb4",
-                local_infile=False,
-                **tls_arguments(ep),
-            )
-        except Exception as e:  # noqa: BLE001 - every failure becomes a status
-            error = self._error(e, connecting=True)
+            conn = connect(self.endpoint)
+        except SourceError as error:
             self._backoff.failed(error, time.monotonic())
             log.debug("%s: connect failed: %s", self, error)
-            raise error from None
+            raise
         self._backoff.succeeded()
         self._conn = conn
         self._version = clean_version(str(conn.get_server_info() or ""))  # type: ignore[no-untyped-call]
         self._flavour = detect_flavour(self._version)
-        self._replica_query = replica_status_query(self._flavour, self._version)
-        self._binlog_query = binlog_status_query(self._flavour, self._version)
-        self._applier_query, self._applier_mono = APPLIER_WORKERS_QUERY, None
+        self._statements = Statements.for_server(self._flavour, self._version)
+        self._applier_mono = None
         log.debug("%s: connected to %s", self, self._version)
         return conn
 
@@ -378,7 +282,8 @@ class MysqlSource(Source[MysqlSample]):
                     cur.execute(VARIABLES_QUERY)
                     self._variables = parse_variables(cur.fetchall())
                     self._variables_mono = time.monotonic()
-            replication, repl_error, repl_hint = self._replication(conn)
+            replication, repl_error, repl_hint = read_replication(
+                conn, self._statements, self.endpoint, self._flavour, self._version)
             channels = parse_replica_status(replication, self._flavour)
             if self._applier_due(channels):
                 self._applier(conn)
@@ -388,19 +293,20 @@ class MysqlSource(Source[MysqlSample]):
             binlog = None
             if fresh or bucket != self._positions_bucket:
                 self._positions_bucket = bucket
-                binlog = self._positions(conn)
+                binlog = read_positions(conn, self._statements, self._flavour, self._variables,
+                                        self.heartbeat_table, self._note)
             processes, processes_error = None, None
             if self._processlist_due():
                 processes, processes_error = self._processlist(conn)
         except (pymysql.err.MySQLError, OSError) as e:
-            error = self._error(e, connecting=False)
-            if self._is_connection_error(e):
-                raise _Lost(error, self._is_retryable(e)) from None
+            error = source_error(self.endpoint, e, connecting=False)
+            if is_connection_error(e):
+                raise _Lost(error, is_retryable(e)) from None
             raise error from None
         except ParseError:
             raise  # a status value replmon cannot read: the sample's parse error, as before
         except Exception as e:  # noqa: BLE001 - protocol garbage (not a MySQL server?)
-            text = f"{self.endpoint.display()}: unexpected reply: {self._clean(e)}"
+            text = f"{self.endpoint.display()}: unexpected reply: {error_text(self.endpoint, e)}"
             raise _Lost(SourceError(text, hint=NOT_MYSQL_HINT), False) from None
         age = None if self._variables_mono is None else time.monotonic() - self._variables_mono
         return build_mysql_sample(
@@ -421,7 +327,7 @@ class MysqlSource(Source[MysqlSample]):
         """Oracle MySQL 8.0.2+ replicas: the workers' table when an applier error appears
         or changes (its cause is there, not in SHOW REPLICA STATUS), else every
         ``applier_every`` seconds."""
-        if not channels or not self._applier_query:
+        if not channels or not self._statements.applier:
             return False
         if self._flavour != "mysql" or version_tuple(self._version) < (8, 0, 2):
             return False
@@ -439,12 +345,12 @@ class MysqlSource(Source[MysqlSample]):
             try:
                 cur.execute(APPLIER_WORKERS_QUERY)
             except pymysql.err.MySQLError as e:
-                if self._is_connection_error(e):
+                if is_connection_error(e):
                     raise
                 # no SELECT on performance_schema (or it is off): not again on this
                 # connection; SHOW REPLICA STATUS still says what it says
                 log.info("%s: %s", self, self._note("applier workers", e))
-                self._applier_query = None
+                self._statements.applier = None
                 return
             try:
                 self._applier_detail = parse_applier_workers(cur.fetchall())
@@ -454,174 +360,16 @@ class MysqlSource(Source[MysqlSample]):
 
     def _processlist(self, conn: pymysql.connections.Connection[Any]
                      ) -> tuple[list[ProcessRow], str | None]:
-        """The longest-running active threads; ([], note) when the server refuses."""
+        """The processlist now (a capture is done with); the next when due again."""
         self._processlist_once = False
         self._processlist_mono = time.monotonic()
-        with conn.cursor() as cur:
-            try:
-                cur.execute(processlist_query(self._flavour))
-            except pymysql.err.MySQLError as e:
-                if self._is_connection_error(e):
-                    raise
-                return [], self._note("processlist", e)
-            try:
-                return parse_processlist(cur.fetchall()), None
-            except ParseError as e:  # a reply replmon cannot read: noted, the sample stands
-                return [], self._note("processlist", e)
-
-    def _replication(
-        self, conn: pymysql.connections.Connection[Any]
-    ) -> tuple[list[dict[str, Any]], str | None, str | None]:
-        """Rows of the replication status, or ([], error, hint) on a missing privilege."""
-        with conn.cursor(pymysql.cursors.DictCursor) as cur:
-            try:
-                cur.execute(self._replica_query)
-            except pymysql.err.MySQLError as e:
-                code = _code(e)
-                if code == 1227:
-                    text = f"{self._replica_query}: {self._clean(e)}"
-                    hint = replication_grant_hint(self._flavour, self._version, self.endpoint.user)
-                    return [], text, hint
-                if code == 1064 and self._replica_query != "SHOW SLAVE STATUS":
-                    self._replica_query = "SHOW SLAVE STATUS"  # an older server: fall back once
-                    cur.execute(self._replica_query)
-                else:
-                    raise
-            return list(cur.fetchall()), None, None
-
-    def _positions(self, conn: pymysql.connections.Connection[Any]) -> BinlogStatus:
-        """This server's binlog position, GTIDs, server id and clock (see BinlogStatus)."""
-        errors: list[str] = []
-        with conn.cursor() as cur:
-            sent, start = time.time(), time.perf_counter()
-            cur.execute(MARIADB_POSITIONS_QUERY if self._flavour == "mariadb"
-                        else MYSQL_POSITIONS_QUERY)
-            row = cur.fetchone()
-            elapsed_ms = (time.perf_counter() - start) * 1000.0
-            file, position = "", None
-            if self._binlog_query and parse_bool("log_bin", self._variables.get("log_bin", "OFF")):
-                try:
-                    cur.execute(self._binlog_query)
-                    file, position = parse_binlog_status(cur.fetchone())
-                except pymysql.err.MySQLError as e:
-                    if _code(e) == 1064 and self._binlog_query != "SHOW MASTER STATUS":
-                        self._binlog_query = "SHOW MASTER STATUS"  # older server: once
-                    elif _code(e) in _DENIED_CODES:
-                        self._binlog_query = None  # not again on this connection
-                        hint = binlog_grant_hint(self._flavour)
-                        errors.append(f"{self._note('binlog', e)}; {hint}")
-                    else:
-                        raise
-            heartbeat: dict[int, float] = {}
-            if self.heartbeat_table:
-                try:
-                    cur.execute(f"SELECT server_id, ts FROM {self.heartbeat_table}")
-                    heartbeat = parse_heartbeat(cur.fetchall())
-                except ParseError as e:  # not pt-heartbeat's format: this reading only
-                    errors.append(self._note("heartbeat", e))
-                except pymysql.err.MySQLError as e:
-                    if _code(e) not in _DENIED_CODES | {1146, 1049, 1054}:
-                        raise
-                    errors.append(f"{self._note('heartbeat', e)}; pt-heartbeat's table with "
-                                  f"GRANT SELECT ON {self.heartbeat_table} for replmon?")
-        return build_binlog_status(row, file=file, position=position, heartbeat=heartbeat,
-                                   sent_wall=sent, elapsed_ms=elapsed_ms,
-                                   error="; ".join(errors) or None)
+        return read_processlist(conn, self._flavour, self._note)
 
     def _note(self, what: str, e: BaseException) -> str:
         """An error text for a reading's note (BinlogStatus.error, processlist_error),
         logged the first time only."""
-        text = self._clean(e)
+        text = error_text(self.endpoint, e)
         if what not in self._noted:
             self._noted.add(what)
             log.warning("%s: cannot read the %s: %s", self, what, text)
         return f"{what}: {text}"
-
-    # --- error mapping ------------------------------------------------------------
-
-    @staticmethod
-    def _is_connection_error(e: BaseException) -> bool:
-        code = _code(e)
-        return (
-            isinstance(e, OSError | pymysql.err.InterfaceError)
-            or code in _UNREACHABLE_CODES
-            or (code is not None and 2000 <= code < 3000)
-        )
-
-    @staticmethod
-    def _is_retryable(e: BaseException) -> bool:
-        """A kept connection the server closed (not a hung server timing out)."""
-        text = str(e).lower()
-        if "timed out" in text or isinstance(e, TimeoutError):
-            return False
-        return _code(e) in _RETRYABLE_CODES or isinstance(
-            e, pymysql.err.InterfaceError | ConnectionError
-        )
-
-    def _error(self, e: BaseException, *, connecting: bool) -> SourceError:
-        where, text, code = self.endpoint.display(), self._clean(e), _code(e)
-        if code in _AUTH_CODES:
-            hint = SOCKET_AUTH_HINT if code == 1698 else AUTH_HINT
-            return SourceError(f"{where}: {text}", state="auth", hint=hint)
-        if code == 1040:
-            return SourceError(
-                f"{where}: {text}", hint="the server is at max_connections; look for a leak"
-            )
-        if code == 1129:
-            return SourceError(
-                f"{where}: {text}",
-                hint="too many failed connects from this host: FLUSH HOSTS on the server",
-            )
-        if connecting and (code == 2026 or isinstance(e, ssl.SSLError) or "[SSL" in text):
-            return SourceError(f"{where}: TLS: {text}", hint=self._tls_hint(text))
-        timed_out = "timed out" in text.lower() or isinstance(e, TimeoutError)
-        if not connecting and timed_out:
-            return SourceError(
-                f"{where}: no reply within {self.endpoint.read_timeout:g} s ({text})",
-                state="timeout",
-            )
-        if self._is_connection_error(e):
-            return SourceError(f"{where}: {text}", state="unreachable", hint=UNREACHABLE_HINT)
-        if isinstance(e, RuntimeError) and "cryptography" in text:
-            return SourceError(
-                f"{where}: {text}",
-                state="auth",
-                hint="install the 'cryptography' package (needed for caching_sha2_password "
-                "over TCP without TLS)",
-            )
-        if not isinstance(e, pymysql.err.MySQLError):
-            return SourceError(f"{where}: {text}", hint=NOT_MYSQL_HINT)
-        return SourceError(f"{where}: {text}")
-
-    def _tls_hint(self, text: str) -> str:
-        ep = self.endpoint
-        mode = ep.tls_mode
-        if "doesn't support" in text:
-            return (f"ssl-mode {mode} needs a server that offers TLS (SHOW VARIABLES LIKE "
-                    "'have_ssl'); ssl-mode PREFERRED connects without it")
-        if "CERTIFICATE_VERIFY_FAILED" in text and "match" in text:
-            return (f"ssl-mode {mode}: the server's certificate is not issued to "
-                    f"{ep.host!r}; connect by the name in it, or use VERIFY_CA")
-        if "CERTIFICATE_VERIFY_FAILED" in text:
-            return (f"ssl-mode {mode}: the server's certificate is not signed by "
-                    f"{ep.ssl_ca or 'a CA this machine trusts'}; give ssl_ca the CA that "
-                    "signed it (a server's own auto-generated ca.pem is in its datadir)")
-        return f"ssl-mode {mode}: the TLS handshake failed"
-
-    def _clean(self, e: BaseException) -> str:
-        """The exception's message (pymysql: "(code, msg)" -> "msg (code)"), password blanked."""
-        args: tuple[object, ...] = tuple(getattr(e, "args", ()))
-        if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
-            text = f"{args[1]} ({args[0]})"
-        else:
-            text = str(e) or type(e).__name__
-        pw = self.endpoint.password.get_secret_value() if self.endpoint.password else ""
-        return text.replace(pw, "**********") if pw else text
-
-
-def _code(e: BaseException) -> int | None:
-    """pymysql's error number (first arg), if any."""
-    args = getattr(e, "args", ())
-    if args and isinstance(args[0], int) and not isinstance(args[0], bool):
-        return args[0]
-    return None

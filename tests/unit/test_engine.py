@@ -159,6 +159,24 @@ def test_every_builtin_check_loads_with_a_doc_and_default_thresholds() -> None:
     assert eng.feed(tick(0)).open == []  # an empty healthy tick opens nothing
 
 
+def test_checks_id_covers_the_checks_private_helper_modules() -> None:
+    """A helper module of checks/ (``_`` first: the loader skips it, no CHECK) holds code
+    of a check's observations, so an edit to it must change ``checks_id``: a recording's
+    stored observations stand in for a re-run only while that id matches."""
+    from pathlib import Path
+
+    import replmon.checks  # type: ignore[import-not-found,unused-ignore]
+
+    from replmon.engine import _observing_sources
+
+    folder = Path(replmon.checks.__file__).parent
+    helpers = {str(p) for p in folder.glob("_*.py") if p.name != "__init__.py"}
+    assert str(folder / "_mysql_replication_advice.py") in helpers
+    assert helpers <= set(_observing_sources())
+    checks, _ = discover(entry_points=False)
+    assert not {c.id for c in checks} & {Path(h).stem for h in helpers}  # none is a check
+
+
 def test_third_party_checks_come_from_the_entry_point_group(
     tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -1,4 +1,4 @@
-"""The positions read (``MysqlSource._positions``) parsed from rows as the servers return
+"""The positions read (``mysql_reads.read_positions``) parsed from rows as the servers return
 them: MariaDB 10.11 captured on the lab (pymysql tuples), MySQL 8.0/8.4 as their manuals
 print SHOW MASTER STATUS / SHOW BINARY LOG STATUS, pt-heartbeat rows as pt-heartbeat
 writes them (``ts`` varchar(26), ISO with microseconds)."""
@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from replmon.errors import ParseError
-from replmon.sources.mysql_parse import (
+from replmon.sources.mysql_binlog_parse import (
     binlog_status_query,
     build_binlog_status,
     parse_binlog_status,

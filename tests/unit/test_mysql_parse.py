@@ -14,22 +14,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replmon.errors import ParseError
-from replmon.model.mysql import COUNTER_FIELDS, MysqlSample, ReplicaChannel, replication_words
+from replmon.model.mysql import (
+    COUNTER_FIELDS,
+    MysqlSample,
+    ReplicaChannel,
+    clean_version,
+    replication_words,
+    version_tuple,
+)
 from replmon.sources.mysql_parse import (
     STATUS_NAMES,
     build_mysql_sample,
-    clean_version,
     detect_flavour,
-    parse_applier_workers,
     parse_global_status,
-    parse_int,
-    parse_number,
-    parse_replica_status,
     parse_variables,
+)
+from replmon.sources.mysql_replica_parse import (
+    parse_applier_workers,
+    parse_replica_status,
     replica_status_query,
-    version_tuple,
     with_applier,
 )
+from replmon.sources.mysql_values import parse_int, parse_number
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "mysql"
 

@@ -8,7 +8,11 @@ from decimal import Decimal
 import pytest
 
 from replmon.errors import ParseError
-from replmon.sources.mysql_parse import parse_processlist, processlist_query, scrub_statement
+from replmon.sources.mysql_processlist_parse import (
+    parse_processlist,
+    processlist_query,
+    scrub_statement,
+)
 
 # pymysql's rows of processlist_query("mariadb") on the lab's replica during a test:
 # (ID, USER, HOST, DB, COMMAND, TIME_MS / 1000, STATE, LEFT(INFO, 120))

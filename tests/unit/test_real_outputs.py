@@ -31,7 +31,8 @@ import pytest
 from replmon.errors import ParseError
 from replmon.model.drbd import DrbdSample
 from replmon.sources.drbd_parse import parse_drbdsetup_json, parse_proc_drbd
-from replmon.sources.mysql_parse import parse_binlog_status, parse_replica_status
+from replmon.sources.mysql_binlog_parse import parse_binlog_status
+from replmon.sources.mysql_replica_parse import parse_replica_status
 from replmon.sources.redis_parse import build_redis_sample, parse_info
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -15,7 +15,7 @@ from replmon.checks.mysql_replication import CHECK
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.tick import NodeTick, Tick
-from replmon.sources.mysql_parse import parse_replica_status
+from replmon.sources.mysql_replica_parse import parse_replica_status
 from replmon.testing.synth import node, observe, run_check, status, tick
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mysql"

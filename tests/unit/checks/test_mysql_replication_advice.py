@@ -20,7 +20,7 @@ from replmon.checks.mysql_replication import CHECK
 from replmon.model.findings import Observation, Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.tick import Tick
-from replmon.sources.mysql_parse import parse_replica_status
+from replmon.sources.mysql_replica_parse import parse_replica_status
 from replmon.testing.synth import node, observe, tick
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -8,12 +8,8 @@ from test_mysql_replication import ROWS
 
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample, SemiSync
-from replmon.sources.mysql_parse import (
-    build_mysql_sample,
-    parse_global_status,
-    parse_replica_status,
-    parse_variables,
-)
+from replmon.sources.mysql_parse import build_mysql_sample, parse_global_status, parse_variables
+from replmon.sources.mysql_replica_parse import parse_replica_status
 from replmon.testing.synth import node, observe, tick
 
 

@@ -1,0 +1,147 @@
+"""The MySQL source's reads besides SHOW GLOBAL STATUS and VARIABLES, each a statement or
+a few on the kept connection: the replication status, the server's own positions (binlog,
+GTIDs, clock, pt-heartbeat's table) and the processlist (``replmon.sources.mysql``
+decides when each is due; the mysql_*_parse modules read the rows).
+
+``Statements`` is what this server answers, learned on the current connection: the
+replication status and binlog status statements for its version, the older name after a
+server refused the newer one (1064), None after a missing privilege; the next connection
+starts afresh. A refused or unreadable reading becomes a note (``Note``: the source's,
+logged once) and the sample stands; a connection error is raised for the source to
+reconnect.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pymysql
+import pymysql.cursors
+
+from replmon.endpoints import MysqlEndpoint
+from replmon.errors import ParseError
+from replmon.model.mysql import BinlogStatus, Flavour, ProcessRow
+from replmon.sources.mysql_binlog_parse import (
+    MARIADB_POSITIONS_QUERY,
+    MYSQL_POSITIONS_QUERY,
+    binlog_grant_hint,
+    binlog_status_query,
+    build_binlog_status,
+    parse_binlog_status,
+    parse_heartbeat,
+)
+from replmon.sources.mysql_connect import error_code, error_text, is_connection_error
+from replmon.sources.mysql_processlist_parse import parse_processlist, processlist_query
+from replmon.sources.mysql_replica_parse import (
+    APPLIER_WORKERS_QUERY,
+    replica_status_query,
+    replication_grant_hint,
+)
+from replmon.sources.mysql_values import parse_bool
+
+_DENIED_CODES = {1044, 1142, 1143, 1227, 1370}  # no privilege for this one query
+
+Note = Callable[[str, BaseException], str]
+"""The source's note of what could not be read (``what``, the error): "what: text"."""
+
+
+@dataclass
+class Statements:
+    """What this server answers, as learned on the current connection."""
+
+    replica: str = "SHOW SLAVE STATUS"
+    """The replication status (SHOW SLAVE STATUS after a newer name was refused)."""
+    binlog: str | None = None
+    """SHOW MASTER STATUS or its MySQL 8.2+ name; None after it was refused (until the
+    next connection)."""
+    applier: str | None = APPLIER_WORKERS_QUERY
+    """The applier workers' table; None after the server refused it (until the next
+    connection)."""
+
+    @classmethod
+    def for_server(cls, flavour: Flavour, version: str) -> Statements:
+        """A new connection's: the names this server's version knows."""
+        return cls(replica=replica_status_query(flavour, version),
+                   binlog=binlog_status_query(flavour, version))
+
+
+def read_replication(conn: pymysql.connections.Connection[Any], st: Statements,
+                     ep: MysqlEndpoint, flavour: Flavour, version: str
+                     ) -> tuple[list[dict[str, Any]], str | None, str | None]:
+    """Rows of the replication status, or ([], error, hint) on a missing privilege."""
+    with conn.cursor(pymysql.cursors.DictCursor) as cur:
+        try:
+            cur.execute(st.replica)
+        except pymysql.err.MySQLError as e:
+            code = error_code(e)
+            if code == 1227:
+                text = f"{st.replica}: {error_text(ep, e)}"
+                hint = replication_grant_hint(flavour, version, ep.user)
+                return [], text, hint
+            if code == 1064 and st.replica != "SHOW SLAVE STATUS":
+                st.replica = "SHOW SLAVE STATUS"  # an older server: fall back once
+                cur.execute(st.replica)
+            else:
+                raise
+        return list(cur.fetchall()), None, None
+
+
+def read_positions(conn: pymysql.connections.Connection[Any], st: Statements,
+                   flavour: Flavour, variables: Mapping[str, str], heartbeat_table: str | None,
+                   note: Note) -> BinlogStatus:
+    """This server's binlog position, GTIDs, server id and clock (see BinlogStatus)."""
+    errors: list[str] = []
+    with conn.cursor() as cur:
+        sent, start = time.time(), time.perf_counter()
+        cur.execute(MARIADB_POSITIONS_QUERY if flavour == "mariadb"
+                    else MYSQL_POSITIONS_QUERY)
+        row = cur.fetchone()
+        elapsed_ms = (time.perf_counter() - start) * 1000.0
+        file, position = "", None
+        if st.binlog and parse_bool("log_bin", variables.get("log_bin", "OFF")):
+            try:
+                cur.execute(st.binlog)
+                file, position = parse_binlog_status(cur.fetchone())
+            except pymysql.err.MySQLError as e:
+                if error_code(e) == 1064 and st.binlog != "SHOW MASTER STATUS":
+                    st.binlog = "SHOW MASTER STATUS"  # older server: once
+                elif error_code(e) in _DENIED_CODES:
+                    st.binlog = None  # not again on this connection
+                    hint = binlog_grant_hint(flavour)
+                    errors.append(f"{note('binlog', e)}; {hint}")
+                else:
+                    raise
+        heartbeat: dict[int, float] = {}
+        if heartbeat_table:
+            try:
+                cur.execute(f"SELECT server_id, ts FROM {heartbeat_table}")
+                heartbeat = parse_heartbeat(cur.fetchall())
+            except ParseError as e:  # not pt-heartbeat's format: this reading only
+                errors.append(note("heartbeat", e))
+            except pymysql.err.MySQLError as e:
+                if error_code(e) not in _DENIED_CODES | {1146, 1049, 1054}:
+                    raise
+                errors.append(f"{note('heartbeat', e)}; pt-heartbeat's table with "
+                              f"GRANT SELECT ON {heartbeat_table} for replmon?")
+    return build_binlog_status(row, file=file, position=position, heartbeat=heartbeat,
+                               sent_wall=sent, elapsed_ms=elapsed_ms,
+                               error="; ".join(errors) or None)
+
+
+def read_processlist(conn: pymysql.connections.Connection[Any], flavour: Flavour, note: Note
+                     ) -> tuple[list[ProcessRow], str | None]:
+    """The longest-running active threads; ([], note) when the server refuses."""
+    with conn.cursor() as cur:
+        try:
+            cur.execute(processlist_query(flavour))
+        except pymysql.err.MySQLError as e:
+            if is_connection_error(e):
+                raise
+            return [], note("processlist", e)
+        try:
+            return parse_processlist(cur.fetchall()), None
+        except ParseError as e:  # a reply replmon cannot read: noted, the sample stands
+            return [], note("processlist", e)
