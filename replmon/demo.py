@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from replmon.errors import LabError
-from replmon.lab import Lab, WriteLoad
+from replmon.lab import Lab
 from replmon.lab_faults import (
     auto_increment_on_primary,
     mysql_replica_writable,
@@ -29,6 +29,7 @@ from replmon.lab_faults import (
     stop_thread,
     write_on_replica,
 )
+from replmon.labload import WriteLoad
 from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
 
 log = logging.getLogger("replmon")

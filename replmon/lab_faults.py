@@ -20,7 +20,7 @@ import pymysql
 import redis
 
 from replmon.errors import LabError
-from replmon.lab import free_port
+from replmon.labnode import free_port
 
 # --- waiting for the lab -------------------------------------------------------------
 
