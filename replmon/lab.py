@@ -3,8 +3,9 @@
 ``Lab`` starts, on 127.0.0.1 and free ports, in a temp dir:
 
 * MariaDB primary + replica with GTID replication (``mariadb-install-db``,
-  ``mariadbd``; binlog_format=ROW), a ``lab`` database, a replication account
-  and a monitoring account with the grants a monitor needs;
+  ``mariadbd``; binlog_format=ROW), a ``lab`` database, a replication account,
+  a monitoring account with the grants a monitor needs and an application account
+  (the write load's);
 * Redis master + replica (``redis-server``), both password-protected;
 
 and tears everything down on ``stop()`` / context exit, also after a failed
@@ -20,14 +21,16 @@ Its nodes are replmon.labnode.LabNode; its write load is replmon.labload.WriteLo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from replmon.errors import LabError
 from replmon.labnode import LabNode, free_port
@@ -43,12 +46,25 @@ from replmon.labservers import (
     redis_server,
 )
 
+Layer = Literal["mysql", "redis"]
+LAYERS: tuple[Layer, ...] = ("mysql", "redis")
+
 
 class Lab:
-    """A MariaDB + Redis primary/replica pair on loopback, in a temp dir."""
+    """A MariaDB + Redis primary/replica pair on loopback, in a temp dir.
+
+    ``primary`` and ``replica`` are the nodes as started (their names, dirs and the
+    ``lab-primary``/``lab-replica`` of ``settings()`` never change). Which one is the
+    primary now, per layer, is ``mysql_primary``/``redis_primary`` (and
+    ``mysql_replica``/``redis_replica``): the primary at start, the other node after a
+    switchover or failover (replmon.lab_switch), which calls ``set_primary``.
+    """
 
     monitor_user = "replmon"
     repl_user = "repl"
+    app_user = "app"
+    """The write load's account: DML on the lab database, no admin privileges, so
+    read_only=ON stops it as it stops an application."""
 
     def __init__(self, base_dir: str | Path | None = None, *, keep: bool = False,
                  mysql: str = DEFAULT_MYSQL, redis: str = DEFAULT_REDIS) -> None:
@@ -69,9 +85,68 @@ class Lab:
         self.monitor_password = "mon-" + os.urandom(6).hex()
         self.repl_password = "repl-" + os.urandom(6).hex()
         self.redis_password = "red-" + os.urandom(6).hex()
+        self.app_password = "app-" + os.urandom(6).hex()
         self.primary = LabNode(self, "primary", server_id=1)
         self.replica = LabNode(self, "replica", server_id=2)
+        self._primaries: dict[Layer, LabNode] = dict.fromkeys(LAYERS, self.primary)
+        self._followers: list[Callable[[Layer, LabNode], None]] = []
         self.started = False
+
+    # --- roles -------------------------------------------------------------------
+    @property
+    def nodes(self) -> tuple[LabNode, LabNode]:
+        """(primary, replica): the nodes as started."""
+        return (self.primary, self.replica)
+
+    def index(self, node: LabNode) -> int:
+        """0 for the node started as primary, 1 for the other."""
+        return self.nodes.index(node)
+
+    def other(self, node: LabNode) -> LabNode:
+        return self.replica if node is self.primary else self.primary
+
+    def primary_of(self, layer: Layer) -> LabNode:
+        """The node that is the primary (MySQL) or master (Redis) of ``layer`` now."""
+        return self._primaries[layer]
+
+    @property
+    def mysql_primary(self) -> LabNode:
+        """The node whose MySQL is the writable primary now."""
+        return self._primaries["mysql"]
+
+    @property
+    def mysql_replica(self) -> LabNode:
+        """The node whose MySQL replicates from ``mysql_primary`` now."""
+        return self.other(self._primaries["mysql"])
+
+    @property
+    def redis_primary(self) -> LabNode:
+        """The node whose Redis is the master now."""
+        return self._primaries["redis"]
+
+    @property
+    def redis_replica(self) -> LabNode:
+        return self.other(self._primaries["redis"])
+
+    @property
+    def switched(self) -> bool:
+        """True when some layer's primary is not the node started as primary."""
+        return any(n is not self.primary for n in self._primaries.values())
+
+    def set_primary(self, layer: Layer, node: LabNode) -> None:
+        """Record that ``node`` is now ``layer``'s primary (the switchover functions call
+        it the moment the node takes writes) and tell the followers (write loads)."""
+        self._primaries[layer] = node
+        for follow in list(self._followers):
+            follow(layer, node)
+
+    def follow(self, callback: Callable[[Layer, LabNode], None]) -> None:
+        """Call ``callback(layer, node)`` whenever a layer's primary changes."""
+        self._followers.append(callback)
+
+    def unfollow(self, callback: Callable[[Layer, LabNode], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._followers.remove(callback)
 
     @staticmethod
     def free_port() -> int:
@@ -126,6 +201,8 @@ class Lab:
 
     def _start(self) -> None:
         p, r = self.primary, self.replica
+        for layer in LAYERS:
+            self._primaries[layer] = p
         self.mysql_root = prepare(self.mysql_server)
         self.redis_root = prepare(self.redis_server)
         if self.mysql_root.dir is not None:
@@ -153,7 +230,9 @@ class Lab:
             f"GRANT REPLICATION SLAVE ON *.* TO '{self.repl_user}'@'%'",
             f"CREATE USER '{self.monitor_user}'@'%' IDENTIFIED BY '{self.monitor_password}'",
             *grants,
+            f"CREATE USER '{self.app_user}'@'%' IDENTIFIED BY '{self.app_password}'",
             "CREATE DATABASE lab",
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON lab.* TO '{self.app_user}'@'%'",
             "CREATE TABLE lab.t (id INT PRIMARY KEY AUTO_INCREMENT, v INT NOT NULL DEFAULT 0,"
             " c CHAR(60) NOT NULL DEFAULT '') ENGINE=InnoDB",
         ):
@@ -221,26 +300,29 @@ class Lab:
         return data
 
     def wait_replica_caught_up(self, timeout: float = 10.0) -> None:
-        """Wait until the replica's SQL thread has applied the primary's current GTID position."""
+        """Wait until the MySQL replica's SQL thread has applied the current primary's
+        GTID position (the current roles: ``mysql_primary``, ``mysql_replica``)."""
+        primary, replica = self.mysql_primary, self.mysql_replica
         if self.is_mysql:
-            pos = self.primary.sql("SELECT @@GLOBAL.gtid_executed")[0][0]
+            pos = primary.sql("SELECT @@GLOBAL.gtid_executed")[0][0]
             wait = "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"
         else:
-            pos = self.primary.sql("SELECT @@gtid_binlog_pos")[0][0]
+            pos = primary.sql("SELECT @@gtid_binlog_pos")[0][0]
             wait = "SELECT MASTER_GTID_WAIT(%s, %s)"
         if not pos:
             return
-        res = self.replica.sql(wait, pos, timeout)
+        res = replica.sql(wait, pos, timeout)
         if res[0][0] != 0:
-            status = self.replica.sql("SHOW REPLICA STATUS")
-            raise LabError(f"replica did not reach {pos} in {timeout} s: {status}")
+            status = replica.sql("SHOW REPLICA STATUS")
+            raise LabError(f"{replica.name} did not reach {pos} in {timeout} s: {status}")
 
     def _wait_redis_link(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        with self.replica.redis() as rc:
+        with self.redis_replica.redis() as rc:
             while time.monotonic() < deadline:
                 info = rc.info("replication")
-                if info.get("master_link_status") == "up":
+                if (info.get("master_link_status") == "up"
+                        and info.get("master_port") == self.redis_primary.redis_port):
                     return
                 time.sleep(0.05)
         raise LabError("Redis replica link did not come up")

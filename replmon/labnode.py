@@ -234,7 +234,7 @@ class LabNode:
                 "--binlog-format=ROW", "--log-slave-updates", "--innodb-log-file-size=16M",
                 "--performance-schema=OFF", "--gtid-domain-id=0", "--skip-slave-start",
             ]
-        if self.name == "replica":
+        if self is not self.lab.mysql_primary:
             args.append("--read-only")  # survives restart_mysql(), as in production
         self.mysql_proc = subprocess.Popen(
             root.argv(args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -275,7 +275,7 @@ class LabNode:
     def restart_mysql(self) -> None:
         self.stop_mysql()
         self.start_mysql()
-        if self is self.lab.replica:
+        if self is self.lab.mysql_replica:
             self.sql("START REPLICA")  # MariaDB >= 10.5 says it too
 
     def pause_mysql(self) -> None:
