@@ -18,12 +18,12 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from replmon.errors import LabError
-from replmon.lab import Lab
+from replmon.lab import Lab, Layer
 from replmon.lab_faults import (
     auto_increment_on_primary,
     mysql_replica_writable,
@@ -87,7 +87,7 @@ def switchover_and_back(lab: Any) -> Iterator[None]:
         _say_switched(switch_back(lab))
 
 
-def _say_switched(done: dict[str, LayerSwitch]) -> None:
+def _say_switched(done: Mapping[Layer, LayerSwitch]) -> None:
     for layer, sw in done.items():
         announce(f"demo switchover: {layer}: lab-{sw.new} is now the primary (writes refused "
                  f"{sw.refused_s * 1000:.0f} ms; lab-{sw.old} replicating from it "

@@ -117,7 +117,8 @@ class WriteLoad:
         counts, written = self._shared.per_second, int(self._shared.second.value)
         # Seconds the process has not reached yet (it is stalled) count 0, not the
         # ring's stale slot.
-        return sum(counts[s % WINDOW_S] for s in range(now - n, now) if s <= written) / n
+        return float(sum(counts[s % WINDOW_S] for s in range(now - n, now)
+                         if s <= written)) / n
 
     def rate_reached(self, seconds: float, *, within: float = 0.1) -> bool:
         """The target rate, within ``within`` (a fraction), reached over the last
@@ -219,7 +220,7 @@ def _write_load(nodes: list[tuple[str, int, int]], user: str, password: str,
                            socket_connect_timeout=2)
 
     def moved() -> bool:
-        return sh.mysql_to.value != mysql_at or sh.redis_to.value != redis_at
+        return bool(sh.mysql_to.value != mysql_at or sh.redis_to.value != redis_at)
 
     def wait(seconds: float, *, until_moved: bool = False) -> None:
         """Sleep ``seconds``, or less once the stop flag is up (or, when
