@@ -117,6 +117,10 @@ def mysql_switchover(lab: Lab, *, timeout: float = 30.0) -> LayerSwitch:
     """Swap the MySQL roles: the replica promoted, the primary made its replica."""
     old, new = lab.mysql_primary, lab.mysql_replica
     mysql = lab.is_mysql
+    if not mysql and not old.sql("SELECT @@GLOBAL.log_slave_updates")[0][0]:
+        # Its binlog would lack what it applied: gtid_binlog_pos could not say where the
+        # old primary resumes as a replica.
+        raise LabError(f"switchover: log_slave_updates is OFF on {old.name}")
     # 1. Fence: the application's writes are refused from here on.
     old.sql("SET GLOBAL super_read_only = ON" if mysql else "SET GLOBAL read_only = ON")
     fenced = time.time()
@@ -142,6 +146,10 @@ def mysql_switchover(lab: Lab, *, timeout: float = 30.0) -> LayerSwitch:
     lab.set_primary("mysql", new)
     # 4. The old primary replicates from the new one.
     replicate_from(lab, old, new)
+    # Both threads running (MariaDB's IO thread says "Connecting", then "Preparing",
+    # before "Yes"), and caught up.
+    _wait(lambda: replication_threads(old) == ("Yes", "Yes", new.mysql_port),
+          f"{old.name}'s replication threads running from {new.name}", timeout)
     lab.wait_replica_caught_up(timeout=timeout)
     if mysql:
         old.sql("SET GLOBAL super_read_only = OFF")  # read_only stays ON: the lab's baseline
@@ -161,7 +169,8 @@ def replicate_from(lab: Lab, node: LabNode, source: LabNode) -> None:
         return
     # A primary's gtid_slave_pos is what it last applied as a replica (or empty): with
     # slave_pos it would ask its new master for everything since. Its binlog has all it
-    # wrote and applied (log_slave_updates=ON), so that is where it resumes.
+    # wrote and applied (log_slave_updates=ON, as the lab starts it), so that is where it
+    # resumes (mysql_switchover checks it before it fences anything).
     node.sql("SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos")
     node.sql(
         "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
