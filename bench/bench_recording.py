@@ -53,7 +53,8 @@ def lab_ticks(count: int) -> list[Tick]:
 
     from replmon.config import build_config
     from replmon.factory import build_collector
-    from replmon.lab import Lab, WriteLoad
+    from replmon.lab import Lab
+    from replmon.labload import WriteLoad
 
     async def run(lab: Lab) -> list[Tick]:
         async with build_collector(build_config(lab.settings(1.0))) as c:

@@ -63,7 +63,8 @@ from typing import Any
 
 import psutil
 
-from replmon.lab import Lab, WriteLoad
+from replmon.lab import Lab
+from replmon.labload import WriteLoad
 from replmon.session.recording import open_recording
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "live"))

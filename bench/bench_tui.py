@@ -33,7 +33,8 @@ from typing import Any
 
 import psutil
 
-from replmon.lab import Lab, WriteLoad
+from replmon.lab import Lab
+from replmon.labload import WriteLoad
 
 
 def config_toml(lab: Lab) -> str:

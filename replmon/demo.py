@@ -7,6 +7,9 @@ injects its fault (replmon.lab_faults) after ``DEMO_AFTER_S`` (20 s) and undoes 
 ``DEMO_HOLD_S`` (60 s) later, saying each step (``announce``: the log, and the screen
 adds a toast), so a newcomer sees a finding open on live servers and close again.
 ``replmon --lab --scenario list`` prints the names.
+
+The ``switchover`` demo is no fault: a planned switchover of MySQL and Redis under the
+write load (replmon.lab_switch; the load follows the new primary), and the switch back.
 """
 
 from __future__ import annotations
@@ -15,12 +18,12 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from replmon.errors import LabError
-from replmon.lab import Lab, WriteLoad
+from replmon.lab import Lab, Layer
 from replmon.lab_faults import (
     auto_increment_on_primary,
     mysql_replica_writable,
@@ -29,6 +32,8 @@ from replmon.lab_faults import (
     stop_thread,
     write_on_replica,
 )
+from replmon.lab_switch import LayerSwitch, switch_back, switchover
+from replmon.labload import WriteLoad
 from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
 
 log = logging.getLogger("replmon")
@@ -46,6 +51,47 @@ class Demo:
     check: str
     """The check whose finding opens (and closes when the fault is undone)."""
     fault: Callable[[Any], contextlib.AbstractContextManager[None]]
+    words: Callable[[Any], str] | None = None
+    """The title in the lab's own server's words (MySQL 9.x: STOP REPLICA), when they
+    differ from ``title``'s."""
+    injected: str = "injected"
+    undone: str = "undone"
+    closes: str = "{check}'s finding closes"
+    """Said once undone (``{check}``: the check's id)."""
+
+    def describe(self, lab: Any) -> str:
+        """The title for ``lab``'s servers."""
+        return self.title if self.words is None else self.words(lab)
+
+
+SWITCHOVER_MARIADB = (
+    "planned switchover: read_only=ON on the db primary, the replica caught up "
+    "(MASTER_GTID_WAIT) and promoted (STOP SLAVE; RESET SLAVE ALL; read_only=OFF), the old "
+    "primary CHANGE MASTER TO it; Redis: REPLICAOF NO ONE on the replica, REPLICAOF on "
+    "the old master; writes follow the new primaries")
+SWITCHOVER_MYSQL = (
+    "planned switchover: super_read_only=ON on the db primary, the replica caught up "
+    "(WAIT_FOR_EXECUTED_GTID_SET) and promoted (STOP REPLICA; RESET REPLICA ALL; "
+    "read_only=OFF), the old primary CHANGE REPLICATION SOURCE TO it; Redis: REPLICAOF NO "
+    "ONE on the replica, REPLICAOF on the old master; writes follow the new primaries")
+
+
+@contextlib.contextmanager
+def switchover_and_back(lab: Any) -> Iterator[None]:
+    """The switchover demo: MySQL and Redis switched over, switched back on exit, saying
+    what changed when."""
+    try:
+        _say_switched(switchover(lab))
+        yield
+    finally:
+        _say_switched(switch_back(lab))
+
+
+def _say_switched(done: Mapping[Layer, LayerSwitch]) -> None:
+    for layer, sw in done.items():
+        announce(f"demo switchover: {layer}: lab-{sw.new} is now the primary (writes refused "
+                 f"{sw.refused_s * 1000:.0f} ms; lab-{sw.old} replicating from it "
+                 f"{sw.seconds:.2f} s after the fence)")
 
 
 DEMOS: tuple[Demo, ...] = (
@@ -63,6 +109,10 @@ DEMOS: tuple[Demo, ...] = (
          "redis_replication", redis_link_down),
     Demo("redis-maxmemory", "Redis at maxmemory with allkeys-lru, evicting",
          "memory_ceiling", redis_at_maxmemory),
+    Demo("switchover", SWITCHOVER_MARIADB, "roles", switchover_and_back,
+         words=lambda lab: SWITCHOVER_MYSQL if lab.is_mysql else SWITCHOVER_MARIADB,
+         injected="switched over", undone="switched back",
+         closes="{check} reports lab-primary as the primary again"),
 )
 
 
@@ -134,15 +184,18 @@ def run_demo(lab: Any, chosen: Demo, stop: threading.Event, *, after_s: float | 
     """Wait, inject ``chosen``'s fault, hold it, undo it; say each step."""
     after = DEMO_AFTER_S if after_s is None else after_s
     hold = DEMO_HOLD_S if hold_s is None else hold_s
-    announce(f"demo {chosen.name} in {after:.0f} s: {chosen.title}; {chosen.check} should "
+    title = chosen.describe(lab)
+    announce(f"demo {chosen.name} in {after:.0f} s: {title}; {chosen.check} should "
              "flag it")
     if stop.wait(after):
         return
     try:
         with chosen.fault(lab):
-            announce(f"demo {chosen.name}: injected, undone in {hold:.0f} s ({chosen.title})")
+            announce(f"demo {chosen.name}: {chosen.injected}, {chosen.undone} in "
+                     f"{hold:.0f} s ({title})")
             stop.wait(hold)
         if not stop.is_set():
-            announce(f"demo {chosen.name}: undone; {chosen.check}'s finding closes")
+            announce(f"demo {chosen.name}: {chosen.undone}; "
+                     + chosen.closes.format(check=chosen.check))
     except Exception as e:  # noqa: BLE001 - the demo must not take the screen down
         announce(f"demo {chosen.name} failed: {type(e).__name__}: {e}")

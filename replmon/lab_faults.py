@@ -20,7 +20,7 @@ import pymysql
 import redis
 
 from replmon.errors import LabError
-from replmon.lab import free_port
+from replmon.labnode import free_port
 
 # --- waiting for the lab -------------------------------------------------------------
 
@@ -34,9 +34,10 @@ def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None
 
 
 def slave_status(lab: Any) -> dict[str, Any]:
-    """The replica's SHOW REPLICA STATUS row (MariaDB >= 10.5, MySQL >= 8.0.22), with
-    MySQL's Replica_*/*Source* columns also under MariaDB's Slave_*/*Master* names."""
-    conn = lab.replica.root_connection(cursorclass=pymysql.cursors.DictCursor)
+    """The MySQL replica's SHOW REPLICA STATUS row (MariaDB >= 10.5, MySQL >= 8.0.22),
+    with MySQL's Replica_*/*Source* columns also under MariaDB's Slave_*/*Master* names.
+    The replica of now (``lab.mysql_replica``: the other node after a switchover)."""
+    conn = lab.mysql_replica.root_connection(cursorclass=pymysql.cursors.DictCursor)
     try:
         with conn.cursor() as cur:
             cur.execute("SHOW REPLICA STATUS")
@@ -56,12 +57,13 @@ def mysql_healthy(lab: Any) -> None:
 
 
 def redis_link_up(lab: Any, timeout: float = 30.0) -> None:
-    with lab.replica.redis() as rc:
+    """The Redis replica of now linked up to the master of now."""
+    with lab.redis_replica.redis() as rc:
         def up() -> bool:
             info = rc.info("replication")
             return bool(info.get("master_link_status") == "up"
-                        and info.get("master_port") == lab.primary.redis_port)
-        wait_for(up, "Redis replica link up to the primary", timeout)
+                        and info.get("master_port") == lab.redis_primary.redis_port)
+        wait_for(up, "Redis replica link up to the master", timeout)
 
 
 @contextlib.contextmanager

@@ -15,8 +15,10 @@ from labpool import MYSQL97, group
 from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
-from replmon.lab import Lab, LabNode, WriteLoad
+from replmon.lab import Lab
 from replmon.lab_faults import empty_transactions_on_primary, mysql_healthy, stop_thread, wait_for
+from replmon.labload import WriteLoad
+from replmon.labnode import LabNode
 from replmon.model.findings import Severity
 from replmon.output.report import render_text, report
 from replmon.session import Recorder, meta_for, open_recording

@@ -21,8 +21,9 @@ import pytest
 from httpwait import get, stop, wait_for
 
 from replmon.fleet.rules import RULES
-from replmon.lab import Lab, WriteLoad
+from replmon.lab import Lab
 from replmon.lab_faults import stop_thread
+from replmon.labload import WriteLoad
 from replmon.testing.scenarios.mysql_rows import AUTO_INC_TABLE, auto_increment_2
 
 pytestmark = pytest.mark.live

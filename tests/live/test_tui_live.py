@@ -10,7 +10,8 @@ from textual.widgets import Static
 from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
-from replmon.lab import Lab, WriteLoad
+from replmon.lab import Lab
+from replmon.labload import WriteLoad
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import live
 

@@ -15,6 +15,8 @@ HEADLESS = [
     "replmon.configfile",
     "replmon.wording",
     "replmon.lab",
+    "replmon.labnode",
+    "replmon.labload",
     "replmon.cli",
     "replmon.output.plain",
     "replmon.sources.host",

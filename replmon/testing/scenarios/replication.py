@@ -14,7 +14,6 @@ from typing import Any
 
 import pymysql
 
-from replmon.lab import free_port
 from replmon.lab_faults import (  # the lab's faults and waits live in the product (the demo)
     mysql_healthy,
     redis_link_down,
@@ -23,6 +22,7 @@ from replmon.lab_faults import (  # the lab's faults and waits live in the produ
     stop_thread,
     wait_for,
 )
+from replmon.labnode import free_port
 from replmon.model.findings import Severity
 from replmon.model.redis import RedisRates, RedisReplica, RedisSample
 from replmon.model.tick import NodeRates, Tick

@@ -1,0 +1,299 @@
+"""The lab's write load (replmon.lab): a spawned process writing to the lab's primary
+MySQL and Redis master at a rate, for the demo and the tests that need counters to move.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import TYPE_CHECKING, Any
+
+import pymysql
+import redis
+
+from replmon.errors import LabError
+
+if TYPE_CHECKING:
+    from replmon.lab import Lab
+
+
+WINDOW_S = 600
+"""Seconds of per-second counts the load keeps (achieved_rate's longest ``last``)."""
+ERROR_BYTES = 240
+"""Room for the last error's text."""
+
+
+class WriteLoad:
+    """A background write load on the lab's current primary: random-id UPDATEs and some
+    INSERTs on ``table`` (lab.t), plus Redis SET/GET, at roughly ``rate`` statements/s.
+    Used by the demo and by tests that need counters to move.
+
+        with WriteLoad(lab, rate=200) as load:
+            ...
+            assert load.achieved_rate(last=5) > 180 and load.errors < 10
+
+    It writes as the lab's application account (``lab.app_user``, over TCP), not as
+    root: read_only=ON stops it as it stops an application (MariaDB's root has READ_ONLY
+    ADMIN and would write through), which a switchover relies on. It follows the lab's
+    roles: when a switchover (replmon.lab_switch) or a failover changes
+    ``lab.mysql_primary`` or ``lab.redis_primary``, the load reconnects to the new one,
+    also while it runs; statements that fail meanwhile are counted in ``errors``.
+
+    ``table`` is created like lab.t when missing and filled with ``rows`` rows (with
+    the server's auto_increment_increment at that moment); UPDATE ids are drawn from
+    1..``id_max`` (default ``rows``). Seed 004's situation: SET GLOBAL
+    auto_increment_increment=2, a new table, id_max=2 x rows: half the UPDATEs miss.
+    """
+
+    def __init__(self, lab: Lab, *, rate: float = 200.0, rows: int = 1000,
+                 table: str = "lab.t", id_max: int | None = None,
+                 redis: bool = True) -> None:
+        import multiprocessing
+
+        self.lab = lab
+        self.rate = rate
+        self.rows = rows
+        self.table = table
+        self.id_max = id_max or rows
+        self.redis = redis
+        # A separate (spawned) process, not a thread: the load must not share a GIL with
+        # the replmon under test, or its round-trip times and CPU figures would include
+        # the load's own work (measured: Redis PING 5-16 ms on loopback with a thread).
+        ctx = multiprocessing.get_context("spawn")
+        # Flags, not a multiprocessing.Event: Event.set() waits for every process
+        # waiting on it to wake, forever for one that died waiting (the load killed by
+        # the terminal's SIGHUP: replmon --lab then hung in its teardown, lab left running)
+        self._shared = _Shared(
+            stop=ctx.Value("b", 0, lock=False),
+            mysql_to=ctx.Value("b", lab.index(lab.mysql_primary), lock=False),
+            redis_to=ctx.Value("b", lab.index(lab.redis_primary), lock=False),
+            count=ctx.Value("q", 0, lock=False),
+            errors=ctx.Value("q", 0, lock=False),
+            t0=ctx.Value("d", 0.0, lock=False),
+            second=ctx.Value("q", 0, lock=False),
+            per_second=ctx.Array("q", WINDOW_S, lock=False),
+            last_error=ctx.Array("c", ERROR_BYTES, lock=False),
+        )
+        nodes = [(n.host, n.mysql_port, n.redis_port) for n in lab.nodes]
+        self._proc = ctx.Process(
+            target=_write_load, name="lab-write-load", daemon=True,
+            args=(nodes, lab.app_user, lab.app_password, lab.redis_password, self.table,
+                  self.id_max, self.rate, self.redis, self._shared),
+        )
+
+    # --- what it achieved -------------------------------------------------------
+    @property
+    def statements(self) -> int:
+        """Statements sent so far (one a step: an UPDATE or INSERT, with its Redis
+        SET and GET when ``redis``), failed ones included."""
+        return int(self._shared.count.value)
+
+    @property
+    def errors(self) -> int:
+        """Statements that failed (MySQL or Redis refused, or could not be reached)."""
+        return int(self._shared.errors.value)
+
+    @property
+    def last_error(self) -> str:
+        """The last failure's text ("" when none)."""
+        return bytes(self._shared.last_error[:]).split(b"\0", 1)[0].decode(errors="replace")
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the load's first statement (0 before it started)."""
+        t0 = float(self._shared.t0.value)
+        return time.monotonic() - t0 if t0 else 0.0
+
+    def achieved_rate(self, last: float | None = None) -> float:
+        """Statements/s that succeeded: since the start, or over the ``last`` whole
+        seconds (at most WINDOW_S; the second running now is not counted)."""
+        elapsed = self.elapsed_s
+        if elapsed <= 0:
+            return 0.0
+        if last is None:
+            return (self.statements - self.errors) / elapsed
+        now = int(elapsed)
+        n = max(1, min(int(last), now, WINDOW_S - 1))
+        counts, written = self._shared.per_second, int(self._shared.second.value)
+        # Seconds the process has not reached yet (it is stalled) count 0, not the
+        # ring's stale slot.
+        return float(sum(counts[s % WINDOW_S] for s in range(now - n, now)
+                         if s <= written)) / n
+
+    def rate_reached(self, seconds: float, *, within: float = 0.1) -> bool:
+        """The target rate, within ``within`` (a fraction), reached over the last
+        ``seconds``."""
+        return self.achieved_rate(last=seconds) >= self.rate * (1 - within)
+
+    def summary(self, last: float | None = None) -> str:
+        """One line for a test's messages: target, achieved, errors, the last one."""
+        got = self.achieved_rate(last)
+        span = f"last {last:g} s" if last else f"{self.elapsed_s:.1f} s"
+        text = (f"write load {self.rate:g}/s: {got:.0f}/s over {span}, {self.statements} "
+                f"sent, {self.errors} failed")
+        return text + (f" (last: {self.last_error})" if self.last_error else "")
+
+    # --- running ----------------------------------------------------------------
+    def __enter__(self) -> WriteLoad:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _follow(self, layer: str, node: Any) -> None:
+        """The lab's roles changed: write to ``node`` for ``layer`` from now on."""
+        target = self._shared.mysql_to if layer == "mysql" else self._shared.redis_to
+        target.value = self.lab.index(node)
+
+    def start(self) -> None:
+        p = self.lab.mysql_primary
+        if self.table != "lab.t":
+            p.sql(f"CREATE TABLE IF NOT EXISTS {self.table} LIKE lab.t")
+        have = p.sql(f"SELECT COUNT(*) FROM {self.table}")[0][0]
+        if have < self.rows:
+            values = ",".join(["(0)"] * (self.rows - have))
+            p.sql(f"INSERT INTO {self.table} (v) VALUES {values}")
+        self.lab.follow(self._follow)
+        self._follow("mysql", self.lab.mysql_primary)  # a switch since __init__
+        self._follow("redis", self.lab.redis_primary)
+        self._proc.start()
+        # Spawning takes ~0.5 s (imports): return once the load is actually running,
+        # so "the load started" is a moment tests can count ticks from.
+        deadline = time.monotonic() + 15
+        while self.statements < 5:
+            if not self._proc.is_alive() or time.monotonic() > deadline:
+                self.lab.unfollow(self._follow)
+                raise LabError(f"the write load did not start (exit code "
+                               f"{self._proc.exitcode}; {self.last_error or 'no error'})")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self.lab.unfollow(self._follow)
+        self._shared.stop.value = 1
+        if self._proc.pid is None:  # never started
+            return
+        self._proc.join(5)
+        if self._proc.is_alive():  # blocked on a lock a test holds (FTWRL): end it
+            self._proc.terminate()
+            self._proc.join(5)
+
+
+class _Shared:
+    """The values the load's process shares with its WriteLoad (lock-free: one writer
+    each, read by the other side)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+    stop: Any
+    mysql_to: Any
+    """Index into the lab's nodes (0 primary, 1 replica) of the MySQL primary."""
+    redis_to: Any
+    count: Any
+    errors: Any
+    t0: Any
+    """time.monotonic() at the first statement (one clock for every process)."""
+    second: Any
+    """The second since t0 that per_second counts now."""
+    per_second: Any
+    """Statements that succeeded in each second since t0, in a ring of WINDOW_S."""
+    last_error: Any
+
+
+def _write_load(nodes: list[tuple[str, int, int]], user: str, password: str,
+                redis_password: str, table: str, id_max: int, rate: float, use_redis: bool,
+                sh: _Shared) -> None:
+    """WriteLoad's process: random-id UPDATEs, every 10th an INSERT, plus Redis SET/GET,
+    on the nodes ``sh.mysql_to`` and ``sh.redis_to`` name (reconnecting when they
+    change)."""
+    import random
+
+    def connect(at: int) -> pymysql.connections.Connection[Any]:
+        host, port, _ = nodes[at]
+        return pymysql.connect(host=host, port=port, user=user, password=password,
+                               autocommit=True, ssl_disabled=True, connect_timeout=2)
+
+    def redis_client(at: int) -> redis.Redis:
+        host, _, port = nodes[at]
+        return redis.Redis(host=host, port=port, password=redis_password, socket_timeout=5,
+                           socket_connect_timeout=2)
+
+    def moved() -> bool:
+        return bool(sh.mysql_to.value != mysql_at or sh.redis_to.value != redis_at)
+
+    def wait(seconds: float, *, until_moved: bool = False) -> None:
+        """Sleep ``seconds``, or less once the stop flag is up (or, when
+        ``until_moved``, once the load is told to write elsewhere)."""
+        end = time.monotonic() + seconds
+        while not sh.stop.value and (left := end - time.monotonic()) > 0:
+            if until_moved and moved():
+                return
+            time.sleep(min(left, 0.01 if until_moved else 0.05))
+
+    mysql_at, redis_at = int(sh.mysql_to.value), int(sh.redis_to.value)
+    conn: pymysql.connections.Connection[Any] | None = None
+    rc = redis_client(redis_at)
+    period = 1.0 / rate
+    t0 = time.monotonic()
+    sh.t0.value = t0
+    second = 0
+    next_t = t0
+    n = 0
+    try:
+        while not sh.stop.value:
+            if sh.mysql_to.value != mysql_at:  # a switchover: write to the new primary
+                mysql_at = int(sh.mysql_to.value)
+                with contextlib.suppress(pymysql.err.Error, OSError):
+                    if conn is not None:
+                        conn.close()
+                conn = None
+            if sh.redis_to.value != redis_at:
+                redis_at = int(sh.redis_to.value)
+                rc.close()
+                rc = redis_client(redis_at)
+            i = random.randint(1, id_max)
+            ok = False
+            try:
+                if conn is None:
+                    conn = connect(mysql_at)
+                with conn.cursor() as cur:
+                    if n % 10 == 9:
+                        cur.execute(f"INSERT INTO {table} (v) VALUES (%s)", (i,))
+                    else:
+                        cur.execute(f"UPDATE {table} SET v = v + 1 WHERE id = %s", (i,))
+                if use_redis:
+                    rc.set(f"lab:k{i}", i)
+                    rc.get(f"lab:k{i % 97}")
+                ok = True
+            except (pymysql.err.Error, redis.exceptions.RedisError, OSError) as e:
+                # read_only during a switchover, a server restarted or paused by a test:
+                # count it, back off (less once told to write elsewhere), reconnect.
+                sh.errors.value += 1
+                text = f"{type(e).__name__}: {e}".encode(errors="replace")[:ERROR_BYTES - 1]
+                sh.last_error[:len(text) + 1] = text + b"\0"
+                with contextlib.suppress(pymysql.err.Error, OSError):
+                    if conn is not None:
+                        conn.close()
+                conn = None
+                wait(0.2, until_moved=True)
+            now = time.monotonic()
+            while int(now - t0) > second:  # a new second: clear its slot in the ring
+                second += 1
+                sh.per_second[second % WINDOW_S] = 0
+                sh.second.value = second
+            if ok:
+                sh.per_second[second % WINDOW_S] += 1
+            n += 1
+            sh.count.value = n
+            next_t += period
+            delay = next_t - now
+            if delay > 0:
+                wait(delay)
+            else:
+                next_t = now
+    finally:
+        with contextlib.suppress(pymysql.err.Error, OSError):
+            if conn is not None:
+                conn.close()
+        rc.close()
