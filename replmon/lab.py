@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from replmon.errors import LabError
-from replmon.labnode import LabNode, free_port
+from replmon.labnode import LabNode, free_port, kill_processes
 from replmon.labservers import (
     DEFAULT_MYSQL,
     DEFAULT_REDIS,
@@ -278,9 +278,20 @@ class Lab:
                            "has moved on")
 
     def stop(self) -> None:
+        """Stop every server and remove the lab's files. A throwaway lab's servers are
+        killed at once, all together: their data is deleted next, and a clean shutdown
+        cost Oracle MySQL 9.7's primary 10.9 s (the replica 1.2 s) at every test run's
+        end and every demo's quit. A kept lab (``keep``) shuts down cleanly."""
+        throwaway = self._own_dir and not self.keep
+        if throwaway:
+            procs = [p for node in (self.replica, self.primary)
+                     for p in (node.redis_proc, node.mysql_proc)]
+            kill_processes(procs)
+            for node in (self.replica, self.primary):
+                node.redis_proc = node.mysql_proc = None
         for node in (self.replica, self.primary):
             node.stop()
-        if self._own_dir and not self.keep:
+        if throwaway:
             shutil.rmtree(self.dir, ignore_errors=True)
             for home in {self.mysql_home, self.redis_home} - {self.dir}:
                 shutil.rmtree(home, ignore_errors=True)

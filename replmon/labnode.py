@@ -57,6 +57,17 @@ def find_binary(candidates: tuple[str, ...], package: str) -> str:
     )
 
 
+def kill_processes(procs: list[subprocess.Popen[bytes] | None], timeout: float = 10.0) -> None:
+    """SIGKILL every process still running, then reap them all (a paused one too)."""
+    live = [p for p in procs if p is not None and p.poll() is None]
+    for p in live:
+        with contextlib.suppress(ProcessLookupError):
+            p.kill()
+    for p in live:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout)
+
+
 def stop_process(proc: subprocess.Popen[bytes] | None, timeout: float = 15.0) -> None:
     if proc is None or proc.poll() is not None:
         return
