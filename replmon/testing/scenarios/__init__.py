@@ -181,7 +181,7 @@ async def run_lab_scenario(lab: Any, sc: LabScenario,
         if sc.load:
             stack.enter_context(WriteLoad(lab, **sc.load))
         async with build_collector(build_config(lab.settings(sc.interval))) as c:
-            async for t in c.ticks(sc.healthy_ticks + sc.ticks):
+            async for t in c.ticks():
                 ticks.append(t)
                 upd = eng.feed(t)
                 if on_tick is not None:
@@ -191,7 +191,27 @@ async def run_lab_scenario(lab: Any, sc: LabScenario,
                 if t.seq == sc.healthy_ticks - 1:
                     stack.enter_context(sc.induce(lab))
                     onset = t.seq + 1
+                if t.seq + 1 >= sc.healthy_ticks + sc.ticks and _done(sc, eng, ticks, opened,
+                                                                       onset):
+                    break
     return Outcome(sc.name, sc.check, onset, ticks, opened, sc.deadline_s)
+
+
+def _done(sc: LabScenario, eng: Any, ticks: list[Tick], opened: dict[int, list[Finding]],
+          onset: int) -> bool:
+    """After the scenario's own ticks: done once its check opened at its severity, or once
+    its design's time has passed, measured on this run (the onset deadline, with this
+    run's late ticks, plus the check's open_after and two ticks). A machine that stalls
+    replmon's ticks gets the ticks the design needs, not a fixed count that an idle
+    machine fills in time."""
+    if not sc.check or any(f.check == sc.check and f.severity >= sc.min_severity
+                           for fs in opened.values() for f in fs):
+        return True
+    th = eng.limits.get(sc.check)
+    out = Outcome(sc.name, sc.check, onset, ticks, opened, sc.deadline_s)
+    need = out.deadline(sc.min_severity) + (th.open_after if th else 0.0) + 2 * sc.interval
+    start = next((t.wall for t in ticks if t.seq == onset), ticks[0].wall)
+    return ticks[-1].wall - start >= need
 
 
 @contextlib.contextmanager
