@@ -17,9 +17,15 @@ Every ``positions_every`` seconds (2 s) both nodes read their GTIDs in the same 
   first GTID.
 - **MariaDB**: ``@@gtid_binlog_state`` keeps the last GTID per (domain, server_id) in the
   binlog. An entry on the replica whose server_id is not the primary's and that the
-  primary's state lacks (or has at a lower seqno) was written on the replica (its own
+  primary neither logged (its state lacks it, or has it at a lower seqno) nor applied
+  as a replica (its ``@@gtid_slave_pos``) was written on the replica (its own
   server_id) or came from a third server. MariaDB keeps no count of them: the title gives
   the last such GTID per domain and server.
+
+After a switchover the pair is judged as it is (the ``roles`` check): what a node wrote
+while it was the primary was applied by the other, so it is history, not errant, after
+any number of switchovers (MySQL: in the new primary's ``gtid_executed``; MariaDB: in its
+``gtid_slave_pos`` when it did not log what it applied).
 
 **Errant transactions** (key "gtid", node replica): warning while they exist (they do
 not go away by themselves). Needs the binary log on the replica (MariaDB) / GTIDs on
@@ -86,8 +92,23 @@ def errant_maria(p: BinlogStatus, r: BinlogStatus,
         theirs = gtid.parse_maria(p.gtid_binlog_state)
     except ValueError:
         return []
+    applied = _applied(p)
     return [f"{d}-{s}-{n}" for (d, s), n in mine.items()
-            if s != p.server_id and n > theirs.get((d, s), 0) and s not in other_sources]
+            if s != p.server_id and n > theirs.get((d, s), 0) and s not in other_sources
+            and n > applied.get((d, s), 0)]
+
+
+def _applied(p: BinlogStatus) -> dict[tuple[int, int], int]:
+    """(domain, server_id) -> seqno the primary applied as a replica (its
+    ``gtid_slave_pos``): after a switchover, what the old primary wrote was applied by
+    the new one, which with log_slave_updates off never logged it. Those writes are
+    history, not errant."""
+    if not p.gtid_slave_pos:
+        return {}
+    try:
+        return gtid.parse_maria(p.gtid_slave_pos)
+    except ValueError:
+        return {}
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:

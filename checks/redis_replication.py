@@ -36,10 +36,11 @@ On the replica (key "link", one finding that follows the link through its states
   master lists no replica at all, or the replica's replication id differs from the
   master's: warning, the replica follows another server (wrong address, an old
   master after a failover).
-- **The replica's Redis is a master** (``role:master``): warning, not replicating;
-  when the primary's Redis is a replica at the same time, the roles are swapped (a
-  failover promoted the replica): the next step is to swap them in replmon's config
-  if that was meant.
+- **The replica's Redis is a master** (``role:master``): warning, not replicating.
+  The pair's roles follow the servers (the ``roles`` check), so a Redis failover that
+  moved with the rest of the pair is no finding here; when the primary's Redis is a
+  replica at the same time, Redis moved and another layer (MySQL, DRBD) did not: a
+  half-done switchover, which the roles finding explains.
 
 On the replica (key "lag"): **offset lag** = the master's ``master_repl_offset``
 minus the offset the replica last acknowledged (the master's ``slaveN`` line; with
@@ -173,12 +174,14 @@ def link(p: NodeTick, r: NodeTick, last_wall: float,
         step = ("If the primary is still the master: REPLICAOF <primary> <port> on the "
                 "replica (expect a full resync: it throws its own data away).")
         if swapped:
-            cause = ("the roles are swapped: the replica's Redis was promoted (a Sentinel or "
-                     "cluster failover, REPLICAOF NO ONE) and the primary now follows "
-                     f"{p.redis.master_host}:{p.redis.master_port}.")
-            step = ("If the failover was meant, swap primary and replica in replmon's "
-                    "config so the pair is judged the right way round; if not, find who "
-                    "promoted it (Sentinel's log) before turning it back.")
+            cause = ("Redis failed over and the rest of the pair did not: the replica's "
+                     "Redis was promoted (Sentinel, REPLICAOF NO ONE) and the primary's now "
+                     f"follows {p.redis.master_host}:{p.redis.master_port}, while "
+                     "MySQL or DRBD still has the other node as the primary (see the roles "
+                     "finding).")
+            step = ("Finish the switchover on the other layers, or turn Redis back "
+                    "(REPLICAOF on the promoted node) after finding who promoted it "
+                    "(Sentinel's log).")
         return Observation(
             key="link", node="replica", severity=Severity.WARNING,
             title=(f"replica's Redis is a master ({fmt(rs.connected_replicas)} replicas "

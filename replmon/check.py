@@ -50,9 +50,17 @@ from replmon.model.incidents import Explains
 from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
 from replmon.model.parts import kept_parts
 from replmon.model.redis import RedisReplica, RedisSample
+from replmon.model.roles import LAYER_NAMES, LayerRole, Roles
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
 from replmon.pair import PairView, node_clock, redis_clock
-from replmon.units import Seconds, fmt_byte_rate, fmt_bytes, fmt_link_speed, fmt_setting
+from replmon.units import (
+    Seconds,
+    fmt_byte_rate,
+    fmt_bytes,
+    fmt_link_speed,
+    fmt_setting,
+    tick_clock,
+)
 
 __all__ = [
     # the contract
@@ -64,6 +72,9 @@ __all__ = [
     "span_ticks",
     # sizes and rates in titles, as every view writes them (replmon.units: IEC bytes)
     "fmt_byte_rate", "fmt_bytes", "fmt_link_speed", "fmt_setting",
+    "tick_clock",  # a tick's wall time as the screen shows it (HH:MM:SS, local time)
+    # the pair's roles as the servers say them (Tick.roles; replmon.roles observes them)
+    "LAYER_NAMES", "LayerRole", "Roles",
     "gtid",  # GTID set/position arithmetic (replmon.model.gtid)
     # what a window holds, for type hints and field access (the records of replmon.model)
     "SOURCE_KINDS", "BinlogStatus", "DiskRates", "DrbdConnection", "DrbdDeviceRates",

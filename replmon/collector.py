@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from replmon.model.base import SampleBase, SourceState, SourceStatus
 from replmon.model.tick import SOURCE_KINDS, NodeTick, RateTracker, Role, Tick
+from replmon.roles import Orienter
 from replmon.sources.base import Source
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class Collector:
         self.interval = interval
         self._clock = clock
         self._rates = RateTracker()
+        self._orienter = Orienter()
         self._opened = False
 
     async def __aenter__(self) -> Collector:
@@ -130,14 +132,17 @@ class Collector:
         """Sample every source of both nodes concurrently and build one Tick."""
         wall, mono = time.time(), self._clock()
         due = mono if due is None else due
-        primary, replica = await asyncio.gather(
+        given_primary, given_replica = await asyncio.gather(
             self._sample_node(self.primary), self._sample_node(self.replica)
         )
+        # the pair as the servers say it is (replmon.roles), not as the command line had it
+        primary, replica, roles = self._orienter.orient(given_primary, given_replica, wall)
         return Tick(
             seq=seq, slot=slot, interval=self.interval, wall=wall, mono=mono, due_mono=due,
             late=missed > 0 or (mono - due) > LATE_FRACTION * self.interval, missed=max(missed, 0),
             duration_ms=(self._clock() - mono) * 1000,
             primary=self._rates.attach(primary), replica=self._rates.attach(replica),
+            roles=roles,
         )
 
     async def _sample_node(self, node: NodeSources) -> NodeTick:
@@ -149,7 +154,8 @@ class Collector:
             if kind not in samples:
                 reason = node.off_reason.get(kind, f"{kind} is not configured for this node")
                 samples[kind] = _absent(kind, reason, wall, mono)
-        return NodeTick.model_validate({"role": node.role, "name": node.name, **samples})
+        return NodeTick.model_validate({"role": node.role, "name": node.name,
+                                        "given": node.role, **samples})
 
 
 async def _guarded(src: Source[Any]) -> SampleBase:

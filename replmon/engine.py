@@ -188,6 +188,13 @@ class Engine:
         parallel and then feed ``apply`` in order."""
         if tick.interval != self._interval and tick.interval > 0:
             self._replan(tick.interval)  # windows are seconds: ticks at this interval
+        roles = tick.roles
+        if roles is not None and roles.since is not None and self._windows.ticks \
+                and self._windows.ticks[0].wall < roles.since:
+            # the primary changed: the checks judge the pair as it is now, not a window
+            # whose "primary" was the other node before (a pure function of the window:
+            # the ticks before ``since`` are left out, whatever was fed before)
+            self._windows.clear()
         windows = self._windows.add(tick)  # a tick whose seq went back starts a new feed
         seen: list[Seen] = []
         for f in self.failures:
@@ -208,7 +215,7 @@ class Engine:
                     next_step="report it; the other checks still run")))
                 continue
             if obs:
-                seen.extend([(c.id, o) for o in obs])
+                seen.extend([(c.id, _named(o, tick)) for o in obs])
         self._windows.done(tick)
         return seen
 
@@ -221,7 +228,8 @@ class Engine:
         seen_now: set[tuple[str, str, str]] = set()
         ident: tuple[str, str, str]
         for check_id, o in seen:
-            ident = (check_id, o.node, o.key)
+            # a node's finding stays with the node (by name) when the roles change
+            ident = (check_id, o.name or o.node, o.key)
             if ident in seen_now:
                 continue  # a check reported the same thing twice: first one wins
             seen_now.add(ident)
@@ -233,6 +241,7 @@ class Engine:
             tr.clear_since = None
             if tr.finding is not None:
                 tr.finding = tr.finding.model_copy(update={
+                    "node": o.node,
                     "severity": o.severity, "title": o.title, "numbers": o.numbers,
                     "cause": o.cause, "next_step": o.next_step, "last_seq": seq,
                     "worst": max(tr.finding.worst, o.severity),
@@ -240,7 +249,8 @@ class Engine:
             elif th is None or (tr.held >= th.open_min_samples and _covered(
                     tr.first_wall, wall, interval) >= th.open_after):
                 tr.finding = Finding(
-                    check=check_id, key=o.key, node=o.node, severity=o.severity, title=o.title,
+                    check=check_id, key=o.key, node=o.node, name=o.name,
+                    severity=o.severity, title=o.title,
                     numbers=o.numbers, cause=o.cause, next_step=o.next_step,
                     since_seq=tr.first_seq, since_wall=tr.first_wall, last_seq=seq,
                     worst=o.severity, **self._flapping(ident, wall),
@@ -308,6 +318,14 @@ class Engine:
         for f in self.failures:
             h.update(f"{f.name}:{f.error}".encode())
         return h.hexdigest()[:20]
+
+
+def _named(o: Observation, tick: Tick) -> Observation:
+    """``o`` with its node's name (the tick's), for the primary's or the replica's."""
+    if o.name or o.node == "pair":
+        return o
+    return o.model_copy(update={"name": (tick.primary if o.node == "primary"
+                                         else tick.replica).name})
 
 
 def _observing_sources() -> list[str]:

@@ -49,6 +49,9 @@ class Observation(Record):
     """The likely cause, in a sentence."""
     next_step: str = ""
     """What to look at or do next."""
+    name: str = ""
+    """The node's name (db162): the engine fills it from the tick, so a finding stays
+    with its node when the roles change ("" for the pair)."""
 
 
 class Finding(Record):
@@ -58,6 +61,9 @@ class Finding(Record):
     """Check id (the module name under checks/, or an entry point's name)."""
     key: str = ""
     node: NodeRef
+    """The node's role at the finding's latest tick (the roles follow the servers)."""
+    name: str = ""
+    """The node's name ("" for the pair, and in recordings made before names were kept)."""
     severity: Severity
     title: str
     numbers: dict[str, Number] = Field(default_factory=dict)
@@ -90,3 +96,11 @@ class Finding(Record):
     @property
     def ident(self) -> tuple[str, str, str]:
         return (self.check, self.node, self.key)
+
+    def where(self, nodes: dict[str, str] | None = None) -> str:
+        """"replica db162", "the pair": its role now and its node's name (from
+        ``nodes``, role -> name, for findings that do not carry one)."""
+        if self.node == "pair":
+            return "the pair"
+        name = self.name or (nodes or {}).get(self.node, "")
+        return f"{self.node} {name}".strip()

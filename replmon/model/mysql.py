@@ -316,6 +316,11 @@ class BinlogStatus(Struct):
     gtid_binlog_state: str = ""
     """MariaDB ``@@gtid_binlog_state``: the last GTID per (domain, server_id) in the
     binlog; an entry of the replica's own server_id is a write made on the replica."""
+    gtid_slave_pos: str = ""
+    """MariaDB's ``@@gtid_slave_pos``: the last GTID per domain this server applied as a
+    replica. With ``log_slave_updates`` off a replica applies but never logs what it
+    received (``gtid_binlog_state`` lacks it): errant_writes reads this too. ""
+    on MySQL (its gtid_executed holds both)."""
     server_id: int | None = None
     """``@@server_id``."""
     server_uuid: str = ""

@@ -21,6 +21,7 @@ from replmon.model.host import HostRates, HostSample
 from replmon.model.host_rates import derive_host_rates
 from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
 from replmon.model.redis import RedisRates, RedisSample, derive_redis_rates
+from replmon.model.roles import Roles
 
 Role = Literal["primary", "replica"]
 SOURCE_KINDS = ("host", "drbd", "mysql", "redis")
@@ -47,8 +48,14 @@ class NodeTick(Struct):
     switched off for this node has state "absent" and says so."""
 
     role: Role
+    """The node's role now: what the servers say (``Tick.roles``), not always the one
+    the command line gave it."""
     name: str
     """The node's name as the user gave it (e.g. db163)."""
+    given: Role | None = None
+    """The role the command line or config gave this node (None in recordings made
+    before roles were observed: then ``role``). Rates and history follow it: it never
+    changes for a node."""
     host: HostSample = field(default_factory=HostSample)
     drbd: DrbdSample = field(default_factory=DrbdSample)
     mysql: MysqlSample = field(default_factory=MysqlSample)
@@ -94,6 +101,9 @@ class Tick(Struct):
     """Time from the start of sampling to the tick being complete."""
     primary: NodeTick
     replica: NodeTick
+    roles: Roles | None = None
+    """How the servers said which node is the primary, layer by layer, and since when
+    (None in recordings made before roles were observed: the roles as given)."""
 
     @property
     def nodes(self) -> tuple[NodeTick, NodeTick]:
@@ -160,31 +170,40 @@ class RateTracker:
     tick gets exactly the rates the live one had."""
 
     def __init__(self) -> None:
+        # by the node's given role: a node keeps it through a switchover, so its rates
+        # stay its own when its role (``NodeTick.role``) changes
         self._last: dict[Role, dict[str, AnySample]] = {}
         self._names: dict[Role, str] = {}
+        self._given: dict[Role, Role] = {}
+        """Current role -> given role of the node that had it last."""
 
     def rates(self, node: NodeTick) -> NodeRates:
         """``node``'s rates; remembers its ok samples for the next call."""
-        rates = _derive(self._last.get(node.role, {}), node)
+        rates = _derive(self._last.get(node.given or node.role, {}), node)
         self.remember(node)
         return rates
 
     def remember(self, node: NodeTick) -> None:
         """Take ``node``'s ok samples as the base of the next rates (without deriving)."""
-        last = self._last.setdefault(node.role, {})
+        given = node.given or node.role
+        last = self._last.setdefault(given, {})
         for kind in SOURCE_KINDS:
             sample = getattr(node, kind)
             if _ok(sample) or kind not in last:
                 last[kind] = sample
-        self._names[node.role] = node.name
+        self._names[given] = node.name
+        self._given[node.role] = given
 
     def baseline(self, role: Role) -> NodeTick | None:
-        """What the next rates of ``role`` will be derived from, as one NodeTick (each
-        source's last ok sample): the rate baseline a recording's key frame stores."""
-        last = self._last.get(role)
+        """What the next rates of the node now in ``role`` will be derived from, as one
+        NodeTick (each source's last ok sample): the rate baseline a recording's key
+        frame stores."""
+        given = self._given.get(role, role)
+        last = self._last.get(given)
         if last is None:
             return None
-        return NodeTick.model_validate({"role": role, "name": self._names[role], **last})
+        return NodeTick.model_validate({"role": role, "name": self._names[given],
+                                        "given": given, **last})
 
     def attach(self, node: NodeTick) -> NodeTick:
         """``node`` with its ``rates`` filled in."""

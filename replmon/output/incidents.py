@@ -24,10 +24,7 @@ def causality(checks: Iterable[Any]) -> Causality:
 
 
 def _where(f: Finding, nodes: Mapping[str, str]) -> str:
-    if f.node == "pair":
-        return "the pair"
-    name = nodes.get(f.node, "")
-    return f"{f.node} {name}".strip()
+    return f.where(dict(nodes))
 
 
 def short(title: str, *, root: bool = False) -> str:

@@ -131,9 +131,7 @@ class CheckSummary(BaseReader):
 
 
 def where(f: Finding, nodes: dict[str, str]) -> str:
-    if f.node == "pair":
-        return "pair"
-    return f"{f.node} {nodes.get(f.node, '')}".strip()
+    return "pair" if f.node == "pair" else f.where(nodes)
 
 
 def status_line(run: CheckRun) -> str:

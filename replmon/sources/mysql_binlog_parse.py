@@ -26,11 +26,11 @@ from replmon.sources.mysql_values import (
 
 MARIADB_POSITIONS_QUERY = (
     "SELECT @@global.gtid_binlog_pos, @@global.gtid_binlog_state, @@global.server_id, "
-    "'', UNIX_TIMESTAMP(NOW(6))"
+    "'', UNIX_TIMESTAMP(NOW(6)), @@global.gtid_slave_pos"
 )
 MYSQL_POSITIONS_QUERY = (
     "SELECT @@global.gtid_executed, '', @@global.server_id, @@global.server_uuid, "
-    "UNIX_TIMESTAMP(NOW(6))"
+    "UNIX_TIMESTAMP(NOW(6)), ''"
 )
 _TABLE = re.compile(r"^[A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64}$")
 
@@ -93,9 +93,9 @@ def build_binlog_status(row: Sequence[Any] | None, *, file: str = "",
                         sent_wall: float | None = None, elapsed_ms: float | None = None,
                         error: str | None = None) -> BinlogStatus:
     """A BinlogStatus from the positions query's row (gtid, binlog state, server_id,
-    uuid, server clock) and the binlog status."""
+    uuid, server clock[, MariaDB's gtid_slave_pos]) and the binlog status."""
     if row is None or len(row) < 5:
-        raise ParseError("positions query: expected 5 columns")
+        raise ParseError("positions query: expected 5 or 6 columns")
     clock = nullable_number("UNIX_TIMESTAMP(NOW(6))", row[4])
     return BinlogStatus(
         file=file, position=position,
@@ -103,5 +103,6 @@ def build_binlog_status(row: Sequence[Any] | None, *, file: str = "",
         gtid_binlog_state=gtid_set_text("state", row[1]),
         server_id=parse_int("server_id", row[2], nullable=True),
         server_uuid=text_or_empty("uuid", row[3]),
+        gtid_slave_pos=gtid_set_text("slave_pos", row[5]) if len(row) > 5 else "",
         server_time=clock, sent_wall=sent_wall, elapsed_ms=elapsed_ms,
         heartbeat=dict(heartbeat), error=error)

@@ -133,12 +133,14 @@ def test_a_replica_promoted_to_master() -> None:
     assert o.next_step.startswith("If the primary is still the master: REPLICAOF")
 
 
-def test_roles_swapped_after_a_failover() -> None:
+def test_redis_failed_over_alone_is_a_half_done_switchover() -> None:
     """The primary's Redis now replicates (the lab's replica capture stands for it) while
-    the replica's is a master: a failover; the fix is replmon's config, not REPLICAOF."""
+    the replica's is a master, the pair's roles held by another layer: Redis moved alone;
+    the fix is finishing or undoing the switchover, not replmon's config (the roles
+    follow the servers)."""
     o = link(load("redis7.0_replica_up"), load("redis7.0_standalone"))
-    assert o.cause.startswith("the roles are swapped")
+    assert o.cause.startswith("Redis failed over and the rest of the pair did not")
     assert "now follows 127.0.0.1:60401" in o.cause
-    assert o.next_step.startswith("If the failover was meant, swap primary and replica in "
-                                  "replmon's config")
+    assert o.next_step.startswith("Finish the switchover on the other layers")
+    assert "config" not in o.next_step
     assert o.numbers["primary_role"] == "replica"

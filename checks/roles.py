@@ -1,0 +1,167 @@
+"""Roles: which node is the primary now, and a switchover or failover as one event.
+
+The command line's ``--primary``/``--replica`` (or the config) say what the user
+expects; every tick replmon reads the pair's direction from the servers themselves,
+layer by layer (``replmon/roles.py``: a MySQL channel's source server_id or uuid
+against the other node's, Redis ``role`` and replication id, DRBD resource roles), and
+every check judges the pair as it is. This check tells the change itself:
+
+- **A switchover or failover, complete** (info, key "roles"): "db162 is now the
+  primary (MySQL since 06:46:45, Redis since 06:46:46); db163 replicates from it". It
+  stays in view ``show_for`` (10 min) after the change, so whoever arrives later sees
+  it; the other checks stay quiet about the change itself (the errant-GTID,
+  not-replicating and swapped-roles alarms it used to cause are gone).
+- **Half done** (warning after ``hold``, 15 s; critical after ``critical_after``,
+  120 s): the layers disagree (MySQL moved, Redis or DRBD did not), or a layer that
+  had a direction lost it: nobody replicates from anybody, the old primary is not yet
+  following the new one. The title names each layer's say. It explains what the other
+  checks see meanwhile (a replica not replicating, a Redis replica that is a master),
+  so they form one incident under it.
+- **Roles the other way round from the start** (info): the servers say the node given
+  as the replica is the primary. Everything is shown as it is; the names stay.
+
+Both nodes writable stays two_primaries' finding; DRBD Primary on both, drbd_peer's.
+
+What to do: finish the change the layers disagree on (promote or re-point the layer
+that did not move: ``REPLICAOF``, ``CHANGE MASTER TO``/``CHANGE REPLICATION SOURCE
+TO``, ``drbdadm primary``), or roll it back; then check that writes go to the new
+primary only.
+"""
+
+from __future__ import annotations
+
+from replmon.check import (
+    LAYER_NAMES,
+    Check,
+    Explains,
+    LayerRole,
+    Observation,
+    Roles,
+    Seconds,
+    Severity,
+    Thresholds,
+    Window,
+    fmt,
+    numbers,
+    tick_clock,
+)
+
+
+class Limits(Thresholds):
+    open_after: Seconds = 0.0
+    """Seconds (s) before the finding opens: the change is shown at its tick; the
+    holds of a half-done change are ``hold`` and ``critical_after``."""
+    open_min_samples: int = 1
+    """Ticks the change must be seen: one (it is a fact, not a level)."""
+    close_after: Seconds = 0.0
+    """Seconds (s) clear before it closes (it ends after ``show_for`` by itself)."""
+    show_for: Seconds = 600.0
+    """Seconds (s) a completed change stays in view after it happened."""
+    hold: Seconds = 15.0
+    """Seconds (s) a change may stay half done (layers disagreeing, nobody following)
+    before it is a warning: a runbook switchover takes a few seconds."""
+    critical_after: Seconds = 120.0
+    """Seconds (s) half done after which it is critical."""
+
+
+def _say(lr: LayerRole) -> str:
+    name = LAYER_NAMES[lr.layer]
+    if lr.state == "direction":
+        return f"{name}: {lr.primary} is the primary"
+    if lr.state == "none":
+        return f"{name}: {lr.detail}"
+    return f"{name}: {lr.detail}"
+
+
+def _half_done(r: Roles) -> tuple[list[LayerRole], float] | None:
+    """(the layers at odds with the pair's primary, since when) or None when every layer
+    with a say agrees and none lost its direction."""
+    odd = [lr for lr in r.layers
+           if (lr.state == "direction" and lr.primary != r.primary)
+           or (lr.state == "none" and lr.had_direction)]
+    if not odd:
+        return None
+    agreeing = [lr for lr in r.layers if lr.state == "direction" and lr.primary == r.primary]
+    start = max(lr.since for lr in odd + agreeing)
+    return odd, start
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    r = w.last.roles
+    if r is None:
+        return []
+    now = w.last.wall
+    other = w.last.replica.name
+    agreeing = [lr for lr in r.layers if lr.state == "direction" and lr.primary == r.primary]
+    moved = ", ".join(f"{LAYER_NAMES[lr.layer]} since {tick_clock(lr.since)}"
+                      for lr in agreeing)
+    half = _half_done(r)
+    if half is not None:
+        odd, start = half
+        held = now - start
+        if held < t.hold and (r.since is None or now - r.since >= t.show_for):
+            return []
+        said = "; ".join(_say(lr) for lr in odd)
+        if held < t.hold:
+            sev, what = Severity.INFO, "changing"
+        else:
+            sev = Severity.CRITICAL if held >= t.critical_after else Severity.WARNING
+            what = "half done"
+        title = (f"roles {what} for {fmt(held)} s: {r.primary} is the primary"
+                 + (f" ({moved})" if moved else "") + f"; {said}")
+        return [Observation(
+            key="roles", node="pair", severity=sev, title=title,
+            numbers=numbers(primary=r.primary, previous=r.previous or None,
+                            changed_at=r.since, half_done_s=held,
+                            **{f"{lr.layer}_says": _say(lr) for lr in r.layers}),
+            cause=("a switchover or failover done on some layers only, or a node that "
+                   "does not follow the new primary yet: "
+                   + "; ".join(lr.detail for lr in odd)),
+            next_step=("Finish the change on the layer that did not move (REPLICAOF, "
+                       "CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO, drbdadm primary) "
+                       "or roll it back; then make sure writes go to one node only"),
+        )]
+    if r.since is not None and now - r.since < t.show_for:
+        title = (f"{r.primary} is now the primary" + (f" ({moved})" if moved else "")
+                 + f"; {other} replicates from it")
+        return [Observation(
+            key="roles", node="pair", severity=Severity.INFO, title=title,
+            numbers=numbers(primary=r.primary, previous=r.previous, changed_at=r.since,
+                            **{f"{lr.layer}_says": lr.detail for lr in r.layers
+                               if lr.state != "unknown"}),
+            cause=f"a switchover or failover: {r.previous} was the primary until "
+                  f"{tick_clock(r.since)}",
+            next_step=("Check that clients write to the new primary only; the checks now "
+                       "judge the pair as it is"),
+        )]
+    if r.since is None and r.swapped:
+        return [Observation(
+            key="roles", node="pair", severity=Severity.INFO,
+            title=(f"{r.primary} is the primary and {other} replicates from it, not the "
+                   f"other way round as given" + (f" ({moved})" if moved else "")),
+            numbers=numbers(primary=r.primary, given_primary=r.given_primary),
+            cause="the command line or config named the roles before the last switchover",
+            next_step="Nothing to do: replmon shows the pair as the servers say it is",
+        )]
+    return []
+
+
+EXPLAINS: tuple[Explains, ...] = tuple(
+    Explains(effect, "either", why, before_s=60.0, cause_key="roles")
+    for effect, why in (
+        ("mysql_replication", "mid-change the old primary is not yet a replica of the new "
+                              "one, or the promoted replica has no channel"),
+        ("redis_replication", "a Redis layer left behind is a master where a replica is "
+                              "expected, or a replica of the wrong node"),
+        ("pair_lag", "mid-change the positions compared are the old direction's"),
+        ("errant_writes", "writes taken by the new primary while a layer still points "
+                          "the other way"),
+        ("semi_sync", "the semi-sync roles move with the primary"),
+        ("applier_progress", "the applier of a node that is not yet a replica"),
+        ("redis_backlog_headroom", "the backlog of a master that is not the pair's"),
+    ))
+"""What this check's findings can explain (one incident under them): docs/checks.md."""
+
+
+CHECK = Check(id="roles", title="Roles", needs=("mysql", "redis", "drbd"),
+              thresholds=Limits, evaluate=evaluate, window=5.0, explains=EXPLAINS)

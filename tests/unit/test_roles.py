@@ -1,0 +1,182 @@
+"""Roles follow the servers: each layer's direction read off the samples, the
+orientation kept from tick to tick, the roles check's event and half-done warning, and
+errant_writes after switchovers (tests/live/test_roles_live.py does it on real servers)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from replmon.checks import errant_writes, roles
+
+from replmon.model.findings import Severity
+from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel
+from replmon.model.redis import RedisSample
+from replmon.model.tick import NodeTick, Tick
+from replmon.roles import Orienter, mysql_says, redis_says
+from replmon.testing.synth import T0, node, run_check, status
+
+A, B = "db163", "db162"
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times in titles in UTC, whatever the machine's zone."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+SID = {A: 163, B: 162}
+
+
+def mysql(name: str, *, follows: str | None = None, read_only: bool | None = None,
+          ok: bool = True, connected: bool = True) -> MysqlSample:
+    if not ok:
+        return MysqlSample(status=status("unreachable", "refused"))
+    channels = []
+    if follows is not None:
+        channels.append(ReplicaChannel(
+            io_running="Yes", sql_running=True, source_host="10.0.0.1", source_port=3306,
+            source_server_id=SID[follows] if connected else None))
+    variables = {"server_id": str(SID[name])}
+    if read_only is not None:
+        variables["read_only"] = "ON" if read_only else "OFF"
+    return MysqlSample(status=status("ok"), flavour="mariadb", variables=variables,
+                       replication=channels)
+
+
+def redis(role: str, replid: str = "r1") -> RedisSample:
+    return RedisSample(status=status("ok"), role=role, master_replid=replid,  # type: ignore[arg-type]
+                       master_host="10.0.0.1" if role == "replica" else None,
+                       master_port=6379 if role == "replica" else None)
+
+
+def pair(a_mysql: MysqlSample, b_mysql: MysqlSample, a_redis: str = "master",
+         b_redis: str = "replica") -> tuple[NodeTick, NodeTick]:
+    """The two nodes as given on the command line: A (--primary), B (--replica)."""
+    return (node("primary", A, mysql=a_mysql, redis=redis(a_redis), given="primary"),
+            node("replica", B, mysql=b_mysql, redis=redis(b_redis), given="replica"))
+
+
+AS_GIVEN = pair(mysql(A, read_only=False), mysql(B, follows=A, read_only=True))
+SWITCHED = pair(mysql(A, follows=B, read_only=True), mysql(B, read_only=False),
+                "replica", "master")
+MYSQL_ONLY = pair(mysql(A, follows=B, read_only=True), mysql(B, read_only=False))
+MID = pair(mysql(A, read_only=True), mysql(B, read_only=False), "replica", "master")
+"""B promoted, A not yet following: MySQL has no direction."""
+
+
+def test_each_layer_reads_its_direction() -> None:
+    assert mysql_says(*AS_GIVEN)[:2] == ("direction", A)
+    assert mysql_says(*SWITCHED)[:2] == ("direction", B)
+    assert "db163's channel reads from db162 (server_id 162)" in mysql_says(*SWITCHED)[2]
+    assert mysql_says(*MID)[:2] == ("none", "")
+    assert redis_says(*SWITCHED)[:2] == ("direction", B)
+    assert redis_says(*pair(mysql(A), mysql(B), "master", "master"))[0] == "none"
+    # a ring: the writable one is the primary
+    ring = pair(mysql(A, follows=B, read_only=False), mysql(B, follows=A, read_only=True))
+    assert mysql_says(*ring)[:2] == ("direction", A)
+    # a channel that never connected still points at the only other node
+    fresh = pair(mysql(A, read_only=False), mysql(B, follows=A, connected=False))
+    assert mysql_says(*fresh)[:2] == ("direction", A)
+    # the primary down: the replica's channel says who the primary is
+    down = pair(mysql(A, ok=False), mysql(B, follows=A))
+    assert mysql_says(*down)[:2] == ("direction", A)
+
+
+def ticks(states: list[tuple[NodeTick, NodeTick]], interval: float = 1.0) -> list[Tick]:
+    """Ticks as the collector makes them: oriented by an Orienter."""
+    o = Orienter()
+    out = []
+    for i, (a, b) in enumerate(states):
+        wall = T0 + i * interval
+        p, r, roles_ = o.orient(a, b, wall)
+        out.append(Tick(seq=i, interval=interval, wall=wall, mono=i * interval,
+                        due_mono=i * interval, slot=i, primary=p, replica=r, roles=roles_))
+    return out
+
+
+def test_the_pair_is_handed_on_as_it_is_and_the_names_stay() -> None:
+    ts = ticks([AS_GIVEN] * 3 + [MID] * 2 + [SWITCHED] * 3)
+    assert [t.primary.name for t in ts] == [A] * 3 + [B] * 5  # Redis moved first (MID)
+    last = ts[-1]
+    assert last.primary.name == B and last.primary.role == "primary"
+    assert last.primary.given == "replica" and last.replica.given == "primary"
+    assert last.roles is not None and last.roles.since == T0 + 3 and last.roles.previous == A
+    mysql_layer = last.roles.layer("mysql")
+    assert mysql_layer is not None and mysql_layer.since == T0 + 5
+
+
+def test_a_switchover_is_one_info_event_that_stays_in_view() -> None:
+    ts = ticks([AS_GIVEN] * 5 + [MID] + [SWITCHED] * 700)
+    (seq, (f,)), = run_check(roles.CHECK, ts)[1].items()  # one finding, opened once
+    assert seq == 5 and f.severity is Severity.INFO and f.node == "pair"
+    assert f.title.startswith("roles changing for 0 s: db162 is the primary"), f.title
+    (f,), _ = run_check(roles.CHECK, ts[:20])  # then the event, complete
+    assert f.severity is Severity.INFO and f.worst is Severity.INFO
+    assert f.title == (f"{B} is now the primary (MySQL since 22:13:26, Redis since "
+                       f"22:13:25); {A} replicates from it"), f.title
+    # in view for show_for (600 s) after the change, then closed
+    assert run_check(roles.CHECK, ts[:600])[0]
+    assert run_check(roles.CHECK, ts)[0] == []
+
+
+def test_half_done_is_a_warning_after_its_hold_in_seconds_at_any_interval() -> None:
+    for interval in (0.2, 1.0, 5.0):
+        n = int(200 / interval)
+        ts = ticks([AS_GIVEN] * 3 + [MYSQL_ONLY] * n, interval)
+        _, opened = run_check(roles.CHECK, ts)
+        fs = [f for fs in opened.values() for f in fs]
+        assert fs and fs[0].severity is Severity.INFO and "changing" in fs[0].title
+        open_, _ = run_check(roles.CHECK, ts[: 3 + int(14 / interval)])
+        assert open_ and open_[0].severity is Severity.INFO, interval
+        open_, _ = run_check(roles.CHECK, ts[: 3 + int(30 / interval)])
+        assert open_ and open_[0].severity is Severity.WARNING, (interval, open_)
+        assert "Redis: db163 is the primary" in open_[0].title, open_[0].title
+        open_, _ = run_check(roles.CHECK, ts)
+        assert open_[0].severity is Severity.CRITICAL
+
+
+def test_roles_given_the_other_way_round_are_said_once_and_shown_as_they_are() -> None:
+    ts = ticks([SWITCHED] * 5)
+    assert ts[0].primary.name == B and ts[0].roles is not None and ts[0].roles.since is None
+    open_, _ = run_check(roles.CHECK, ts)
+    assert open_ and open_[0].severity is Severity.INFO and "not the other way round" in \
+        open_[0].title
+
+
+def test_a_healthy_pair_as_given_says_nothing() -> None:
+    assert run_check(roles.CHECK, ticks([AS_GIVEN] * 30))[0] == []
+
+
+def maria(binlog_state: str, slave_pos: str = "", sid: int = 1) -> BinlogStatus:
+    return BinlogStatus(gtid_executed=binlog_state, gtid_binlog_state=binlog_state,
+                        gtid_slave_pos=slave_pos, server_id=sid)
+
+
+def test_what_the_old_primary_wrote_is_history_not_errant() -> None:
+    """MariaDB with log_slave_updates off: db162 (server 2) now the primary applied db163's
+    0-1-412 as a replica but never logged it; its gtid_slave_pos says it has it."""
+    new_primary = maria("0-2-500", slave_pos="0-1-412", sid=2)
+    old_primary = maria("0-1-412", sid=1)
+    assert errant_writes.errant_maria(new_primary, old_primary) == []
+    # without the slave position it was (the false alarm of #40)
+    forgetful = maria("0-2-500", sid=2)
+    assert errant_writes.errant_maria(forgetful, old_primary) == ["0-1-412"]
+    # a write on the replica past what the primary applied is still errant
+    assert errant_writes.errant_maria(new_primary, maria("0-1-413", sid=1)) == ["0-1-413"]
+
+
+def test_a_finding_stays_with_its_node_by_name() -> None:
+    from replmon.engine import build_engine
+
+    eng = build_engine(entry_points=False)
+    upd: Any = None
+    for t in ticks([AS_GIVEN] * 3 + [SWITCHED] * 3):
+        upd = eng.feed(t)
+    names = {f.name for f in upd.open if f.node != "pair"}
+    assert all(n in (A, B) for n in names)
+    assert any(f.check == "roles" for f in upd.open)
