@@ -63,7 +63,9 @@ def _io_running(name: str, value: object) -> IoRunning:
         return "Yes"
     if word == "no":
         return "No"
-    if word == "connecting":
+    if word in ("connecting", "preparing"):
+        # MariaDB (10.6+) says "Preparing" for a moment after START SLAVE, before the IO
+        # thread connects (seen on the lab's 10.11 in every switchover): not receiving yet
         return "Connecting"
     raise ParseError(f"{name}: expected Yes/No/Connecting, got {(as_text(value) or 'NULL')[:40]!r}")
 

@@ -257,6 +257,15 @@ def test_sql_thread_stopped_keeps_null_lag_as_none() -> None:
     assert (ch.gtid_retrieved, ch.gtid_executed, ch.sql_state) == ("0-1-308", "0-1-307", "")
 
 
+def test_io_thread_preparing_is_connecting() -> None:
+    """MariaDB 10.11 right after START SLAVE (seen in the lab's switchovers): the real
+    capture with its IO thread's word edited to Preparing."""
+    row = rows.dict_rows("mariadb10.11_lab_show_all_slaves_status_io_connecting.txt")[0]
+    row["Slave_IO_Running"] = "Preparing"
+    (ch,) = parse_replica_status([row], "mariadb")
+    assert ch.io_running == "Connecting"
+
+
 def test_io_thread_connecting_with_error() -> None:
     (ch,) = parse_replica_status(
         rows.dict_rows("mariadb10.11_lab_show_all_slaves_status_io_connecting.txt"), "mariadb"
