@@ -9,7 +9,8 @@ pymysql is blocking, so each sample runs one function in a worker thread
 2. ``SHOW GLOBAL STATUS WHERE Variable_name IN (...)`` (only the names replmon reads);
 3. the replication status: MariaDB ``SHOW ALL SLAVES STATUS``, MySQL >= 8.0.22
    ``SHOW REPLICA STATUS``, older MySQL ``SHOW SLAVE STATUS``;
-4. when due (first sample, every ``variables_every`` seconds, after a reconnect)
+4. when due (first sample, every ``variables_every`` seconds, after a reconnect, and
+   every sample for ``VARIABLES_RECHECK_S`` after the replication channels changed)
    ``SHOW GLOBAL VARIABLES WHERE Variable_name IN (...)``;
 5. every ``positions_every`` seconds (2 s; the period is aligned to the wall clock so
    both nodes read in the same tick), the server's own binlog and GTID state
@@ -117,6 +118,11 @@ class _Lost(Exception):
         self.retryable = retryable
 
 
+VARIABLES_RECHECK_S = 5.0
+"""Seconds after the replication channels changed (came, went, re-pointed) during which
+the variables (read_only first) are read every sample: a switchover's read_only flips
+come within seconds of it, and are otherwise read up to ``variables_every`` late."""
+
 class MysqlSource(Source[MysqlSample]):
     """Samples one MySQL/MariaDB server (status, replication, variables)."""
 
@@ -147,6 +153,10 @@ class MysqlSource(Source[MysqlSample]):
         self._statements = Statements()
         self._variables: dict[str, str] = {}
         self._variables_mono: float | None = None
+        self._variables_recheck_until = 0.0
+        """Monotonic time until which variables are read every sample (after the
+        replication channels changed)."""
+        self._channel_shape: tuple[tuple[str, str, int | None], ...] | None = None
         self.positions_every = positions_every
         self.heartbeat_table = heartbeat_table and quote_table(heartbeat_table)
         self._positions_bucket: int | None = None
@@ -272,7 +282,8 @@ class MysqlSource(Source[MysqlSample]):
                 cur.execute(STATUS_QUERY)
                 status_rows = cur.fetchall()
                 last = self._variables_mono
-                due = last is None or time.monotonic() - last >= self.variables_every
+                due = last is None or time.monotonic() - last >= self.variables_every \
+                    or time.monotonic() < self._variables_recheck_until
                 status = parse_global_status(status_rows)
                 semi = (status.source_active, status.replica_active)
                 if semi != self._semi_status:  # switched on/off, or fell back: the
@@ -285,6 +296,14 @@ class MysqlSource(Source[MysqlSample]):
             replication, repl_error, repl_hint = read_replication(
                 conn, self._statements, self.endpoint, self._flavour, self._version)
             channels = parse_replica_status(replication, self._flavour)
+            shape = tuple((c.name, c.source_host, c.source_port) for c in channels)
+            if shape != self._channel_shape:
+                # a channel came, went or was re-pointed: a switchover or failover, whose
+                # read_only flips come with it: variables every sample for a few seconds
+                # (not a minute late), from the next one on
+                if self._channel_shape is not None:
+                    self._variables_recheck_until = time.monotonic() + VARIABLES_RECHECK_S
+                self._channel_shape = shape
             if self._applier_due(channels):
                 self._applier(conn)
             if self._applier_detail:

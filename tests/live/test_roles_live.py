@@ -28,6 +28,9 @@ async def test_a_planned_switchover_is_one_event_and_the_pair_stays_quiet(lab: L
     assert last.roles is not None and last.roles.since is not None
     assert {lr.layer: lr.primary for lr in last.roles.layers if lr.state == "direction"} \
         == {"mysql": "lab-replica", "redis": "lab-replica"}, last.roles
+    # read_only as it is now, not a minute late (variables re-read after the change)
+    assert (last.primary.mysql.variables.get("read_only"),
+            last.replica.mysql.variables.get("read_only")) == ("OFF", "ON")
     # the replica's channel (now on lab-primary) reads from lab-replica
     (ch,) = last.replica.mysql.replication
     assert ch.io_running == "Yes" and ch.sql_running
