@@ -48,7 +48,8 @@ def incident_line(inc: Incident, nodes: Mapping[str, str] | None = None) -> str:
 
 
 def _brief(f: Finding, closed_at: float | None) -> dict[str, Any]:
-    return {"check": f.check, "node": f.node, "key": f.key, "severity": f.worst.label,
+    return {"check": f.check, "node": f.node, "name": f.name, "key": f.key,
+            "severity": f.worst.label,
             "title": f.headline, "since": f.since_wall, "since_time": tick_stamp(f.since_wall),
             "closed": closed_at, "closed_time": tick_stamp(closed_at) if closed_at else None}
 

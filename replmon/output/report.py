@@ -65,7 +65,7 @@ def _event(kind: str, f: Finding, wall: float) -> dict[str, Any]:
     finding's own time (the first tick its condition held), which the findings table,
     its detail and the text timeline's openings show."""
     ev = {"at": wall, "time": iso(wall), "event": kind, "check": f.check, "node": f.node,
-          "key": f.key, "severity": f.severity.label, "title": f.headline,
+          "name": f.name, "key": f.key, "severity": f.severity.label, "title": f.headline,
           "since": f.since_wall, "since_time": iso(f.since_wall), "since_seq": f.since_seq}
     if f.flaps:
         ev |= {"flaps": f.flaps, "flap_span_s": f.flap_span_s}
