@@ -99,8 +99,6 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     if half is not None:
         odd, start = half
         held = now - start
-        if held < t.hold and (r.since is None or now - r.since >= t.show_for):
-            return []
         said = "; ".join(_say(lr) for lr in odd)
         if held < t.hold:
             sev, what = Severity.INFO, "changing"

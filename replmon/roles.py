@@ -31,6 +31,13 @@ from replmon.model.roles import LAYERS, LayerRole, LayerState, Roles
 from replmon.model.tick import NodeTick
 
 _OK = SourceState.OK
+_NOT_THERE = (SourceState.ABSENT,)
+"""A source the node does not have (not configured): it says nothing about the pair's
+direction, unlike one that failed (unreachable, timeout, ...): a node down."""
+
+
+def _down(state: SourceState) -> bool:
+    return state is not _OK and state not in _NOT_THERE
 
 Said = tuple[LayerState, str, str]
 """(state, primary's name or "", the evidence in words)."""
@@ -74,6 +81,8 @@ def mysql_says(a: NodeTick, b: NodeTick) -> Said:
     ok_a, ok_b = a.mysql.status.state is _OK, b.mysql.status.state is _OK
     if not ok_a and not ok_b:
         return "unknown", "", "MySQL unreadable on both nodes"
+    if ok_a != ok_b and not _down((b if ok_a else a).mysql.status.state):
+        return "unknown", "", "MySQL on one node only"
     if ok_a != ok_b:
         up, down = (a, b) if ok_a else (b, a)
         if up.mysql.replication:
@@ -107,6 +116,8 @@ def redis_says(a: NodeTick, b: NodeTick) -> Said:
     ok_a, ok_b = ra.status.state is _OK, rb.status.state is _OK
     if not ok_a and not ok_b:
         return "unknown", "", "Redis unreadable on both nodes"
+    if ok_a != ok_b and not _down((rb if ok_a else ra).status.state):
+        return "unknown", "", "Redis on one node only"
     if ok_a != ok_b:
         up, down = (a, b) if ok_a else (b, a)
         if up.redis.role == "replica":
@@ -147,6 +158,8 @@ def drbd_says(a: NodeTick, b: NodeTick) -> Said:
     def primary(n: NodeTick) -> bool:
         return any((r.role or "").lower() == "primary" for r in n.drbd.resources)
 
+    if ok_a != ok_b and not _down((db if ok_a else da).status.state):
+        return "unknown", "", "DRBD on one node only"
     if ok_a != ok_b:
         up = a if ok_a else b
         down = b if ok_a else a

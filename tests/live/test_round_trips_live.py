@@ -26,6 +26,10 @@ from replmon.sources.redis_info import RedisSource
 pytestmark = pytest.mark.live
 
 
+def _p90(values: list[float]) -> float:
+    return sorted(values)[int(0.9 * (len(values) - 1))]
+
+
 def _reference(lab: Lab, n: int) -> list[float]:
     """PING round trips from a thread on a blocking socket (no event loop involved)."""
     out = []
@@ -92,10 +96,13 @@ async def test_a_busy_event_loop_does_not_show_as_redis_latency(lab: Lab) -> Non
     ref_p50 = statistics.median(ref)
     # what replmon shows is the server's round trip: as the reference, not the loop's
     assert statistics.median(shown) <= ref_p50 + 1.0, (shown, ref)
-    # a loop block that leaked into a reading would add the hog's whole 15 ms to it; a
-    # busy machine can delay the server itself by a few ms (6.2 ms once, 4 test workers on
-    # 2 cores), which the reference thread then sees too
-    assert max(shown) < HOG_BLOCK_MS or max(shown) <= max(ref) + 1.0, (shown, ref)
+    # a loop block that leaked into the timing would add the hog's whole 15 ms to the
+    # readings (the hog runs all along: most of them, as loop_timed shows). A busy machine
+    # stalls the server or this process now and then, 17-19 ms seen on one reading of
+    # either series (the suite's other workers beside it): single readings at random
+    # moments, so the bound is on the 90th percentile, not on two maxima
+    p90, ref_p90 = _p90(shown), _p90(ref)
+    assert p90 < HOG_BLOCK_MS or p90 <= ref_p90 + 1.0, (shown, ref)
     # and the measurement it replaces would not have been: the loop's 15 ms blocks show
     assert max(loop_timed) >= HOG_BLOCK_MS / 3
     assert statistics.median(loop_timed) > statistics.median(shown)

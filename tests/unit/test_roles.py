@@ -140,6 +140,36 @@ def test_half_done_is_a_warning_after_its_hold_in_seconds_at_any_interval() -> N
         assert open_[0].severity is Severity.CRITICAL
 
 
+def test_redis_moved_alone_is_said_at_once_and_warned_after_the_hold() -> None:
+    """MySQL as given, Redis failed over (Sentinel): the pair stays oriented by MySQL,
+    the roles finding opens at once (changing) and warns after its hold."""
+    redis_only = pair(mysql(A, read_only=False), mysql(B, follows=A, read_only=True),
+                      "replica", "master")
+    ts = ticks([AS_GIVEN] * 3 + [redis_only] * 40)
+    assert ts[-1].primary.name == A and ts[-1].roles is not None and ts[-1].roles.since is None
+    (seq, (f,)), = run_check(roles.CHECK, ts)[1].items()
+    assert seq == 3 and f.severity is Severity.INFO and "Redis: db162 is the primary" in f.title
+    (f,), _ = run_check(roles.CHECK, ts)
+    assert f.severity is Severity.WARNING and "half done for" in f.title, f.title
+
+
+def test_a_layer_on_one_node_only_says_nothing() -> None:
+    """DRBD (or MySQL, Redis) configured on one node only is no direction: only a node
+    whose source failed (down) lets the other node's say decide."""
+    from replmon.model.drbd import DrbdResource, DrbdSample
+    from replmon.roles import drbd_says
+
+    a, b = AS_GIVEN
+    primary_drbd = DrbdSample(status=status("ok"), resources=[DrbdResource(name="r0",
+                                                                          role="Primary")])
+    with_drbd = b.model_copy(update={"drbd": primary_drbd})
+    assert drbd_says(a, with_drbd)[0] == "unknown"  # a has no DRBD at all (absent)
+    a_down = a.model_copy(update={"drbd": DrbdSample(status=status("unreachable", "ssh"))})
+    assert drbd_says(a_down, with_drbd)[:2] == ("direction", B)
+    assert mysql_says(a, b.model_copy(update={"mysql": MysqlSample(
+        status=status("absent", "not configured"))}))[0] == "unknown"
+
+
 def test_roles_given_the_other_way_round_are_said_once_and_shown_as_they_are() -> None:
     ts = ticks([SWITCHED] * 5)
     assert ts[0].primary.name == B and ts[0].roles is not None and ts[0].roles.since is None
