@@ -10,6 +10,7 @@ kept for its session; tests sharing one carry its xdist group (tests/live/labpoo
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -21,3 +22,14 @@ from replmon.lab import Lab
 def lab() -> Iterator[Lab]:
     with Lab() as the_lab:
         yield the_lab
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times in titles and on screen in UTC, whatever the machine's zone (the TUI tests
+    take it for every test: tests/tui/conftest.py)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

@@ -1,18 +1,11 @@
-"""TUI tests: times on screen in UTC, whatever the machine's zone."""
+"""TUI tests: times on screen in UTC, whatever the machine's zone (``utc``,
+tests/conftest.py)."""
 
 from __future__ import annotations
-
-import time
-from collections.abc import Iterator
 
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Times on screen in UTC, whatever the machine's zone."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+def _utc(utc: None) -> None:
+    """Every TUI test takes ``utc``."""

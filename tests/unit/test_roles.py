@@ -4,8 +4,6 @@ errant_writes after switchovers (tests/live/test_roles_live.py does it on real s
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,15 +19,9 @@ from replmon.testing.synth import T0, node, run_check, status
 A, B = "db163", "db162"
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Times in titles in UTC, whatever the machine's zone."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 SID = {A: 163, B: 162}
+
+pytestmark = pytest.mark.usefixtures("utc")  # times in titles: tests/conftest.py
 
 
 def mysql(name: str, *, follows: str | None = None, read_only: bool | None = None,

@@ -213,14 +213,19 @@ def semi_sync_on(lab: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def small_backlog(lab: Any) -> Iterator[None]:
+def redis_setting(lab: Any, name: str, value: str) -> Iterator[None]:
+    """CONFIG SET ``name`` ``value`` on the lab's primary Redis, its old value back after."""
     r = lab.primary.redis()
-    size = r.config_get("repl-backlog-size")["repl-backlog-size"]
-    r.config_set("repl-backlog-size", "16384")
+    old = r.config_get(name)[name]
+    r.config_set(name, value)
     try:
         yield
     finally:
-        r.config_set("repl-backlog-size", size)
+        r.config_set(name, old)
+
+
+def small_backlog(lab: Any) -> contextlib.AbstractContextManager[None]:
+    return redis_setting(lab, "repl-backlog-size", "16384")
 
 
 LAB = [

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -23,7 +22,7 @@ from replmon.lab import Lab
 from replmon.labload import WriteLoad
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
-from replmon.testing.scenarios.pair import small_backlog
+from replmon.testing.scenarios.pair import redis_setting, small_backlog
 from replmon.units import fmt_byte_rate
 
 # one worker runs both tests: they share the module's runs (``runs``)
@@ -59,15 +58,8 @@ async def _run(lab: Lab, ticks: int) -> Run:
     return Run(opened, rate)
 
 
-@contextlib.contextmanager
-def small_output_buffer(lab: Lab) -> Iterator[None]:
-    r = lab.primary.redis()
-    default = r.config_get("client-output-buffer-limit")["client-output-buffer-limit"]
-    r.config_set("client-output-buffer-limit", "replica 4096 2048 1")
-    try:
-        yield
-    finally:
-        r.config_set("client-output-buffer-limit", default)
+def small_output_buffer(lab: Lab) -> contextlib.AbstractContextManager[None]:
+    return redis_setting(lab, "client-output-buffer-limit", "replica 4096 2048 1")
 
 
 @dataclass
