@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pymysql
 import redis
@@ -26,9 +26,33 @@ from pydantic import SecretStr
 
 from replmon.endpoints import MysqlEndpoint, RedisEndpoint
 from replmon.errors import LabError
+from replmon.labservers import Root, ServerVersion
 
-if TYPE_CHECKING:
-    from replmon.lab import Lab
+
+class Lab(Protocol):
+    """What a node reads of its lab (replmon.lab.Lab is one): its secrets, server
+    versions and roots, and which node is the MySQL primary now. A protocol, so this
+    module does not import the lab that imports it."""
+
+    started: bool
+    dir: Path
+    mysql_server: ServerVersion
+    redis_server: ServerVersion
+    mysql_root: Root
+    redis_root: Root
+    mysql_home: Path
+    redis_home: Path
+    redis_password: str
+    monitor_user: str
+    monitor_password: str
+
+    def mysql_template(self) -> Path: ...
+
+    @property
+    def mysql_primary(self) -> LabNode: ...
+
+    @property
+    def mysql_replica(self) -> LabNode: ...
 
 MARIADBD_CANDIDATES = ("mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld")
 INSTALL_DB_CANDIDATES = ("mariadb-install-db", "mysql_install_db")
