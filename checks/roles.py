@@ -76,9 +76,7 @@ def _say(lr: LayerRole) -> str:
 def _half_done(r: Roles) -> tuple[list[LayerRole], float] | None:
     """(the layers at odds with the pair's primary, since when) or None when every layer
     with a say agrees and none lost its direction."""
-    odd = [lr for lr in r.layers
-           if (lr.state == "direction" and lr.primary != r.primary)
-           or (lr.state == "none" and lr.had_direction)]
+    odd = r.at_odds()
     if not odd:
         return None
     agreeing = [lr for lr in r.layers if lr.state == "direction" and lr.primary == r.primary]
