@@ -22,6 +22,12 @@ every check judges the pair as it is. This check tells the change itself:
 
 Both nodes writable stays two_primaries' finding; DRBD Primary on both, drbd_peer's.
 
+On ``replmon serve``'s /metrics: ``replmon_node_role_info{role, given_role}`` per node,
+``replmon_pair_role_change_timestamp_seconds`` and ``replmon_pair_role_layers_at_odds``
+(docs/metrics.md). ``replmon rules`` raises ``ReplmonSwitchover`` (info) for a completed
+change and ``ReplmonSwitchoverHalfDone`` (at this finding's severity) for a half-done
+one, both naming the new primary, instead of the ``ReplmonFinding*`` alerts.
+
 What to do: finish the change the layers disagree on (promote or re-point the layer
 that did not move: ``REPLICAOF``, ``CHANGE MASTER TO``/``CHANGE REPLICATION SOURCE
 TO``, ``drbdadm primary``), or roll it back; then check that writes go to the new
@@ -76,9 +82,7 @@ def _say(lr: LayerRole) -> str:
 def _half_done(r: Roles) -> tuple[list[LayerRole], float] | None:
     """(the layers at odds with the pair's primary, since when) or None when every layer
     with a say agrees and none lost its direction."""
-    odd = [lr for lr in r.layers
-           if (lr.state == "direction" and lr.primary != r.primary)
-           or (lr.state == "none" and lr.had_direction)]
+    odd = r.at_odds()
     if not odd:
         return None
     agreeing = [lr for lr in r.layers if lr.state == "direction" and lr.primary == r.primary]

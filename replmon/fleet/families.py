@@ -12,7 +12,9 @@ mysqld_exporter (``mysql_global_status_commands_total{command}``,
 ``node_disk_read_bytes_total{device}``) and drbd-reactor's prometheus plugin
 (``drbd_connection_state``, ``drbd_peerdevice_outofsync_bytes``). Counters are exported
 as counters, so PromQL ``rate()`` works; a rate appears only where replmon derives it
-itself. Every per-node series has ``pair``, ``node`` (primary/replica) and ``host``.
+itself. Every per-node series has ``pair``, ``node`` (primary/replica: the node's role
+now, as the servers say it, so it changes at a switchover) and ``host`` (its name, which
+does not); ``replmon_node_role_info`` says both, and the role the fleet file gave.
 Labels hold names and states only, never numbers or free text: titles, causes and
 numbers of the findings are on /findings.json.
 """
@@ -203,6 +205,18 @@ FAMILIES: tuple[Family, ...] = (
     node("replmon_source_rtt_seconds", "gauge",
          "Round trip of a trivial command (SELECT 1, PING) in the last sample, seconds.",
          ["source"], "", read.source_rtt),
+    # roles: which node is the primary now (replmon.roles, Tick.roles)
+    node("replmon_node_role_info", "gauge", "1 with the node's role now as the servers say "
+         "it (role: primary or replica; the node label of every per-node series is the same "
+         "and changes with it at a switchover, host stays the node's name) and the role the "
+         "fleet file gave it (given_role).", ["role", "given_role"], "", read.node_role),
+    pair("replmon_pair_role_change_timestamp_seconds", "gauge", "When the pair's primary "
+         "last changed (switchover or failover), epoch seconds (no series while it has not "
+         "changed since replmon started).", ["pair"], "", read.role_change_time),
+    pair("replmon_pair_role_layers_at_odds", "gauge", "Layers (MySQL, Redis, DRBD) at odds "
+         "with the pair's primary: naming the other node, or without the direction they "
+         "had (0: the roles are consistent; more: a change half done).", ["pair"], "",
+         read.role_layers_at_odds),
     # MySQL
     *(node(like.replace("mysql_", "replmon_mysql_", 1).removesuffix("_total"), "counter",
            f"SHOW GLOBAL STATUS {prefix}* counters, by {label}.", [label], like,

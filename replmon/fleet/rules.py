@@ -2,10 +2,13 @@
 
 One alert per severity on ``replmon_finding``: the finding already held its
 ``open_after`` in replmon (and a flapping one stays one open finding), so the rules add
-no ``for:`` of their own on it; Alertmanager routes on the ``severity`` label. Then the
-plumbing: the replmon process not scraped (``up``), a pair that stopped ticking, a
-source that cannot be read, and replmon's own late ticks. The scrape job must be
-named ``replmon`` for ``ReplmonDown`` (docs/prometheus.md).
+no ``for:`` of their own on it; Alertmanager routes on the ``severity`` label. The
+``roles`` finding (a switchover or failover, #40) has two alerts of its own instead,
+``ReplmonSwitchover`` and ``ReplmonSwitchoverHalfDone``, which name the new primary
+(the template's comments say why and how). Then the plumbing: the replmon process not
+scraped (``up``), a pair that stopped ticking, a source that cannot be read, and
+replmon's own late ticks. The scrape job must be named ``replmon`` for ``ReplmonDown``
+(docs/prometheus.md).
 
 Every alert of a pair carries, in its ``screen`` annotation, the command that opens that
 pair's live screen (``replmon --config FLEET --pair PAIR``): the engineer paged for a
@@ -30,7 +33,7 @@ groups:
   - name: replmon-findings
     rules:
       - alert: ReplmonFindingCritical
-        expr: replmon_finding{severity="critical"} == 1
+        expr: replmon_finding{severity="critical", check!="roles"} == 1
         labels:
           severity: critical
         annotations:
@@ -41,7 +44,7 @@ groups:
             {{ $labels.node }} of pair {{ $labels.pair }}. Title, numbers, cause and next
             step: http://{{ $labels.instance }}/findings.json
       - alert: ReplmonFindingWarning
-        expr: replmon_finding{severity="warning"} == 1
+        expr: replmon_finding{severity="warning", check!="roles"} == 1
         labels:
           severity: warning
         annotations:
@@ -52,7 +55,7 @@ groups:
             {{ $labels.node }} of pair {{ $labels.pair }}. Title, numbers, cause and next
             step: http://{{ $labels.instance }}/findings.json
       - alert: ReplmonFindingInfo
-        expr: replmon_finding{severity="info"} == 1
+        expr: replmon_finding{severity="info", check!="roles"} == 1
         labels:
           severity: info
         annotations:
@@ -61,6 +64,59 @@ groups:
           description: >-
             For dashboards and tickets, not for a pager: route severity="info" to a
             receiver that does not page.
+  # A switchover or failover (replmon's check "roles"): one alert per event, naming the
+  # new primary. The roles finding is left out of the ReplmonFinding* alerts above, which
+  # would raise a second alert for the same event and cannot name the primary (its
+  # node label is "pair"). These two keep every label of the finding (incident and
+  # incident_role included), so the inhibit rule (replmon rules --alertmanager) keeps
+  # the symptoms a half-done change causes under them, as it did under ReplmonFinding*.
+  # Which of the two: replmon_pair_role_layers_at_odds (layers naming the other node as
+  # the primary, or without the direction they had): 0, the change is complete (or the
+  # roles were the other way round from the start): ReplmonSwitchover, info; above 0,
+  # half done: ReplmonSwitchoverHalfDone at the finding's own severity (info while the
+  # change is within its hold, 15 s, warning after it, critical after 120 s), so a
+  # planned switchover whose layers move a second apart raises no half-done page, and a
+  # change that stays half done raises no "switchover complete". The new primary's name
+  # comes from replmon_node_role_info{role="primary"} (its host label) as a "primary"
+  # label, joined on pair and instance (a pair moved between shards is two targets).
+  - name: replmon-roles
+    rules:
+      - alert: ReplmonSwitchover
+        expr: >-
+          (replmon_finding{check="roles", severity="info"}
+            * on(instance, pair) group_left(primary) label_replace(
+                replmon_node_role_info{role="primary"}, "primary", "$1", "host", "(.*)"))
+          and on(instance, pair) replmon_pair_role_layers_at_odds == 0
+        labels:
+          severity: info
+        annotations:
+          screen: @SCREEN@
+          summary: "{{ $labels.pair }}: {{ $labels.primary }} is now the primary"
+          description: >-
+            The roles of pair {{ $labels.pair }} changed, every layer agreeing:
+            {{ $labels.primary }} is the primary and the other node replicates from it (a
+            switchover or failover, or the roles were the other way round from the start).
+            replmon's checks now judge the pair as it is. Check that clients write to
+            {{ $labels.primary }} only. When, and each layer's say:
+            http://{{ $labels.instance }}/findings.json
+      - alert: ReplmonSwitchoverHalfDone
+        expr: >-
+          (replmon_finding{check="roles"}
+            * on(instance, pair) group_left(primary) label_replace(
+                replmon_node_role_info{role="primary"}, "primary", "$1", "host", "(.*)"))
+          and on(instance, pair) replmon_pair_role_layers_at_odds > 0
+        annotations:
+          screen: @SCREEN@
+          summary: "{{ $labels.pair }}: switchover to {{ $labels.primary }} half done"
+          description: >-
+            The roles of pair {{ $labels.pair }} are changing and the layers disagree:
+            {{ $labels.primary }} is the primary for the first layer that moved, another
+            still names the old primary or has lost its direction (nobody replicates
+            from anybody, or the old primary does not follow yet). Finish the change on
+            the layer that did not move (REPLICAOF, CHANGE MASTER TO / CHANGE REPLICATION
+            SOURCE TO, drbdadm primary) or roll it back, and make sure writes go to one
+            node only. Each layer's say:
+            http://{{ $labels.instance }}/findings.json
   - name: replmon-plumbing
     rules:
       - alert: ReplmonDown
@@ -116,13 +172,14 @@ INHIBIT = """\
 # inhibit_rules: key of alertmanager.yml). replmon labels each finding with its pair's
 # incident (named by its root: check/node/key) and its role in it: a consequence's
 # alert stays quiet while its root's fires, and notifies on its own once the root has
-# resolved (replmon/model/incidents.py).
+# resolved (replmon/model/incidents.py). A switchover's alerts carry the roles finding's
+# labels (incident, incident_role) and take part as the findings' alerts do.
 inhibit_rules:
   - source_matchers:
-      - alertname=~"ReplmonFinding(Critical|Warning|Info)"
+      - alertname=~"ReplmonFinding(Critical|Warning|Info)|ReplmonSwitchover(HalfDone)?"
       - incident_role="root"
     target_matchers:
-      - alertname=~"ReplmonFinding(Critical|Warning|Info)"
+      - alertname=~"ReplmonFinding(Critical|Warning|Info)|ReplmonSwitchover(HalfDone)?"
       - incident_role="consequence"
     equal: [pair, incident]
 """

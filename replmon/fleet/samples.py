@@ -332,6 +332,28 @@ def nic(get: Callable[[Any], float | int | None]) -> NodeReader:
     return fn
 
 
+# --- roles: which node is the primary now (replmon.roles) ------------------------------
+
+def node_role(n: NodeTick) -> tuple[Sample, ...]:
+    """The node's role now and the role it was given (before roles were observed, in a
+    recording: the given one)."""
+    return (((n.role, n.given or n.role), 1.0),)
+
+
+def role_change_time(s: PairState) -> Iterator[Sample]:
+    """When the primary last changed (no sample while it never has this session)."""
+    roles = None if s.tick is None else s.tick.roles
+    if roles is not None and roles.since is not None:
+        yield (s.pair,), roles.since
+
+
+def role_layers_at_odds(s: PairState) -> Iterator[Sample]:
+    """How many layers are at odds with the pair's primary (no sample without roles)."""
+    roles = None if s.tick is None else s.tick.roles
+    if roles is not None:
+        yield (s.pair,), float(len(roles.at_odds()))
+
+
 # --- pair readers: the findings and replmon itself -------------------------------------
 
 def findings(s: PairState) -> Iterator[Sample]:

@@ -63,6 +63,15 @@ class Roles(Struct):
     def layer(self, name: str) -> LayerRole | None:
         return next((lr for lr in self.layers if lr.layer == name), None)
 
+    def at_odds(self) -> list[LayerRole]:
+        """The layers at odds with ``primary``: one whose direction names the other
+        node, or one that lost the direction it had (state none). None of them: the
+        roles are consistent; some: a change half done (the ``roles`` check's warning
+        after its hold, /metrics' ``replmon_pair_role_layers_at_odds``)."""
+        return [lr for lr in self.layers
+                if (lr.state == "direction" and lr.primary != self.primary)
+                or (lr.state == "none" and lr.had_direction)]
+
     @property
     def swapped(self) -> bool:
         """The servers say the node given as the replica is the primary."""

@@ -58,8 +58,9 @@ counts openings over a fixed 10 minutes instead, because its interval runs from 
   code, flapping or not;
 - `/metrics` of `replmon serve`: one `replmon_finding` series that stays 1 through the
   gaps (so the alert on it fires once and resolves once), and `replmon_finding_flaps` with
-  its count of openings. Info findings raise only `ReplmonFindingInfo`, which
-  docs/prometheus.md routes to a receiver that does not page.
+  its count of openings. Info findings raise only info alerts (`ReplmonFindingInfo`; the
+  `roles` check's, `ReplmonSwitchover` or a `ReplmonSwitchoverHalfDone` still within its
+  hold), which docs/prometheus.md routes to a receiver that does not page.
 
 Third-party checks: a module exposing `CHECK = replmon.check.Check(...)`, registered in the
 entry-point group `replmon.checks`. A check that fails to load or raises is itself reported

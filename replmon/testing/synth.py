@@ -18,7 +18,10 @@ from replmon.check import Check, Thresholds, Window, span_ticks
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.drbd import DrbdSample
 from replmon.model.findings import Finding, Observation
+from replmon.model.mysql import MysqlSample, ReplicaChannel
+from replmon.model.redis import RedisSample
 from replmon.model.tick import NodeTick, Role, Tick
+from replmon.roles import Orienter
 
 T0 = 1_700_000_000.0
 """Wall time of tick 0 in synthetic sessions (2023-11-14 22:13:20 UTC)."""
@@ -49,6 +52,50 @@ def series(pairs: Iterable[tuple[NodeTick, NodeTick]], *, interval: float = 1.0,
     """Ticks from (primary, replica) pairs, numbered from ``start``."""
     return [tick(start + i, primary=p, replica=r, interval=interval)
             for i, (p, r) in enumerate(pairs)]
+
+
+def directed(mysql: str | None, redis: str | None, *, primary: str = "db163",
+             replica: str = "db162") -> tuple[NodeTick, NodeTick]:
+    """The two nodes as given (``--primary``, ``--replica``), each layer replicating
+    from the node it names: ``mysql="db162"``: db163's channel reads from db162 (by
+    server_id) and db163 is read_only; ``redis="db162"``: db162 the master, db163 its
+    replica (one replication id). None: that layer has no direction (MySQL: no channel
+    either way, both read_only; Redis: both masters). For ``oriented``."""
+    sid = {primary: 1, replica: 2}
+
+    def my(name: str) -> MysqlSample:
+        other = replica if name == primary else primary
+        follows = mysql is not None and mysql == other
+        return MysqlSample(
+            status=status("ok"), flavour="mariadb",
+            variables={"server_id": str(sid[name]),
+                       "read_only": "OFF" if mysql == name else "ON"},
+            replication=[ReplicaChannel(io_running="Yes", sql_running=True,
+                                        source_host=other, source_port=3306,
+                                        source_server_id=sid[other])] if follows else [])
+
+    def rd(name: str) -> RedisSample:
+        if redis is None or redis == name:
+            return RedisSample(status=status("ok"), role="master", master_replid="r1")
+        return RedisSample(status=status("ok"), role="replica", master_replid="r1",
+                           master_host=redis, master_port=6379)
+
+    return (node("primary", primary, mysql=my(primary), redis=rd(primary), given="primary"),
+            node("replica", replica, mysql=my(replica), redis=rd(replica), given="replica"))
+
+
+def oriented(pairs: Iterable[tuple[NodeTick, NodeTick]], *, interval: float = 1.0,
+             start: int = 0) -> list[Tick]:
+    """Ticks from the nodes as given (``directed``), oriented as the collector does it
+    (replmon.roles.Orienter): the tick's primary is the node the servers say, and
+    ``Tick.roles`` says how and since when."""
+    orienter = Orienter()
+    out = []
+    for i, (a, b) in enumerate(pairs):
+        t = tick(start + i, interval=interval)
+        p, r, roles = orienter.orient(a, b, t.wall)
+        out.append(t.model_copy(update={"primary": p, "replica": r, "roles": roles}))
+    return out
 
 
 def observe(check: Check[Any], ticks: Sequence[Tick], **limits: Any) -> list[Observation]:

@@ -153,3 +153,22 @@ def test_without_the_rule_both_would_page(alertmanager: tuple[str, Hook]) -> Non
     post(url, [a, b])
     wait_for(hook, 2)
     assert sorted(c for n in hook.got for _, c in n) == ["config_drift", "memory_ceiling"]
+
+
+def test_a_half_done_switchover_keeps_what_it_causes_quiet(
+        alertmanager: tuple[str, Hook]) -> None:
+    """#40: the roles finding raises ReplmonSwitchoverHalfDone (not ReplmonFinding*),
+    with the finding's incident labels and the new primary: a replica not replicating
+    meanwhile (a consequence in its incident) does not page beside it."""
+    url, hook = alertmanager
+    half = alert("roles", "root")
+    half["labels"].update(alertname="ReplmonSwitchoverHalfDone", severity="warning",
+                          node="pair", key="roles", incident="roles/pair/roles",
+                          primary="db162")
+    effect = alert("mysql_replication", "consequence")
+    effect["labels"].update(alertname="ReplmonFindingWarning", severity="warning",
+                            node="replica", incident="roles/pair/roles")
+    post(url, [half, effect])
+    wait_for(hook, 1)
+    time.sleep(2.5)  # past group_wait and a group_interval: any other notification is in
+    assert hook.got == [[("firing", "roles")]], hook.got

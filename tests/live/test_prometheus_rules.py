@@ -15,6 +15,7 @@ import pytest
 from replmon.engine import build_engine
 from replmon.fleet.rules import RULES
 from replmon.session.recording import open_recording
+from replmon.testing.synth import directed, oriented
 
 pytestmark = pytest.mark.live
 
@@ -92,7 +93,7 @@ def write_test(tmp: Path, series: list[dict[str, Any]], cases: list[dict[str, An
 def test_the_shipped_rules_pass_promtool_check(tmp_path: Path) -> None:
     (tmp_path / "rules.yml").write_text(RULES)
     out = run("check", "rules", "rules.yml", cwd=tmp_path)
-    assert out.returncode == 0 and "SUCCESS: 7 rules found" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0 and "SUCCESS: 9 rules found" in out.stdout, out.stdout + out.stderr
 
 
 def test_rules_for_a_fleet_file_name_it_in_every_pair_alert_and_pass_promtool(
@@ -110,10 +111,10 @@ def test_rules_for_a_fleet_file_name_it_in_every_pair_alert_and_pass_promtool(
     assert out.returncode == 0, out.stderr
     (tmp_path / "rules.yml").write_text(out.stdout)
     check = run("check", "rules", "rules.yml", cwd=tmp_path)
-    assert check.returncode == 0 and "SUCCESS: 7 rules found" in check.stdout, (
+    assert check.returncode == 0 and "SUCCESS: 9 rules found" in check.stdout, (
         check.stdout + check.stderr)
     screen = f"replmon --config '{fleet}' --pair {{{{ $labels.pair }}}}"
-    assert out.stdout.count(f"screen: {json.dumps(screen)}") == 6  # all but ReplmonDown
+    assert out.stdout.count(f"screen: {json.dumps(screen)}") == 8  # all but ReplmonDown
     series = [{"series": 'replmon_finding{pair="shop",node="replica",check="mysql_replication",'
                          'key="sql",severity="critical",instance="replmon:9465",job="replmon"}',
                "values": "1x5"}]
@@ -221,3 +222,126 @@ def test_the_prometheus_configs_of_the_docs_pass_promtool(tmp_path: Path) -> Non
                                       str(tmp_path / "rules.yml")))
         out = run("check", "config", path.name, cwd=tmp_path)
         assert out.returncode == 0, block + out.stdout + out.stderr
+
+
+# --- a switchover (#40): the series come from ticks through the /metrics page -----------
+
+ROLE_FAMILIES = ("replmon_finding", "replmon_node_role_info",
+                 "replmon_pair_role_layers_at_odds", "replmon_pair_role_change_timestamp_seconds")
+
+
+def page_series(ticks: list[Any], pair: str) -> list[dict[str, Any]]:
+    """promtool input series of the roles families as /metrics has them after each tick
+    (the roles check's findings only; one scrape per tick, 1 s apart; a series gone from
+    the page goes stale, as on a real scrape)."""
+
+    from prometheus_client.parser import text_string_to_metric_families
+    from replmon.checks import roles
+
+    from replmon.engine import Engine
+    from replmon.fleet.metrics import exposition, render_pair
+    from replmon.fleet.state import PairState
+    from replmon.output.incidents import causality
+
+    eng = Engine([(roles.CHECK, roles.CHECK.thresholds())])
+    state = PairState(pair, 1.0, render=render_pair, links=causality(eng.checks))
+    values: dict[str, list[str]] = {}
+    for i, t in enumerate(ticks):
+        state.on_tick(t, eng.feed(t))
+        now: dict[str, float] = {}
+        for fam in text_string_to_metric_families(exposition([state]).decode()):
+            for smp in fam.samples:
+                if smp.name in ROLE_FAMILIES:
+                    sel = ",".join(f'{k}="{v}"' for k, v in sorted(
+                        {**smp.labels, **INSTANCE}.items()))
+                    now[f"{smp.name}{{{sel}}}"] = smp.value
+        for key in now:
+            values.setdefault(key, ["_"] * i)
+        for key, vs in values.items():
+            vs.append(repr(now[key]) if key in now else (
+                "stale" if vs and vs[-1] not in ("_", "stale") else "_"))
+    return [{"series": k, "values": " ".join(vs)} for k, vs in values.items()]
+
+
+def roles_alert(pair: str, primary: str, severity: str, *, done: bool) -> dict[str, Any]:
+    """The alert the roles finding raises: every label of the finding, and the primary."""
+    labels = {"pair": pair, "node": "pair", "check": "roles", "key": "roles",
+              "severity": severity, "incident": "roles/pair/roles", "incident_role": "root",
+              "primary": primary, **INSTANCE}
+    screen = f"replmon --config FLEET.toml --pair {pair}"
+    findings = f"http://{INSTANCE['instance']}/findings.json"
+    if done:
+        return {"exp_labels": labels, "exp_annotations": {
+            "screen": screen, "summary": f"{pair}: {primary} is now the primary",
+            "description": (
+                f"The roles of pair {pair} changed, every layer agreeing: {primary} is the "
+                f"primary and the other node replicates from it (a switchover or failover, "
+                f"or the roles were the other way round from the start). replmon's checks "
+                f"now judge the pair as it is. Check that clients write to {primary} only. "
+                f"When, and each layer's say: {findings}")}}
+    return {"exp_labels": labels, "exp_annotations": {
+        "screen": screen, "summary": f"{pair}: switchover to {primary} half done",
+        "description": (
+            f"The roles of pair {pair} are changing and the layers disagree: {primary} is "
+            f"the primary for the first layer that moved, another still names the old "
+            f"primary or has lost its direction (nobody replicates from anybody, or the old "
+            f"primary does not follow yet). Finish the change on the layer that did not "
+            f"move (REPLICAOF, CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO, drbdadm "
+            f"primary) or roll it back, and make sure writes go to one node only. Each "
+            f"layer's say: {findings}")}}
+
+
+def no_finding_alerts(at: int) -> list[dict[str, Any]]:
+    """The roles finding raises none of the ReplmonFinding* alerts (its own instead)."""
+    return [{"eval_time": f"{at}s", "alertname": f"ReplmonFinding{sev}", "exp_alerts": []}
+            for sev in ("Critical", "Warning", "Info")]
+
+
+def test_a_switchover_is_one_info_alert_naming_the_new_primary(tmp_path: Path) -> None:
+    """MySQL moves to db162 at 10 s, Redis a second later: ReplmonSwitchover (info) from
+    the tick the layers agree, naming db162; the second between, the change is half done
+    within its hold (ReplmonSwitchoverHalfDone at info, the roles finding's severity)."""
+    ticks = oriented([directed("db163", "db163")] * 10 + [directed("db162", "db163")]
+                     + [directed("db162", "db162")] * 30)
+    series = page_series(ticks, "shop")
+    done = roles_alert("shop", "db162", "info", done=True)
+    cases = [
+        {"eval_time": "9s", "alertname": "ReplmonSwitchover", "exp_alerts": []},
+        {"eval_time": "9s", "alertname": "ReplmonSwitchoverHalfDone", "exp_alerts": []},
+        {"eval_time": "10s", "alertname": "ReplmonSwitchover", "exp_alerts": []},
+        {"eval_time": "10s", "alertname": "ReplmonSwitchoverHalfDone",
+         "exp_alerts": [roles_alert("shop", "db162", "info", done=False)]},
+        {"eval_time": "11s", "alertname": "ReplmonSwitchover", "exp_alerts": [done]},
+        {"eval_time": "11s", "alertname": "ReplmonSwitchoverHalfDone", "exp_alerts": []},
+        {"eval_time": "40s", "alertname": "ReplmonSwitchover", "exp_alerts": [done]},
+        *no_finding_alerts(10), *no_finding_alerts(40),
+    ]
+    write_test(tmp_path, series, cases)
+    out = run("test", "rules", "test.yml", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_half_done_switchover_warns_then_goes_critical_naming_the_new_primary(
+    tmp_path: Path,
+) -> None:
+    """MySQL moves to db162 at 10 s, Redis stays on db163: the roles finding is info for
+    its 15 s hold, a warning from 25 s and critical from 130 s, and
+    ReplmonSwitchoverHalfDone follows it, naming db162; no ReplmonSwitchover."""
+    ticks = oriented([directed("db163", "db163")] * 10 + [directed("db162", "db163")] * 131)
+    series = page_series(ticks, "shop")
+    cases = [
+        {"eval_time": "24s", "alertname": "ReplmonSwitchoverHalfDone",
+         "exp_alerts": [roles_alert("shop", "db162", "info", done=False)]},
+        {"eval_time": "25s", "alertname": "ReplmonSwitchoverHalfDone",
+         "exp_alerts": [roles_alert("shop", "db162", "warning", done=False)]},
+        {"eval_time": "129s", "alertname": "ReplmonSwitchoverHalfDone",
+         "exp_alerts": [roles_alert("shop", "db162", "warning", done=False)]},
+        {"eval_time": "130s", "alertname": "ReplmonSwitchoverHalfDone",
+         "exp_alerts": [roles_alert("shop", "db162", "critical", done=False)]},
+        *({"eval_time": f"{at}s", "alertname": "ReplmonSwitchover", "exp_alerts": []}
+          for at in (10, 25, 130)),
+        *no_finding_alerts(25), *no_finding_alerts(130),
+    ]
+    write_test(tmp_path, series, cases)
+    out = run("test", "rules", "test.yml", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -23,6 +23,7 @@ from httpwait import get, stop, wait_for
 from replmon.fleet.rules import RULES
 from replmon.lab import Lab
 from replmon.lab_faults import stop_thread
+from replmon.lab_switch import switched
 from replmon.labload import WriteLoad
 from replmon.testing.scenarios.mysql_rows import AUTO_INC_TABLE, auto_increment_2
 
@@ -129,6 +130,13 @@ def test_prometheus_scrapes_serve_and_the_alerts_fire_and_resolve(
     assert {(x["metric"]["node"], x["value"][1]) for x in up} == {("primary", "1"),
                                                                    ("replica", "1")}
     assert s.query('up{job="replmon"}')[0]["value"][1] == "1"
+    # #40: each node's role as the servers say it, by name; the lab's layers agree
+    roles = s.query('replmon_node_role_info{pair="lab"}')
+    assert {(x["metric"]["host"], x["metric"]["role"], x["metric"]["given_role"])
+            for x in roles} == {("lab-primary", "primary", "primary"),
+                                ("lab-replica", "replica", "replica")}
+    assert s.query('replmon_pair_role_layers_at_odds{pair="lab"}')[0]["value"][1] == "0"
+    assert not s.query('replmon_pair_role_change_timestamp_seconds{pair="lab"}')
     # the pair pointed at nothing: its replica's sources are down, the lab's are not delayed
     down = wait_for("the broken pair's replica down", lambda: s.query(
         'replmon_source_up{pair="broken",node="replica"} == 0'))
@@ -138,6 +146,7 @@ def test_prometheus_scrapes_serve_and_the_alerts_fire_and_resolve(
     wait_for("the broken pair's critical alert", firing(
         s, "ReplmonFindingCritical", pair="broken", check="mysql_replication"))
     assert not s.alerts("ReplmonFindingCritical", pair="lab")
+    assert not s.alerts("ReplmonSwitchover") and not s.alerts("ReplmonSwitchoverHalfDone")
     late = s.query('replmon_ticks_late_total{pair="lab"}')
     ticks = s.query('replmon_ticks_total{pair="lab"}')
     assert float(late[0]["value"][1]) <= 0.1 * float(ticks[0]["value"][1])
@@ -174,3 +183,15 @@ def test_prometheus_scrapes_serve_and_the_alerts_fire_and_resolve(
         assert float(rates[0]["value"][1]) > 50
     wait_for("the stmt_vs_rows alert resolved", lambda: not s.alerts(
         "ReplmonFindingWarning", pair="lab", check="stmt_vs_rows"))
+
+    # #40: a planned switchover of MySQL and Redis: one info alert naming the new primary
+    with switched(lab, ("mysql", "redis")):
+        (a,) = wait_for("ReplmonSwitchover naming lab-replica", firing(
+            s, "ReplmonSwitchover", pair="lab", primary="lab-replica"))
+        assert a["labels"]["severity"] == "info"
+        assert a["annotations"]["summary"] == "lab: lab-replica is now the primary"
+        primary = s.query('replmon_node_role_info{pair="lab",role="primary"}')
+        assert [(x["metric"]["host"], x["metric"]["given_role"]) for x in primary] == [
+            ("lab-replica", "replica")]
+        assert not [x for x in s.alerts("ReplmonFindingInfo", pair="lab")
+                    if x["labels"]["check"] == "roles"]

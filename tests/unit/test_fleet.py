@@ -331,3 +331,75 @@ def test_overlapping_scrapes_write_the_page_one_at_a_time(monkeypatch: pytest.Mo
         server.close()
     assert pages == [b"replmon_up 1\n"] * 8
     assert most == 1
+
+
+def _roles_state(ticks: list[Tick]) -> PairState:
+    """A pair's state after ``ticks``, with the roles check's findings."""
+    from replmon.checks import roles
+
+    from replmon.engine import Engine
+
+    eng = Engine([(roles.CHECK, roles.CHECK.thresholds())])
+    state = PairState("shop", 1.0, render=partial(render_pair, groups=ALL),
+                      links=causality(eng.checks))
+    for t in ticks:
+        state.on_tick(t, eng.feed(t))
+    return state
+
+
+def _role_series(state: PairState) -> tuple[list[tuple[str, str, str, str]], list, list]:
+    """(host, node, role, given_role) of each node, the change time, the layers at odds."""
+    got = samples(exposition([state]))
+    nodes = sorted((lb["host"], lb["node"], lb["role"], lb["given_role"])
+                   for lb, v in got["replmon_node_role_info"] if v == 1.0)
+    return (nodes, got.get("replmon_pair_role_change_timestamp_seconds", []),
+            got.get("replmon_pair_role_layers_at_odds", []))
+
+
+def test_each_nodes_role_and_the_last_change_are_on_the_page() -> None:
+    """#40: the page names each node's role now and the one it was given, with the time of
+    the last change and the layers at odds with the primary: as given, half done (MySQL
+    moved, Redis not), done, and the roles the other way round from the start."""
+    from replmon.testing.synth import T0, directed, oriented
+
+    as_given = directed("db163", "db163")  # db163 given as the primary and it is
+    ticks = oriented([as_given] * 5 + [directed("db162", "db163")] * 3
+                     + [directed("db162", "db162")] * 5)
+    before = _roles_state(ticks[:5])
+    assert _role_series(before) == (
+        [("db162", "replica", "replica", "replica"), ("db163", "primary", "primary", "primary")],
+        [], [({"pair": "shop"}, 0.0)])  # never changed: no time
+
+    half = _roles_state(ticks[:8])
+    assert _role_series(half) == (
+        [("db162", "primary", "primary", "replica"), ("db163", "replica", "replica", "primary")],
+        [({"pair": "shop"}, T0 + 5)], [({"pair": "shop"}, 1.0)])  # Redis still names db163
+
+    done = _roles_state(ticks)
+    assert _role_series(done) == (
+        [("db162", "primary", "primary", "replica"), ("db163", "replica", "replica", "primary")],
+        [({"pair": "shop"}, T0 + 5)], [({"pair": "shop"}, 0.0)])
+    # the other per-node series follow the role too: node is the role now, host the name
+    got = samples(exposition([done]))
+    assert {(lb["node"], lb["host"]) for lb, _ in got["replmon_source_up"]} == {
+        ("primary", "db162"), ("replica", "db163")}
+    (f,) = got["replmon_finding"]
+    assert (f[0]["check"], f[0]["severity"], f[0]["incident_role"]) == ("roles", "info", "root")
+
+    swapped = _roles_state(oriented([directed("db162", "db162")] * 3))
+    assert _role_series(swapped) == (
+        [("db162", "primary", "primary", "replica"), ("db163", "replica", "replica", "primary")],
+        [], [({"pair": "shop"}, 0.0)])
+
+    # the same bytes as prometheus_client writes, the new pair families included
+    got_page = [x for x in exposition([half, done]).decode().splitlines()
+                if "_age_seconds" not in x]
+    assert got_page == _reference([half, done])
+
+
+def test_a_recording_made_before_roles_were_observed_gives_the_roles_as_recorded() -> None:
+    _, state = session("replica_sql_stopped.rmrec")
+    nodes, changed, at_odds = _role_series(state)
+    assert nodes == [("lab-primary", "primary", "primary", "primary"),
+                     ("lab-replica", "replica", "replica", "replica")]
+    assert changed == [] and at_odds == []
