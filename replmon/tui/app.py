@@ -106,7 +106,9 @@ class Section(Static, can_focus=True):
 
 
 class NodePanel(VerticalScroll):
-    """One node: host, DRBD, MySQL, Redis, each shown in place, ok or not."""
+    """One node: host, DRBD, MySQL, Redis, each shown in place, ok or not. ``role`` is
+    the column's: the role the node in it was given (``NodeTick.given``); its title says
+    the node's name and its role now."""
 
     SECTIONS = ("host", "drbd", "mysql", "redis")
 
@@ -141,10 +143,12 @@ class NodePanel(VerticalScroll):
                 for kind, st in node.statuses().items()}
 
     def show(self, node: NodeTick, texts: dict[str, Text], lines: dict[str, int],
-             history: dict[str, deque[float]]) -> None:
+             history: dict[str, deque[float]], since: float | None = None) -> None:
         """``texts`` from ``texts()``, each padded to ``lines`` (the taller of the two
-        nodes' same group, so both columns stay aligned group by group)."""
-        self.border_title = f"{self.role} {node.name}"
+        nodes' same group, so both columns stay aligned group by group); ``since``: when
+        the roles last changed (``Roles.since``), said after the role."""
+        self.border_title = f"{node.role} {node.name}" + (
+            f" since {tick_clock(since)}" if since is not None else "")
         for kind, st in node.statuses().items():
             w = self.query_one(f"#{self.role}-{kind}", Static)
             w.update(render.pad_lines(texts[kind], lines.get(kind, 0)))
@@ -307,12 +311,13 @@ class ReplmonApp(App[None]):
         for node in tick.nodes:
             if (snap := Snapshot.of(node, tick.wall)) is not None:
                 self.processlists[node.role] = snap
-            h = self.history[node.role]
+            h = self.history[node.given or node.role]  # its column's, through a switchover
             h["qps"].append(node.rates.mysql.qps or 0.0)
             h["ops"].append(node.rates.redis.ops_per_s or 0.0)
         self.ticks_seen += 1
         prev, self._last_seen = self._last_seen, tick
-        if prev is not None and 0 < tick.wall - prev.wall <= 1.5 * tick.interval:
+        if prev is not None and 0 < tick.wall - prev.wall <= 1.5 * tick.interval \
+                and prev.replica.name == tick.replica.name:  # (not across a switchover)
             g = gtid_slave_pos_inserts(Window([prev, tick]), "replica")
             if g is not None:
                 self.gtid_rows[tick.wall] = g
@@ -326,19 +331,22 @@ class ReplmonApp(App[None]):
         self.tick = msg.tick
         now = self.clock()
         p, r = msg.tick.primary, msg.tick.replica
-        panels = {n.role: self.main_widget(f"#{n.role}", NodePanel) for n in (p, r)}
+        # each node in its own column (the role it was given), whatever its role now
+        panels = {n.role: self.main_widget(f"#{n.given or n.role}", NodePanel)
+                  for n in (p, r)}
         texts = {p.role: panels[p.role].texts(p, r, now),
                  r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(msg.tick.wall))}
         lines = {kind: max(len(t[kind].plain.split("\n")) for t in texts.values() if kind in t)
                  for kind in NodePanel.SECTIONS}
+        since = msg.tick.roles.since if msg.tick.roles is not None else None
         for node in (p, r):
-            panels[node.role].show(node, texts[node.role], lines, self.history[node.role])
+            panel = panels[node.role]
+            panel.show(node, texts[node.role], lines, self.history[panel.role], since)
             for kind, st in node.statuses().items():  # a short screen skips what neither has
                 both = st.state is SourceState.ABSENT and \
                     r.statuses()[kind].state is SourceState.ABSENT and \
                     p.statuses()[kind].state is SourceState.ABSENT
-                panels[node.role].query_one(f"#{node.role}-{kind}").set_class(both,
-                                                                              "both-absent")
+                panel.query_one(f"#{panel.role}-{kind}").set_class(both, "both-absent")
         self._show_findings()
         self._refresh_header()
         self.ticks_shown += 1
@@ -353,8 +361,9 @@ class ReplmonApp(App[None]):
         columns = FINDING_COLUMNS[narrow]
         room = self._what_width(table, narrow)
         rows = self.ordered(self.findings)
+        nodes = self.node_names()
         sig: list[tuple[object, ...]] = [
-            (f.check, f.node, f.key, f.severity, f.headline, room, d) for f, d in rows]
+            (f.check, f.where(nodes), f.key, f.severity, f.headline, room, d) for f, d in rows]
         if sig == self._findings_sig:
             return
         self._findings_sig = sig
@@ -369,16 +378,18 @@ class ReplmonApp(App[None]):
             lead = "└ " if depth else ""
             if narrow:  # 80 columns: where and what in one column, the title's room doubled
                 what = Text(lead, style="dim")
-                what.append(f"{f.node} ", style="bold")
+                # the node's name alone (its role is its column's title): the worst title's
+                # first words stay on the row's first line, all a short screen may show
+                what.append(f"{f.name or nodes.get(f.node) or f.node} ", style="bold")
                 what.append(f"{f.check}: ", style="bold")
                 what.append(f.headline)
                 lines = what.wrap(self.console, room)
                 table.add_row(sev, since, Text("\n").join(lines), height=len(lines),
                               key=finding_key(f))
                 continue
-            wrapped = textwrap.wrap(lead + f.headline, room,
+            wrapped = textwrap.wrap(lead + f.headline, room, break_on_hyphens=False,
                                     subsequent_indent=" " * len(lead)) or [""]
-            table.add_row(sev, since, f.node, f.check, "\n".join(wrapped),
+            table.add_row(sev, since, f.where(nodes), f.check, "\n".join(wrapped),
                           height=len(wrapped), key=finding_key(f))
         if self.findings:
             table.move_cursor(row=min(max(cursor, 0), len(self.findings) - 1))
@@ -387,11 +398,18 @@ class ReplmonApp(App[None]):
         """Cells left for the ``what`` column: the table's width less the other columns
         (each with its padding), so a finding's title wraps onto more lines of its row
         instead of being cut at the edge."""
-        others = [6, 8] if narrow else [6, 8, 7, max((len(f.check) for f in self.findings),
-                                                     default=5)]
+        nodes = self.node_names()
+        others = [6, 8] if narrow else [
+            6, 8, max((len(f.where(nodes)) for f in self.findings), default=4),
+            max((len(f.check) for f in self.findings), default=5)]
         padding = 2 * table.cell_padding
         return max(20, table.scrollable_content_region.width - 1
                    - sum(w + padding for w in others) - padding)
+
+    def node_names(self) -> dict[str, str]:
+        """Role now -> node name, as of the tick shown: names a finding that carries no
+        name of its own (one recorded before findings kept them), ``Finding.where``."""
+        return {} if self.tick is None else {n.role: n.name for n in self.tick.nodes}
 
     def _refresh_header(self) -> None:
         if not self._mounted():
@@ -463,5 +481,5 @@ class ReplmonApp(App[None]):
         key = str(event.row_key.value)
         for f in self.findings:
             if finding_key(f) == key:
-                self.push_screen(FindingScreen(f))
+                self.push_screen(FindingScreen(f, self.node_names()))
                 return

@@ -362,7 +362,7 @@ def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
 def finding_line(f: Finding) -> Text:
     t = Text()
     t.append(f" {f.severity.label[:4].upper()} ", style=SEV_STYLE[f.severity])
-    t.append(f" {f.node} ", style="bold")
+    t.append(f" {f.where()} ", style="bold")
     t.append(f.headline)
     return t
 
@@ -389,36 +389,49 @@ def _name(name: str, limit: int | None) -> str:
     return name if limit is None or len(name) <= limit else name[:limit - 1] + "…"
 
 
+def columns(tick: Tick) -> tuple[NodeTick, NodeTick]:
+    """The tick's nodes as the overview places them: the node given as the primary on
+    the left, whatever its role now (a recording from before roles were observed has no
+    ``given``: its role), so a node keeps its column through a switchover."""
+    p, r = tick.primary, tick.replica
+    return (r, p) if (p.given or p.role) == "replica" else (p, r)
+
+
 def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bool,
             source: str, *, short: bool, node: bool = True, names: int | None = None) -> Text:
     t = Text()
     p, r = tick.primary, tick.replica
-    t.append(f" {_name(p.name, names)} ", style="bold reverse")
+    left, right = columns(tick)
+    back = left is r  # the right column is the primary now: the arrows point left
+
+    def arrow(label: str, style: str) -> None:
+        t.append(f"<={label}= " if back else f"={label}=> ", style=style)
+
+    t.append(f" {_name(left.name, names)} ", style="bold reverse")
     t.append(" ")
     ch = r.mysql.replication[0] if r.mysql.status.ok and r.mysql.replication else None
     if r.mysql.status.state not in (SourceState.OK, SourceState.ABSENT):
-        t.append("=sql ?=> ", style="bold red")
+        arrow("sql ?", "bold red")
     if ch is not None:
         healthy = ch.io_running == "Yes" and ch.sql_running
         lag = "NULL" if ch.seconds_behind is None else f"{ch.seconds_behind}s"
-        t.append(f"=sql {lag}=> " if healthy else "=sql BROKEN=> ",
-                 style="green" if healthy else "bold red")
+        arrow(f"sql {lag}" if healthy else "sql BROKEN", "green" if healthy else "bold red")
     if p.drbd.status.ok and p.drbd.resources:
         conns = [c for res in p.drbd.resources for c in res.connections]
         # DRBD 8 users read WFConnection/SyncSource: show the raw cs where there is one.
         shown = {c.cs or c.connection_state or "?" for c in conns}
         connected = all(c.connection_state == "Connected" for c in conns)
         if connected and shown <= {"Connected"}:
-            t.append("=drbd=> ", style="green")
+            arrow("drbd", "green")
         else:
-            t.append(f"=drbd {'/'.join(sorted(shown))}=> ",
-                     style="bold yellow" if connected else "bold red")
+            arrow(f"drbd {'/'.join(sorted(shown))}",
+                  "bold yellow" if connected else "bold red")
     if r.redis.status.ok and r.redis.role == "replica":
         up = r.redis.link_status == "up"
-        t.append("=rds=> " if up else "=rds DOWN=> ", style="green" if up else "bold red")
+        arrow("rds" if up else "rds DOWN", "green" if up else "bold red")
     elif r.redis.status.state not in (SourceState.OK, SourceState.ABSENT):
-        t.append("=rds ?=> ", style="bold red")
-    t.append(f" {_name(r.name, names)} ", style="bold reverse")
+        arrow("rds ?", "bold red")
+    t.append(f" {_name(right.name, names)} ", style="bold reverse")
     t.append(" ")
     # ``findings`` as the table lists them: the worst incident's root first, which can
     # be milder than its consequences (a config difference under a full resync)

@@ -18,7 +18,9 @@ from replmon.tui.render import DIFF_STYLE, SEV_STYLE
 from replmon.units import fmt_number, fmt_setting, tick_clock
 
 HELP = """\
-[b]replmon[/b]: primary | replica, side by side, one update per tick.
+[b]replmon[/b]: primary | replica, side by side, one update per tick. Each node keeps its
+column (the one given as the primary on the left): its title says its role now, with
+"since" the time of a switchover; the header's arrows point from primary to replica.
 
 [b]keys[/b]
   q        quit (from any view)    p      pause the screen (checks keep running)
@@ -74,15 +76,17 @@ class FindingScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
                 Binding("enter", "dismiss", "Back", show=False)]
 
-    def __init__(self, finding: Finding) -> None:
+    def __init__(self, finding: Finding, nodes: dict[str, str] | None = None) -> None:
+        """``nodes``: role -> name, for a finding that carries no name (``Finding.where``)."""
         super().__init__()
         self.finding = finding
+        self.nodes = nodes
 
     def compose(self) -> ComposeResult:
         f = self.finding
         head = Text()
         head.append(f" {f.severity.label.upper()} ", style=SEV_STYLE[f.severity])
-        head.append(f" {f.node}  {f.check}", style="bold")
+        head.append(f" {f.where(self.nodes)}  {f.check}", style="bold")
         head.append(f"  since {tick_clock(f.since_wall)} (tick #{f.since_seq})\n\n",
                     style="dim")
         head.append(f.headline + "\n", style="bold")

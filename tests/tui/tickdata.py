@@ -8,7 +8,7 @@ from pathlib import Path
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.mysql import MysqlSample
-from replmon.model.tick import Tick
+from replmon.model.tick import NodeTick, Tick
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "ticks" / "lab_pair.jsonl"
 
@@ -57,3 +57,62 @@ def with_processlists(tick: Tick) -> Tick:
         role: getattr(tick, role).model_copy(update={"mysql": getattr(tick, role).mysql
                                                      .model_copy(update={"processlist": rows})})
         for role, rows in lists.items()})
+
+
+GIVEN_PRIMARY, GIVEN_REPLICA = "db163", "db162"
+"""The pair of switchover_ticks as the command line gives it (issue #40's lab)."""
+
+
+def switchover_ticks(before: int = 5, after: int = 5, stopped: int = 0) -> list[Tick]:
+    """Ticks of a planned switchover, oriented as the collector does it
+    (``replmon.roles.Orienter``): db163 (given as the primary) replicates to db162 for
+    ``before`` ticks; then db162 is promoted (one tick: Redis moved, neither MySQL
+    channel set), and for ``after`` ticks db163 replicates from db162 (its channel's
+    ``source_server_id`` is db162's). One tick per second from synth.T0 (22:13:20 UTC):
+    the primary changes at 22:13:25. In the last ``stopped`` ticks db163's applier has
+    stopped (a finding on db163, now the replica)."""
+    from replmon.model.mysql import ReplicaChannel
+    from replmon.model.redis import RedisReplica, RedisSample
+    from replmon.roles import Orienter
+    from replmon.testing.synth import T0, node, status
+
+    sid = {GIVEN_PRIMARY: 163, GIVEN_REPLICA: 162}
+
+    def mysql(name: str, follows: str | None, applying: bool = True) -> MysqlSample:
+        channels = [] if follows is None else [ReplicaChannel(
+            io_running="Yes", sql_running=applying, seconds_behind=0 if applying else None,
+            source_host="10.0.0.1", source_port=3306, source_server_id=sid[follows])]
+        return MysqlSample(status=status("ok"), flavour="mariadb", replication=channels,
+                           variables={"server_id": str(sid[name]),
+                                      "read_only": "ON" if follows else "OFF"})
+
+    def redis(role: str) -> RedisSample:
+        if role == "master":
+            return RedisSample(status=status("ok"), role="master", master_replid="r1",
+                               repl_offset=1000, connected_replicas=1, replicas=[
+                                   RedisReplica(ip="10.0.0.2", port=6379, state="online",
+                                                offset=1000, lag_s=0)])
+        return RedisSample(status=status("ok"), role="replica", master_replid="r1",
+                           repl_offset=1000, link_status="up", master_host="10.0.0.1",
+                           master_port=6379)
+
+    def pair(follows: str | None, followed: str | None, a_redis: str, b_redis: str,
+             applying: bool = True) -> tuple[NodeTick, NodeTick]:
+        """(given primary, given replica); ``follows`` / ``followed``: whom each reads from."""
+        return (node("primary", GIVEN_PRIMARY, mysql=mysql(GIVEN_PRIMARY, follows, applying),
+                     redis=redis(a_redis), given="primary"),
+                node("replica", GIVEN_REPLICA, mysql=mysql(GIVEN_REPLICA, followed),
+                     redis=redis(b_redis), given="replica"))
+
+    states = ([pair(None, GIVEN_PRIMARY, "master", "replica")] * before
+              + [pair(None, None, "replica", "master")]
+              + [pair(GIVEN_REPLICA, None, "replica", "master")] * (after - stopped)
+              + [pair(GIVEN_REPLICA, None, "replica", "master", applying=False)] * stopped)
+    orienter = Orienter()
+    out = []
+    for i, (a, b) in enumerate(states):
+        wall = T0 + i
+        p, r, roles = orienter.orient(a, b, wall)
+        out.append(Tick(seq=i, interval=1.0, wall=wall, mono=float(i), due_mono=float(i),
+                        slot=i, primary=p, replica=r, roles=roles))
+    return out
