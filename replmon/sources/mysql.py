@@ -9,7 +9,8 @@ pymysql is blocking, so each sample runs one function in a worker thread
 2. ``SHOW GLOBAL STATUS WHERE Variable_name IN (...)`` (only the names replmon reads);
 3. the replication status: MariaDB ``SHOW ALL SLAVES STATUS``, MySQL >= 8.0.22
    ``SHOW REPLICA STATUS``, older MySQL ``SHOW SLAVE STATUS``;
-4. when due (first sample, every ``variables_every`` seconds, after a reconnect)
+4. when due (first sample, every ``variables_every`` seconds, after a reconnect, and
+   when a replication channel appears, goes or changes source: a switchover)
    ``SHOW GLOBAL VARIABLES WHERE Variable_name IN (...)``;
 5. every ``positions_every`` seconds (2 s; the period is aligned to the wall clock so
    both nodes read in the same tick), the server's own binlog and GTID state
@@ -160,6 +161,10 @@ class MysqlSource(Source[MysqlSample]):
         self._semi_status: tuple[bool | None, bool | None] | None = None
         """Semi-sync source/replica status at the last sample: a change re-reads the
         variables at once (so "enabled" is never a minute older than "status OFF")."""
+        self._channel_sources: tuple[tuple[str, str, int | None], ...] | None = None
+        """(name, source host, port) of each replication channel at the last sample: a
+        change (a node promoted, or made a replica: a switchover) re-reads the variables
+        at once, so its read_only is not shown as it was for up to ``variables_every``."""
         self.applier_every = applier_every
         self._applier_mono: float | None = None
         self._applier_errors: tuple[tuple[str, int, str], ...] = ()
@@ -279,12 +284,16 @@ class MysqlSource(Source[MysqlSample]):
                     self._semi_status = semi  # semi_sync check needs the variable now
                     due = True
                 if fresh or due:
-                    cur.execute(VARIABLES_QUERY)
-                    self._variables = parse_variables(cur.fetchall())
-                    self._variables_mono = time.monotonic()
+                    self._read_variables(cur)
             replication, repl_error, repl_hint = read_replication(
                 conn, self._statements, self.endpoint, self._flavour, self._version)
             channels = parse_replica_status(replication, self._flavour)
+            sources = tuple((ch.name, ch.source_host, ch.source_port) for ch in channels)
+            if sources != self._channel_sources:
+                if self._channel_sources is not None and not (fresh or due):
+                    with conn.cursor() as cur:
+                        self._read_variables(cur)
+                self._channel_sources = sources
             if self._applier_due(channels):
                 self._applier(conn)
             if self._applier_detail:
@@ -322,6 +331,11 @@ class MysqlSource(Source[MysqlSample]):
             processlist=processes,
             processlist_error=processes_error,
         )
+
+    def _read_variables(self, cur: Any) -> None:
+        cur.execute(VARIABLES_QUERY)
+        self._variables = parse_variables(cur.fetchall())
+        self._variables_mono = time.monotonic()
 
     def _applier_due(self, channels: list[ReplicaChannel]) -> bool:
         """Oracle MySQL 8.0.2+ replicas: the workers' table when an applier error appears
