@@ -376,7 +376,9 @@ class ReplmonApp(App[None]):
                 table.add_row(sev, since, Text("\n").join(lines), height=len(lines),
                               key=finding_key(f))
                 continue
-            wrapped = textwrap.wrap(lead + f.headline, room,
+            # at spaces only, as the narrow column's Text.wrap: a node name (lab-replica,
+            # db-prod-163) or a setting (repl-backlog-size) is never split over two lines
+            wrapped = textwrap.wrap(lead + f.headline, room, break_on_hyphens=False,
                                     subsequent_indent=" " * len(lead)) or [""]
             table.add_row(sev, since, f.node, f.check, "\n".join(wrapped),
                           height=len(wrapped), key=finding_key(f))
