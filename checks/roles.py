@@ -6,17 +6,19 @@ layer by layer (``replmon/roles.py``: a MySQL channel's source server_id or uuid
 against the other node's, Redis ``role`` and replication id, DRBD resource roles), and
 every check judges the pair as it is. This check tells the change itself:
 
-- **A switchover or failover, complete** (info, key "roles"): "db162 is now the
-  primary (MySQL since 06:46:45, Redis since 06:46:46); db163 replicates from it". It
-  stays in view ``show_for`` (10 min) after the change, so whoever arrives later sees
-  it; the other checks stay quiet about the change itself (the errant-GTID,
-  not-replicating and swapped-roles alarms it used to cause are gone).
+- **A switchover or failover, complete** (info): "db162 is now the primary (MySQL
+  since 06:46:45, Redis since 06:46:46); db163 replicates from it". It stays in view
+  ``show_for`` (10 min) after the change, so whoever arrives later sees it; the other
+  checks stay quiet about the change itself (the errant-GTID, not-replicating and
+  swapped-roles alarms it used to cause are gone). The finding's key is the new
+  primary's name: a change while the last one is still in view (a switch back) is an
+  event of its own, at its own time, and the last one's event closes.
 - **Half done** (key "half_done": info "changing" from ``settle``, 2 s, warning after
   ``hold``, 15 s; critical after ``critical_after``, 120 s): the layers disagree (MySQL
   moved, Redis or DRBD did not), or a layer that had a direction lost it: nobody
   replicates from anybody, the old primary is not yet following the new one. The title
-  names each layer's say. It (not the completed
-  event: a fault after a switchover is not caused by it) explains what the other
+  names each layer's say. It (not the completed event: a fault after a switchover is
+  not caused by it) explains what the other
   checks see meanwhile (a replica not replicating, a Redis replica that is a master),
   so they form one incident under it.
 - **Roles the other way round from the start** (info): the servers say the node given
@@ -84,6 +86,11 @@ def _say(lr: LayerRole) -> str:
     return f"{name}: {lr.detail}"
 
 
+def _clock(wall: float | None) -> str | None:
+    """The change's time as the title says it (an epoch in the detail reads as nothing)."""
+    return None if wall is None else tick_clock(wall)
+
+
 def _half_done(r: Roles) -> tuple[list[LayerRole], float] | None:
     """(the layers at odds with the pair's primary, since when) or None when every layer
     with a say agrees and none lost its direction."""
@@ -121,7 +128,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         return [Observation(
             key="half_done", node="pair", severity=sev, title=title,
             numbers=numbers(primary=r.primary, previous=r.previous or None,
-                            changed_at=r.since, half_done_s=held,
+                            changed_at=_clock(r.since), half_done_s=held,
                             **{f"{lr.layer}_says": _say(lr) for lr in r.layers}),
             cause=("a switchover or failover done on some layers only, or a node that "
                    "does not follow the new primary yet: "
@@ -134,8 +141,9 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         title = (f"{r.primary} is now the primary" + (f" ({moved})" if moved else "")
                  + f"; {other} replicates from it")
         return [Observation(
-            key="roles", node="pair", severity=Severity.INFO, title=title,
-            numbers=numbers(primary=r.primary, previous=r.previous, changed_at=r.since,
+            key=r.primary, node="pair", severity=Severity.INFO, title=title,
+            numbers=numbers(primary=r.primary, previous=r.previous,
+                            changed_at=_clock(r.since),
                             **{f"{lr.layer}_says": lr.detail for lr in r.layers
                                if lr.state != "unknown"}),
             cause=f"a switchover or failover: {r.previous} was the primary until "
@@ -145,7 +153,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         )]
     if r.since is None and r.swapped:
         return [Observation(
-            key="roles", node="pair", severity=Severity.INFO,
+            key=r.primary, node="pair", severity=Severity.INFO,
             title=(f"{r.primary} is the primary and {other} replicates from it, not the "
                    f"other way round as given" + (f" ({moved})" if moved else "")),
             numbers=numbers(primary=r.primary, given_primary=r.given_primary),

@@ -199,7 +199,8 @@ class PlainWriter:
         self.name_width = name_width or 8
         self._fixed_width = name_width is not None
         self._names: dict[str, str] = {}
-        """role -> the name as shown (``short_names``)."""
+        """node name -> the name as shown (``short_names``); by name, not role: a node
+        keeps its name when the roles change hands."""
         self._localtime = localtime
         self._groups: tuple[Group, ...] | None = None
         self._rows = 0
@@ -223,7 +224,7 @@ class PlainWriter:
         assert self._groups is not None
         hhmmss = tick_clock(tick.wall, self._localtime)
         mark = "*" if tick.late else " "
-        name = self._names.get(node.role, node.name)[: self.name_width].ljust(self.name_width)
+        name = self._names.get(node.name, node.name)[: self.name_width].ljust(self.name_width)
         lead = f"{hhmmss}{mark} {node.role[0].upper()} {name}"
         cells = []
         for g in self._groups:
@@ -241,8 +242,7 @@ class PlainWriter:
             names = [n.name for n in tick.nodes]
             if not self._fixed_width:
                 self.name_width = max(4, min(NAME_MAX, max(len(n) for n in names)))
-            self._names = dict(zip((n.role for n in tick.nodes),
-                                   short_names(names, self.name_width), strict=True))
+            self._names = dict(zip(names, short_names(names, self.name_width), strict=True))
         if self._rows % self.header_every == 0:
             self.out.write(self.header() + "\n")
         for node in tick.nodes:

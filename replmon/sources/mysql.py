@@ -10,7 +10,8 @@ pymysql is blocking, so each sample runs one function in a worker thread
 3. the replication status: MariaDB ``SHOW ALL SLAVES STATUS``, MySQL >= 8.0.22
    ``SHOW REPLICA STATUS``, older MySQL ``SHOW SLAVE STATUS``;
 4. when due (first sample, every ``variables_every`` seconds, after a reconnect, and
-   every sample for ``VARIABLES_RECHECK_S`` after the replication channels changed)
+   every sample for ``VARIABLES_RECHECK_S`` after a replication channel appeared, went
+   or changed source: a switchover, whose read_only flips come within seconds of it)
    ``SHOW GLOBAL VARIABLES WHERE Variable_name IN (...)``;
 5. every ``positions_every`` seconds (2 s; the period is aligned to the wall clock so
    both nodes read in the same tick), the server's own binlog and GTID state
@@ -290,19 +291,20 @@ class MysqlSource(Source[MysqlSample]):
                     self._semi_status = semi  # semi_sync check needs the variable now
                     due = True
                 if fresh or due:
-                    cur.execute(VARIABLES_QUERY)
-                    self._variables = parse_variables(cur.fetchall())
-                    self._variables_mono = time.monotonic()
+                    self._read_variables(cur)
             replication, repl_error, repl_hint = read_replication(
                 conn, self._statements, self.endpoint, self._flavour, self._version)
             channels = parse_replica_status(replication, self._flavour)
             shape = tuple((c.name, c.source_host, c.source_port) for c in channels)
             if shape != self._channel_shape:
                 # a channel came, went or was re-pointed: a switchover or failover, whose
-                # read_only flips come with it: variables every sample for a few seconds
-                # (not a minute late), from the next one on
+                # read_only flips come with it: variables now, and every sample for a few
+                # seconds (not a minute late)
                 if self._channel_shape is not None:
                     self._variables_recheck_until = time.monotonic() + VARIABLES_RECHECK_S
+                    if not (fresh or due):
+                        with conn.cursor() as cur:
+                            self._read_variables(cur)
                 self._channel_shape = shape
             if self._applier_due(channels):
                 self._applier(conn)
@@ -341,6 +343,11 @@ class MysqlSource(Source[MysqlSample]):
             processlist=processes,
             processlist_error=processes_error,
         )
+
+    def _read_variables(self, cur: Any) -> None:
+        cur.execute(VARIABLES_QUERY)
+        self._variables = parse_variables(cur.fetchall())
+        self._variables_mono = time.monotonic()
 
     def _applier_due(self, channels: list[ReplicaChannel]) -> bool:
         """Oracle MySQL 8.0.2+ replicas: the workers' table when an applier error appears

@@ -387,6 +387,8 @@ class ReplmonApp(App[None]):
                 table.add_row(sev, since, Text("\n").join(lines), height=len(lines),
                               key=finding_key(f))
                 continue
+            # at spaces only, as the narrow column's Text.wrap: a node name (lab-replica,
+            # db-prod-163) or a setting (repl-backlog-size) is never split over two lines
             wrapped = textwrap.wrap(lead + f.headline, room, break_on_hyphens=False,
                                     subsequent_indent=" " * len(lead)) or [""]
             table.add_row(sev, since, f.where(nodes), f.check, "\n".join(wrapped),

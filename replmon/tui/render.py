@@ -441,14 +441,18 @@ def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bo
         n = sum(f.severity > Severity.INFO for f in findings)
         label = sev.label.upper()
         t.append(f" {label[:4] if short else label} ", style=SEV_STYLE[sev])
-        t.append(f" {worst.check}", style="bold")
         n += worst.severity <= Severity.INFO  # the root itself when it is an info
+    else:
+        # nothing above info; an info in view is named all the same (a switchover's
+        # event stays in the header while it is in view: #40)
+        n = len(findings)
+        t.append(" OK ", style="bold black on green")
+    if worst is not None:
+        t.append(f" {worst.check}", style="bold")
         more = (f" +{n - 1}" if short else f" +{n - 1} more") if n > 1 else ""
         where = (f"@{worst.node}" if short else f" on {worst.node}") if node else ""
         t.append(where + more + " ",
                  style="dim")
-    else:
-        t.append(" OK ", style="bold black on green")
     t.append(" " if short else "  ")
     if paused:
         t.append(" PAUSED ", style="bold black on yellow")

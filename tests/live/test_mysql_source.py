@@ -334,6 +334,24 @@ async def test_variables_are_reread_when_due(lab: Lab) -> None:
     assert first.variables == cached.variables == fresh.variables
 
 
+async def test_a_switchover_rereads_the_variables_at_once(lab: Lab) -> None:
+    """The replica promoted (its channel gone, read_only OFF) shows read_only OFF in the
+    sample that sees its channel gone, not variables_every later (#40: the recorded
+    switchover showed the new primary "ro on" for 30 s); the same made a replica again."""
+    from replmon.lab_switch import switched
+
+    node = lab.replica
+    async with MysqlSource(node.mysql_endpoint(), variables_every=3600) as src:
+        before = await src.sample()
+        with switched(lab, ("mysql",)):
+            promoted = await src.sample()
+        back = await src.sample()
+    assert before.replication and before.variables["read_only"] == "ON"
+    assert not promoted.replication and promoted.variables["read_only"] == "OFF"
+    assert promoted.variables_age_s is not None and promoted.variables_age_s < 1.0
+    assert back.replication and back.variables["read_only"] == "ON"
+
+
 async def test_not_a_mysql_server_is_an_error_status(lab: Lab) -> None:
     """Pointed at Redis: the handshake is garbage; the sample fails, sample() never raises."""
     endpoint = MysqlEndpoint(host="127.0.0.1", port=lab.primary.redis_port, user="replmon",

@@ -265,7 +265,7 @@ def page_series(ticks: list[Any], pair: str) -> list[dict[str, Any]]:
 
 def roles_alert(pair: str, primary: str, severity: str, *, done: bool) -> dict[str, Any]:
     """The alert the roles finding raises: every label of the finding, and the primary."""
-    key = "roles" if done else "half_done"  # the completed event, or the change under way
+    key = primary if done else "half_done"  # the completed event (by its primary), or under way
     labels = {"pair": pair, "node": "pair", "check": "roles", "key": key,
               "severity": severity, "incident": f"roles/pair/{key}", "incident_role": "root",
               "primary": primary, **INSTANCE}

@@ -65,6 +65,18 @@ def test_header_names_the_pair_and_the_worst_finding() -> None:
     assert "WARNING  stmt_vs_rows on primary +1 more" in text
 
 
+def test_header_names_an_info_in_view_beside_ok() -> None:
+    """A switchover's event (info) stays in the header while it is in view (#40)."""
+    t = TICKS[-1]
+    f = Finding(check="roles", key=t.primary.name, node="pair", severity=Severity.INFO,
+                title=f"{t.primary.name} is now the primary", since_seq=1,
+                since_wall=t.wall, last_seq=2, worst=Severity.INFO)
+    assert " OK  roles on pair " in render.header_text(t, [f], age_s=0.5).plain
+    assert " OK  roles@pair " in render.header_text(t, [f], age_s=0.5, width=70).plain
+    assert " OK  roles " in render.header_text(t, [f], age_s=0.5, width=60).plain
+    assert " OK   " in render.header_text(t, [], age_s=0.5).plain
+
+
 def test_fit_breaks_between_words_never_inside_a_value() -> None:
     t = render.host_text(TICKS[-1].primary)
     narrow = render.fit(t, 30).plain.splitlines()

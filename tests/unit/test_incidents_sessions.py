@@ -40,6 +40,7 @@ EXPECTED = {
         "primary: Redis backlog covers 1.5 s"),
     "replica_sql_stopped": ([], "replica lab-replica: SQL thread stopped (last_sql_errno 0)"),
     "healthy_steady_load": ([], "no problem found"),
+    "planned_switchover": ([], "no problem found"),
     "seed000_drbd_peer_disconnect": ([], "primary db163: drbd0: peer disconnected"),
 }
 

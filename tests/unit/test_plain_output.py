@@ -71,6 +71,19 @@ def test_a_failing_source_prints_its_state_word_instead_of_numbers() -> None:
     assert "47k" not in r.split("|")[2]  # the mysql group holds the word, not stale numbers
 
 
+def test_after_a_switchover_each_row_names_its_own_node() -> None:
+    """The roles follow the servers (#40): the P row is db162's once db162 is the
+    primary (it named the first tick's primary, db163, against db162's numbers)."""
+    before = tick(0)
+    p, r = before.primary, before.replica
+    after = tick(1).model_copy(update={
+        "primary": r.model_copy(update={"role": "primary", "given": "replica"}),
+        "replica": p.model_copy(update={"role": "replica", "given": "primary"})})
+    lines = lines_for([before, after])
+    assert lines[2].startswith("22:13:20  P db163") and lines[3].startswith("22:13:20  R db162")
+    assert lines[4].startswith("22:13:21  P db162") and lines[5].startswith("22:13:21  R db163")
+
+
 def test_header_repeats_every_n_rows() -> None:
     lines = lines_for([tick(i) for i in range(5)], header_every=4)
     headers = [i for i, ln in enumerate(lines) if ln.startswith("time")]

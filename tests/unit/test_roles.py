@@ -107,7 +107,7 @@ def test_a_switchover_is_one_info_event_that_stays_in_view() -> None:
     (seq, (f,)), = run_check(roles.CHECK, ts)[1].items()  # one finding, opened once
     # the layers disagreed for 1 s (MID: Redis first), under settle (2 s): not said; the
     # event opens when the change is complete
-    assert seq == 6 and f.severity is Severity.INFO and f.node == "pair" and f.key == "roles"
+    assert seq == 6 and f.severity is Severity.INFO and f.node == "pair" and f.key == B
     (f,), _ = run_check(roles.CHECK, ts[:20])
     assert f.severity is Severity.INFO and f.worst is Severity.INFO
     assert f.title == (f"{B} is now the primary (MySQL since 22:13:26, Redis since "
@@ -115,6 +115,27 @@ def test_a_switchover_is_one_info_event_that_stays_in_view() -> None:
     # in view for show_for (600 s) after the change, then closed
     assert run_check(roles.CHECK, ts[:600])[0]
     assert run_check(roles.CHECK, ts)[0] == []
+
+
+def test_a_switch_back_while_the_switchover_is_in_view_is_an_event_of_its_own() -> None:
+    """The switch back 60 s after the switchover: its own event at its own tick (it was
+    the first event's title, under the first one's time), and the first one closes."""
+    from replmon.engine import Engine
+
+    ts = ticks([AS_GIVEN] * 5 + [SWITCHED] * 60 + [AS_GIVEN] * 30)
+    eng = Engine([(roles.CHECK, roles.Limits())])
+    opened, closed = {}, {}
+    for t in ts:
+        upd = eng.feed(t)
+        opened.update({t.seq: upd.opened} if upd.opened else {})
+        closed.update({t.seq: upd.closed} if upd.closed else {})
+    assert sorted(opened) == [5, 65] and sorted(closed) == [65]
+    (over,), (back,), (ended,) = opened[5], opened[65], closed[65]
+    assert over.title.startswith(f"{B} is now the primary") and over.since_seq == 5
+    assert back.title.startswith(f"{A} is now the primary") and back.since_seq == 65
+    assert back.since_wall == ts[65].wall and "since 22:14:25" in back.title, back.title
+    assert ended.ident == over.ident and ended.title == over.title
+    assert [f.title for f in eng.open_findings] == [back.title]
 
 
 def test_half_done_is_a_warning_after_its_hold_in_seconds_at_any_interval() -> None:

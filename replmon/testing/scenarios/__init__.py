@@ -54,6 +54,10 @@ class LabScenario:
     ticks: int = 14
     """Ticks sampled after it is induced: at 0.5 s, 7 s, time for a condition seen within
     ONSET_S to hold ``open_after`` (3 s) and open."""
+    undo_after: int | None = None
+    """Ticks after the onset at which the situation is undone within the run, so the run
+    (a recording) holds the way back too: a fault cleared, a switch back. None: left on
+    until the run ends."""
     interval: float = 0.5
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     setup: Induce | None = None
@@ -180,6 +184,7 @@ async def run_lab_scenario(lab: Any, sc: LabScenario,
             stack.enter_context(sc.setup(lab))
         if sc.load:
             stack.enter_context(WriteLoad(lab, **sc.load))
+        situation = stack.enter_context(contextlib.ExitStack())
         async with build_collector(build_config(lab.settings(sc.interval))) as c:
             async for t in c.ticks():
                 ticks.append(t)
@@ -189,8 +194,11 @@ async def run_lab_scenario(lab: Any, sc: LabScenario,
                 if upd.opened:
                     opened[t.seq] = upd.opened
                 if t.seq == sc.healthy_ticks - 1:
-                    stack.enter_context(sc.induce(lab))
+                    situation.enter_context(sc.induce(lab))
                     onset = t.seq + 1
+                elif onset >= 0 and sc.undo_after is not None \
+                        and t.seq == onset - 1 + sc.undo_after:
+                    situation.close()
                 if t.seq + 1 >= sc.healthy_ticks + sc.ticks and _done(sc, eng, ticks, opened,
                                                                        onset):
                     break

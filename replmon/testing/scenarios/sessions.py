@@ -2,7 +2,7 @@
 each must show. Recorded from the lab where the lab can produce the situation,
 rebuilt from a seed's published figures where it cannot (marked reconstructed).
 
-    python -m replmon.testing.scenarios.sessions sample_sessions/     # remake them all (~15 min)
+    python -m replmon.testing.scenarios.sessions sample_sessions/     # remake them all (~17 min)
     python -m replmon.testing.scenarios.sessions sample_sessions/ seed004_auto_increment
 
 tests/unit/test_sample_sessions.py re-runs today's checks over every shipped
@@ -35,6 +35,9 @@ class Session:
     healthy_ticks: int = 30
     ticks: int = 120
     """Lab sessions: ticks before and after the situation is induced, at 1 Hz."""
+    undo_after: int | None = None
+    """Lab sessions: ticks after the onset at which the situation is undone in the
+    recording (a switch back); None: it lasts to the end."""
 
 
 SESSIONS = (
@@ -53,6 +56,10 @@ SESSIONS = (
             ("redis_replication",)),
     Session("redis_maxmemory_evictions", "Redis at maxmemory, evicting (lab)",
             "Redis at maxmemory, allkeys-lru, evicting", ("memory_ceiling",)),
+    Session("planned_switchover", "planned switchover of MySQL and Redis under load, and "
+            "back (lab)", "planned switchover of MySQL and Redis under write load (read_only, "
+            "replica caught up and promoted, old primary replicating from it)", (),
+            healthy_ticks=30, ticks=100, undo_after=60),
     Session("seed000_drbd_peer_disconnect", "seed 000: DRBD peer to standby, primary in "
             "WFConnection (reconstructed)",
             "seed 000: db162 to standby, db163 WFConnection, oos 308 -> 65,724 KiB",
@@ -97,11 +104,13 @@ def make(session: Session, out_dir: Path) -> Path:
     from replmon.config import build_config
 
     sc = dataclasses.replace(sc, interval=1.0, healthy_ticks=session.healthy_ticks,
-                             ticks=session.ticks)
+                             ticks=session.ticks, undo_after=session.undo_after)
+    undone = "" if session.undo_after is None \
+        else f", undone at tick {session.healthy_ticks + session.undo_after}"
     with Lab() as lab:
         config = build_config({**lab.settings(1.0), "checks": sc.settings})
         meta = meta_for(config, note=f"{session.title}; lab scenario {sc.name!r}, induced "
-                                     f"at tick {session.healthy_ticks}")
+                                     f"at tick {session.healthy_ticks}{undone}")
         with RecordingWriter(path, meta) as w:
             asyncio.run(run_lab_scenario(lab, sc, on_tick=w.write))
     return path

@@ -126,8 +126,9 @@ def test_stored_rerun_of_a_damaged_file(live: Path, tmp_path: Path, kind: bytes,
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
 def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
-    """The shipped sessions (format 1, no stored observations), looped long enough for
-    stored observations to be used, recorded as a live session would be."""
+    """The shipped sessions (format 1 without stored observations, but for the
+    switchover's), looped long enough for stored observations to be used, recorded as a
+    live session would be."""
     with open_recording(sample) as rec:
         ticks = list(rec.ticks())
         interval = rec.meta.interval
