@@ -147,8 +147,15 @@ class NodePanel(VerticalScroll):
         """``texts`` from ``texts()``, each padded to ``lines`` (the taller of the two
         nodes' same group, so both columns stay aligned group by group); ``since``: when
         the roles last changed (``Roles.since``), said after the role."""
-        self.border_title = f"{node.role} {node.name}" + (
-            f" since {tick_clock(since)}" if since is not None else "")
+        title = f"{node.role} {node.name}"
+        if since is not None:
+            # "since" goes first when the panel is narrow: the time must stay whole (at
+            # 80 columns "replica lab-primary since 13:47:…" lost its seconds)
+            when = tick_clock(since)
+            room = self.outer_size.width - 6  # the border's corners and the spaces
+            title += f" since {when}" if len(title) + 7 + len(when) <= room or room <= 0 \
+                else f" {when}"
+        self.border_title = title
         for kind, st in node.statuses().items():
             w = self.query_one(f"#{self.role}-{kind}", Static)
             w.update(render.pad_lines(texts[kind], lines.get(kind, 0)))
