@@ -90,6 +90,14 @@ def write_test(tmp: Path, series: list[dict[str, Any]], cases: list[dict[str, An
         indent=1))
 
 
+def promtool_test(tmp: Path, series: list[dict[str, Any]],
+                  cases: list[dict[str, Any]]) -> None:
+    """``promtool test rules`` on the shipped rules with ``series`` and ``cases``: passes."""
+    write_test(tmp, series, cases)
+    out = run("test", "rules", "test.yml", cwd=tmp)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_the_shipped_rules_pass_promtool_check(tmp_path: Path) -> None:
     (tmp_path / "rules.yml").write_text(RULES)
     out = run("check", "rules", "rules.yml", cwd=tmp_path)
@@ -148,9 +156,7 @@ def test_a_stopped_sql_thread_fires_critical_from_the_tick_its_finding_opened(
         {"eval_time": f"{n - 1}s", "alertname": "ReplmonFindingWarning", "exp_alerts": []},
         {"eval_time": f"{n - 1}s", "alertname": "ReplmonDown", "exp_alerts": []},
     ]
-    write_test(tmp_path, series, cases)
-    out = run("test", "rules", "test.yml", cwd=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    promtool_test(tmp_path, series, cases)
 
 
 def test_a_redis_link_outage_fires_and_resolves_with_its_finding(tmp_path: Path) -> None:
@@ -168,9 +174,7 @@ def test_a_redis_link_outage_fires_and_resolves_with_its_finding(tmp_path: Path)
                         if k[3] == "warning" and i <= closed[link]
                         and closed.get(k, 10**9) > closed[link]]},
     ]
-    write_test(tmp_path, series, cases)
-    out = run("test", "rules", "test.yml", cwd=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    promtool_test(tmp_path, series, cases)
 
 
 def test_a_pair_that_stops_ticking_and_replmon_itself_down_fire(tmp_path: Path) -> None:
@@ -201,9 +205,7 @@ def test_a_pair_that_stops_ticking_and_replmon_itself_down_fire(tmp_path: Path) 
         {"eval_time": "210s", "alertname": "ReplmonDown", "exp_alerts": []},
         {"eval_time": "225s", "alertname": "ReplmonDown", "exp_alerts": [down]},
     ]
-    write_test(tmp_path, series, cases)
-    out = run("test", "rules", "test.yml", cwd=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    promtool_test(tmp_path, series, cases)
 
 
 def test_the_prometheus_configs_of_the_docs_pass_promtool(tmp_path: Path) -> None:
@@ -317,9 +319,7 @@ def test_a_switchover_is_one_info_alert_naming_the_new_primary(tmp_path: Path) -
         {"eval_time": "40s", "alertname": "ReplmonSwitchover", "exp_alerts": [done]},
         *no_finding_alerts(10), *no_finding_alerts(40),
     ]
-    write_test(tmp_path, series, cases)
-    out = run("test", "rules", "test.yml", cwd=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    promtool_test(tmp_path, series, cases)
 
 
 def test_a_half_done_switchover_warns_then_goes_critical_naming_the_new_primary(
@@ -343,6 +343,4 @@ def test_a_half_done_switchover_warns_then_goes_critical_naming_the_new_primary(
           for at in (10, 25, 130)),
         *no_finding_alerts(25), *no_finding_alerts(130),
     ]
-    write_test(tmp_path, series, cases)
-    out = run("test", "rules", "test.yml", cwd=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    promtool_test(tmp_path, series, cases)
