@@ -4,6 +4,7 @@ controls (the real sources are tested against real servers in tests/live)."""
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 
 import pytest
@@ -67,11 +68,17 @@ async def test_schedule_does_not_drift_when_sampling_takes_time() -> None:
     interval, work = 0.1, 0.06
     c = pair({"host": TimedHost(work)}, {"host": TimedHost(work)}, interval)
     ticks = [t async for t in c.ticks(15)]
-    assert [t.slot for t in ticks] == list(range(15))
-    # Sleeping a full interval after each 60 ms of work would put tick 14
-    # 14 x 60 ms = 840 ms behind; on schedule it starts within a fraction of an interval.
-    assert ticks[-1].mono - ticks[0].mono == pytest.approx(14 * interval, abs=interval / 2)
-    assert all(t.start_lag_ms < 50 for t in ticks)
+    lags = [t.start_lag_ms for t in ticks]
+    # Sleeping a full interval after each 60 ms of work would put tick k k x 60 ms
+    # behind its slot (840 ms by tick 14). On schedule, a tick starts within a fraction
+    # of an interval of its slot; a machine that stalls (the suite runs 4 workers on 2
+    # cores) may make one late or skip a slot, which the tick then says (``missed``),
+    # but the schedule stays anchored: the typical tick is on time.
+    assert statistics.median(lags) < 50, lags
+    assert sum(lag >= 50 for lag in lags) <= 3, lags
+    # Every slot is either sampled or counted as missed: none vanishes.
+    assert ticks[-1].slot == 14 + sum(t.missed for t in ticks), [t.slot for t in ticks]
+    assert sum(t.missed for t in ticks) <= 3, [t.slot for t in ticks]
     assert all(t.duration_ms >= work * 1000 * 0.9 for t in ticks)
 
 
