@@ -26,7 +26,8 @@ ERROR_BYTES = 240
 class WriteLoad:
     """A background write load on the lab's current primary: random-id UPDATEs and some
     INSERTs on ``table`` (lab.t), plus Redis SET/GET, at roughly ``rate`` statements/s.
-    Used by the demo and by tests that need counters to move.
+    Used by the demo and by tests that need counters to move. ``mysql=False`` writes
+    only Redis (a Redis scenario's load: the MySQL servers' share of the CPU saved).
 
         with WriteLoad(lab, rate=200) as load:
             ...
@@ -47,7 +48,7 @@ class WriteLoad:
 
     def __init__(self, lab: Lab, *, rate: float = 200.0, rows: int = 1000,
                  table: str = "lab.t", id_max: int | None = None,
-                 redis: bool = True) -> None:
+                 redis: bool = True, mysql: bool = True) -> None:
         import multiprocessing
 
         self.lab = lab
@@ -56,6 +57,9 @@ class WriteLoad:
         self.table = table
         self.id_max = id_max or rows
         self.redis = redis
+        self.mysql = mysql
+        if not (mysql or redis):
+            raise ValueError("WriteLoad: mysql=False and redis=False write nothing")
         # A separate (spawned) process, not a thread: the load must not share a GIL with
         # the replmon under test, or its round-trip times and CPU figures would include
         # the load's own work (measured: Redis PING 5-16 ms on loopback with a thread).
@@ -78,7 +82,7 @@ class WriteLoad:
         self._proc = ctx.Process(
             target=_write_load, name="lab-write-load", daemon=True,
             args=(nodes, lab.app_user, lab.app_password, lab.redis_password, self.table,
-                  self.id_max, self.rate, self.redis, self._shared),
+                  self.id_max, self.rate, self.mysql, self.redis, self._shared),
         )
 
     # --- what it achieved -------------------------------------------------------
@@ -148,9 +152,9 @@ class WriteLoad:
 
     def start(self) -> None:
         p = self.lab.mysql_primary
-        if self.table != "lab.t":
+        if self.mysql and self.table != "lab.t":
             p.sql(f"CREATE TABLE IF NOT EXISTS {self.table} LIKE lab.t")
-        have = p.sql(f"SELECT COUNT(*) FROM {self.table}")[0][0]
+        have = p.sql(f"SELECT COUNT(*) FROM {self.table}")[0][0] if self.mysql else self.rows
         if have < self.rows:
             values = ",".join(["(0)"] * (self.rows - have))
             p.sql(f"INSERT INTO {self.table} (v) VALUES {values}")
@@ -202,8 +206,8 @@ class _Shared:
 
 
 def _write_load(nodes: list[tuple[str, int, int]], user: str, password: str,
-                redis_password: str, table: str, id_max: int, rate: float, use_redis: bool,
-                sh: _Shared) -> None:
+                redis_password: str, table: str, id_max: int, rate: float, use_mysql: bool,
+                use_redis: bool, sh: _Shared) -> None:
     """WriteLoad's process: random-id UPDATEs, every 10th an INSERT, plus Redis SET/GET,
     on the nodes ``sh.mysql_to`` and ``sh.redis_to`` name (reconnecting when they
     change)."""
@@ -255,13 +259,14 @@ def _write_load(nodes: list[tuple[str, int, int]], user: str, password: str,
             i = random.randint(1, id_max)
             ok = False
             try:
-                if conn is None:
-                    conn = connect(mysql_at)
-                with conn.cursor() as cur:
-                    if n % 10 == 9:
-                        cur.execute(f"INSERT INTO {table} (v) VALUES (%s)", (i,))
-                    else:
-                        cur.execute(f"UPDATE {table} SET v = v + 1 WHERE id = %s", (i,))
+                if use_mysql:
+                    if conn is None:
+                        conn = connect(mysql_at)
+                    with conn.cursor() as cur:
+                        if n % 10 == 9:
+                            cur.execute(f"INSERT INTO {table} (v) VALUES (%s)", (i,))
+                        else:
+                            cur.execute(f"UPDATE {table} SET v = v + 1 WHERE id = %s", (i,))
                 if use_redis:
                     rc.set(f"lab:k{i}", i)
                     rc.get(f"lab:k{i % 97}")

@@ -12,6 +12,7 @@ a failure of replmon's).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -57,6 +58,10 @@ def cases() -> list[object]:
             server = redis if redis_case else mysql
             if (server.split("-")[0], sc.name) in CANNOT_HAPPEN:
                 continue
+            if redis_case and sc.load:
+                # Redis checks judge Redis: no MySQL writes beside (that load cost the
+                # servers ~18 % of a core at 300/s, measured)
+                sc = dataclasses.replace(sc, load={**sc.load, "mysql": False})
             out.append(pytest.param(versions, sc, marks=group(versions),
                                     id=f"{server}-{sc.check}-{_short(sc.name)}"))
     return out
