@@ -10,12 +10,21 @@ kept for its session; tests sharing one carry its xdist group (tests/live/labpoo
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
+import sys
 
-import pytest
+# This machine's environment sets PYTHONDONTWRITEBYTECODE=1: every process the suite
+# starts (4 workers, ~150 `python -m replmon` runs, each lab's write load) then compiled
+# replmon and the rewritten test modules from source again. The suite writes bytecode
+# (__pycache__, ignored by git); the processes it starts read it (the variable only
+# stops writing).
+sys.dont_write_bytecode = False
 
-from replmon.lab import Lab
+import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+from replmon.lab import Lab  # noqa: E402
 
 
 @pytest.fixture(scope="session")
