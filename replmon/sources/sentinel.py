@@ -33,6 +33,7 @@ from redis.exceptions import RedisError
 
 from replmon.endpoints import SentinelEndpoint
 from replmon.errors import SourceError
+from replmon.model.base import SourceState
 from replmon.model.sentinel import SentinelEvent, SentinelSample, SentinelSwitch
 from replmon.sources import sentinel_parse as sp
 from replmon.sources.base import Source
@@ -97,6 +98,14 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
                 continue
             for *_, addr in infos:
                 self._nodes.setdefault(f"{addr[0]}:{port}", name)
+
+    def _fail(self, wall: float, mono: float, state: SourceState, error: str,
+              hint: str | None, elapsed_ms: float | None = None) -> SentinelSample:
+        """A failed sample still says where Sentinel is and its last switch (a title
+        that names it does not flicker while Sentinel is away)."""
+        return super()._fail(wall, mono, state, error, hint, elapsed_ms).model_copy(
+            update={"sentinel": self.endpoint.display(), "name": self._name or "",
+                    "last_switch": self._switch})
 
     async def _fetch(self) -> SentinelSample:
         if self._conn is None:
