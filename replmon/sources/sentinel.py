@@ -169,7 +169,15 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
         self._master = sample.master
 
     def _listen(self) -> None:
-        if self._listener is None or self._listener.done():
+        """Start the subscription (again, should it have ended on a bug: said, logged)."""
+        done = self._listener
+        if done is not None and done.done():
+            if not done.cancelled() and done.exception() is not None:
+                e = done.exception()
+                log.error("Sentinel event subscription failed", exc_info=e)
+                self._events_error = f"event subscription failed: {type(e).__name__}: {e}"
+            done = None
+        if done is None:
             self._listener = asyncio.ensure_future(self._subscribe_forever())
 
     async def _subscribe_forever(self) -> None:
@@ -181,7 +189,7 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
                 host=ep.host, port=ep.port, unix_socket_path=ep.socket, username=ep.username,
                 password=ep.password.get_secret_value() if ep.password else None,
                 socket_connect_timeout=ep.connect_timeout, decode_responses=True,
-                encoding_errors="replace", protocol=2, lib_name=None, lib_version=None)
+                encoding_errors="replace", protocol=2, driver_info=None)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.psubscribe(*sp.EVENT_PATTERNS)

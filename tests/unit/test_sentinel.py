@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from replmon.checks import roles, source_health
 from rich.text import Text
+from test_roles import AS_GIVEN, SWITCHED, A, B, ticks
 
 from replmon.cli import config_from_args
 from replmon.cli_args import DEFAULTS
@@ -25,8 +26,6 @@ from replmon.passwords import scrub_argv
 from replmon.sources import sentinel_parse as sp
 from replmon.testing.synth import T0, run_check, status
 from replmon.tui import render
-
-from test_roles import A, AS_GIVEN, B, SWITCHED, ticks
 
 pytestmark = pytest.mark.usefixtures("utc")
 
