@@ -21,6 +21,10 @@ every check judges the pair as it is. This check tells the change itself:
   not caused by it) explains what the other
   checks see meanwhile (a replica not replicating, a Redis replica that is a master),
   so they form one incident under it.
+- **Sentinel** (``--sentinel``, optional): when a Redis Sentinel promoted a node while
+  the event is in view, both titles say so: "...; Sentinel promoted db162 at
+  06:46:46, epoch 3" (the time its ``+switch-master`` arrived, else the first tick
+  that showed the new master).
 - **Roles the other way round from the start** (info): the servers say the node given
   as the replica is the primary. Everything is shown as it is; the names stay.
 
@@ -102,10 +106,26 @@ def _half_done(r: Roles) -> tuple[list[LayerRole], float] | None:
     return odd, start
 
 
+def _sentinel(w: Window, t: Limits) -> tuple[str, dict[str, str | int | None]]:
+    """What a configured Sentinel did lately, as the title says it ("Sentinel promoted
+    db162 at 06:46:46, epoch 3") and as numbers; ("", {}) when it did nothing in view."""
+    s = w.last.sentinel
+    sw = s.last_switch if s is not None else None
+    if sw is None or w.last.wall - sw.wall >= t.show_for:
+        return "", {}
+    who = sw.new_node or sw.new
+    epoch = f", epoch {sw.epoch}" if sw.epoch is not None else ""
+    return (f"Sentinel promoted {who} at {tick_clock(sw.wall)}{epoch}",
+            {"sentinel_promoted": who, "sentinel_at": tick_clock(sw.wall),
+             "sentinel_epoch": sw.epoch})
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     r = w.last.roles
     if r is None:
         return []
+    by_sentinel, sentinel_numbers = _sentinel(w, t)
+    sentinel_said = f"; {by_sentinel}" if by_sentinel else ""
     now = w.last.wall
     other = w.last.replica.name
     agreeing = [lr for lr in r.layers if lr.state == "direction" and lr.primary == r.primary]
@@ -124,12 +144,13 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             sev = Severity.CRITICAL if held >= t.critical_after else Severity.WARNING
             what = "half done"
         title = (f"roles {what} for {fmt(held)} s: {r.primary} is the primary"
-                 + (f" ({moved})" if moved else "") + f"; {said}")
+                 + (f" ({moved})" if moved else "") + f"; {said}{sentinel_said}")
         return [Observation(
             key="half_done", node="pair", severity=sev, title=title,
             numbers=numbers(primary=r.primary, previous=r.previous or None,
                             changed_at=_clock(r.since), half_done_s=held,
-                            **{f"{lr.layer}_says": _say(lr) for lr in r.layers}),
+                            **{f"{lr.layer}_says": _say(lr) for lr in r.layers},
+                            **sentinel_numbers),
             cause=("a switchover or failover done on some layers only, or a node that "
                    "does not follow the new primary yet: "
                    + "; ".join(lr.detail for lr in odd)),
@@ -139,13 +160,13 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         )]
     if r.since is not None and now - r.since < t.show_for:
         title = (f"{r.primary} is now the primary" + (f" ({moved})" if moved else "")
-                 + f"; {other} replicates from it")
+                 + f"; {other} replicates from it{sentinel_said}")
         return [Observation(
             key=r.primary, node="pair", severity=Severity.INFO, title=title,
             numbers=numbers(primary=r.primary, previous=r.previous,
                             changed_at=_clock(r.since),
                             **{f"{lr.layer}_says": lr.detail for lr in r.layers
-                               if lr.state != "unknown"}),
+                               if lr.state != "unknown"}, **sentinel_numbers),
             cause=f"a switchover or failover: {r.previous} was the primary until "
                   f"{tick_clock(r.since)}",
             next_step=("Check that clients write to the new primary only; the checks now "

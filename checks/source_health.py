@@ -1,6 +1,8 @@
 """Source health: a configured source that cannot be read is an alarm, not a gap.
 
-Reads every source's status on both nodes (host, DRBD, MySQL, Redis). A source
+Reads every source's status on both nodes (host, DRBD, MySQL, Redis), and the pair's
+Redis Sentinel's when one is configured (``--sentinel``: a warning on the pair, as
+Redis itself is still read). A source
 that is switched off or that the node does not have (state "absent", e.g. no DRBD
 module) is not a finding. Anything else that is not ok is:
 
@@ -78,6 +80,17 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                 cause=st.hint or f"replmon cannot read {role} {node.name}'s {LABEL[kind]}",
                 next_step=NEXT.get(st.state, ""),
             ))
+    st = last.sentinel.status if last.sentinel is not None else None
+    if st is not None and st.state not in (SourceState.OK, SourceState.ABSENT):
+        out.append(Observation(  # the pair's own Sentinel: its view and events are lost
+            key="sentinel", node="pair", severity=Severity.WARNING,
+            title=f"Sentinel {st.state.value}: {st.error or 'no detail'}",
+            numbers=numbers(state=st.state.value,
+                            down_s=last.wall - st.since if st.since is not None else None),
+            cause=st.hint or "replmon cannot read the Redis Sentinel given with --sentinel "
+                             "(its view of the master and its failover events)",
+            next_step=NEXT.get(st.state, ""),
+        ))
     return out
 
 

@@ -22,6 +22,7 @@ from replmon.config import (
     load_toml,
     merge,
     parse_endpoint_spec,
+    parse_sentinel_spec,
     parse_ssh_spec,
 )
 from replmon.configfile import shown
@@ -54,6 +55,8 @@ def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = Non
         over["interval"] = args.interval
     if args.timeout is not None:
         over["timeout"] = args.timeout
+    if args.sentinel:
+        over["sentinel"] = parse_sentinel_spec(args.sentinel)
     for role in ("primary", "replica"):
         node: dict[str, Any] = {}
         if getattr(args, role):

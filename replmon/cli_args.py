@@ -22,7 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "no_host": False,
     "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
     "scenario": None, "lab_mysql": None, "lab_redis": None,
-    "ask_pass": False, "ask_redis_pass": False,
+    "ask_pass": False, "ask_redis_pass": False, "sentinel": None,
     **{f"{role}_{kind}": None for role in ("primary", "replica")
        for kind in ("mysql", "redis", "ssh")},
 }
@@ -65,6 +65,10 @@ def _connection_options() -> argparse.ArgumentParser:
         g.add_argument(f"--{role}-ssh", metavar="DEST",
                        help=f"how {role}'s host/DRBD metrics are read: off, local or "
                        "[USER@]HOST[:PORT] (default: local for this machine, else ssh)")
+    g.add_argument("--sentinel", metavar="HOST:PORT[/NAME]",
+                   help="a Redis Sentinel watching the pair's master: show its view (flags, "
+                        "quorum, epoch) and failover events (port 26379 by default; NAME: "
+                        "the master's name there, found by address when left out)")
     g.add_argument("--no-drbd", action="store_true", help="do not read DRBD state")
     g.add_argument("--no-host", action="store_true", help="do not read host metrics")
     g.add_argument("--drbd-proc", metavar="PATH", help="path of /proc/drbd (default /proc/drbd)")

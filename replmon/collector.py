@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from replmon.model.base import SampleBase, SourceState, SourceStatus
+from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, RateTracker, Role, Tick
 from replmon.roles import Orienter
 from replmon.sources.base import Source
@@ -58,11 +59,14 @@ class Collector:
         *,
         interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        sentinel: Source[SentinelSample] | None = None,
     ) -> None:
+        """``sentinel``: a Redis Sentinel's source (pair-level), sampled beside the nodes."""
         if interval <= 0:
             raise ValueError("interval must be positive")
         self.primary = primary
         self.replica = replica
+        self.sentinel = sentinel
         self.interval = interval
         self._clock = clock
         self._rates = RateTracker()
@@ -76,17 +80,19 @@ class Collector:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    def _all(self) -> list[Source[Any]]:
+        return [*self.primary.all(), *self.replica.all(),
+                *([self.sentinel] if self.sentinel is not None else [])]
+
     async def open(self) -> None:
         if not self._opened:
-            for node in (self.primary, self.replica):
-                for src in node.all():
-                    await src.open()
+            for src in self._all():
+                await src.open()
             self._opened = True
 
     async def close(self) -> None:
-        for node in (self.primary, self.replica):
-            for src in node.all():
-                await src.close()
+        for src in self._all():
+            await src.close()
         self._opened = False
 
     def _mysql_sources(self) -> list[Any]:
@@ -132,9 +138,9 @@ class Collector:
         """Sample every source of both nodes concurrently and build one Tick."""
         wall, mono = time.time(), self._clock()
         due = mono if due is None else due
-        given_primary, given_replica = await asyncio.gather(
-            self._sample_node(self.primary), self._sample_node(self.replica)
-        )
+        given_primary, given_replica, sentinel = await asyncio.gather(
+            self._sample_node(self.primary), self._sample_node(self.replica),
+            self._sample_sentinel())
         # the pair as the servers say it is (replmon.roles), not as the command line had it
         primary, replica, roles = self._orienter.orient(given_primary, given_replica, wall)
         return Tick(
@@ -142,8 +148,13 @@ class Collector:
             late=missed > 0 or (mono - due) > LATE_FRACTION * self.interval, missed=max(missed, 0),
             duration_ms=(self._clock() - mono) * 1000,
             primary=self._rates.attach(primary), replica=self._rates.attach(replica),
-            roles=roles,
+            roles=roles, sentinel=sentinel,
         )
+
+    async def _sample_sentinel(self) -> SentinelSample | None:
+        if self.sentinel is None:
+            return None
+        return cast(SentinelSample, await _guarded(self.sentinel))
 
     async def _sample_node(self, node: NodeSources) -> NodeTick:
         kinds = list(node.sources)

@@ -27,7 +27,13 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from pydantic import Field, SecretStr, ValidationError
 
 from replmon.configfile import read_text, read_toml
-from replmon.endpoints import SSL_MODES, MysqlEndpoint, RedisEndpoint, SslMode
+from replmon.endpoints import (
+    SSL_MODES,
+    MysqlEndpoint,
+    RedisEndpoint,
+    SentinelEndpoint,
+    SslMode,
+)
 from replmon.errors import ConfigError
 from replmon.model.base import Record
 
@@ -70,6 +76,22 @@ class RedisConfig(Record):
     socket: str | None = None
     username: str | None = None
     password: SecretStr | None = None
+    password_env: str | None = None
+
+
+class SentinelConfig(Record):
+    """A Redis Sentinel watching the pair's Redis master (``--sentinel HOST:PORT[/NAME]``,
+    or ``[sentinel]``): replmon reads its view of the master and its failover events."""
+
+    enabled: bool = True
+    host: str
+    port: int = Field(default=26379, gt=0, lt=65536)
+    master_name: str | None = None
+    """The name Sentinel monitors the master by; unset: the master it monitors at one of
+    the pair's Redis addresses."""
+    username: str | None = None
+    password: SecretStr | None = None
+    """Sentinel's own password (its requirepass), if it has one."""
     password_env: str | None = None
 
 
@@ -149,6 +171,8 @@ class Config(Record):
     """Per-source timeout, seconds; default 80 % of the interval. Must be below the interval."""
     primary: NodeConfig
     replica: NodeConfig
+    sentinel: SentinelConfig | None = None
+    """A Redis Sentinel to read (optional)."""
     checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """[checks.<id>] tables: enabled, open_after, close_after and each check's thresholds
     (validated by replmon.engine.configure against the check's Thresholds model)."""
@@ -232,6 +256,34 @@ def parse_endpoint_spec(spec: str, kind: Literal["mysql", "redis"]) -> dict[str,
             raise ConfigError(f"bad {kind} endpoint {spec!r}: unknown option {key!r} "
                               "(mysql:// takes ssl-mode, ssl-ca, ssl-cert, ssl-key)")
         out[name] = value.upper() if name == "ssl_mode" else value
+    return out
+
+
+def parse_sentinel_spec(spec: str) -> dict[str, Any]:
+    """``--sentinel``: ``off``, ``HOST[:PORT][/NAME]`` or ``redis://[user:pw@]HOST:PORT/NAME``
+    (port 26379 by default; NAME: the master's name in Sentinel, optional)."""
+    spec = spec.strip()
+    if spec == "off":
+        return {"enabled": False}
+    url_spec = spec if "://" in spec else f"redis://{spec}"
+    try:
+        url = urlsplit(url_spec)
+        port = url.port
+    except ValueError as e:
+        raise ConfigError(f"bad --sentinel {spec!r}: {e} (expected HOST:PORT[/NAME])") from None
+    if url.scheme != "redis" or not url.hostname or url.query or url.path.count("/") > 1:
+        raise ConfigError(f"bad --sentinel {spec!r}: expected HOST:PORT[/NAME], "
+                          "e.g. 10.0.0.5:26379/mymaster")
+    out: dict[str, Any] = {"host": url.hostname}
+    if port is not None:
+        out["port"] = port
+    name = unquote(url.path.lstrip("/"))
+    if name:
+        out["master_name"] = name
+    if url.username:
+        out["username"] = unquote(url.username)
+    if url.password is not None:
+        out["password"] = unquote(url.password)
     return out
 
 
@@ -320,6 +372,13 @@ def redis_endpoint(role: Role, node: NodeConfig, timeout: float) -> RedisEndpoin
     )
 
 
+def sentinel_endpoint(c: SentinelConfig, timeout: float) -> SentinelEndpoint:
+    return SentinelEndpoint(
+        host=c.host, port=c.port, username=c.username, master_name=c.master_name,
+        password=c.password or _env_secret(c.password_env, "REPLMON_SENTINEL_PASSWORD"),
+        connect_timeout=max(timeout, 0.5), read_timeout=max(timeout, 0.5))
+
+
 class SshTarget(Record):
     """Where and how to ssh to a node for its host and DRBD metrics."""
 
@@ -363,6 +422,8 @@ class PairEndpoints(Record):
     Redis port. A TCP connect that sends nothing is harmless there; on MySQL it would
     count as a handshake error toward max_connect_errors and could get the primary's
     address blocked, so a pair without Redis (or with Redis on a socket) gets none."""
+    sentinel: SentinelEndpoint | None = None
+    """A Redis Sentinel watching the pair's master (None: none configured)."""
 
     @property
     def nodes(self) -> tuple[NodeEndpoints, NodeEndpoints]:
@@ -394,8 +455,10 @@ def resolve(config: Config) -> PairEndpoints:
 
     primary, replica = node("primary", config.primary), node("replica", config.replica)
     r = replica.redis
+    sc = config.sentinel
+    sentinel = sentinel_endpoint(sc, timeout) if sc is not None and sc.enabled else None
     return PairEndpoints(interval=config.interval, timeout=timeout, primary=primary,
-                         replica=replica,
+                         replica=replica, sentinel=sentinel,
                          link_peer=(r.host, r.port) if r is not None and not r.socket else None)
 
 

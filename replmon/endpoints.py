@@ -67,3 +67,13 @@ class RedisEndpoint(Record):
 
     def display(self) -> str:
         return self.socket if self.socket else f"{self.host}:{self.port}"
+
+
+class SentinelEndpoint(RedisEndpoint):
+    """A Redis Sentinel (``--sentinel HOST:PORT[/NAME]``): where it listens, its own
+    password if it has one (Sentinel's ``requirepass``, not the monitored Redis's), and
+    the name it monitors the pair's master by."""
+
+    port: int = 26379
+    master_name: str | None = None
+    """None: the master Sentinel monitors at one of the pair's Redis addresses."""

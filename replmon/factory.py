@@ -14,6 +14,7 @@ from replmon.sources.host import HostSource
 from replmon.sources.mysql import MysqlSource
 from replmon.sources.redis_info import RedisSource
 from replmon.sources.runner import LocalRunner, Runner
+from replmon.sources.sentinel import SentinelSource
 from replmon.sources.ssh import SshDrbdSource, SshHostSource, SshRunner
 
 SSH_OFF_REASON = "host and DRBD metrics of this node are switched off ([node.ssh] mode = off)"
@@ -71,4 +72,14 @@ def build_collector(pair: PairEndpoints | Config) -> Collector:
         node_sources(pair.primary, pair.timeout, peer=pair.link_peer),
         node_sources(pair.replica, pair.timeout),
         interval=pair.interval,
+        sentinel=sentinel_source(pair),
     )
+
+
+def sentinel_source(pair: PairEndpoints) -> SentinelSource | None:
+    """The pair's Sentinel source, knowing the pair's Redis servers by address."""
+    if pair.sentinel is None:
+        return None
+    nodes = {(n.redis.host, n.redis.port): n.name for n in pair.nodes
+             if n.redis is not None and not n.redis.socket}
+    return SentinelSource(pair.sentinel, nodes, timeout=pair.timeout)

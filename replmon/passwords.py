@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from replmon.config import parse_endpoint_spec
+from replmon.config import parse_endpoint_spec, parse_sentinel_spec
 from replmon.errors import ConfigError
 
 
@@ -36,8 +36,8 @@ def ask_password(data: dict[str, Any], kind: str) -> None:
             ep["password"] = password
 
 
-SECRET_OPTIONS = tuple(f"--{role}-{kind}" for role in ("primary", "replica")
-                       for kind in ("mysql", "redis"))
+SECRET_OPTIONS = (*(f"--{role}-{kind}" for role in ("primary", "replica")
+                      for kind in ("mysql", "redis")), "--sentinel")
 """The options whose value may hold a password (an endpoint URL)."""
 
 
@@ -53,8 +53,9 @@ def scrub_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         else:
             continue
         try:
-            password = parse_endpoint_spec(value, "mysql" if "mysql" in opt else "redis"
-                                           ).get("password")
+            password = (parse_sentinel_spec(value) if opt == "--sentinel" else
+                        parse_endpoint_spec(value, "mysql" if "mysql" in opt else "redis")
+                        ).get("password")
         except ConfigError:
             continue
         if password:

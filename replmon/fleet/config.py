@@ -24,6 +24,11 @@
     primary = { host = "db201", mysql = { port = 3307 } }
     replica = { host = "db202", mysql = { port = 3307 } }
     checks = { stmt_vs_rows = { open_after = "10s" } }
+    sentinel = { master_name = "billing" }   # on the file's [sentinel] (optional)
+
+    [sentinel]                       # a Redis Sentinel for every pair (each pair's
+    host = "10.0.0.5"                # master found by address unless master_name)
+    port = 26379
 
 A pair's node is ``defaults`` merged with its own table (its own keys win); its checks
 are the shared tables merged with its own. Each pair is validated as a one-pair config
@@ -51,8 +56,9 @@ LISTEN = "127.0.0.1:9465"
 
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _TOP = {"interval", "timeout", "listen", "record_dir", "record_max_bytes", "record_max_age",
-        "record_keep", "defaults", "checks", "pair", "basic_auth", "tls", "metrics"}
-_PAIR = {"name", "primary", "replica", "interval", "timeout", "checks"}
+        "record_keep", "defaults", "checks", "pair", "basic_auth", "tls", "metrics",
+        "sentinel"}
+_PAIR = {"name", "primary", "replica", "interval", "timeout", "checks", "sentinel"}
 
 
 class BasicAuth(Record):
@@ -96,6 +102,12 @@ def _node(spec: Any, where: str) -> dict[str, Any]:
     if isinstance(spec, dict):
         return dict(spec)
     raise ConfigError(f"{where}: a host name or a table, not {type(spec).__name__}")
+
+
+def _table(spec: Any, where: str) -> dict[str, Any]:
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where}: must be a table (host, port, master_name...)")
+    return spec
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -167,6 +179,10 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
             "replica": merge(defaults, _node(p["replica"], f"{where}: replica")),
             "checks": merge(data.get("checks", {}), p.get("checks", {})),
         }
+        sentinel = merge(_table(data.get("sentinel", {}), f"{origin}: sentinel"),
+                         _table(p.get("sentinel", {}), f"{where}: sentinel"))
+        if sentinel:  # the file's Sentinel under the pair's own keys (master_name...)
+            cfg["sentinel"] = sentinel
         timeout = p.get("timeout", data.get("timeout"))
         if timeout is not None:
             cfg["timeout"] = to_seconds(timeout, f"{where}: timeout")

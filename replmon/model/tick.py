@@ -22,6 +22,7 @@ from replmon.model.host_rates import derive_host_rates
 from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
 from replmon.model.redis import RedisRates, RedisSample, derive_redis_rates
 from replmon.model.roles import Roles
+from replmon.model.sentinel import SentinelSample
 
 Role = Literal["primary", "replica"]
 SOURCE_KINDS = ("host", "drbd", "mysql", "redis")
@@ -104,6 +105,9 @@ class Tick(Struct):
     roles: Roles | None = None
     """How the servers said which node is the primary, layer by layer, and since when
     (None in recordings made before roles were observed: the roles as given)."""
+    sentinel: SentinelSample | None = None
+    """Redis Sentinel's view of the pair's master (``--sentinel``; None when no
+    Sentinel is configured, and in recordings made before it was read)."""
 
     @property
     def nodes(self) -> tuple[NodeTick, NodeTick]:

@@ -12,7 +12,8 @@ counter). Trailing empty fields are dropped; a label with anything but letters, 
 
 Labels are ``<role>_<source>_<what>[_<channel>]`` so a graph of one pair's nodes is one
 regular expression away (``replica_mysql_lag``, ``primary_redis_mem_used``), then the
-finding counts (``critical``, ``warning``, ``info``) as before.
+finding counts (``critical``, ``warning``, ``info``) as before. With ``--sentinel``:
+``sentinel_ok``, ``sentinel_config_epoch`` and ``sentinel_other_sentinels``.
 
 The set of labels is the same from run to run for the same pair: graphing tools
 (PNP4Nagios, Grafana through Icinga) keep one series per label, and PNP4Nagios's
@@ -257,4 +258,16 @@ def pair_perf(ticks: Tick | Sequence[Tick] | None,
     for role in ("primary", "replica"):
         for kind in ("mysql", "redis", "drbd"):
             out += _source(recent, role, kind, limits, meas)
-    return out
+    return out + sentinel_perf(recent[-1])
+
+
+def sentinel_perf(tick: Tick) -> list[Perf]:
+    """With ``--sentinel``: whether it was read, the master's config epoch (a step is a
+    failover) and the other Sentinels it knows; ``U`` while it cannot be read."""
+    s = tick.sentinel
+    if s is None:
+        return []
+    ok = s.status.state is SourceState.OK
+    return [Perf("sentinel_ok", 1 if ok else 0, min=0, max=1),
+            Perf("sentinel_config_epoch", s.config_epoch if ok else None, min=0),
+            Perf("sentinel_other_sentinels", s.other_sentinels if ok else None, min=0)]

@@ -33,6 +33,7 @@ from replmon.engine import Engine, Update
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding
 from replmon.model.incidents import Causality, IncidentTracker, finding_id
+from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.incidents import causality
 from replmon.output.plain import human
@@ -127,10 +128,12 @@ class NodePanel(VerticalScroll):
                 yield Static("", id=f"{self.role}-{key}-max", classes="spark-max")
 
     def texts(self, node: NodeTick, other: NodeTick | None, now: float | None,
-              gtid_rows_per_s: float | None = None) -> dict[str, Text]:
+              gtid_rows_per_s: float | None = None,
+              sentinel: SentinelSample | None = None) -> dict[str, Text]:
         """Each group's lines for ``node``, broken to this column's width; ``other``:
         the other node of the same tick (values that differ are marked);
-        ``gtid_rows_per_s``: see render.mysql_text."""
+        ``gtid_rows_per_s``: see render.mysql_text; ``sentinel``: the tick's Sentinel
+        sample (a line under Redis: render.sentinel_text)."""
         def mysql(n: NodeTick, o: NodeTick | None) -> Text:
             return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s)
 
@@ -138,9 +141,11 @@ class NodePanel(VerticalScroll):
             "host": render.host_text, "drbd": render.drbd_text, "mysql": mysql,
             "redis": render.redis_text}
         width = self.scrollable_content_region.width
-        return {kind: render.fit(renderers[kind](node, other) if st.ok
-                                 else render.status_text(kind, st, now), width)
-                for kind, st in node.statuses().items()}
+        out = {kind: renderers[kind](node, other) if st.ok else render.status_text(kind, st, now)
+               for kind, st in node.statuses().items()}
+        if sentinel is not None:
+            out["redis"] = out["redis"] + render.sentinel_text(sentinel, node.name, now)
+        return {kind: render.fit(text, width) for kind, text in out.items()}
 
     def show(self, node: NodeTick, texts: dict[str, Text], lines: dict[str, int],
              history: dict[str, deque[float]], since: float | None = None) -> None:
@@ -341,8 +346,10 @@ class ReplmonApp(App[None]):
         # each node in its own column (the role it was given), whatever its role now
         panels = {n.role: self.main_widget(f"#{n.given or n.role}", NodePanel)
                   for n in (p, r)}
-        texts = {p.role: panels[p.role].texts(p, r, now),
-                 r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(msg.tick.wall))}
+        sentinel = msg.tick.sentinel
+        texts = {p.role: panels[p.role].texts(p, r, now, sentinel=sentinel),
+                 r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(msg.tick.wall),
+                                              sentinel)}
         lines = {kind: max(len(t[kind].plain.split("\n")) for t in texts.values() if kind in t)
                  for kind in NodePanel.SECTIONS}
         since = msg.tick.roles.since if msg.tick.roles is not None else None

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Finding, Severity
+from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.plain import human
 from replmon.units import fmt_bytes, fmt_link_speed
@@ -356,6 +357,33 @@ def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
         worst = max((v for v in r.replica_lag_bytes.values() if v is not None), default=None)
         if worst is not None:
             _kv(t, "lag", _bytes(worst), "bold red" if worst > 1 << 20 else "bold")
+    return t
+
+
+def sentinel_text(s: SentinelSample, name: str, now: float | None) -> Text:
+    """One further line of a node's Redis group: what the pair's Sentinel says of this
+    node (master, with epoch and quorum of the Sentinels known; down flags; a failover
+    under way), or Sentinel's own state when it cannot be read."""
+    t = Text()
+    _line(t, "sentinel")
+    if not s.status.ok:
+        t.append(s.status.state.value.upper(), style="bold red")
+        if s.status.since is not None and now is not None:
+            t.append(f" for {human(max(0.0, now - s.status.since), 4).strip()} s",
+                     style="bold red")
+        return t
+    if s.master_node != name:
+        t.append("replica" if s.master_node else f"master is {s.master}", style="bold")
+        return t
+    _kv(t, "", "master")
+    if s.config_epoch is not None:
+        _kv(t, "ep", str(s.config_epoch))
+    if s.quorum is not None and s.other_sentinels is not None:
+        _kv(t, "q", f"{s.quorum}/{s.other_sentinels + 1}")
+    if s.down:
+        _kv(t, "", s.down.upper(), "bold red")
+    if s.failover_state:
+        _kv(t, "failover", s.failover_state, "bold yellow")
     return t
 
 

@@ -49,7 +49,9 @@ column (the one given as the primary on the left): its title says its role now, 
        bp = buffer pool hit %; thd = threads running/connected; rtt = round trip of
        SELECT 1; ro = read_only, io/sql threads, lag = Seconds_Behind_Master/Source
 [b]redis[/b]  op/s, keyspace hit %, cli = clients, rtt of PING; memory against maxmemory;
-       role, replicas or link, replication offset lag in bytes
+       role, replicas or link, replication offset lag in bytes; with --sentinel,
+       what Sentinel says of the node: master (ep = config epoch, q = quorum/Sentinels
+       known), S_DOWN/O_DOWN, a failover's state, or replica
 [b]≠[/b]      the two nodes disagree where they should not: rows written per s more than
        2x apart (a replica not applying, writes that do not replicate)
 stmt/rds sparklines: the last 5 minutes of statements/s and Redis ops/s, tallest = max

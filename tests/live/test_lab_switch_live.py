@@ -2,7 +2,8 @@
 on real servers, under a write load running before, during and after: the roles swap,
 the load follows the new primary at its rate, the old primary replicates from it, and
 switching back restores the start state. The session's lab is shared: every test
-switches back in ``finally``."""
+switches back in ``finally``. Sentinel's failover is tested in test_sentinel_live.py
+(one run for the lab's, the roles' and the Sentinel source's assertions)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,10 @@ import pytest
 from labpool import MYSQL97, group
 
 from replmon.lab import Lab
-from replmon.lab_sentinel import lab_sentinel, sentinel_failover
 from replmon.lab_switch import (
-    redis_switchover,
     replication_threads,
     switch_back,
     switchover,
-    wait_redis_link,
 )
 from replmon.labload import WriteLoad
 from replmon.labnode import LabNode
@@ -176,35 +174,3 @@ def test_half_done_switchover_moves_mysql_only(lab: Lab) -> None:
     finally:
         switch_back(lab)
     assert not lab.switched and state(lab) == start
-
-
-def test_sentinel_fails_over_a_stalled_master(lab: Lab) -> None:
-    """Sentinel (quorum 1, down after 1 s) promotes the replica while the master is
-    stopped; the lab's Redis master, and the load's writes, follow; Sentinel turns the
-    old master, once back, into a replica of the new one."""
-    assert not lab.switched
-    start = state(lab)
-    old, new = lab.primary, lab.replica
-    with WriteLoad(lab, rate=RATE) as load:
-        try:
-            with lab_sentinel(lab) as sentinel:
-                assert sentinel.master_addr() == (old.host, old.redis_port)
-                sw = sentinel_failover(lab, sentinel)
-                assert (sw.old, sw.new) == ("primary", "replica")
-                assert sentinel.master_addr() == (new.host, new.redis_port)
-                assert lab.redis_primary is new and lab.mysql_primary is old
-                # Promoted after down-after (1 s), its vote and REPLICAOF NO ONE.
-                assert 1.0 <= sw.promoted_wall - sw.fenced_wall <= 10.0, sw
-                sets = redis_sets(new)
-                time.sleep(1.0)
-                assert redis_sets(new) > sets, load.summary()
-                wait_redis_link(old, new, 5)
-        finally:
-            if lab.redis_primary is not lab.primary:
-                redis_switchover(lab)
-        assert lab.redis_primary is old
-        sets = redis_sets(old)
-        time.sleep(1.0)
-        assert redis_sets(old) > sets
-        assert_rate(load, 1)
-    assert state(lab) == start

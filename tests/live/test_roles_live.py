@@ -2,7 +2,8 @@
 before, during and after the change: a planned switchover of MySQL and Redis is one
 info event naming the new primary and nothing else (no not-replicating, no swapped
 Redis, no errant GTIDs); the pair is handed on as it is; a half-done one (MySQL moved,
-Redis not) is a warning after its hold. Each induce switches back on exit."""
+Redis not) is a warning after its hold. Each induce switches back on exit. The Sentinel
+failover's run is test_sentinel_live.py's (one run serves every assertion about it)."""
 
 from __future__ import annotations
 
@@ -41,54 +42,6 @@ async def test_a_planned_switchover_is_one_event_and_the_pair_stays_quiet(lab: L
              if f.severity > Severity.INFO]
     assert noisy == [], noisy
     assert out.on_time(Severity.INFO), out.onset_delay_s(Severity.INFO)
-
-
-async def test_a_sentinel_failover_is_followed_and_named(lab: Lab) -> None:
-    """A real Sentinel (redis-server --sentinel, quorum 1, down after 1 s) promotes the
-    replica's Redis while the master is stalled (SIGSTOP); replmon, sampling all along,
-    names the promoted node as Redis's primary, and with MySQL left where it was the
-    pair's roles are half done: the roles finding says Redis moved, as a warning once
-    held 3 s. Redis is switched back (planned) after."""
-    import asyncio
-
-    from replmon.config import build_config
-    from replmon.engine import build_engine
-    from replmon.factory import build_collector
-    from replmon.lab_sentinel import lab_sentinel, sentinel_failover
-    from replmon.lab_switch import redis_switchover
-    from replmon.labload import WriteLoad
-
-    eng = build_engine({"roles": {"hold": "3s"}}, entry_points=False)
-    seen: list[tuple[str, str]] = []
-    worst = Severity.INFO
-    title = ""
-    with WriteLoad(lab, rate=200):
-        try:
-            with lab_sentinel(lab) as sentinel:
-                async with build_collector(build_config(lab.settings(0.5))) as c:
-                    failover = asyncio.ensure_future(
-                        asyncio.to_thread(sentinel_failover, lab, sentinel))
-                    after = 0
-                    async for t in c.ticks():
-                        upd = eng.feed(t)
-                        assert t.roles is not None
-                        redis_layer = t.roles.layer("redis")
-                        assert redis_layer is not None
-                        seen.append((redis_layer.state, redis_layer.primary))
-                        for f in upd.open:
-                            if f.check == "roles":
-                                worst, title = max(worst, f.severity), f.title
-                        after += failover.done()
-                        if after >= 10:  # 5 s after Sentinel finished
-                            break
-                    sw = failover.result()
-        finally:
-            if lab.redis_primary is not lab.primary:
-                redis_switchover(lab)
-    assert (sw.old, sw.new) == ("primary", "replica")
-    assert seen[0] == ("direction", "lab-primary")
-    assert seen[-1] == ("direction", "lab-replica"), seen[-5:]
-    assert worst is Severity.WARNING and "Redis: lab-replica is the primary" in title, title
 
 
 async def test_a_half_done_switchover_is_a_warning_after_its_hold(lab: Lab) -> None:

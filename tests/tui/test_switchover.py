@@ -121,3 +121,29 @@ async def test_names_keep_their_columns_and_the_arrow_turns_at_a_switchover() ->
         assert any(f"replica {GIVEN_PRIMARY}  mysql_replication" in line for line in lines), \
             "\n".join(lines)
         assert cuts_with_room(lines) == [], "\n".join(lines)
+
+
+async def test_sentinel_lines_at_80x24_name_the_master_whole() -> None:
+    """With --sentinel, each node's Redis group ends with what Sentinel says of it: the
+    master (epoch, quorum) in the promoted node's column, replica in the other; at 80x24
+    nothing of it is cut and the columns stay aligned."""
+    from replmon.model.base import SourceState, SourceStatus
+    from replmon.model.sentinel import SentinelSample
+
+    sentinel = SentinelSample(status=SourceStatus(state=SourceState.OK),
+                              master="10.0.0.2:6379", master_node=GIVEN_REPLICA,
+                              flags=("master",), quorum=2, other_sentinels=2,
+                              config_epoch=3)
+    ticks = [t.model_copy(update={"sentinel": sentinel}) for t in TICKS[BEFORE:BEFORE + 3]]
+    feed = ManualFeed()
+    clock = {"now": ticks[0].wall}
+    app = ReplmonApp(feed, build_engine(entry_points=False), clock=lambda: clock["now"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        for t in ticks:
+            await push(pilot, feed, app, clock, t)
+        await settle(pilot)
+        lines = screen_lines(app)
+        assert column_of(lines, "sentinel master ep 3 q 2/3") == "right", "\n".join(lines)
+        assert column_of(lines, "sentinel replica") == "left"
+        assert cuts_with_room(lines) == [], "\n".join(lines)
+        assert misaligned(lines) == []
