@@ -98,6 +98,16 @@ def _node(spec: Any, where: str) -> dict[str, Any]:
     raise ConfigError(f"{where}: a host name or a table, not {type(spec).__name__}")
 
 
+def _pair_layers(data: dict[str, Any], p: dict[str, Any], where: str) -> dict[str, Any]:
+    """A pair's nodes on [defaults] and its checks on the shared [checks.<id>] tables (its
+    own keys win), not yet validated; not its ticks (interval, timeout: serve's)."""
+    primary, replica = _node(p["primary"], f"{where}: primary"), _node(p["replica"],
+                                                                         f"{where}: replica")
+    defaults = data.get("defaults", {})
+    return {"primary": merge(defaults, primary), "replica": merge(defaults, replica),
+            "checks": merge(data.get("checks", {}), p.get("checks", {}))}
+
+
 def parse_listen(text: str) -> tuple[str, int]:
     """("127.0.0.1", 9465) from "127.0.0.1:9465", "[::1]:9465" or ":9465" (loopback)."""
     host, sep, port = text.rpartition(":")
@@ -160,13 +170,9 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
         for role in ("primary", "replica"):
             if role not in p:
                 raise ConfigError(f"{where}: no {role} (a host name, or a table with host)")
-        cfg: dict[str, Any] = {
-            "interval": top_iv if interval is not None or "interval" not in p
-            else to_seconds(p["interval"], f"{where}: interval"),
-            "primary": merge(defaults, _node(p["primary"], f"{where}: primary")),
-            "replica": merge(defaults, _node(p["replica"], f"{where}: replica")),
-            "checks": merge(data.get("checks", {}), p.get("checks", {})),
-        }
+        cfg = _pair_layers(data, p, where)
+        cfg["interval"] = (top_iv if interval is not None or "interval" not in p
+                           else to_seconds(p["interval"], f"{where}: interval"))
         timeout = p.get("timeout", data.get("timeout"))
         if timeout is not None:
             cfg["timeout"] = to_seconds(timeout, f"{where}: timeout")
@@ -220,15 +226,12 @@ def pair_data(data: dict[str, Any], name: str | None,
     if name is None:
         raise ConfigError(f"{origin} is a fleet file ({_some(names)}): give --pair NAME, "
                           f"e.g. --pair {names[0]}")
-    pick = next((p for p in fleet.pairs if p.name == name), None)
-    if pick is None:
+    if name not in names:
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
         hint = (f"did you mean {_either(close)}?" if close else f"it has {_some(names)}")
         raise ConfigError(f"{origin}: no pair {name!r}: {hint}")
-    out = pick.config.model_dump(exclude_unset=True)
-    out.pop("interval", None)
-    out.pop("timeout", None)
-    return out
+    pick = next(p for p in data["pair"] if p["name"] == name)
+    return _pair_layers(data, pick, f"{origin}: pair {name!r}")
 
 
 def _either(names: list[str]) -> str:
