@@ -5,7 +5,7 @@ function, and are validated once into a Config:
     the lab's nodes (--lab)                                   weakest
     the --config file: a pair file as it is, or a fleet file's --pair (its nodes on
         [defaults], its checks on the shared [checks.<id>]: replmon.fleet.config)
-    the command line (FLAGS below)
+    the command line (PAIR_FLAGS and NODE_FLAGS below)
     the passwords asked for (--ask-pass, --ask-redis-pass)     strongest
 
 The environment and ~/.my.cnf come later, when the Config is resolved into endpoints
@@ -20,6 +20,7 @@ A new option of the connection is two lines: its grammar in ``cli_args``
 from __future__ import annotations
 
 import argparse
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -125,7 +126,8 @@ class PairSettings:
     """What an error names: the --config file, or "command line"."""
 
     def config(self, base: dict[str, Any] | None = None) -> Config:
-        data = merge(merge(base or {}, self.file), self.options)
+        # a copy: the prompt puts its password into it, not into the layers
+        data = copy.deepcopy(merge(merge(base or {}, self.file), self.options))
         for kind in self.ask:
             ask_password(data, kind)
         for role in ROLES:

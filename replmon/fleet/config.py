@@ -214,8 +214,9 @@ def pair_data(data: dict[str, Any], name: str | None,
               origin: str = "fleet file") -> dict[str, Any]:
     """``--config FLEET --pair NAME``: the one-pair config (as a one-pair --config file
     would give it) of pair ``name`` of a parsed fleet file: its nodes on [defaults], its
-    checks on the shared [checks.<id>] tables, exactly as ``replmon serve`` builds that
-    pair. Not its interval and timeout: those are serve's ticks, and the screen, check,
+    checks on the shared [checks.<id>] tables, laid as ``replmon serve`` lays that pair
+    (``_pair_layers``), as keys for replmon.settings to lay the command line over and
+    validate once. Not its interval and timeout: those are serve's ticks, and the screen, check,
     record and sample keep their own (1 s unless --interval). The whole file is validated
     as serve validates it. ConfigError in one line: no ``name`` (which pairs there are),
     an unknown one (the close matches)."""
