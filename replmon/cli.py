@@ -1,5 +1,6 @@
-"""Command line: parses arguments (the grammar is cli_args.py) into a Config and calls
-one command of ``replmon.commands`` (with --lab, on the lab that ``replmon.demo``
+"""Command line: parses arguments (the grammar is cli_args.py), has them made into a
+Config (``replmon.settings``, with the --config file's pair) and calls one command of
+``replmon.commands`` (with --lab, on the lab that ``replmon.demo``
 starts); no sampling logic lives here. It also says which options go together
 (--scenario and --lab-* need --lab) and turns errors into exit codes (a monitoring
 plugin's for ``check``).
@@ -16,75 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from replmon.cli_args import build_parser
-from replmon.config import (
-    Config,
-    build_config,
-    load_toml,
-    merge,
-    parse_endpoint_spec,
-    parse_sentinel_spec,
-    parse_ssh_spec,
-)
-from replmon.configfile import shown
 from replmon.errors import ConfigError, LabError, SessionError
-from replmon.fleet.config import is_fleet, pair_data
 from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
-from replmon.passwords import ask_password, scrub_own_command_line
-
-
-def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = None, *,
-                     file_data: dict[str, Any] | None = None) -> Config:
-    """The Config of a run: ``base`` (the lab's nodes), the --config file (``file_data``
-    when the caller has read it already; of a fleet file, the --pair's), then the
-    command line."""
-    data: dict[str, Any] = dict(base or {})
-    pair = getattr(args, "pair", None)
-    if args.config is not None:  # "" too: a --config "$UNSET" is no such file, not ignored
-        file = load_toml(args.config) if file_data is None else file_data
-        if is_fleet(file):
-            file = pair_data(file, pair, origin=shown(args.config))
-        elif pair is not None:
-            raise ConfigError(f"--pair {pair}: {shown(args.config)} is a one-pair config, "
-                              "not a fleet file ([[pair]] tables): drop --pair")
-        data = merge(data, file)
-    elif pair is not None:
-        raise ConfigError(f"--pair {pair} picks a pair of a fleet file: give --config "
-                          "FLEET.toml too")
-    over: dict[str, Any] = {}
-    if args.interval is not None:
-        over["interval"] = args.interval
-    if args.timeout is not None:
-        over["timeout"] = args.timeout
-    if args.sentinel:
-        over["sentinel"] = parse_sentinel_spec(args.sentinel)
-    for role in ("primary", "replica"):
-        node: dict[str, Any] = {}
-        if getattr(args, role):
-            node["host"] = getattr(args, role)
-        for kind in ("mysql", "redis"):
-            spec = getattr(args, f"{role}_{kind}")
-            if spec:
-                node[kind] = parse_endpoint_spec(spec, kind)
-        ssh_spec = getattr(args, f"{role}_ssh", None)
-        if ssh_spec:
-            node["ssh"] = parse_ssh_spec(ssh_spec)
-        if args.no_drbd:
-            node["drbd"] = {"enabled": False}
-        elif args.drbd_proc:
-            node["drbd"] = {"proc_path": args.drbd_proc}
-        if args.no_host:
-            node["host_metrics"] = {"enabled": False}
-        if node:
-            over[role] = node
-    data = merge(data, over)
-    for kind, asked in (("mysql", args.ask_pass), ("redis", args.ask_redis_pass)):
-        if asked:
-            ask_password(data, kind)
-    for role in ("primary", "replica"):
-        if "host" not in data.get(role, {}):
-            raise ConfigError(f"no {role} given: use --{role} HOST or a [{role}] table in --config")
-    return build_config(data, origin="command line" if args.config is None
-                        else shown(args.config))
+from replmon.passwords import scrub_own_command_line
+from replmon.settings import config_from_args as config_from_args  # its old home, kept
+from replmon.settings import pair_settings
 
 
 def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -115,9 +52,10 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         lab = lab_nodes(demo(args.scenario) if args.scenario else None,
                         mysql=args.lab_mysql or DEFAULT_MYSQL,
                         redis=args.lab_redis or DEFAULT_REDIS)
-    # a bad --config file: one line (ConfigError) before any output, the screen or the lab
-    file_data = None if args.config is None else load_toml(args.config)
-    config = None if args.lab else config_from_args(args, file_data=file_data)
+    # a bad --config file or option: one line (ConfigError) before any output, the screen
+    # or the lab
+    pair = pair_settings(args)
+    config = None if args.lab else pair.config()
     if args.command is None and not args.plain:
         from replmon.output.term import screen_ok
 
@@ -129,7 +67,7 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             args.plain = True
     with lab as base:
         if config is None:  # the lab's nodes under the file's and the command line's keys
-            config = config_from_args(args, base=base, file_data=file_data)
+            config = pair.config(base)
         if args.command == "check":
             return cmd.print_check(asyncio.run(cmd.run_check(config, duration=args.duration)),
                                    args.format)

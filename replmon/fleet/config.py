@@ -110,6 +110,23 @@ def _table(spec: Any, where: str) -> dict[str, Any]:
     return spec
 
 
+def _pair_layers(data: dict[str, Any], p: dict[str, Any], where: str,
+                 origin: str = "fleet file") -> dict[str, Any]:
+    """A pair's nodes on [defaults], its checks on the shared [checks.<id>] tables and its
+    Sentinel on the file's [sentinel] (its own keys win), not yet validated; not its
+    ticks (interval, timeout: serve's)."""
+    primary, replica = _node(p["primary"], f"{where}: primary"), _node(p["replica"],
+                                                                         f"{where}: replica")
+    defaults = data.get("defaults", {})
+    out = {"primary": merge(defaults, primary), "replica": merge(defaults, replica),
+           "checks": merge(data.get("checks", {}), p.get("checks", {}))}
+    sentinel = merge(_table(data.get("sentinel", {}), f"{origin}: sentinel"),
+                     _table(p.get("sentinel", {}), f"{where}: sentinel"))
+    if sentinel:  # the file's Sentinel under the pair's own keys (master_name...)
+        out["sentinel"] = sentinel
+    return out
+
+
 def parse_listen(text: str) -> tuple[str, int]:
     """("127.0.0.1", 9465) from "127.0.0.1:9465", "[::1]:9465" or ":9465" (loopback)."""
     host, sep, port = text.rpartition(":")
@@ -172,17 +189,9 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
         for role in ("primary", "replica"):
             if role not in p:
                 raise ConfigError(f"{where}: no {role} (a host name, or a table with host)")
-        cfg: dict[str, Any] = {
-            "interval": top_iv if interval is not None or "interval" not in p
-            else to_seconds(p["interval"], f"{where}: interval"),
-            "primary": merge(defaults, _node(p["primary"], f"{where}: primary")),
-            "replica": merge(defaults, _node(p["replica"], f"{where}: replica")),
-            "checks": merge(data.get("checks", {}), p.get("checks", {})),
-        }
-        sentinel = merge(_table(data.get("sentinel", {}), f"{origin}: sentinel"),
-                         _table(p.get("sentinel", {}), f"{where}: sentinel"))
-        if sentinel:  # the file's Sentinel under the pair's own keys (master_name...)
-            cfg["sentinel"] = sentinel
+        cfg = _pair_layers(data, p, where, origin)
+        cfg["interval"] = (top_iv if interval is not None or "interval" not in p
+                           else to_seconds(p["interval"], f"{where}: interval"))
         timeout = p.get("timeout", data.get("timeout"))
         if timeout is not None:
             cfg["timeout"] = to_seconds(timeout, f"{where}: timeout")
@@ -224,8 +233,9 @@ def pair_data(data: dict[str, Any], name: str | None,
               origin: str = "fleet file") -> dict[str, Any]:
     """``--config FLEET --pair NAME``: the one-pair config (as a one-pair --config file
     would give it) of pair ``name`` of a parsed fleet file: its nodes on [defaults], its
-    checks on the shared [checks.<id>] tables, exactly as ``replmon serve`` builds that
-    pair. Not its interval and timeout: those are serve's ticks, and the screen, check,
+    checks on the shared [checks.<id>] tables, laid as ``replmon serve`` lays that pair
+    (``_pair_layers``), as keys for replmon.settings to lay the command line over and
+    validate once. Not its interval and timeout: those are serve's ticks, and the screen, check,
     record and sample keep their own (1 s unless --interval). The whole file is validated
     as serve validates it. ConfigError in one line: no ``name`` (which pairs there are),
     an unknown one (the close matches)."""
@@ -236,15 +246,12 @@ def pair_data(data: dict[str, Any], name: str | None,
     if name is None:
         raise ConfigError(f"{origin} is a fleet file ({_some(names)}): give --pair NAME, "
                           f"e.g. --pair {names[0]}")
-    pick = next((p for p in fleet.pairs if p.name == name), None)
-    if pick is None:
+    if name not in names:
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
         hint = (f"did you mean {_either(close)}?" if close else f"it has {_some(names)}")
         raise ConfigError(f"{origin}: no pair {name!r}: {hint}")
-    out = pick.config.model_dump(exclude_unset=True)
-    out.pop("interval", None)
-    out.pop("timeout", None)
-    return out
+    pick = next(p for p in data["pair"] if p["name"] == name)
+    return _pair_layers(data, pick, f"{origin}: pair {name!r}")
 
 
 def _either(names: list[str]) -> str:

@@ -87,8 +87,11 @@ class TickFacts:
     missed: int
     seq: int
     versions: list[tuple[str, str]]
-    values: list[tuple[str, float]]
-    """(node + PEAKS label, value) for each key rate this tick has."""
+    """(node + server kind, version); the node by the role it was given (the header's)."""
+    values: list[tuple[str, float, str, str]]
+    """(node + PEAKS label, value, the node's name, its role in this tick) for each key
+    rate this tick has; the node by the role it was given, which it keeps through a
+    switchover (the header's nodes), as the screen keeps its column."""
     recorded: list[dict[str, Any]]
     """Findings events the live engine recorded with this tick."""
 
@@ -96,16 +99,17 @@ class TickFacts:
 def tick_facts(e: Entry) -> TickFacts:
     t = e.tick
     versions: list[tuple[str, str]] = []
-    values: list[tuple[str, float]] = []
+    values: list[tuple[str, float, str, str]] = []
     for n in t.nodes:
+        given = n.given or n.role
         for kind in ("mysql", "redis", "drbd"):
             sample = getattr(n, kind)
             if sample.status.ok and sample.version:
-                versions.append((f"{n.role} {kind}", sample.version))
+                versions.append((f"{given} {kind}", sample.version))
         for label, path in PEAKS.items():
             val = metric(n, path)
             if isinstance(val, int | float):
-                values.append((f"{n.role} {label}", val))
+                values.append((f"{given} {label}", val, n.name, n.role))
     return TickFacts(t.wall, t.interval, t.missed, t.seq, versions, values,
                      _events(e.update, t.wall) if e.update is not None else [])
 
@@ -129,11 +133,12 @@ def report(recording: Recording) -> dict[str, Any]:
         first = first or t
         for key, v in t.versions:
             versions.setdefault(key, set()).add(v)
-        for key, val in t.values:
+        for key, val, name, role in t.values:
             best = peaks.get(key)
             low = "lowest" in key
             if best is None or (val < best["value"] if low else val > best["value"]):
-                peaks[key] = {"value": val, "at": t.wall, "time": iso(t.wall)}
+                peaks[key] = {"value": val, "at": t.wall, "time": iso(t.wall), "node": name,
+                              "role": role, "what": key.partition(" ")[2]}
         if prev is not None:
             step = t.wall - prev.wall
             if t.missed or step > 2 * t.interval:
@@ -177,6 +182,13 @@ def _when(e: dict[str, Any]) -> str:
     return str(e["since_time"] if e["event"] == "opened" else e["time"])
 
 
+def _peak_label(key: str, peak: dict[str, Any]) -> str:
+    """"lab-replica (primary) mysql qps": the node's name, its role at the peak, what."""
+    if "node" not in peak:  # a report written before peaks named their node
+        return key
+    return f"{peak['node']} ({peak['role']}) {peak['what']}"
+
+
 def render_text(rep: dict[str, Any]) -> str:
     """The report for a terminal."""
     lines = [f"{rep['file']}: {plural(rep['ticks'], 'tick')}, {rep['start']} .. {rep['end']} "
@@ -204,8 +216,11 @@ def render_text(rep: dict[str, Any]) -> str:
     lines += ["", f"incidents (findings under their root): {len(rep.get('incidents') or [])}"
               + (f", {len(many)} of more than one finding:" if many else "")]
     lines += [f"  {line}" for tl in many for line in tl]
-    lines += ["", "peaks:"]
-    lines += [f"  {k:32} {v['value']:>14,.1f}  at {v['time']}" for k, v in rep["peaks"].items()]
+    lines += ["", "peaks (each node's, and its role then):"]
+    labels = {k: _peak_label(k, v) for k, v in rep["peaks"].items()}
+    wide = max(map(len, labels.values()), default=0)
+    lines += [f"  {labels[k]:{wide}} {v['value']:>14,.1f}  at {v['time']}"
+              for k, v in rep["peaks"].items()]
     lines += ["", f"gaps: {len(rep['gaps'])}"]
     lines += [f"  {g['from']} -> {g['to']}: {g['gap_s']} s, {g['missed']} missed"
               for g in rep["gaps"]]

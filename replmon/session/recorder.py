@@ -121,9 +121,10 @@ class RecordingWriter:
         meta = self.meta
         if tick is not None:
             nodes = dict(meta.nodes)
-            for n in tick.nodes:
-                old = nodes.get(n.role, NodeInfo(name=n.name))
-                nodes[n.role] = old.model_copy(update={
+            for n in tick.nodes:  # by the role it was given: the config's (its host's) key,
+                given = n.given or n.role  # also when the part starts after a switchover
+                old = nodes.get(given, NodeInfo(name=n.name))
+                nodes[given] = old.model_copy(update={
                     "name": n.name,
                     "mysql_version": n.mysql.version if _ok(n, "mysql") else old.mysql_version,
                     "redis_version": n.redis.version if _ok(n, "redis") else old.redis_version,

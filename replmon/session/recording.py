@@ -441,12 +441,12 @@ class Recording:
                    self._count - 1)
 
     def node_names(self) -> dict[str, str]:
-        """Role -> node name, from the header (or, when it lacks them, the first tick)."""
+        """Role as given (by the command line or config) -> node name, from the header
+        (or, when it lacks them, the first tick's nodes by the roles they were given)."""
         names = {role: info.name for role, info in self.meta.nodes.items() if info.name}
         if len(names) < 2 and len(self):
             with contextlib.suppress(SessionError):
-                t = self.tick_at(0)
-                names = {"primary": t.primary.name, "replica": t.replica.name}
+                names = {n.given or n.role: n.name for n in self.tick_at(0).nodes}
         return names
 
     def _recorded_updates(self) -> Iterator[tuple[int, float, dict[str, Any]]]:

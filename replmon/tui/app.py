@@ -40,7 +40,7 @@ from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import gcpace, render
 from replmon.tui.graphs import GraphScreen, Point, points
-from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots
+from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots, column
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
 from replmon.units import tick_clock
 
@@ -322,7 +322,7 @@ class ReplmonApp(App[None]):
         self.graph_history.append(points(tick))
         for node in tick.nodes:
             if (snap := Snapshot.of(node, tick.wall)) is not None:
-                self.processlists[node.role] = snap
+                self.processlists[column(node)] = snap
             h = self.history[node.given or node.role]  # its column's, through a switchover
             h["qps"].append(node.rates.mysql.qps or 0.0)
             h["ops"].append(node.rates.redis.ops_per_s or 0.0)

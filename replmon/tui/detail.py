@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from replmon.model.tick import NodeTick, Tick
-from replmon.tui.render import GROUP_STYLE
+from replmon.tui.render import GROUP_STYLE, columns
 from replmon.tui.render import with_unit as _n
 from replmon.units import fmt_link_speed, tick_clock
 
@@ -283,14 +283,16 @@ DETAIL: dict[str, Callable[[NodeTick], RenderableType]] = {
 
 
 def side_by_side(tick: Tick, group: str) -> Table:
-    """Both nodes' detail of ``group`` in two columns (a node whose source is not ok shows
-    its state and error)."""
+    """Both nodes' detail of ``group`` in two columns, each node in its column of the
+    overview (``render.columns``: it keeps it through a switchover), headed by its role
+    now and its name (a node whose source is not ok shows its state and error)."""
     t = Table(box=None, padding=(0, 2), expand=True, show_header=True,
               header_style=GROUP_STYLE.get(group, "bold"))
-    for node in tick.nodes:
+    nodes = columns(tick)
+    for node in nodes:
         t.add_column(f"{group}: {node.role} {node.name}", ratio=1, overflow="fold")
     cells: list[RenderableType] = []
-    for node in tick.nodes:
+    for node in nodes:
         st = node.statuses()[group]
         if st.ok:
             cells.append(DETAIL[group](node))

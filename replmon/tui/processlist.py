@@ -39,6 +39,8 @@ class Snapshot:
     wall: float
     rows: list[ProcessRow]
     error: str | None = None
+    role: Role | None = None
+    """The node's role when the list was read."""
 
     @classmethod
     def of(cls, node: NodeTick, wall: float) -> Snapshot | None:
@@ -46,12 +48,20 @@ class Snapshot:
         m = node.mysql
         if m.processlist is None:
             return None
-        return cls(node.name, wall, m.processlist, m.processlist_error)
+        return cls(node.name, wall, m.processlist, m.processlist_error, node.role)
 
 
 Snapshots = dict[Role, Snapshot | None]
+"""Each node's newest list by the role the node was GIVEN (``NodeTick.given``): the node
+given as the primary is listed first, whatever its role now, as it keeps the left column
+of the overview through a switchover."""
 SnapshotSource = Callable[[], tuple[Snapshots, float | None]]
 """() -> (each node's newest list, the wall time of the tick shown in a replay / None live)."""
+
+
+def column(node: NodeTick) -> Role:
+    """The key of the node's list in Snapshots: the role it was given."""
+    return node.given or node.role
 
 
 def _age(snap: Snapshot, ref: float) -> str:
@@ -68,8 +78,9 @@ WIDE = 120
 
 def node_table(role: Role, snap: Snapshot | None, *, ref: float | None, now: float,
                asked: bool, width: int = WIDE) -> Group:
-    """A heading naming the node and when the list was read, then its rows."""
-    head = Text(f"{role} ", style="bold")
+    """A heading naming the node (its role when the list was read, else ``role``) and
+    when the list was read, then its rows."""
+    head = Text(f"{snap.role if snap is not None and snap.role else role} ", style="bold")
     if snap is None:
         head.append("no processlist " + ("yet: asked, both nodes read every few seconds"
                                         if asked else "stored near this tick"), style="dim")
@@ -120,7 +131,8 @@ def _secs(s: float) -> Text:
 
 
 class ProcesslistScreen(Screen[None]):
-    """Both nodes' running statements, primary above replica (the 80-column layout)."""
+    """Both nodes' running statements, one above the other (the 80-column layout): the
+    node given as the primary first, as the overview keeps it on the left."""
 
     BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
                 Binding("w", "dismiss", "Back", show=False)]

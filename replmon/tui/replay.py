@@ -40,7 +40,7 @@ from replmon.session.cursor import ReplayCursor, Step
 from replmon.session.recording import Recording
 from replmon.tui.app import ReplmonApp, TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
-from replmon.tui.processlist import Snapshot, Snapshots
+from replmon.tui.processlist import Snapshot, Snapshots, column
 from replmon.units import tick_clock
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
@@ -424,8 +424,8 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             except SessionError:
                 continue
             for node in tick.nodes:
-                if out[node.role] is None:
-                    out[node.role] = Snapshot.of(node, tick.wall)
+                if out[column(node)] is None:
+                    out[column(node)] = Snapshot.of(node, tick.wall)
             if all(out.values()):
                 break
         return out, rec.tick_at(pos).wall

