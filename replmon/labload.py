@@ -124,6 +124,14 @@ class WriteLoad:
         return float(sum(counts[s % WINDOW_S] for s in range(now - n, now)
                          if s <= written)) / n
 
+    def per_second(self, last: float) -> list[int]:
+        """Statements that succeeded in each of the ``last`` whole seconds (at most
+        WINDOW_S - 1; the second running now is not counted), oldest first."""
+        now = int(self.elapsed_s)
+        n = max(0, min(int(last), now, WINDOW_S - 1))
+        counts, written = self._shared.per_second, int(self._shared.second.value)
+        return [int(counts[s % WINDOW_S]) if s <= written else 0 for s in range(now - n, now)]
+
     def rate_reached(self, seconds: float, *, within: float = 0.1) -> bool:
         """The target rate, within ``within`` (a fraction), reached over the last
         ``seconds``."""

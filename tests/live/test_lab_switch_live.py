@@ -59,11 +59,13 @@ def redis_sets(node: LabNode) -> int:
 
 
 def assert_rate(load: WriteLoad, last: float) -> None:
-    """The writes flow: at least half the target over the ``last`` seconds. A switch
-    refuses writes for 5-40 ms (measured), so a phase that loses more than half is a
-    stalled load; the rest of a shortfall is the machine's (165/s of 200 was seen with
-    the suite's other workers beside: a bound from an idle machine failed there)."""
-    assert load.achieved_rate(last=last) >= 0.5 * load.rate, load.summary(last)
+    """The writes flow: statements succeeded in every whole second of the ``last``. A
+    switch refuses writes for 5-40 ms (measured) and the load retries after 0.2 s, so a
+    second without one is a load that did not follow the switch (or is stuck). How many
+    it wrote is the machine's: with the suite's workers and a CPU hog beside it reached
+    75/s of 200, and a bound on the rate (0.85, then 0.5 of the target) failed there."""
+    seconds = load.per_second(last)
+    assert len(seconds) == int(last) and min(seconds) > 0, (seconds, load.summary(last))
 
 
 def assert_no_errant_gtids(lab: Lab) -> None:

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from settle import settle
+from settle import settle, settle_still
 from textual.pilot import Pilot
 
 from replmon.engine import build_engine
@@ -94,7 +94,7 @@ async def test_every_view_fits(path: Path) -> None:
         assert app.pos == tick
         for size in SIZES:
             await pilot.resize_terminal(*size)
-            await settle(pilot, 8)
+            await settle_still(pilot, lambda: screen_lines(app), 8)
             problems += [f"{size[0]}x{size[1]} {p}" for p in await views_fit(app, pilot)]
     rec.close()
     assert not problems, "\n".join(problems)
@@ -131,7 +131,7 @@ async def views_fit(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
         if name == "finding" and not app.findings:
             continue
         open_view()
-        await settle(pilot, 8)
+        await settle_still(pilot, lambda: screen_lines(app), 8)
         if len(app.screen_stack) < 2:
             problems.append(f"{name} did not open")
             continue
