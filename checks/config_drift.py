@@ -86,8 +86,8 @@ class Limits(Thresholds):
 MUST_AGREE: tuple[tuple[str, Severity, str], ...] = (
     ("auto_increment_increment", Severity.WARNING,
      "each node generates AUTO_INCREMENT keys with its own step: rows written on one side "
-     "get other keys than the same statements on the other (seed 004: UPDATEs by id that "
-     "change no row)"),
+     "get other keys than the same statements on the other (UPDATEs by id that "
+     "then change no row on the other node)"),
     ("binlog_format", Severity.WARNING,
      "after a failover the binary log switches between row and statement events: what "
      "replicates, and how safely, changes with the primary"),

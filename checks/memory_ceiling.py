@@ -232,8 +232,9 @@ def redis_memory(node: NodeTick, t: Limits, fell: tuple[str, float, float] | Non
         numbers=numbers(used_memory_bytes=used, used_memory_rss_bytes=s.used_memory_rss,
                         system_memory_bytes=ram, used_pct_of_ram=pct, maxmemory_bytes=s.maxmemory,
                         **fell_numbers(fell)),
-        cause=("Without maxmemory Redis grows until the host swaps (seed 002: past ~85 % of "
-               "RAM inserts fell from 73.5k/s to 6.8k/s), and a fork for BGSAVE or a "
+        cause=("Without maxmemory Redis grows until the host swaps (measured on one host: "
+               "past ~85 % of RAM, inserts fell from 73.5k/s to 6.8k/s), and a fork for "
+               "BGSAVE or a "
                f"replica's full sync needs copy-on-write headroom on top{rss_note}."),
         next_step=("Set maxmemory well below RAM (about 75 %, less with persistence) and a "
                    "maxmemory-policy that fits (CONFIG SET, then redis.conf); check the host's "

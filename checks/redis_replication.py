@@ -373,7 +373,7 @@ def full_resync(w: Window, t: Limits) -> Observation | None:
         cause += f" The master refused {refused} partial resync(s) (sync_partial_err)."
     if crit:
         cause += (f" The master holds {fmt(mem_pct)} % of its host's RAM: copy-on-write "
-                  f"during the RDB child can push it into swap (seed 002).")
+                  f"during the RDB child can push it into swap.")
     return Observation(
         key="full_resync", node="primary", severity=Severity.CRITICAL if crit else Severity.WARNING,
         title=(f"{what}: " + (f"last fork blocked the master {fmt(fork_ms, 1)} ms, "

@@ -95,11 +95,11 @@ def _say_switched(done: Mapping[Layer, LayerSwitch]) -> None:
 
 
 DEMOS: tuple[Demo, ...] = (
-    Demo("sql-thread-stopped", "the replica's SQL thread stopped (STOP SLAVE SQL_THREAD)",
+    Demo("sql-thread-stopped", "the replica's SQL thread stopped (STOP REPLICA SQL_THREAD)",
          "mysql_replication", lambda lab: stop_thread(lab, "SQL_THREAD")),
-    Demo("io-thread-stopped", "the replica's IO thread stopped (STOP SLAVE IO_THREAD)",
+    Demo("io-thread-stopped", "the replica's IO thread stopped (STOP REPLICA IO_THREAD)",
          "mysql_replication", lambda lab: stop_thread(lab, "IO_THREAD")),
-    Demo("auto-increment", "auto_increment_increment=2 on the primary only (seed 004)",
+    Demo("auto-increment", "auto_increment_increment=2 on the primary only",
          "config_drift", auto_increment_on_primary),
     Demo("replica-writable", "SET GLOBAL read_only=OFF on the replica", "two_primaries",
          mysql_replica_writable),

@@ -223,9 +223,15 @@ def is_rate_key(name: str) -> bool:
 def fmt_number(name: str, value: object) -> str:
     """A finding's number as its detail shows it: bytes and KiB by their unit
     (``byte_key``), sizes exact when short forms round ("2.3 MiB (2,445,828 B)"),
-    rates as rates ("633 KiB/s"); anything else as it is."""
+    rates as rates ("633 KiB/s"); yes/no for a flag, NULL for Seconds_Behind_* that the
+    server left NULL, "unknown" for another value nobody could know (never Python's
+    True/False/None); anything else as it is."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "NULL" if "seconds_behind" in name else "unknown"
     scale = byte_key(name)
-    if not scale or isinstance(value, bool) or not isinstance(value, int | float):
+    if not scale or not isinstance(value, int | float):
         return str(value)
     if is_rate_key(name):
         return fmt_byte_rate(value * scale)

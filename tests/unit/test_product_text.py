@@ -1,0 +1,62 @@
+"""What replmon writes for people says it in their words: no Python literal (True,
+False, None) and no mention of the field notes it was built from ("seed 004") in a
+finding's title, numbers, cause or next step, in `check --replay`'s text or in
+`report`'s, on every shipped session. (A recording's own note, written by whoever
+recorded it, is theirs: the shipped sessions name the field notes they come from.)"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from replmon.commands import check_replay
+from replmon.output.nagios import render_text as check_text
+from replmon.output.report import render_text as report_text
+from replmon.output.report import report
+from replmon.session.recording import open_recording
+from replmon.session.rerun import Rerun
+from replmon.units import fmt_number
+
+SESSIONS = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*.rmrec"))
+PYTHON = re.compile(r"\b(True|False|None)\b")
+SEED = re.compile(r"\bseeds? ?\d{3}\b", re.IGNORECASE)
+
+
+def problems(where: str, text: str) -> list[str]:
+    return [f"{where}: {m.group(0)!r} in {text[max(0, m.start() - 60):m.end() + 20]!r}"
+            for rx in (PYTHON, SEED) for m in rx.finditer(text)]
+
+
+def test_a_flag_and_an_unknown_read_as_words() -> None:
+    assert fmt_number("sql_running", False) == "no"
+    assert fmt_number("lag_at_least", True) == "yes"
+    assert fmt_number("seconds_behind_s", None) == "NULL"
+    assert fmt_number("measured_lag_s", None) == "unknown"
+    assert fmt_number("backlog_bytes", 2048) == "2 KiB"
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
+def test_no_python_literal_or_seed_in_what_a_session_writes(path: Path) -> None:
+    bad: list[str] = []
+    seen: dict[tuple[str, str, str], str] = {}
+    with open_recording(path) as rec:
+        for upd in Rerun(rec, entry_points=False):
+            for f in upd.opened:
+                key = (f.check, f.key, f.title)
+                if key in seen:
+                    continue
+                text = "\n".join([f.title, f.cause or "", f.next_step or "", *(
+                    f"{k} {fmt_number(k, v)}" for k, v in f.numbers.items())])
+                seen[key] = text
+                bad += problems(f"{f.check} finding", text)
+        rep = report(rec)
+        text = report_text(rep)
+        if rep["note"]:
+            text = text.replace(f"note: {rep['note']}", "note: (the recording's own)")
+        bad += problems("report", text)
+    bad += problems("check --replay", check_text(check_replay(str(path)), color=False,
+                                                  table=False))
+    assert seen or path.stem.startswith("healthy"), "no finding opened: nothing was read"
+    assert not bad, "\n".join(bad)
