@@ -131,6 +131,8 @@ def incident_rows(ivs: list[float], results: list[bool]) -> None:
           f"{' / '.join(f'{i:g} s' for i in ivs)}")
     ticks = {}
     for p in sorted(glob.glob(str(ROOT / "sample_sessions" / "*.rmrec"))):
+        if args.only and args.only not in Path(p).name:
+            continue
         with open_recording(p) as rec:
             ticks[Path(p).stem] = list(rec.ticks())
     cases: list[tuple[str, dict[float, Stream], list[str]]] = []
@@ -213,9 +215,16 @@ def main() -> None:
     ap.add_argument("--healthy-intervals", type=float, nargs="+", default=[0.2, 5.0],
                     help="intervals of the healthy-lab runs (default 0.2 and 5)")
     ap.add_argument("--skip-lab", action="store_true")
+    ap.add_argument("--only", metavar="TEXT",
+                    help="only the scenarios and sessions whose name holds TEXT (e.g. "
+                         "switchover); no healthy-lab run")
     args = ap.parse_args()
     ivs: list[float] = args.intervals
     seeds, labs = all_scenarios()
+    if args.only:
+        seeds = [s for s in seeds if args.only in s.name]
+        labs = [s for s in labs if args.only in s.name]
+        args.healthy_intervals = []
     results: list[bool] = []
     print(f"cells: seconds from the onset to the finding's first tick, at "
           f"{' / '.join(f'{i:g} s' for i in ivs)}; 'short': the condition spans under "
@@ -230,6 +239,8 @@ def main() -> None:
             if o is False:
                 print(f"        {w[:150]}")
     for p in sorted(glob.glob(str(ROOT / "sample_sessions" / "*.rmrec"))):
+        if args.only and args.only not in Path(p).name:
+            continue
         with open_recording(p) as rec:
             ticks = list(rec.ticks())
         at = {iv: session_at(ticks, iv) for iv in ivs}

@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("replay", "report"):
             try:
                 if args.command == "replay":
-                    return cmd.replay(args.file, play=args.play)
+                    return cmd.replay(args.file, play=args.play, at=args.at)
                 return cmd.report(args.file, fmt=args.format, csv=args.csv)
             except (SessionError, KeyboardInterrupt, BrokenPipeError):
                 raise

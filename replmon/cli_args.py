@@ -154,13 +154,17 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser(
         "replay", help="the live screen on a recording",
         description="Replay a recording on the live screen: space play/pause, left/right "
-        "step, +/- speed (x1..x64), g go to a time, n/N next/previous finding. The checks "
-        "re-run with this version's code; the findings seen at capture are marked (rec).")
+        "step, +/- speed (x1..x64), g go to a time, n/N next/previous finding, enter a "
+        "finding's details, d drift, G graphs, w who, ? help, q quit. The checks re-run with "
+        "this version's code; the findings seen at capture are marked (rec).")
     rp.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
                     help="the recording (written by record or --record)").complete = FILES
     rp.add_argument("--play", action="store_true",
                     help="start playing (by default it opens paused on the first tick; "
                          "space plays)")
+    rp.add_argument("--at", metavar="WHEN",
+                    help="open at this time of the recording: 03:12:00 (its clock), +90s "
+                         "(after its start) or #1234 (a tick), as g takes it")
     rp.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     rep = sub.add_parser(
         "report", help="summarise a recording: span, versions, findings, peaks, gaps",

@@ -48,6 +48,13 @@ exit codes (Monitoring Plugins / Nagios / Icinga):
 output: line 1 is the status line with perfdata after '|' ('label'=value[UOM];warn;
   crit;min;max per node: replication lag, threads, Redis link/offset lag/memory %,
   DRBD out-of-sync, QPS); it is never wrapped. The lines after it list the findings.
+  critical=N warning=N info=N count the open findings; flapping=N those that opened 3
+  times in 600 s (held open as one, see docs/checks.md); U is a value nobody could know.
+
+duration and timeouts: NRPE kills a command after command_timeout (60 s by default in
+  nrpe.cfg) and check_nrpe gives up after -t (10 s by default): with the default 10 s
+  of sampling, call check_nrpe -t 20 (or more), or sample less (--duration 8s; the
+  checks' longest hold is 3 s past the first tick). Icinga's check_timeout: the same.
 
 thresholds: [checks.<id>] tables in the TOML config (see docs/checks.md), e.g.
   [checks.mysql_replication]
@@ -70,8 +77,13 @@ SERVE_EXAMPLES = """\
 examples:
   replmon serve --config fleet.toml                      # 127.0.0.1:9465, 5 s ticks
   replmon serve --config fleet.toml --listen 0.0.0.0:9465 --plain
-  replmon rules > /etc/prometheus/rules/replmon.yml
+  replmon rules --config fleet.toml > /etc/prometheus/rules/replmon.yml
   curl -s localhost:9465/findings.json
+
+  Every page (/metrics, /findings.json with each finding's title, numbers and cause,
+  /healthz) is readable by anyone who reaches the address: on 0.0.0.0 put
+  [basic_auth] (username, password_env) and [tls] (certfile, keyfile) in the fleet file,
+  or a firewall, in front of it.
 
 fleet.toml:
   interval = "5s"

@@ -200,18 +200,28 @@ def check_replay(path: str) -> CheckRun:
                     perf=perf, incidents=tracker.incidents)
 
 
-def replay(path: str, *, play: bool) -> int:
+def replay(path: str, *, play: bool, at: str | None = None) -> int:
     from replmon.engine import build_engine
     from replmon.output.term import screen_ok
     from replmon.session.recording import open_recording
     from replmon.session.rerun import PARALLEL_MIN_TICKS, rerun_file, start_workers_early
-    from replmon.tui.replay import ReplayApp
+    from replmon.tui.replay import ReplayApp, parse_jump
 
     rec = open_recording(path)
     say_problems(rec.problems)
     if not len(rec):
         print(f"replmon: {path}: no tick could be read", file=sys.stderr)
         return 1
+    start = 0
+    if at is not None:
+        first = rec.tick_at(0).wall
+        target = parse_jump(at, first, first, len(rec))
+        if target is None:
+            print(f"replmon: --at {at!r}: not a time of the recording (03:12:00, +90s or "
+                  "#1234)", file=sys.stderr)
+            return 2
+        kind, value = target
+        start = int(value) if kind == "index" else rec.seek(value)
     drawable, why = screen_ok(sys.stdout)
     if not drawable:  # `replmon replay FILE | less`: the recording as text rows
         import asyncio
@@ -226,7 +236,7 @@ def replay(path: str, *, play: bool) -> int:
         return 0
     if len(rec) >= PARALLEL_MIN_TICKS:  # n / N re-run the file in worker processes
         start_workers_early()
-    ReplayApp(rec, lambda: build_engine(rec.meta.checks), play=play,
+    ReplayApp(rec, lambda: build_engine(rec.meta.checks), play=play, start=start,
               rerun=lambda stop: rerun_file(rec.path, should_stop=stop)).run()
     return 0
 

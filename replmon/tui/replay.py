@@ -121,10 +121,10 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
     def __init__(self, recording: Recording, engine_factory: Callable[[], Engine], *,
                  play: bool = False,
                  rerun: Callable[[Callable[[], bool]], Iterable[tuple[int, Update]]] | None
-                 = None) -> None:
-        """The replay opens paused on the first tick (``play``: playing from it, as
-        `replmon replay --play`). ``rerun(should_stop)``: today's checks over the
-        whole recording, as (tick index, Update) (e.g. ``rerun_file(path,
+                 = None, start: int = 0) -> None:
+        """The replay opens paused on tick index ``start`` (the first by default; ``play``:
+        playing from it, as `replmon replay --play`). ``rerun(should_stop)``: today's
+        checks over the whole recording, as (tick index, Update) (e.g. ``rerun_file(path,
         should_stop=should_stop)``), stopping early when ``should_stop()``; called in a
         thread, for n / N."""
         # "for N s" on a failed source is as of the tick shown, not of today's clock
@@ -143,6 +143,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         cursor goes to the first of them once that tick is on screen."""
         self._wake = asyncio.Event()
         self._rerun = rerun
+        self._start = start
         self._recorded_marks: list[int] | None = None
         """Tick indexes where the live engine opened a finding (for n / N)."""
         self._rerun_marks: list[int] | None = None
@@ -166,7 +167,9 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         self.main_widget("#findings", Widget).styles.min_height = 4
         self.marks_worker = self.run_worker(self._find_marks, thread=True, group="marks")
         """Finds where findings open (n / N); done when it is done."""
-        if self.pos < 0:  # paused on the first tick until space
+        if self._start > 0:  # replay --at: the checks run up to it, as g would
+            self._goto(self._start)
+        elif self.pos < 0:  # paused on the first tick until space
             self._show(self.cursor.step())
 
     def _find_marks(self) -> None:

@@ -133,6 +133,28 @@ async def test_jump_to_a_time(recording: Path) -> None:
         assert app.pos == 7
 
 
+async def test_it_opens_where_at_says(recording: Path) -> None:
+    """`replay --at #7`: open on tick 7, paused, with the checks run up to it."""
+    rec = open_recording(recording)
+    app = ReplayApp(rec, lambda: build_engine(entry_points=False), start=7)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.pos == 7 and not app.playing
+    rec.close()
+
+
+def test_a_bad_at_is_one_line_and_exit_2(recording: Path) -> None:
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "replmon", "replay", str(recording), "--at",
+                          "yesterday"], capture_output=True, text=True, timeout=60,
+                         stdin=subprocess.DEVNULL)
+    assert run.returncode == 2, run
+    assert run.stderr.strip().splitlines() == [
+        "replmon: --at 'yesterday': not a time of the recording (03:12:00, +90s or #1234)"]
+
+
 def test_parse_jump() -> None:
     first = 1_700_000_000.0  # 22:13:20 UTC
     assert parse_jump("+90s", first, first + 10, 100) == ("wall", first + 100)
