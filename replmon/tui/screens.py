@@ -46,8 +46,8 @@ column (the one given as the primary on the left): its title says its role now, 
        rows/s i/u/d/r = rows changed/read per s (Innodb_rows_* or Handler_*); on a
        MariaDB replica Handler_* include its own mysql.gtid_slave_pos rows (an insert per
        applied transaction, deletes in batches): "incl. gtid_slave_pos" says how many;
-       bp = buffer pool hit %; thd = threads running/connected; rtt = round trip of
-       SELECT 1; ro = read_only, io/sql threads, lag = Seconds_Behind_Master/Source
+       bp = buffer pool hit %; thd = threads running / connected; rtt = round
+       trip of a COM_PING; ro = read_only, io/sql threads, lag = Seconds_Behind_*
 [b]redis[/b]  op/s, keyspace hit %, cli = clients, rtt of PING; memory against maxmemory;
        role, replicas or link, replication offset lag in bytes; with --sentinel,
        what Sentinel says of the node: master (ep = config epoch, q = quorum/Sentinels
