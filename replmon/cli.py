@@ -54,6 +54,8 @@ def config_from_args(args: argparse.Namespace, base: dict[str, Any] | None = Non
         over["interval"] = args.interval
     if args.timeout is not None:
         over["timeout"] = args.timeout
+    if getattr(args, "heartbeat_table", None) is not None:
+        over["heartbeat_table"] = args.heartbeat_table
     for role in ("primary", "replica"):
         node: dict[str, Any] = {}
         if getattr(args, role):

@@ -71,4 +71,5 @@ def build_collector(pair: PairEndpoints | Config) -> Collector:
         node_sources(pair.primary, pair.timeout, peer=pair.link_peer),
         node_sources(pair.replica, pair.timeout),
         interval=pair.interval,
+        heartbeat_table=pair.replica.mysql_heartbeat_table,
     )

@@ -51,8 +51,9 @@ LISTEN = "127.0.0.1:9465"
 
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _TOP = {"interval", "timeout", "listen", "record_dir", "record_max_bytes", "record_max_age",
-        "record_keep", "defaults", "checks", "pair", "basic_auth", "tls", "metrics"}
-_PAIR = {"name", "primary", "replica", "interval", "timeout", "checks"}
+        "record_keep", "defaults", "checks", "pair", "basic_auth", "tls", "metrics",
+        "heartbeat_table"}
+_PAIR = {"name", "primary", "replica", "interval", "timeout", "checks", "heartbeat_table"}
 
 
 class BasicAuth(Record):
@@ -167,6 +168,9 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
             "replica": merge(defaults, _node(p["replica"], f"{where}: replica")),
             "checks": merge(data.get("checks", {}), p.get("checks", {})),
         }
+        heartbeat = p.get("heartbeat_table", data.get("heartbeat_table"))
+        if heartbeat is not None:  # pt-heartbeat's table: the pair's own, else the file's
+            cfg["heartbeat_table"] = heartbeat
         timeout = p.get("timeout", data.get("timeout"))
         if timeout is not None:
             cfg["timeout"] = to_seconds(timeout, f"{where}: timeout")
