@@ -178,7 +178,7 @@ def test_check_says_what_pt_heartbeat_says(lab: Lab, lab_pool: LabPool,
             assert abs(lag["seconds"] - pt) <= 2.5, (key, name, lag, pt)
             assert float(_perf(run, "replica_mysql_lag_measured").rstrip("s")) == \
                 pytest.approx(lag["seconds"], abs=0.06)
-            assert f"behind (+/- " in run["summary"] and source in run["summary"].replace(
+            assert "behind (+/- " in run["summary"] and source in run["summary"].replace(
                 "heartbeat table", "heartbeat").replace("server commit timestamps", "server")
             if name == "healthy":
                 assert pt < 1.5 and lag["seconds"] < 2.0, (key, seen)
