@@ -127,16 +127,24 @@ class NodePanel(VerticalScroll):
                 yield Static("", id=f"{self.role}-{key}-max", classes="spark-max")
 
     def texts(self, node: NodeTick, other: NodeTick | None, now: float | None,
-              gtid_rows_per_s: float | None = None) -> dict[str, Text]:
+              gtid_rows_per_s: float | None = None, tick: Tick | None = None
+              ) -> dict[str, Text]:
         """Each group's lines for ``node``, broken to this column's width; ``other``:
         the other node of the same tick (values that differ are marked);
-        ``gtid_rows_per_s``: see render.mysql_text."""
+        ``gtid_rows_per_s``: see render.mysql_text; ``tick``: the replica's, for its true
+        lag (``Tick.lag``, ``Tick.redis_lag``)."""
+        lag = tick.lag if tick is not None else None
+        redis_lag = tick.redis_lag if tick is not None else None
+
         def mysql(n: NodeTick, o: NodeTick | None) -> Text:
-            return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s)
+            return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s, lag=lag)
+
+        def redis(n: NodeTick, o: NodeTick | None) -> Text:
+            return render.redis_text(n, o, lag=redis_lag)
 
         renderers: dict[str, Callable[[NodeTick, NodeTick | None], Text]] = {
             "host": render.host_text, "drbd": render.drbd_text, "mysql": mysql,
-            "redis": render.redis_text}
+            "redis": redis}
         width = self.scrollable_content_region.width
         return {kind: render.fit(renderers[kind](node, other) if st.ok
                                  else render.status_text(kind, st, now), width)
@@ -342,7 +350,8 @@ class ReplmonApp(App[None]):
         panels = {n.role: self.main_widget(f"#{n.given or n.role}", NodePanel)
                   for n in (p, r)}
         texts = {p.role: panels[p.role].texts(p, r, now),
-                 r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(msg.tick.wall))}
+                 r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(msg.tick.wall),
+                                              tick=msg.tick)}
         lines = {kind: max(len(t[kind].plain.split("\n")) for t in texts.values() if kind in t)
                  for kind in NodePanel.SECTIONS}
         since = msg.tick.roles.since if msg.tick.roles is not None else None

@@ -15,8 +15,10 @@ required columns only (ts, server_id), as its documentation allows.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +33,8 @@ import pytest
 from labpool import MYSQL97, LabPool, group
 
 from replmon.lab import Lab
+from replmon.model.tick import Tick
+from replmon.truelag import LagTracker
 
 pytestmark = [pytest.mark.live, group(MYSQL97)]
 
@@ -114,10 +118,75 @@ def _perf(run: dict[str, Any], label: str) -> str:
     return field.split("=", 1)[1].split(";")[0]
 
 
+async def tui_replica_text(lab: Lab, heartbeat: bool) -> tuple[str, float]:
+    """The screen's replica MySQL group after its second tick, and seconds since start."""
+    from textual.widgets import Static
+
+    from replmon.config import build_config
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.tui.app import ReplmonApp
+    from replmon.tui.feeds import live
+
+    settings = lab.settings(1.0)
+    settings["primary"]["redis"] = settings["replica"]["redis"] = {"enabled": False}
+    if heartbeat:
+        settings["heartbeat_table"] = TABLE
+    start = time.monotonic()
+    async with build_collector(build_config(settings)) as collector:
+        app = ReplmonApp(live(collector), build_engine(entry_points=False))
+        async with app.run_test(size=(120, 40)) as pilot:
+            while app.ticks_shown < 2:
+                assert time.monotonic() - start < 15, "no second tick on the screen"
+                await asyncio.sleep(0.05)
+            text = str(app.query_one("#replica-mysql", Static).render())
+            took = time.monotonic() - start
+            await pilot.press("q")
+    return text, took
+
+
+def screen_lag(text: str) -> float:
+    """The true lag the screen shows ("true lag 41.2s +/-0.0s heartbeat table")."""
+    m = re.search(r"true lag\s+([0-9.]+)s", text)
+    assert m is not None, text
+    return float(m[1])
+
+
+@contextmanager
+def collecting(lab: Lab, heartbeat: bool) -> Iterator[list[Tick]]:
+    """A collector at 1 s in a thread of its own for the block: every tick, for the
+    comparison of the sources with pair_lag's history over the whole run."""
+    from replmon.config import build_config
+    from replmon.factory import build_collector
+
+    settings = lab.settings(1.0)
+    settings["primary"]["redis"] = settings["replica"]["redis"] = {"enabled": False}
+    if heartbeat:
+        settings["heartbeat_table"] = TABLE
+    ticks: list[Tick] = []
+    stop = threading.Event()
+
+    async def run() -> None:
+        async with build_collector(build_config(settings)) as collector:
+            async for t in collector.ticks():
+                ticks.append(t)
+                if stop.is_set():
+                    return
+
+    thread = threading.Thread(target=asyncio.run, args=(run(),), daemon=True)
+    thread.start()
+    try:
+        yield ticks
+    finally:
+        stop.set()
+        thread.join(10)
+
+
 def situations(lab: Lab, config: Path, heartbeat: bool, out: dict[str, Any]) -> None:
     """Healthy, delayed 20 s, then the SQL thread stopped 20 s more: (replmon, pt) each."""
     extra = ("--heartbeat-table", TABLE) if heartbeat else ()
-    with pt_heartbeat(lab) as sid:
+    with pt_heartbeat(lab) as sid, collecting(lab, heartbeat) as ticks:
+        out["ticks"] = ticks
         try:
             time.sleep(2)
             for name in ("healthy", "delay", "stopped"):
@@ -129,6 +198,9 @@ def situations(lab: Lab, config: Path, heartbeat: bool, out: dict[str, Any]) -> 
                     time.sleep(20)
                 run = replmon_check(config, *extra)
                 out[name] = (run, pt_check(lab, sid))
+            if heartbeat:  # the screen shows it in its first seconds (SQL thread stopped)
+                text, took = asyncio.run(tui_replica_text(lab, heartbeat))
+                out["screen"] = (screen_lag(text), pt_check(lab, sid), took, text)
         finally:
             _set_delay(lab, 0)
     lab.wait_replica_caught_up(30)
@@ -164,6 +236,15 @@ def test_check_says_what_pt_heartbeat_says(lab: Lab, lab_pool: LabPool,
         t.join(240)
     if errors:
         raise errors[0]
+    agreement = {k: agree(v.pop("ticks")) for k, v in results.items()}
+    print("pair_lag history vs the new sources (ticks compared, of them > 10 s, worst gap):",
+          agreement)
+    for key, (compared, lagging, _) in agreement.items():
+        assert compared >= 40 and lagging >= 10, (key, agreement)
+    screen = results["mariadb-10.11"].pop("screen")
+    print(f"screen after {screen[2]:.1f} s: {screen[0]} s, pt-heartbeat {screen[1]} s")
+    assert abs(screen[0] - screen[1]) <= 2.5 and screen[2] < 5.0, screen
+    assert "heartbeat table" in screen[3], screen
     seen = {k: {s: (r[0]["lag"], r[1]) for s, r in v.items()} for k, v in results.items()}
     for key, by_situation in seen.items():  # the figures, for -rP and the report
         for name, (lag, pt) in by_situation.items():
@@ -186,3 +267,38 @@ def test_check_says_what_pt_heartbeat_says(lab: Lab, lab_pool: LabPool,
                 assert 18.0 <= pt <= 23.0, (key, seen)
             else:
                 assert pt >= 40.0, (key, seen)
+
+
+def agree(ticks: list[Tick]) -> tuple[int, int, float]:
+    """pair_lag's history (a LagTracker that knows no other source) against each tick's
+    measured lag (heartbeat table or server timestamps): within their bounds plus 1.5 s
+    (pt-heartbeat's 0.5 s interval, a 1 s tick) at every tick both know it, and a lower
+    bound never above the truth. (ticks compared, of them lagging > 10 s, worst gap)."""
+    history = LagTracker()
+    compared = lagging = 0
+    worst = 0.0
+    for t in ticks:
+        h = history.measure(t.model_copy(update={"primary": t.primary, "replica": t.replica.
+                                                 model_copy(update={"mysql": _no_facts(t)})}))
+        lag = t.lag
+        if h is None or lag is None or lag.seconds is None or lag.source == "history":
+            continue
+        slack = (lag.bound_s or 0.0) + 1.5
+        if h.seconds is not None:
+            assert h.source == "history"
+            gap = abs(h.seconds - lag.seconds)
+            assert gap <= slack + (h.bound_s or 0.0), (t.seq, h, lag)
+            compared += 1
+            lagging += lag.seconds > 10
+            worst = max(worst, gap)
+        elif h.at_least_s is not None:
+            assert h.at_least_s <= lag.seconds + slack, (t.seq, h, lag)
+    return compared, lagging, round(worst, 2)
+
+
+def _no_facts(t: Tick) -> Any:
+    """The replica's MySQL sample without its true-lag facts nor MariaDB 11.6+'s event
+    times: what pair_lag's history alone has."""
+    m = t.replica.mysql
+    chans = [c.model_copy(update={"replica_event_time": None}) for c in m.replication]
+    return m.model_copy(update={"lag_facts": None, "replication": chans})
