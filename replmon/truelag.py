@@ -230,10 +230,11 @@ class LagTracker:
             what = "performance_schema's original commit timestamps"
             resolution = 0.0
             applying, applied = times.applying_commit, times.applied_commit
-        elif ch.replica_event_time is not None and facts.tz_offset_s is not None:
+        elif version_tuple(rm.version) >= (11, 6, 0) and facts.tz_offset_s is not None:
             what = "Slave_last_event_time"
             resolution = 1.0  # the event times are whole seconds
-            applying, applied = None, ch.replica_event_time - facts.tz_offset_s
+            applying, applied = None, (None if ch.replica_event_time is None
+                                       else ch.replica_event_time - facts.tz_offset_s)
         else:
             return None
         if applying is not None:
