@@ -253,10 +253,11 @@ class LagTracker:
                  ) -> dict[str, Any]:
         why = [server_words(rm)]
         v = version_tuple(rm.version)
+        table = "a readable heartbeat table" if self.heartbeat_table else "a heartbeat table"
         if v < ((11, 6, 0) if rm.flavour == "mariadb" else (8, 0, 0)):
-            why.append("without a heartbeat table")
+            why.append(f"without {table}")
         else:
-            why.append("without a heartbeat table or commit timestamps")
+            why.append(f"without {table} or commit timestamps")
         who = " ".join(why)
         tail = ("; " + "; ".join(notes)) if notes else ""
         readings = self._readings

@@ -103,8 +103,10 @@ def read_lag_facts(conn: pymysql.connections.Connection[Any], *, heartbeat_table
                 if error_code(e) not in _DENIED_OR_MISSING:
                     raise
                 name = heartbeat_table.replace("`", "")
-                hb_error = (f"{note(f'heartbeat table {name}', e)}; GRANT SELECT ON {name} TO "
-                            "the replmon account (pt-heartbeat --update writes it)")
+                text = note("heartbeat", e).removeprefix("heartbeat: ")  # logged once, with
+                # the positions' reading of the same table
+                hb_error = (f"heartbeat table {name}: {text}; GRANT SELECT ON {name} TO the "
+                            "replmon account (pt-heartbeat --update writes it)")
         if applier:
             try:
                 cur.execute(APPLIER_TIMES_QUERY)
