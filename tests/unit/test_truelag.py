@@ -130,3 +130,27 @@ def test_redis_estimate_divides_bytes_by_the_primarys_write_rate() -> None:
     assert est[0] is not None and est[0].seconds == 0.0
     assert est[-1] is not None and est[-1].bytes == 3000
     assert est[-1].seconds == pytest.approx(3.0) and est[-1].rate_bytes_per_s == 1000.0
+
+
+def test_heartbeat_table_from_the_command_line_a_pair_file_a_fleet_file_or_pair_lag() -> None:
+    from replmon.cli import config_from_args
+    from replmon.cli_args import build_parser
+    from replmon.config import build_config, resolve
+    from replmon.errors import ConfigError
+    from replmon.fleet.config import build_fleet
+
+    nodes = {"primary": {"host": "db1"}, "replica": {"host": "db2"}}
+    old = build_config({**nodes, "checks": {"pair_lag": {"heartbeat_table": "a.hb"}}})
+    assert resolve(old).replica.mysql_heartbeat_table == "a.hb"
+    both = build_config({**nodes, "heartbeat_table": "b.hb",
+                         "checks": {"pair_lag": {"heartbeat_table": "a.hb"}}})
+    assert resolve(both).replica.mysql_heartbeat_table == "b.hb"  # the top-level key wins
+    fleet = build_fleet({"heartbeat_table": "f.hb", "pair": [
+        {"name": "x", **nodes}, {"name": "y", **nodes, "heartbeat_table": "y.hb"}]})
+    assert [resolve(p.config).replica.mysql_heartbeat_table for p in fleet.pairs] == \
+        ["f.hb", "y.hb"]
+    args = build_parser().parse_args(["check", "--primary", "db1", "--replica", "db2",
+                       "--heartbeat-table", "c.hb"])
+    assert resolve(config_from_args(args)).primary.mysql_heartbeat_table == "c.hb"
+    with pytest.raises(ConfigError, match="heartbeat_table"):
+        build_config({**nodes, "heartbeat_table": "x; DROP TABLE y"})
