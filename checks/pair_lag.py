@@ -190,7 +190,8 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     if true is not None and true.seconds is not None and true.source != "history":
         # the tick's true lag (replmon.truelag): known from the first tick, not only once
         # the history covers the lag
-        lag, how, at_least = true.seconds, f"by the {true.source_words}", ""
+        how = "by pt-heartbeat" if true.source == "heartbeat" else f"by the {true.source_words}"
+        lag, at_least = true.seconds, ""
     if lag is None or lag < t.lag_after:
         return []
     ch = m.channel

@@ -66,6 +66,8 @@ class CheckRun:
     """The run's findings grouped under their roots (replmon/model/incidents.py)."""
     lag: MeasuredLag | None = None
     """The replica's true lag at the last tick, with its source (``Tick.lag``)."""
+    lag_wall: float | None = None
+    """When that tick was sampled (epoch seconds): the moment ``lag`` is of."""
 
     @property
     def open_incidents(self) -> list[Incident]:
@@ -130,6 +132,7 @@ class CheckSummary(BaseReader):
                         cleared=self.cleared, ticks=ticks,
                         span_s=self.last.wall - self.first.wall, nodes=nodes, unknown=unknown,
                         perf=pair_perf(list(self.recent), limits), lag=self.last.lag,
+                        lag_wall=self.last.wall,
                         incidents=list(self.incidents.incidents))
 
 
@@ -260,6 +263,7 @@ def render_json(run: CheckRun) -> str:
         "cleared": [_finding_json(f) for f in run.cleared],
         "incidents": [incident_dict(i) for i in run.incidents],
         "lag": None if run.lag is None else run.lag.model_dump(mode="json"),
+        "lag_wall": run.lag_wall,
     }, indent=2)
 
 

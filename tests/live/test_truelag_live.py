@@ -81,7 +81,7 @@ def pt_heartbeat(lab: Lab) -> Iterator[int]:
     p.sql("CREATE DATABASE IF NOT EXISTS percona")
     p.sql("CREATE TABLE IF NOT EXISTS percona.heartbeat "
           "(ts varchar(26) NOT NULL, server_id int unsigned NOT NULL PRIMARY KEY)")
-    p.sql(f"GRANT SELECT ON percona.* TO '{lab.monitor_user}'@'%'")
+    p.sql(f"GRANT SELECT ON {TABLE} TO '{lab.monitor_user}'@'%'")  # as a DBA would
     sid = int(p.sql("SELECT @@server_id")[0][0])
     assert PT is not None
     proc = subprocess.Popen([PT, "--update", "--replace", "--interval", "0.5", "-D", "percona",
@@ -95,12 +95,14 @@ def pt_heartbeat(lab: Lab) -> Iterator[int]:
         assert proc.returncode in (0, -15), err.decode()[-500:]
 
 
-def pt_check(lab: Lab, sid: int) -> float:
+def pt_check(lab: Lab, sid: int) -> tuple[float, float]:
+    """pt-heartbeat --check on the replica: (its lag, when it read the row: the end of its
+    run, the row being read last after perl's start)."""
     assert PT is not None
     out = subprocess.run([PT, "--check", "-D", "percona", "--master-server-id", str(sid),
                           f"--socket={lab.mysql_replica.mysql_socket}", "-u", "root"],
                          capture_output=True, text=True, timeout=30, check=True)
-    return float(out.stdout.strip())
+    return float(out.stdout.strip()), time.time()
 
 
 def replmon_check(config: Path, *extra: str) -> dict[str, Any]:
@@ -200,10 +202,15 @@ def situations(lab: Lab, config: Path, heartbeat: bool, out: dict[str, Any]) -> 
                 out[name] = (run, pt_check(lab, sid))
             if heartbeat:  # the screen shows it in its first seconds (SQL thread stopped)
                 text, took = asyncio.run(tui_replica_text(lab, heartbeat))
-                out["screen"] = (screen_lag(text), pt_check(lab, sid), took, text)
+                shown = time.time()
+                pt, at = pt_check(lab, sid)
+                out["screen"] = (screen_lag(text) + (at - shown), pt, took, text)
         finally:
             _set_delay(lab, 0)
     lab.wait_replica_caught_up(30)
+    # the lab as it was: a grant outlives DROP DATABASE, and the pair_lag tests sharing
+    # this lab expect 'denied' for tables of percona the account was never given
+    lab.mysql_primary.sql(f"REVOKE SELECT ON {TABLE} FROM '{lab.monitor_user}'@'%'")
     lab.mysql_primary.sql("DROP DATABASE IF EXISTS percona")
 
 
@@ -243,20 +250,23 @@ def test_check_says_what_pt_heartbeat_says(lab: Lab, lab_pool: LabPool,
         assert compared >= 40 and lagging >= 10, (key, agreement)
     screen = results["mariadb-10.11"].pop("screen")
     print(f"screen after {screen[2]:.1f} s: {screen[0]} s, pt-heartbeat {screen[1]} s")
-    assert abs(screen[0] - screen[1]) <= 2.5 and screen[2] < 5.0, screen
+    assert abs(screen[0] - screen[1]) <= 2.5 and screen[2] < 6.0, screen
     assert "heartbeat table" in screen[3], screen
     seen = {k: {s: (r[0]["lag"], r[1]) for s, r in v.items()} for k, v in results.items()}
     for key, by_situation in seen.items():  # the figures, for -rP and the report
         for name, (lag, pt) in by_situation.items():
             print(f"{key:14} {name:8} replmon {lag and lag['seconds']} s "
                   f"({lag and lag['source']}, +/- {lag and lag['bound_s']} s)  "
-                  f"pt-heartbeat {pt} s")
+                  f"pt-heartbeat {pt[0]} s")
     for key, by_situation in results.items():
         source = "heartbeat" if labs[key][1] else "server"
-        for name, (run, pt) in by_situation.items():
+        for name, (run, (pt, pt_at)) in by_situation.items():
             lag = run["lag"]
             assert lag is not None and lag["source"] == source, (key, name, seen)
-            assert abs(lag["seconds"] - pt) <= 2.5, (key, name, lag, pt)
+            # the same moment: the stopped applier's lag grows by the seconds between the
+            # check's last tick and pt-heartbeat's reading (~1-3 s, more under load)
+            grown = pt_at - run["lag_wall"] if name == "stopped" else 0.0
+            assert abs(lag["seconds"] + grown - pt) <= 2.5, (key, name, lag, pt, grown)
             assert float(_perf(run, "replica_mysql_lag_measured").rstrip("s")) == \
                 pytest.approx(lag["seconds"], abs=0.06)
             assert "behind (+/- " in run["summary"] and source in run["summary"].replace(
