@@ -192,12 +192,12 @@ def situations(lab: Lab, config: Path, heartbeat: bool, out: dict[str, Any]) -> 
         try:
             time.sleep(2)
             for name in ("healthy", "delay", "stopped"):
-                if name == "delay":
-                    _set_delay(lab, 20)
-                    time.sleep(21)
-                elif name == "stopped":
+                if name == "delay":  # the check's last tick comes ~6 s after it starts:
+                    _set_delay(lab, 20)  # 23 s after the delay began, the lag is 20 s
+                    time.sleep(17)
+                elif name == "stopped":  # ~20 s + 17 s + 6 s: >= 40 s at pt-heartbeat's
                     _stop_sql(lab)
-                    time.sleep(20)
+                    time.sleep(17)
                 run = replmon_check(config, *extra)
                 out[name] = (run, pt_check(lab, sid))
             if heartbeat:  # the screen shows it in its first seconds (SQL thread stopped)
@@ -247,7 +247,7 @@ def test_check_says_what_pt_heartbeat_says(lab: Lab, lab_pool: LabPool,
     print("pair_lag history vs the new sources (ticks compared, of them > 10 s, worst gap):",
           agreement)
     for key, (compared, lagging, _) in agreement.items():
-        assert compared >= 40 and lagging >= 10, (key, agreement)
+        assert compared >= 25 and lagging >= 10, (key, agreement)
     screen = results["mariadb-10.11"].pop("screen")
     print(f"screen after {screen[2]:.1f} s: {screen[0]} s, pt-heartbeat {screen[1]} s")
     assert abs(screen[0] - screen[1]) <= 2.5 and screen[2] < 6.0, screen
