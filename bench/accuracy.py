@@ -131,8 +131,6 @@ def incident_rows(ivs: list[float], results: list[bool]) -> None:
           f"{' / '.join(f'{i:g} s' for i in ivs)}")
     ticks = {}
     for p in sorted(glob.glob(str(ROOT / "sample_sessions" / "*.rmrec"))):
-        if args.only and args.only not in Path(p).name:
-            continue
         with open_recording(p) as rec:
             ticks[Path(p).stem] = list(rec.ticks())
     cases: list[tuple[str, dict[float, Stream], list[str]]] = []

@@ -21,6 +21,9 @@ that way). replmon reads both nodes, so it measures instead:
   heartbeat row of the primary's server_id read on both nodes in the same tick:
   primary's ts minus the replica's copy of it, no clock comparison involved (replmon
   only reads the table; pt-heartbeat --update writes it).
+- better still, the tick's **true lag** (``replmon.truelag``: the heartbeat table read on
+  the replica every tick, or the servers' own commit timestamps on MySQL 8.0+ and MariaDB
+  11.6+), known from the first tick: the title then says which source measured it.
 
 **Replica behind while Seconds_Behind_Master says otherwise** (key = the channel):
 the measured lag is at least ``lag_after`` (10 s) while Seconds_Behind_Master is
@@ -181,6 +184,14 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     if m is None:
         return []
     lag = m.hb_lag_s if m.hb_lag_s is not None else m.lag_s
+    how = "by pt-heartbeat" if m.hb_lag_s is not None else "measured on both nodes"
+    at_least = "at least " if m.open and m.hb_lag_s is None else ""
+    true = w.last.lag
+    if true is not None and true.seconds is not None and true.source != "history":
+        # the tick's true lag (replmon.truelag): known from the first tick, not only once
+        # the history covers the lag
+        how = "by pt-heartbeat" if true.source == "heartbeat" else f"by the {true.source_words}"
+        lag, at_least = true.seconds, ""
     if lag is None or lag < t.lag_after:
         return []
     ch = m.channel
@@ -189,8 +200,6 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         return []  # a delayed replica, behind by its delay
     if sbm is not None and sbm >= lag / 2:
         return []  # the replica's own figure agrees: mysql_replication reports it
-    how = "by pt-heartbeat" if m.hb_lag_s is not None else "measured on both nodes"
-    at_least = "at least " if m.open and m.hb_lag_s is None else ""
     said = "NULL" if sbm is None else f"{fmt(sbm)} s"
     wd = w.last.replica.mysql.words
     parts = [f"{fmt(m.transactions)} transactions" if m.transactions is not None else "",

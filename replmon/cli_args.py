@@ -21,7 +21,7 @@ DEFAULTS: dict[str, Any] = {
     "config": None, "pair": None, "primary": None, "replica": None, "no_drbd": False,
     "no_host": False,
     "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
-    "scenario": None, "lab_mysql": None, "lab_redis": None,
+    "scenario": None, "lab_mysql": None, "lab_redis": None, "heartbeat_table": None,
     "ask_pass": False, "ask_redis_pass": False, "sentinel": None,
     **{f"{role}_{kind}": None for role in ("primary", "replica")
        for kind in ("mysql", "redis", "ssh")},
@@ -77,6 +77,9 @@ def _connection_options() -> argparse.ArgumentParser:
                         "and holds are seconds, tuned at 1s and meaning the same from 0.2s "
                         "to 5s (docs/checks.md); a condition shorter than two ticks can "
                         "be missed")
+    g.add_argument("--heartbeat-table", metavar="DB.TABLE",
+                   help="pt-heartbeat's table (e.g. percona.heartbeat): read on the replica "
+                        "every tick for its true lag, never written")
     g.add_argument("--timeout", type=parse_duration, metavar="TIME",
                    help="per-source timeout (default 0.8 x interval)")
     g.add_argument("--lab", action="store_true",

@@ -27,6 +27,7 @@ from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, RateTracker, Role, Tick
 from replmon.roles import Orienter
 from replmon.sources.base import Source
+from replmon.truelag import LagTracker
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ class Collector:
         interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         sentinel: Source[SentinelSample] | None = None,
+        heartbeat_table: str | None = None,
     ) -> None:
         """``sentinel``: a Redis Sentinel's source (pair-level), sampled beside the nodes."""
         if interval <= 0:
@@ -71,6 +73,7 @@ class Collector:
         self._clock = clock
         self._rates = RateTracker()
         self._orienter = Orienter()
+        self._lag = LagTracker(heartbeat_table)
         self._opened = False
 
     async def __aenter__(self) -> Collector:
@@ -143,13 +146,16 @@ class Collector:
             self._sample_sentinel())
         # the pair as the servers say it is (replmon.roles), not as the command line had it
         primary, replica, roles = self._orienter.orient(given_primary, given_replica, wall)
-        return Tick(
+        tick = Tick(
             seq=seq, slot=slot, interval=self.interval, wall=wall, mono=mono, due_mono=due,
             late=missed > 0 or (mono - due) > LATE_FRACTION * self.interval, missed=max(missed, 0),
             duration_ms=(self._clock() - mono) * 1000,
             primary=self._rates.attach(primary), replica=self._rates.attach(replica),
             roles=roles, sentinel=sentinel,
         )
+        # the replica's true lag, from the first tick (replmon.truelag)
+        lag = self._lag.measure(tick)
+        return tick.model_copy(update={"lag": lag, "redis_lag": self._lag.redis(tick)})
 
     async def _sample_sentinel(self) -> SentinelSample | None:
         if self.sentinel is None:

@@ -189,6 +189,8 @@ def check_replay(path: str) -> CheckRun:
             i0 = rec.seek(rec.tick_at(len(rec) - 1).wall - measure_window_s())
             perf = pair_perf([rec.tick_at(i) for i in range(i0, len(rec))],
                              run.engine.limits)
+        last_tick = rec.tick_at(len(rec) - 1) if len(rec) else None
+        last_lag = last_tick.lag if last_tick is not None else None
         problems = list(rec.problems)
         nodes = rec.node_names()
     say_problems(problems)
@@ -197,7 +199,8 @@ def check_replay(path: str) -> CheckRun:
                         unknown=f"{path}: no tick could be read")
     return CheckRun(open=run.engine.open_findings, cleared=cleared,
                     ticks=last.seq - first.seq + 1, span_s=last.wall - first.wall, nodes=nodes,
-                    perf=perf, incidents=tracker.incidents)
+                    perf=perf, incidents=tracker.incidents, lag=last_lag,
+                    lag_wall=last_tick.wall if last_tick is not None else None)
 
 
 def replay(path: str, *, play: bool, at: str | None = None) -> int:

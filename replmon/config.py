@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 Role = Literal["primary", "replica"]
 
 
+HEARTBEAT_TABLE = r"^([A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64})?$"
+"""db.table of pt-heartbeat's table (letters, digits, _ and $: it goes into SQL quoted)."""
+
 class MysqlConfig(Record):
     enabled: bool = True
     host: str | None = None
@@ -173,6 +176,10 @@ class Config(Record):
     replica: NodeConfig
     sentinel: SentinelConfig | None = None
     """A Redis Sentinel to read (optional)."""
+    heartbeat_table: str = Field(default="", pattern=HEARTBEAT_TABLE)
+    """pt-heartbeat's table as db.table ("percona.heartbeat"; ``--heartbeat-table``): read
+    on the replica every tick for its true lag, never written. The older
+    ``[checks.pair_lag] heartbeat_table`` says the same; this one wins. "" = none."""
     checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """[checks.<id>] tables: enabled, open_after, close_after and each check's thresholds
     (validated by replmon.engine.configure against the check's Thresholds model)."""
@@ -405,7 +412,8 @@ class NodeEndpoints(Record):
     mysql_variables_every: float = 60.0
     mysql_positions_every: float = 2.0
     mysql_heartbeat_table: str | None = None
-    """pt-heartbeat's table (``[checks.pair_lag] heartbeat_table``), read, never written."""
+    """pt-heartbeat's table (``heartbeat_table``, ``--heartbeat-table`` or ``[checks.pair_lag]
+    heartbeat_table``), read, never written."""
     redis: RedisEndpoint | None = None
 
 
@@ -435,7 +443,8 @@ def resolve(config: Config) -> PairEndpoints:
     and ~/.my.cnf (read once) applied, and how its host metrics are read."""
     timeout = config.source_timeout
     cnf = read_mycnf()
-    heartbeat = str(config.checks.get("pair_lag", {}).get("heartbeat_table") or "")
+    heartbeat = config.heartbeat_table or str(
+        config.checks.get("pair_lag", {}).get("heartbeat_table") or "")
 
     def node(role: Role, n: NodeConfig) -> NodeEndpoints:
         access = n.ssh.resolved_mode(n.host)

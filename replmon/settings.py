@@ -59,10 +59,10 @@ PAIR_FLAGS: tuple[tuple[str, Callable[[argparse.Namespace], Any]], ...] = (
     ("interval", lambda a: _opt(a, "interval")),
     ("timeout", lambda a: _opt(a, "timeout")),
     ("sentinel", lambda a: parse_sentinel_spec(s) if (s := _opt(a, "sentinel")) else None),
+    ("heartbeat_table", lambda a: _opt(a, "heartbeat_table")),
 )
 """(dotted config key, its value from the parsed options, None: not given) of the pair's
-own settings, e.g. ``("checks.pair_lag.heartbeat_table", lambda a: _opt(a,
-"heartbeat_table"))``."""
+own settings (a dotted key reaches into a table: ``"checks.pair_lag.open_after"``).""" 
 
 NODE_FLAGS: tuple[tuple[str, Callable[[argparse.Namespace, Role], Any]], ...] = (
     ("host", lambda a, role: _opt(a, role) or None),

@@ -57,8 +57,9 @@ LISTEN = "127.0.0.1:9465"
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _TOP = {"interval", "timeout", "listen", "record_dir", "record_max_bytes", "record_max_age",
         "record_keep", "defaults", "checks", "pair", "basic_auth", "tls", "metrics",
-        "sentinel"}
-_PAIR = {"name", "primary", "replica", "interval", "timeout", "checks", "sentinel"}
+        "sentinel", "heartbeat_table"}
+_PAIR = {"name", "primary", "replica", "interval", "timeout", "checks", "sentinel",
+         "heartbeat_table"}
 
 
 class BasicAuth(Record):
@@ -124,6 +125,9 @@ def _pair_layers(data: dict[str, Any], p: dict[str, Any], where: str,
                      _table(p.get("sentinel", {}), f"{where}: sentinel"))
     if sentinel:  # the file's Sentinel under the pair's own keys (master_name...)
         out["sentinel"] = sentinel
+    heartbeat = p.get("heartbeat_table", data.get("heartbeat_table"))
+    if heartbeat is not None:  # pt-heartbeat's table: the pair's own, else the file's
+        out["heartbeat_table"] = heartbeat
     return out
 
 

@@ -261,6 +261,21 @@ FAMILIES: tuple[Family, ...] = (
     node("replmon_mysql_slave_status_read_master_log_pos", "gauge",
          "Read_Master_Log_Pos: bytes of the source's binlog file received.", CH,
          "mysql_slave_status_read_master_log_pos", read.channels(lambda c: c.read_source_log_pos)),
+    pair("replmon_mysql_replica_lag_seconds", "gauge", "The replica's true lag: how old "
+         "its data is, from the best source that knows it now (`source`: heartbeat = "
+         "pt-heartbeat's table, server = the servers' commit timestamps, history = pair_lag's "
+         "readings of both nodes); no series while none knows it.",
+         [*NODE, "channel", "source"], "", read.true_lag(lambda x: x.seconds)),
+    pair("replmon_mysql_replica_lag_bound_seconds", "gauge", "Seconds the true lag may be off "
+         "by (the nodes' clock offset bound, the readings' resolution).",
+         [*NODE, "channel", "source"], "", read.true_lag(lambda x: x.bound_s)),
+    node("replmon_mysql_heartbeat_stored_timestamp_seconds", "gauge", "pt-heartbeat's ts of "
+         "each writer (server_id) as the replica has it, epoch seconds (with a heartbeat "
+         "table).", ["server_id"], "mysql_heartbeat_stored_timestamp_seconds",
+         read.heartbeat_stored),
+    node("replmon_mysql_heartbeat_now_timestamp_seconds", "gauge", "The replica's clock when "
+         "it read the heartbeat table, epoch seconds.", [],
+         "mysql_heartbeat_now_timestamp_seconds", read.heartbeat_now),
     *(node(f"replmon_mysql_global_variables_{v}", "gauge",
            f"SHOW GLOBAL VARIABLES {v} (1 = ON).", [], f"mysql_global_variables_{v}",
            read.variable(v, flag=True)) for v in FLAG_VARIABLES),
@@ -284,6 +299,10 @@ FAMILIES: tuple[Family, ...] = (
     node("replmon_redis_replica_lag_bytes", "gauge", "The master's offset minus what the "
          "replica at addr acknowledged (replmon's own, on the master's node).", ["addr"], "",
          read.redis_lag_bytes),
+    pair("replmon_redis_replica_lag_estimate_seconds", "gauge", "The Redis replica's offset "
+         "lag in bytes divided by its primary's write rate over the last 10 s: an estimate "
+         "(no series while nothing is written and bytes are missing).", NODE, "",
+         read.redis_lag_estimate),
     node("replmon_redis_instance_info", "gauge", "Role, version, maxmemory policy and server "
          "(redis or valkey; redis_version is then Valkey's own version) (always 1).",
          ["role", "redis_version", "maxmemory_policy", "server"], "redis_instance_info",

@@ -384,3 +384,40 @@ def pair_value(get: Callable[[PairState], float | int | None]) -> PairReader:
         if v is not None:
             yield (s.pair,), float(v)
     return fn
+
+
+def true_lag(get: Callable[[Any], float | None]) -> PairReader:
+    """The replica's true lag (``Tick.lag``): pair/node/host, channel, source; no series
+    while no source knows it."""
+    def read(s: PairState) -> Iterator[Sample]:
+        t = s.tick
+        lag = t.lag if t is not None else None
+        if t is None or lag is None or lag.source is None or (v := get(lag)) is None:
+            return
+        r = t.replica
+        yield (s.pair, r.role, r.name, lag.channel, lag.source), float(v)
+    return read
+
+
+def redis_lag_estimate(s: PairState) -> Iterator[Sample]:
+    """The Redis replica's offset lag as seconds at the primary's write rate (an estimate;
+    no series while the primary writes nothing and bytes are missing)."""
+    t = s.tick
+    est = t.redis_lag if t is not None else None
+    if t is not None and est is not None and est.seconds is not None:
+        yield (s.pair, t.replica.role, t.replica.name), est.seconds
+
+
+def heartbeat_stored(n: NodeTick) -> Iterator[Sample]:
+    """pt-heartbeat's rows as this replica has them: server_id, ts (epoch seconds)."""
+    f = n.mysql.lag_facts
+    if _ok(n, "mysql") and f is not None:
+        for sid, ts in f.heartbeat.items():
+            yield (str(sid),), ts
+
+
+def heartbeat_now(n: NodeTick) -> Iterator[Sample]:
+    """The replica's clock when it read the heartbeat (epoch seconds)."""
+    f = n.mysql.lag_facts
+    if _ok(n, "mysql") and f is not None and f.heartbeat and f.server_time is not None:
+        yield (), f.server_time

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from replmon.model.base import SampleBase, Struct, struct
+from replmon.model.lag import LagFacts
 from replmon.model.rates import counter_delta, counter_rate, ratio
 
 Flavour = Literal["mariadb", "mysql"]
@@ -272,6 +273,15 @@ class ReplicaChannel(Struct):
     applied_latency_s: float | None = None
     """The newest applied transaction: seconds from its commit on the source to the end of
     its apply here (LAST_APPLIED_TRANSACTION_*); as of the last read."""
+    # --- MariaDB 11.6+: the event times of SHOW REPLICA STATUS (the source's clock, as
+    # naive date-times in the session's time zone, read as if UTC: ``LagFacts.tz_offset_s``
+    # makes them epoch seconds)
+    source_event_time: float | None = None
+    """Master_last_event_time: the newest event the receiver read (naive seconds)."""
+    replica_event_time: float | None = None
+    """Slave_last_event_time: the newest event the applier executed (naive seconds)."""
+    event_time_diff_s: float | None = None
+    """Master_Slave_time_diff: seconds between the two (what was received, not now)."""
 
     @property
     def group_replication(self) -> bool:
@@ -429,6 +439,9 @@ class MysqlSample(SampleBase):
     once after a finding opens (so a recording holds what ran then); None otherwise."""
     processlist_error: str | None = None
     """Why the processlist could not be read in this sample (a missing privilege)."""
+    lag_facts: LagFacts | None = None
+    """On a replica, every tick: its clock, pt-heartbeat's rows and the applier's commit
+    timestamps (``replmon.model.lag``); None on a server with no replication channel."""
 
     @property
     def words(self) -> ReplicationWords:

@@ -268,6 +268,9 @@ class RedisRates(Struct):
     """Bytes/s sent by the server (clients and replication)."""
     errors_per_s: float | None = None
     """Error replies/s (total_error_replies, Redis 6.2+)."""
+    repl_bytes_per_s: float | None = None
+    """Bytes/s the replication stream grows (Δmaster_repl_offset): the write rate a
+    replica's byte lag is divided by for its estimated seconds behind."""
     full_syncs: int | None = None
     """Full resyncs this master served during the interval (Δsync_full)."""
     partial_syncs_ok: int | None = None
@@ -341,7 +344,9 @@ def derive_redis_rates(prev: RedisSample | None, cur: RedisSample) -> RedisRates
         # back above its old value would give a wrong rate, so trust none of them.
         return RedisRates(dt_s=dt, reset="resetstat", replica_lag_bytes=lag)
 
-    values: dict[str, object] = {"dt_s": dt, "replica_lag_bytes": lag}
+    values: dict[str, object] = {"dt_s": dt, "replica_lag_bytes": lag,
+                                 "repl_bytes_per_s": counter_rate(
+                                     prev.master_repl_offset, cur.master_repl_offset, dt)}
     for out, name in _RATE_FIELDS.items():
         values[out] = counter_rate(pc.get(name), cc.get(name), dt)
     for out, name in _DELTA_FIELDS.items():

@@ -19,6 +19,7 @@ from replmon.model.base import SourceState, SourceStatus, Struct, struct
 from replmon.model.drbd import DrbdRates, DrbdSample, derive_drbd_rates
 from replmon.model.host import HostRates, HostSample
 from replmon.model.host_rates import derive_host_rates
+from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
 from replmon.model.redis import RedisRates, RedisSample, derive_redis_rates
 from replmon.model.roles import Roles
@@ -108,6 +109,13 @@ class Tick(Struct):
     sentinel: SentinelSample | None = None
     """Redis Sentinel's view of the pair's master (``--sentinel``; None when no
     Sentinel is configured, and in recordings made before it was read)."""
+    lag: MeasuredLag | None = None
+    """The replica's true lag at this tick and where it comes from (``replmon.truelag``);
+    None without a MySQL replica channel from the primary, and in recordings made before
+    it was measured."""
+    redis_lag: RedisLagEstimate | None = None
+    """The Redis replica's offset lag also as seconds at the primary's write rate (an
+    estimate); None without a Redis replica."""
 
     @property
     def nodes(self) -> tuple[NodeTick, NodeTick]:

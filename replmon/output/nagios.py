@@ -28,6 +28,7 @@ from rich.text import Text
 from replmon.engine import Update
 from replmon.model.findings import Finding, Severity
 from replmon.model.incidents import Causality, Incident, IncidentTracker
+from replmon.model.lag import MeasuredLag, lag_summary
 from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, incident_line
 from replmon.output.perfdata import Perf, measure_window_s, pair_perf
@@ -63,6 +64,10 @@ class CheckRun:
     """The last tick's figures per node (``replmon.output.perfdata``)."""
     incidents: list[Incident] = field(default_factory=list)
     """The run's findings grouped under their roots (replmon/model/incidents.py)."""
+    lag: MeasuredLag | None = None
+    """The replica's true lag at the last tick, with its source (``Tick.lag``)."""
+    lag_wall: float | None = None
+    """When that tick was sampled (epoch seconds): the moment ``lag`` is of."""
 
     @property
     def open_incidents(self) -> list[Incident]:
@@ -126,7 +131,8 @@ class CheckSummary(BaseReader):
         return CheckRun(open=self.last_update.open if self.last_update else [],
                         cleared=self.cleared, ticks=ticks,
                         span_s=self.last.wall - self.first.wall, nodes=nodes, unknown=unknown,
-                        perf=pair_perf(list(self.recent), limits),
+                        perf=pair_perf(list(self.recent), limits), lag=self.last.lag,
+                        lag_wall=self.last.wall,
                         incidents=list(self.incidents.incidents))
 
 
@@ -161,6 +167,8 @@ def status_line(run: CheckRun) -> str:
     else:
         extra = f"; {c['info']} info" if c["info"] else ""
         summary = f"{plural(run.ticks, 'tick')} over {run.span_s:.0f} s, no problem found{extra}"
+    if not run.unknown and (lag := lag_summary(run.lag)):
+        summary += f"; {lag}"
     summary = " ".join(summary.replace("|", "/").split())  # '|' would start the perfdata
     return f"REPLMON {run.status.name} - {summary} | {perf}"
 
@@ -254,6 +262,8 @@ def render_json(run: CheckRun) -> str:
         "open": [_finding_json(f) for f in run.open],
         "cleared": [_finding_json(f) for f in run.cleared],
         "incidents": [incident_dict(i) for i in run.incidents],
+        "lag": None if run.lag is None else run.lag.model_dump(mode="json"),
+        "lag_wall": run.lag_wall,
     }, indent=2)
 
 

@@ -27,11 +27,14 @@ the labels a node of its role has), all ``U``. Only a source that is not configu
 The replica's lag as replmon measures it from both nodes (the pair_lag check), beside the
 replica's own Seconds_Behind_Master:
 
-- ``replica_mysql_lag_measured`` (s): the age of the oldest primary position the replica
-  has not executed (pt-heartbeat's lag when a heartbeat table is set). ``U`` when not
-  comparable, and when even the oldest reading in the ticks at hand is not executed: the
-  lag is then only known to be longer than the run, and a lower bound would graph as a
-  false plateau;
+- ``replica_mysql_lag_measured`` (s): the replica's true lag at the last tick
+  (``Tick.lag``, ``replmon.truelag``): by pt-heartbeat's table when one is set, else the
+  servers' commit timestamps (MySQL 8.0+, MariaDB 11.6+), else pair_lag's history (the
+  age of the oldest primary position the replica has not executed). ``U`` when no source
+  knows: a lower bound would graph as a false plateau (the title gives it, and why);
+- ``replica_redis_lag_estimate`` (s): the Redis replica's offset lag in bytes divided by
+  the primary's write rate over the last 10 s: an estimate, ``U`` while nothing is written
+  and bytes are missing;
 - ``replica_mysql_trx_behind`` (a plain number): GTIDs of the primary the replica lacks;
 - ``replica_mysql_bytes_behind`` (B): bytes of the primary's binlog not executed (same
   binlog file only, else ``U``).
@@ -45,6 +48,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from replmon.model.base import SourceState
+from replmon.model.lag import RedisLagEstimate
 from replmon.model.tick import NodeTick, Tick
 
 _PLAIN_LABEL = re.compile(r"[A-Za-z0-9_.\-]+")
@@ -113,11 +117,20 @@ def measured(ticks: Sequence[Tick]) -> Measured | None:
     if not ticks:
         return None
     m = pair_lag.measure(Window(ticks))
+    true = ticks[-1].lag
+    if true is not None and true.channel is not None and (m is None or m.channel is None):
+        # the true lag knows it even before the primary's position was read
+        return Measured(channel=true.channel, lag_s=None if true.seconds is None
+                        else round(true.seconds, 1), transactions=None, bytes=None)
     if m is None or m.channel is None:
         return None
-    lag: float | None = m.hb_lag_s
-    if lag is None and m.lag_s is not None and not m.open:
-        lag = float(m.lag_s)  # exact to the readings' period; open = a lower bound only
+    lag: float | None
+    if true is not None:  # the tick's true lag (replmon.truelag): every source, every tick
+        lag = true.seconds
+    else:  # a recording made before it was measured: pair_lag's own
+        lag = m.hb_lag_s
+        if lag is None and m.lag_s is not None and not m.open:
+            lag = float(m.lag_s)  # exact to the readings' period; open = a lower bound only
     return Measured(channel=str(m.channel.name), lag_s=None if lag is None else round(lag, 1),
                     transactions=None if m.transactions is None else int(m.transactions),
                     bytes=None if m.bytes is None else int(m.bytes))
@@ -163,8 +176,8 @@ def _mysql(role: str, node: NodeTick, limits: Mapping[str, Any],
     return out
 
 
-def _redis(role: str, node: NodeTick, other: NodeTick, limits: Mapping[str, Any]
-           ) -> list[Perf]:
+def _redis(role: str, node: NodeTick, other: NodeTick, limits: Mapping[str, Any],
+           tick_redis_lag: RedisLagEstimate | None = None) -> list[Perf]:
     """A readable Redis's labels."""
     r = node.redis
     out = [Perf(f"{role}_redis_ops", r.instantaneous_ops_per_sec, min=0)]
@@ -182,6 +195,8 @@ def _redis(role: str, node: NodeTick, other: NodeTick, limits: Mapping[str, Any]
                and master.master_repl_offset is not None and r.repl_offset is not None
                else None)
         out.append(Perf(f"{role}_redis_offset_lag", lag, "B", min=0))
+        est = tick_redis_lag.seconds if tick_redis_lag is not None else None
+        out.append(Perf(f"{role}_redis_lag_estimate", est, "s", min=0))
     return out
 
 
@@ -212,7 +227,8 @@ def _template(role: str, kind: str, limits: Mapping[str, Any]) -> list[Perf]:
         out = [Perf(f"{role}_redis_ops", None, min=0), Perf(f"{role}_redis_mem_used", None)]
         if role == "replica":
             out += [Perf("replica_redis_link_up", None, min=0, max=1),
-                    Perf("replica_redis_offset_lag", None, "B", min=0)]
+                    Perf("replica_redis_offset_lag", None, "B", min=0),
+                    Perf("replica_redis_lag_estimate", None, "s", min=0)]
         return out
     return [Perf(f"{role}_drbd_out_of_sync", None, "B", min=0)]
 
@@ -227,7 +243,7 @@ def _source(ticks: Sequence[Tick], role: str, kind: str, limits: Mapping[str, An
         if kind == "mysql":
             return _mysql(role, node, limits, meas)
         if kind == "redis":
-            return _redis(role, node, other, limits)
+            return _redis(role, node, other, limits, t.redis_lag)
         return _drbd(role, node)
 
     state = getattr(getattr(ticks[-1], role), kind).status.state

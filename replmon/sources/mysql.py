@@ -79,6 +79,7 @@ from replmon.sources.mysql_connect import (
     is_retryable,
     source_error,
 )
+from replmon.sources.mysql_lag_reads import read_lag_facts
 from replmon.sources.mysql_parse import (
     STATUS_NAMES,
     build_mysql_sample,
@@ -316,6 +317,12 @@ class MysqlSource(Source[MysqlSample]):
                 self._positions_bucket = bucket
                 binlog = read_positions(conn, self._statements, self._flavour, self._variables,
                                         self.heartbeat_table, self._note)
+            lag_facts = None
+            if channels:  # a replica: its true-lag facts, every tick
+                lag_facts, self._statements.applier_times = read_lag_facts(
+                    conn, heartbeat_table=self.heartbeat_table,
+                    applier=self._statements.applier_times and self._flavour == "mysql"
+                    and version_tuple(self._version) >= (8, 0, 2), note=self._note)
             processes, processes_error = None, None
             if self._processlist_due():
                 processes, processes_error = self._processlist(conn)
@@ -342,6 +349,7 @@ class MysqlSource(Source[MysqlSample]):
             binlog=binlog,
             processlist=processes,
             processlist_error=processes_error,
+            lag_facts=lag_facts,
         )
 
     def _read_variables(self, cur: Any) -> None:

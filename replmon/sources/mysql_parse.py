@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replmon.errors import ParseError
+from replmon.model.lag import LagFacts
 from replmon.model.mysql import (
     COUNTER_FIELDS,
     GAUGE_FIELDS,
@@ -183,6 +184,7 @@ def build_mysql_sample(
     binlog: BinlogStatus | None = None,
     processlist: list[ProcessRow] | None = None,
     processlist_error: str | None = None,
+    lag_facts: LagFacts | None = None,
 ) -> MysqlSample:
     """Assemble a MysqlSample (status ok is stamped later by Source.sample())."""
 
@@ -224,6 +226,7 @@ def build_mysql_sample(
         binlog=binlog,
         processlist=processlist,
         processlist_error=processlist_error,
+        lag_facts=lag_facts,
     )
 
 

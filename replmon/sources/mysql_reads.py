@@ -60,6 +60,9 @@ class Statements:
     applier: str | None = APPLIER_WORKERS_QUERY
     """The applier workers' table; None after the server refused it (until the next
     connection)."""
+    applier_times: bool = True
+    """performance_schema's applier commit timestamps (Oracle MySQL 8.0+ replicas, every
+    tick); False after the server refused them (until the next connection)."""
 
     @classmethod
     def for_server(cls, flavour: Flavour, version: str) -> Statements:

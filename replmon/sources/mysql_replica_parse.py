@@ -18,6 +18,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -81,6 +82,21 @@ def _error_time(name: str, value: object) -> str:
     return f"20{m[1]}-{m[2]}-{m[3]} {m[4]}" if m else text
 
 
+def naive_seconds(name: str, value: object) -> float | None:
+    """A server's naive date-time ("2024-12-12 06:53:52[.123]", or pymysql's datetime) as
+    seconds since the epoch read as if UTC (the caller applies the time zone); None for
+    NULL or empty."""
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=UTC).timestamp()
+    text = (as_text(value) or "").strip()
+    if not text or text.upper() == "NULL":
+        return None
+    try:
+        return datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        raise ParseError(f"{name}: not a date-time: {text[:40]!r}") from None
+
+
 def _nint(name: str, value: object) -> int | None:
     return parse_int(name, value, nullable=True)
 
@@ -119,6 +135,9 @@ _COLUMNS: dict[str, tuple[Callable[[str, Any], Any], tuple[str, ...]]] = {
     "retried_transactions": (_nint, ("retried_transactions",)),
     "received_heartbeats": (_nint, ("slave_received_heartbeats", "replica_received_heartbeats")),
     "heartbeat_period": (nullable_number, ("slave_heartbeat_period", "replica_heartbeat_period")),
+    "source_event_time": (naive_seconds, ("master_last_event_time",)),
+    "replica_event_time": (naive_seconds, ("slave_last_event_time",)),
+    "event_time_diff_s": (nullable_number, ("master_slave_time_diff",)),
 }
 
 

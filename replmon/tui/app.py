@@ -129,17 +129,25 @@ class NodePanel(VerticalScroll):
 
     def texts(self, node: NodeTick, other: NodeTick | None, now: float | None,
               gtid_rows_per_s: float | None = None,
-              sentinel: SentinelSample | None = None) -> dict[str, Text]:
+              sentinel: SentinelSample | None = None, tick: Tick | None = None
+              ) -> dict[str, Text]:
         """Each group's lines for ``node``, broken to this column's width; ``other``:
         the other node of the same tick (values that differ are marked);
         ``gtid_rows_per_s``: see render.mysql_text; ``sentinel``: the tick's Sentinel
-        sample (a line under Redis: render.sentinel_text)."""
+        sample (a line under Redis: render.sentinel_text); ``tick``: the replica's, for
+        its true lag (``Tick.lag``, ``Tick.redis_lag``)."""
+        lag = tick.lag if tick is not None else None
+        redis_lag = tick.redis_lag if tick is not None else None
+
         def mysql(n: NodeTick, o: NodeTick | None) -> Text:
-            return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s)
+            return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s, lag=lag)
+
+        def redis(n: NodeTick, o: NodeTick | None) -> Text:
+            return render.redis_text(n, o, lag=redis_lag)
 
         renderers: dict[str, Callable[[NodeTick, NodeTick | None], Text]] = {
             "host": render.host_text, "drbd": render.drbd_text, "mysql": mysql,
-            "redis": render.redis_text}
+            "redis": redis}
         width = self.scrollable_content_region.width
         out = {kind: renderers[kind](node, other) if st.ok else render.status_text(kind, st, now)
                for kind, st in node.statuses().items()}
@@ -349,7 +357,7 @@ class ReplmonApp(App[None]):
         sentinel = msg.tick.sentinel
         texts = {p.role: panels[p.role].texts(p, r, now, sentinel=sentinel),
                  r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(msg.tick.wall),
-                                              sentinel)}
+                                              sentinel, tick=msg.tick)}
         lines = {kind: max(len(t[kind].plain.split("\n")) for t in texts.values() if kind in t)
                  for kind in NodePanel.SECTIONS}
         since = msg.tick.roles.since if msg.tick.roles is not None else None

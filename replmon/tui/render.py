@@ -11,6 +11,7 @@ from rich.text import Text
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Finding, Severity
+from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.plain import human
@@ -274,7 +275,7 @@ def rows_differ(a: NodeTick | None, b: NodeTick | None) -> bool:
 
 
 def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
-               gtid_rows_per_s: float | None = None) -> Text:
+               gtid_rows_per_s: float | None = None, lag: MeasuredLag | None = None) -> Text:
     """``gtid_rows_per_s``: rows a MariaDB replica writes per second to its own
     mysql.gtid_slave_pos (one insert per applied transaction, deletes in batches of 64
     that average the same): counted in its Handler rows, said under them."""
@@ -314,16 +315,33 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
         io_ok, sql_ok = ch.io_running == "Yes", ch.sql_running
         _kv(t, "io", ch.io_running, "bold green" if io_ok else "bold red")
         _kv(t, "sql", "Yes" if sql_ok else "No", "bold green" if sql_ok else "bold red")
-        lag = ch.seconds_behind
-        _kv(t, "lag", "NULL" if lag is None else f"{lag}s",
-            "bold red" if lag is None or lag >= 30 else "bold")
+        sbm = ch.seconds_behind
+        _kv(t, "lag", "NULL" if sbm is None else f"{sbm}s",
+            "bold red" if sbm is None or sbm >= 30 else "bold")
         err = ch.last_sql_error or ch.last_io_error
         if err:
             t.append(f"\n{' ' * GUTTER}{err[:200]}", style="red")
+    if lag is not None and n.role == "replica" and m.replication:
+        _true_lag(t, lag)
     return t
 
 
-def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
+def _true_lag(t: Text, lag: MeasuredLag) -> None:
+    """The replica's true lag (``Tick.lag``): its value, bound and source, or why not."""
+    _line(t, "true lag")
+    if lag.seconds is not None:
+        _kv(t, "", f"{lag.seconds:.1f}s", "bold red" if lag.seconds >= 30 else "bold")
+        bound = f"+/-{lag.bound_s:.1f}s " if lag.bound_s is not None else ""
+        t.append(f"{bound}{lag.source_words}", style="dim")
+    elif lag.at_least_s is not None:
+        _kv(t, "", f">={lag.at_least_s:.0f}s", "bold red" if lag.at_least_s >= 30 else "bold")
+        t.append("pair_lag history too short", style="dim")
+    else:
+        t.append(f"unknown: {lag.detail[:120]}", style="yellow")
+
+
+def redis_text(n: NodeTick, other: NodeTick | None = None, *,
+               lag: RedisLagEstimate | None = None) -> Text:
     s, r = n.redis, n.rates.redis
     t = Text()
     _group(t, "redis")
@@ -348,9 +366,11 @@ def redis_text(n: NodeTick, other: NodeTick | None = None) -> Text:
         _kv(t, "link", s.link_status or "?", "bold green" if up else "bold red")
         if s.sync_in_progress:
             t.append("SYNCING ", style="bold yellow")
-        lag = r.replica_lag_bytes
-        if lag:
-            _kv(t, "lag", _bytes(max(v or 0 for v in lag.values())))
+        byte_lag = r.replica_lag_bytes
+        if byte_lag:
+            _kv(t, "lag", _bytes(max(v or 0 for v in byte_lag.values())))
+        if lag is not None and lag.seconds is not None:
+            _kv(t, "~", f"{lag.seconds:.1f}s est.", "dim")
     else:
         n_rep = s.connected_replicas
         _kv(t, "", f"{'-' if n_rep is None else n_rep} replica{'' if n_rep == 1 else 's'}")

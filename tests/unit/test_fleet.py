@@ -403,3 +403,29 @@ def test_a_recording_made_before_roles_were_observed_gives_the_roles_as_recorded
     assert nodes == [("lab-primary", "primary", "primary", "primary"),
                      ("lab-replica", "replica", "replica", "replica")]
     assert changed == [] and at_odds == []
+
+
+def test_the_true_lag_and_the_heartbeat_are_on_the_page() -> None:
+    """A tick with its true lag (replmon.truelag), pt-heartbeat's row and a Redis estimate:
+    mysqld_exporter's heartbeat shapes, the lag with its source."""
+    from replmon.model.lag import LagFacts, MeasuredLag, RedisLagEstimate
+
+    ticks, state = session("replica_sql_stopped.rmrec")
+    last = ticks[-1]
+    m = last.replica.mysql.model_copy(update={"lag_facts": LagFacts(
+        server_time=last.wall, heartbeat={1: last.wall - 41.5})})
+    t = last.model_copy(update={
+        "replica": last.replica.model_copy(update={"mysql": m}),
+        "lag": MeasuredLag(seconds=41.5, bound_s=0.01, source="heartbeat"),
+        "redis_lag": RedisLagEstimate(bytes=3000, rate_bytes_per_s=1000.0, seconds=3.0)})
+    state.on_tick(t, None)
+    got = samples(exposition([state]))
+    (lag,) = got["replmon_mysql_replica_lag_seconds"]
+    assert lag == ({"pair": "replica_sql_stopped", "node": "replica", "host": t.replica.name,
+                    "channel": "", "source": "heartbeat"}, 41.5)
+    (stored,) = got["replmon_mysql_heartbeat_stored_timestamp_seconds"]
+    assert stored[0]["server_id"] == "1" and stored[1] == pytest.approx(last.wall - 41.5)
+    (now,) = got["replmon_mysql_heartbeat_now_timestamp_seconds"]
+    assert now[1] == pytest.approx(last.wall)
+    (est,) = got["replmon_redis_replica_lag_estimate_seconds"]
+    assert est[0]["node"] == "replica" and est[1] == 3.0

@@ -329,7 +329,10 @@ TABLE = [
              exec_source_log_pos=17146, applier_backlog_bytes=169, relay_log_space=17972,
              using_gtid=True, gtid_retrieved="0-1-2042", gtid_executed="0-1-2041",
              gtid_executed_server_wide=True, sql_state="Updating", retried_transactions=0,
-             received_heartbeats=0, heartbeat_period=60.0, sql_delay=0)])),
+             received_heartbeats=0, heartbeat_period=60.0, sql_delay=0,
+             # the three 11.6+ columns: naive seconds (2024-12-12 06:53:52/50 as if UTC)
+             source_event_time=1733986432.0, replica_event_time=1733986430.0,
+             event_time_diff_s=2.0)])),
     case("mariadb-show-slave-status-slave-pos", Row(
          MA + "mariadbdocs_show_slave_status_slave_pos_optimistic.txt", "replica",
          flavour="mariadb", items=[ch(

@@ -19,21 +19,31 @@ def test_every_row_names_a_key_of_the_config() -> None:
 
 
 def test_a_new_option_is_one_row(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """An option the parser does not have yet (as --heartbeat-table would be) set on the
-    parsed options, and its row: it lands under its dotted key, over the file's."""
+    """An option the parser does not have (a pair_lag hold from the command line, say)
+    set on the parsed options, and its row: it lands under its dotted key, over the
+    file's, and nothing else changes."""
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "pair.toml").write_text(
         '[primary]\nhost = "a"\n[replica]\nhost = "b"\n'
         '[checks.pair_lag]\nheartbeat_table = "file.heartbeat"\nopen_after = "5s"\n')
     args = build_parser().parse_args(["check", "--config", str(tmp_path / "pair.toml")])
     without = settings.config_from_args(args)
-    assert without.checks["pair_lag"]["heartbeat_table"] == "file.heartbeat"
-    args.heartbeat_table = "ops.heartbeat"
+    assert without.checks["pair_lag"]["open_after"] == "5s"
+    args.lag_open_after = "9s"
     monkeypatch.setattr(settings, "PAIR_FLAGS", (*settings.PAIR_FLAGS, (
-        "checks.pair_lag.heartbeat_table", lambda a: getattr(a, "heartbeat_table", None))))
+        "checks.pair_lag.open_after", lambda a: getattr(a, "lag_open_after", None))))
     cfg = settings.config_from_args(args)
-    assert cfg.checks["pair_lag"] == {"heartbeat_table": "ops.heartbeat", "open_after": "5s"}
+    assert cfg.checks["pair_lag"] == {"heartbeat_table": "file.heartbeat", "open_after": "9s"}
     assert cfg.model_dump(exclude={"checks"}) == without.model_dump(exclude={"checks"})
+
+
+def test_heartbeat_table_and_sentinel_are_rows(tmp_path: Path) -> None:
+    args = build_parser().parse_args(["check", "--primary", "a", "--replica", "b",
+                                      "--heartbeat-table", "percona.heartbeat",
+                                      "--sentinel", "127.0.0.1:26379/pair"])
+    cfg = settings.config_from_args(args)
+    assert cfg.heartbeat_table == "percona.heartbeat"
+    assert cfg.sentinel is not None and cfg.sentinel.master_name == "pair"
 
 
 def test_the_layers_are_read_once_and_laid_over_the_labs_nodes(tmp_path: Path) -> None:

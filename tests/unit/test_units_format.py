@@ -112,8 +112,8 @@ def test_a_findings_numbers_by_the_unit_in_their_name() -> None:
     # positions and offsets are addresses, counts are counts: as the server prints them
     assert fmt_number("primary_pos", 2_064_716) == "2064716"
     assert fmt_number("transactions_behind", 4500) == "4500"
-    assert fmt_number("lag_at_least", True) == "True"
-    assert fmt_number("used_memory_bytes", None) == "None"
+    assert fmt_number("lag_at_least", True) == "yes"  # a flag in words, not Python
+    assert fmt_number("used_memory_bytes", None) == "unknown"
 
 
 @pytest.fixture
