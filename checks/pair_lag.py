@@ -40,7 +40,6 @@ and the replica's SHOW PROCESSLIST.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -62,6 +61,7 @@ from replmon.check import (
     numbers,
     source_ok,
 )
+from replmon.truelag import covered
 
 _TABLE = r"^([A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64})?$"
 
@@ -85,27 +85,6 @@ def _binlog(node: NodeTick) -> BinlogStatus | None:
     if not source_ok(node, "mysql"):
         return None
     return node.mysql.binlog
-
-
-def _file_key(name: str) -> tuple[str, int]:
-    """binlog.000012 -> ("binlog", 12): binlog files compare by their number."""
-    m = re.match(r"^(.*?)(\d+)$", name)
-    return (m[1], int(m[2])) if m else (name, 0)
-
-
-def covered(p: BinlogStatus, ch: ReplicaChannel) -> bool | None:
-    """Has the replica executed everything the primary had at reading ``p``? By GTID when
-    both sides have GTIDs, else by binlog file and position; None: not comparable."""
-    if p.gtid_executed and ch.gtid_executed:
-        n = gtid.behind(p.gtid_executed, ch.gtid_executed)
-        if n is not None:
-            return n == 0
-    if p.file and ch.relay_source_log_file and p.position is not None \
-            and ch.exec_source_log_pos is not None:
-        pf, ef = _file_key(p.file), _file_key(ch.relay_source_log_file)
-        if pf[0] == ef[0]:
-            return (ef[1], ch.exec_source_log_pos) >= (pf[1], p.position)
-    return None
 
 
 @dataclass(slots=True)

@@ -73,7 +73,7 @@ def measured_lag(history: Sequence[Point]) -> list[float | None]:
     has not executed; 0 when it has executed them all; None where not comparable. One
     pass: the replica's executed position only moves forward, so the oldest reading not
     yet executed does too."""
-    from replmon.checks.pair_lag import covered  # type: ignore[import-not-found,unused-ignore]
+    from replmon.truelag import covered
 
     readings = [(wall, vals["primary/binlog"]) for wall, vals in history
                 if vals.get("primary/binlog") is not None]
