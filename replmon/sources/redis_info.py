@@ -101,19 +101,8 @@ class RedisSource(RedisTalk, Source[RedisSample]):
             await self.open()
         conn = self._conn
         assert conn is not None
-        reused = conn.is_connected
-        if not reused:
-            await self._connect(conn)
-        try:
-            rtt_ms = await self._ping(conn)
-        except SourceError as e:
-            if not (reused and e.state == "unreachable"):
-                raise
-            # The server dropped the connection we kept from the last sample
-            # (restart, idle timeout): this sample's one connection attempt.
-            await conn.disconnect(nowait=True)
-            await self._connect(conn)
-            rtt_ms = await self._ping(conn)
+        reused = conn.is_connected  # (a new session re-reads the config below)
+        rtt_ms = await self._first(conn, self._ping)
         text = await self._command(conn, "INFO")
         if not isinstance(text, str):
             raise ParseError(f"INFO returned {type(text).__name__}, not text")

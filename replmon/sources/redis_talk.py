@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from redis.asyncio.connection import AbstractConnection, Connection, UnixDomainSocketConnection
 from redis.asyncio.retry import Retry
@@ -39,6 +41,9 @@ AUTH_HINT = (
 )
 NOAUTH_HINT = "the server requires a password and none is configured for this node"
 ACL_HINT = "the ACL user needs +ping +info (ACL SETUSER <user> +ping +info)"
+
+
+T = TypeVar("T")
 
 
 class ErrorReply(SourceError):
@@ -112,6 +117,23 @@ class RedisTalk:
                 f"{where}: connect failed: {self._clean(e)}",
                 hint="is a Redis server listening on this address?",
             ) from None
+
+    async def _first(self, conn: AbstractConnection,
+                     call: Callable[[AbstractConnection], Awaitable[T]]) -> T:
+        """``call`` on the connection kept from the last sample, connected when it is
+        not. A kept connection the server dropped since (restart, idle timeout) is
+        connected once more and ``call`` tried again: this sample's one attempt."""
+        reused = conn.is_connected
+        if not reused:
+            await self._connect(conn)
+        try:
+            return await call(conn)
+        except SourceError as e:
+            if not (reused and e.state == "unreachable"):
+                raise
+            await conn.disconnect(nowait=True)
+            await self._connect(conn)
+            return await call(conn)
 
     async def _ping(self, conn: AbstractConnection) -> float:
         """Milliseconds for one PING round trip. An error reply (LOADING, MASTERDOWN)

@@ -112,19 +112,7 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
             await self.open()
         conn = self._conn
         assert conn is not None
-        reused = conn.is_connected
-        if not reused:
-            await self._connect(conn)
-        try:
-            name = self._name or await self._find_name(conn)
-            reply = await self._command(conn, "SENTINEL", "MASTER", name)
-        except SourceError as e:
-            if not (reused and e.state == "unreachable"):
-                raise
-            await conn.disconnect(nowait=True)  # dropped since the last sample: once more
-            await self._connect(conn)
-            name = self._name or await self._find_name(conn)
-            reply = await self._command(conn, "SENTINEL", "MASTER", name)
+        name, reply = await self._first(conn, self._master_reply)
         self._name = name
         self._listen()
         sample = sp.build_sample(sp.fields(reply), self._nodes)
@@ -134,6 +122,11 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
         return sample.model_copy(update={
             "sentinel": self.endpoint.display(), "events": events,
             "last_switch": self._switch, "events_error": self._events_error})
+
+    async def _master_reply(self, conn: AbstractConnection) -> tuple[str, object]:
+        """The master's name and Sentinel's SENTINEL MASTER reply for it."""
+        name = self._name or await self._find_name(conn)
+        return name, await self._command(conn, "SENTINEL", "MASTER", name)
 
     async def _find_name(self, conn: AbstractConnection) -> str:
         found = sp.masters(await self._command(conn, "SENTINEL", "MASTERS"))
