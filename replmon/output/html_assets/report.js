@@ -1,0 +1,80 @@
+(function () {
+  "use strict";
+  var charts = JSON.parse(document.getElementById("replmon-charts").textContent);
+  var COLORS = {primary: ["#1565c0", "#00897b", "#5e35b1", "#0277bd"],
+                replica: ["#e65100", "#c2185b", "#8d6e63", "#f9a825"],
+                pair: ["#2e7d32"]};
+  function bytes(v, per) {
+    var units = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0, a = Math.abs(v);
+    while (a >= 1024 && i < units.length - 1) { a /= 1024; v /= 1024; i++; }
+    return (Math.abs(v) >= 100 || i === 0 ? v.toFixed(0) : v.toFixed(1)) + " " + units[i] + per;
+  }
+  function fmt(unit, v) {
+    if (v == null) return "-";
+    if (unit === "B") return bytes(v, "");
+    if (unit === "B/s") return bytes(v, "/s");
+    if (unit === "KiB") return bytes(v * 1024, "");
+    if (unit === "KiB/s") return bytes(v * 1024, "/s");
+    if (unit === "link") return v >= 0.5 ? "up" : "down";
+    var s = Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : +v.toFixed(2);
+    return s + " " + unit;
+  }
+  function two(n) { return (n < 10 ? "0" : "") + n; }
+  function clock(long) {
+    // the terminal's clock (HH:MM:SS), the day first past 6 hours; x is already shifted to
+    // the report's zone, so it reads as UTC
+    return function (u, vs) {
+      return vs.map(function (v) {
+        var d = new Date(v * 1e3);
+        var hm = two(d.getUTCHours()) + ":" + two(d.getUTCMinutes());
+        return long ? two(d.getUTCDate()) + "/" + two(d.getUTCMonth() + 1) + " " + hm
+                    : hm + ":" + two(d.getUTCSeconds());
+      });
+    };
+  }
+  function shade(spans) {
+    return function (u) {
+      var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
+      ctx.save();
+      ctx.fillStyle = "rgba(198, 40, 40, 0.10)";
+      spans.forEach(function (s) {
+        var a = u.valToPos(s[0], "x", true), b = u.valToPos(s[1], "x", true);
+        a = Math.max(a, u.bbox.left); b = Math.min(b, u.bbox.left + u.bbox.width);
+        if (b > a) ctx.fillRect(a, top, Math.max(b - a, 2), h);
+      });
+      ctx.restore();
+    };
+  }
+  charts.forEach(function (c, i) {
+    var box = document.getElementById("chart-" + i);
+    var used = {primary: 0, replica: 0, pair: 0};
+    var series = [{}].concat(c.series.map(function (s) {
+      var pal = COLORS[s.role] || COLORS.pair;
+      return {label: s.label, scale: s.right ? "r" : "y", spanGaps: false, width: 1.5,
+              stroke: pal[used[s.role]++ % pal.length],
+              value: function (u, v) { return fmt(s.right ? c.right_unit : c.unit, v); }};
+    }));
+    var long = c.x.length > 1 && c.x[c.x.length - 1] - c.x[0] > 6 * 3600;
+    var axes = [{values: clock(long), space: 70}, {scale: "y", size: 80,
+                     values: function (u, vs) { return vs.map(function (v) { return fmt(c.unit, v); }); }}];
+    if (c.series.some(function (s) { return s.right; })) {
+      var right = {scale: "r", side: 1, size: 70, grid: {show: false},
+                   values: function (u, vs) { return vs.map(function (v) { return fmt(c.right_unit, v); }); }};
+      if (c.right_unit === "link") right.splits = function () { return [0, 1]; };
+      axes.push(right);
+    }
+    var title = document.createElement("div");
+    title.className = "caption";
+    title.textContent = c.title + " (" + c.note + (c.spans.length ? "; shaded: the findings' spans" : "") + ")";
+    var scales = {x: {time: true}};
+    if (c.right_unit === "link") scales.r = {range: [-0.1, 1.1]};
+    var opts = {width: Math.max(400, box.clientWidth || 1000), height: 240, series: series, axes: axes,
+                scales: scales,
+                tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); },
+                hooks: {drawClear: [shade(c.spans)]}};
+    var data = [c.x].concat(c.series.map(function (s) { return s.y; }));
+    box.appendChild(title);
+    new uPlot(opts, data, box);
+  });
+  document.body.setAttribute("data-charts-drawn", String(charts.length));
+})();
