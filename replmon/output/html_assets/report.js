@@ -32,6 +32,13 @@
       });
     };
   }
+  function padded(u, lo, hi) {
+    // a little room above and below, so that a flat line (a lag of 0 s) is drawn whole
+    // inside the plot, not on its edge
+    if (lo == null || hi == null) return [0, 1];
+    var pad = (hi - lo || Math.abs(hi) || 1) * 0.06;
+    return [lo - pad, hi + pad];
+  }
   function shade(spans) {
     return function (u) {
       var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
@@ -66,7 +73,7 @@
     var title = document.createElement("div");
     title.className = "caption";
     title.textContent = c.title + " (" + c.note + (c.spans.length ? "; shaded: the findings' spans" : "") + ")";
-    var scales = {x: {time: true}};
+    var scales = {x: {time: true}, y: {range: padded}};
     if (c.right_unit === "link") scales.r = {range: [-0.1, 1.1]};
     var opts = {width: Math.max(400, box.clientWidth || 1000), height: 240, series: series, axes: axes,
                 scales: scales,
