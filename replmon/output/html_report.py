@@ -109,10 +109,13 @@ def _pair(rep: dict[str, Any]) -> str:
 
 
 def _numbers(nums: dict[str, Any]) -> str:
-    if not nums:
+    """A finding's numbers, as its detail screen words them; those nobody could know
+    left out (a NULL Seconds_Behind stays: it says something)."""
+    shown = {k: v for k, v in nums.items() if v is not None or "seconds_behind" in k}
+    if not shown:
         return ""
     cells = "".join(f"<tr><th>{e(k)}</th><td>{e(fmt_number(k, v))}</td></tr>"
-                    for k, v in nums.items())
+                    for k, v in shown.items())
     return f"<table class='numbers'>{cells}</table>"
 
 

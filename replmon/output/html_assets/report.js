@@ -9,7 +9,7 @@
     while (a >= 1024 && i < units.length - 1) { a /= 1024; v /= 1024; i++; }
     return (Math.abs(v) >= 100 || i === 0 ? v.toFixed(0) : v.toFixed(1)) + " " + units[i] + per;
   }
-  function fmt(unit, v) {
+  function fmt(unit, v, step) {
     if (v == null) return "-";
     if (unit === "B") return bytes(v, "");
     if (unit === "B/s") return bytes(v, "/s");
@@ -17,6 +17,11 @@
     if (unit === "KiB/s") return bytes(v * 1024, "/s");
     if (unit === "link") return v >= 0.5 ? "up" : "down";
     var s = Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : +v.toFixed(2);
+    if (step) {  // an axis: as many decimals as its step needs (96.25 %, 96.30 %, ...)
+      var d = 0;
+      while (d < 4 && Math.abs(step * Math.pow(10, d) - Math.round(step * Math.pow(10, d))) > 1e-6) d++;
+      s = v.toFixed(d);
+    }
     return s + " " + unit;
   }
   function two(n) { return (n < 10 ? "0" : "") + n; }
@@ -36,7 +41,8 @@
     // a little room above and below, so that a flat line (a lag of 0 s) is drawn whole
     // inside the plot, not on its edge
     if (lo == null || hi == null) return [0, 1];
-    var pad = (hi - lo || Math.abs(hi) || 1) * 0.06;
+    if (hi === lo) hi = lo + (Math.abs(lo) || 1);  // flat: the line near the bottom
+    var pad = (hi - lo) * 0.06;
     return [lo - pad, hi + pad];
   }
   function shade(spans) {
@@ -57,13 +63,20 @@
     var used = {primary: 0, replica: 0, pair: 0};
     var series = [{}].concat(c.series.map(function (s) {
       var pal = COLORS[s.role] || COLORS.pair;
-      return {label: s.label, scale: s.right ? "r" : "y", spanGaps: false, width: 1.5,
+      return {label: s.label + (s.right ? " (right axis)" : ""), scale: s.right ? "r" : "y", spanGaps: false, width: 1.5,
               stroke: pal[used[s.role]++ % pal.length],
               value: function (u, v) { return fmt(s.right ? c.right_unit : c.unit, v); }};
     }));
     var long = c.x.length > 1 && c.x[c.x.length - 1] - c.x[0] > 6 * 3600;
+    var low = Math.min.apply(null, c.series.map(function (s) {
+      return Math.min.apply(null, s.y.filter(function (v) { return v != null; }));
+    }));
     var axes = [{values: clock(long), space: 70}, {scale: "y", size: 80,
-                     values: function (u, vs) { return vs.map(function (v) { return fmt(c.unit, v); }); }}];
+                 values: function (u, vs) {
+                   // no "-0.05 s" under a lag that never went below 0
+                   var step = vs.length > 1 ? Math.abs(vs[1] - vs[0]) : 0;
+                   return vs.map(function (v) { return v < 0 && low >= 0 ? "" : fmt(c.unit, v, step); });
+                 }}];
     if (c.series.some(function (s) { return s.right; })) {
       var right = {scale: "r", side: 1, size: 70, grid: {show: false},
                    values: function (u, vs) { return vs.map(function (v) { return fmt(c.right_unit, v); }); }};
