@@ -28,6 +28,7 @@ from replmon.output.html_series import (
     chart_point,
     charts_for,
     fit,
+    with_gaps,
 )
 from replmon.output.report import report
 from replmon.session.recording import Recording
@@ -203,7 +204,7 @@ def _charted(incidents: list[dict[str, Any]]) -> set[int]:
 
 def render_html(rep: dict[str, Any]) -> str:
     """The page of a report made with ``report(rec, more=chart_point)``."""
-    cols = Columns(rep.get("more") or [])
+    cols = Columns(with_gaps(rep.get("more") or [], rep["interval_s"]))
     first = cols.walls[0] if cols.walls else 0.0
     last = cols.walls[-1] if cols.walls else 0.0
     shift, zone = _zone_shift(first)

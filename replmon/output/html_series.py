@@ -198,6 +198,20 @@ def charts_for(checks: set[str]) -> list[Chart]:
     return [c for c in CHARTS if c.checks & checks]
 
 
+def with_gaps(points: Sequence[tuple[float, Sequence[float | None]]], interval: float
+              ) -> list[tuple[float, Sequence[float | None]]]:
+    """``points`` with a row of no values one interval after each tick that the next
+    one follows by more than two intervals (missed ticks, lost chunks): a line stops
+    there rather than being drawn across what was not recorded."""
+    out: list[tuple[float, Sequence[float | None]]] = []
+    empty = (None,) * len(SERIES_KEYS)
+    for k, (wall, vals) in enumerate(points):
+        if k and wall - points[k - 1][0] > 2 * interval:
+            out.append((points[k - 1][0] + interval, empty))
+        out.append((wall, vals))
+    return out
+
+
 class Columns:
     """The recording's chart points as one column per series (walls sorted)."""
 

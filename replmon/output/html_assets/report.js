@@ -20,7 +20,7 @@
     if (step) {  // an axis: as many decimals as its step needs (96.25 %, 96.30 %, ...)
       var d = 0;
       while (d < 4 && Math.abs(step * Math.pow(10, d) - Math.round(step * Math.pow(10, d))) > 1e-6) d++;
-      s = v.toFixed(d);
+      s = v.toLocaleString("en-US", {minimumFractionDigits: d, maximumFractionDigits: d});
     }
     return s + " " + unit;
   }
@@ -36,6 +36,12 @@
                     : hm + ":" + two(d.getUTCSeconds());
       });
     };
+  }
+  function fits(u, values) {
+    // an axis as wide as its longest label ("500 pages/s", "74,460 /s")
+    if (!values) return 50;
+    var most = Math.max.apply(null, values.map(function (v) { return String(v || "").length; }));
+    return 18 + 7 * most;
   }
   function padded(u, lo, hi) {
     // a little room above and below, so that a flat line (a lag of 0 s) is drawn whole
@@ -71,14 +77,14 @@
     var low = Math.min.apply(null, c.series.map(function (s) {
       return Math.min.apply(null, s.y.filter(function (v) { return v != null; }));
     }));
-    var axes = [{values: clock(long), space: 70}, {scale: "y", size: 80,
+    var axes = [{values: clock(long), space: 70}, {scale: "y", size: fits,
                  values: function (u, vs) {
                    // no "-0.05 s" under a lag that never went below 0
                    var step = vs.length > 1 ? Math.abs(vs[1] - vs[0]) : 0;
                    return vs.map(function (v) { return v < 0 && low >= 0 ? "" : fmt(c.unit, v, step); });
                  }}];
     if (c.series.some(function (s) { return s.right; })) {
-      var right = {scale: "r", side: 1, size: 70, grid: {show: false},
+      var right = {scale: "r", side: 1, size: fits, grid: {show: false},
                    values: function (u, vs) { return vs.map(function (v) { return fmt(c.right_unit, v); }); }};
       if (c.right_unit === "link") right.splits = function () { return [0, 1]; };
       axes.push(right);

@@ -19,7 +19,7 @@ from PIL import Image
 
 from replmon.cli import main
 from replmon.output.html_report import render_html
-from replmon.output.html_series import chart_point
+from replmon.output.html_series import SERIES_KEYS, Columns, chart_point, fit, with_gaps
 from replmon.output.report import report
 from replmon.session import RecordingWriter, open_recording
 
@@ -163,3 +163,20 @@ def test_cli_writes_the_page_to_o(tmp_path: Path, capsys: pytest.CaptureFixture[
     said = capsys.readouterr()
     assert said.out == "" and said.err.startswith(f"replmon: wrote {out} (")
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_a_long_span_keeps_each_buckets_lowest_and_highest_and_gaps_break_lines() -> None:
+    """fit: 10,000 ticks into 600 points, a one-tick spike and dip kept; with_gaps: a row
+    of no values after a tick the next follows by more than two intervals."""
+    keys = len(SERIES_KEYS)
+    points = [(1000.0 + i, (5.0,) * keys) for i in range(10_000)]
+    points[4321] = (points[4321][0], (900.0,) * keys)
+    points[7000] = (points[7000][0], (-3.0,) * keys)
+    cols = Columns(points)
+    xs, ys, bucket = fit(cols, [SERIES_KEYS[0]], 0, len(points), 600)
+    assert len(xs) == 600 and bucket == pytest.approx(9999 / 300)
+    assert max(v for v in ys[0] if v is not None) == 900.0
+    assert min(v for v in ys[0] if v is not None) == -3.0
+    gapped = with_gaps([(0.0, (1.0,) * keys), (1.0, (1.0,) * keys), (60.0, (1.0,) * keys)], 1.0)
+    assert [w for w, _ in gapped] == [0.0, 1.0, 2.0, 60.0]
+    assert set(gapped[2][1]) == {None}
