@@ -37,7 +37,12 @@ from replmon.wording import plural
 
 POINTS = 600
 """x values per chart at most: a longer span is cut into 300 buckets, each drawn as its
-lowest and highest value (~10 KB of JSON per series)."""
+lowest and highest value (~4 KB of JSON per series)."""
+PAGE_POINTS = 40_000
+"""x values for all the page's charts together: with many long incidents each chart
+gets fewer (~1.3 MB of data at most: a chart's x value and its ~4 series take ~32 B)."""
+MIN_POINTS = 120
+"""x values per chart at least (60 buckets)."""
 MARGIN_S = 120.0
 """Seconds shown before an incident opens and after it closes."""
 MAX_CHARTED = 30
@@ -67,14 +72,12 @@ def _zone_shift(wall: float) -> tuple[int, str]:
 
 
 def _chart_data(chart: Chart, cols: Columns, t0: float, t1: float, shift: int,
-                spans: list[tuple[float, float, str]]) -> dict[str, Any] | None:
-    """One chart of [t0, t1] as the page's script draws it; None when none of its
-    series has a value there."""
+                spans: list[tuple[float, float, str]], points: int) -> dict[str, Any]:
+    """One chart of [t0, t1] as the page's script draws it, at most ``points`` x values
+    (``plan`` made sure it has something to draw)."""
     a, b = cols.span(t0, t1)
     keys = [k for _, k in chart.series + chart.right]
-    if b <= a or not cols.has_data(keys, a, b):
-        return None
-    xs, ys, bucket = fit(cols, keys, a, b, POINTS)
+    xs, ys, bucket = fit(cols, keys, a, b, points)
     labels = [label for label, _ in chart.series + chart.right]
     kept = [i for i, k in enumerate(keys) if cols.has_data([k], a, b)]
     note = (f"each point the lowest and highest of {bucket:.0f} s" if bucket
@@ -202,6 +205,10 @@ def _charted(incidents: list[dict[str, Any]]) -> set[int]:
     return {i["id"] for i in best[:MAX_CHARTED]}
 
 
+Planned = tuple[Chart, float, float, list[tuple[float, float, str]]]
+"""A chart to draw: what, from, to, the spans to shade."""
+
+
 def render_html(rep: dict[str, Any]) -> str:
     """The page of a report made with ``report(rec, more=chart_point)``."""
     cols = Columns(with_gaps(rep.get("more") or [], rep["interval_s"]))
@@ -209,19 +216,19 @@ def render_html(rep: dict[str, Any]) -> str:
     last = cols.walls[-1] if cols.walls else 0.0
     shift, zone = _zone_shift(first)
     names = {role: info.get("name") or "" for role, info in rep["nodes"].items()}
-    charts: list[dict[str, Any]] = []
+    planned: list[Planned] = []
 
-    def add(chart: Chart, t0: float, t1: float, spans: list[tuple[float, float, str]]
-            ) -> int | None:
-        data = _chart_data(chart, cols, t0, t1, shift, spans)
-        if data is None:
+    def plan(chart: Chart, t0: float, t1: float, spans: list[tuple[float, float, str]]
+             ) -> int | None:
+        """The chart's number on the page; None when it would have nothing to draw."""
+        a, b = cols.span(t0, t1)
+        if not cols.has_data([k for _, k in chart.series + chart.right], a, b):
             return None
-        charts.append(data)
-        return len(charts) - 1
+        planned.append((chart, t0, t1, spans))
+        return len(planned) - 1
 
     by_id = {c.id: c for c in CHARTS}
-    overview = [i for cid in OVERVIEW
-                if (i := add(by_id[cid], first, last, [])) is not None]
+    overview = [i for cid in OVERVIEW if (i := plan(by_id[cid], first, last, [])) is not None]
     drawn = _charted(rep["incidents"])
     sections = []
     for inc in rep["incidents"]:
@@ -230,8 +237,11 @@ def render_html(rep: dict[str, Any]) -> str:
             t0, t1 = inc["opened"] - MARGIN_S, (inc["closed"] or last) + MARGIN_S
             checks = {f["check"] for f in inc["findings"]}
             spans = _finding_spans(inc, last)
-            ids = [i for c in charts_for(checks) if (i := add(c, t0, t1, spans)) is not None]
+            ids = [i for c in charts_for(checks) if (i := plan(c, t0, t1, spans)) is not None]
         sections.append(_incident(inc, names, ids))
+    points = min(POINTS, max(MIN_POINTS, PAGE_POINTS // max(1, len(planned))))
+    charts = [_chart_data(c, cols, t0, t1, shift, spans, points)
+              for c, t0, t1, spans in planned]
     left_out = len(rep["incidents"]) - len(drawn)
     return _page(rep, zone, charts, overview, sections, left_out)
 
