@@ -7,15 +7,13 @@ page self-contained (nothing to fetch), escaped, without a password."""
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cdp import Chromium, Shot
-from PIL import Image
+from cdp import Shot, blank_charts, html_in_chromium
 
 from replmon.cli import main
 from replmon.output.html_report import render_html
@@ -30,9 +28,6 @@ ASSETS = ROOT / "replmon" / "output" / "html_assets"
 HOSTILE = "</script><script>console.error('escaped badly')</script><b>&amp;"
 LAB_SECRET = re.compile(r"\b(mon|repl|red|app)-[0-9a-f]{12}\b")
 """The lab's passwords (replmon/lab.py): none may reach a recording, so none a page."""
-COLOURED_MIN = 40
-"""Pixels of a series' colour a drawn chart has at least (a flat line 1,000 px long
-has ~1,000; an empty plot area has none: grid and shading are grey or pale)."""
 
 
 def _damaged(tmp: Path) -> Path:
@@ -75,20 +70,9 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str,
 @pytest.fixture(scope="module")
 def shots(pages: dict[str, tuple[dict[str, Any], Path]]) -> dict[str, Shot]:
     t0 = time.perf_counter()
-    with Chromium() as browser:
-        got = dict(zip(pages, browser.open([page for _, page in pages.values()]),
-                       strict=True))
+    got = dict(zip(pages, html_in_chromium([page for _, page in pages.values()]), strict=True))
     print(f"chromium: {len(got)} pages in {time.perf_counter() - t0:.1f} s")
     return got
-
-
-def _coloured(png: bytes, boxes: list[tuple[float, float, float, float]]) -> list[int]:
-    """For each box, its pixels of a series' colour: saturated (HSV saturation over 100
-    of 255), where the white background, the grey grid and the pale shading (~17) are
-    not."""
-    sat = Image.open(io.BytesIO(png)).convert("RGB").convert("HSV").getchannel("S")
-    return [sum(sat.crop((round(x), round(y), round(x + w), round(y + h))).histogram()[100:])
-            for x, y, w, h in boxes]
 
 
 def test_every_page_opens_in_chromium_without_error_with_charts_drawn(
@@ -98,8 +82,7 @@ def test_every_page_opens_in_chromium_without_error_with_charts_drawn(
         rep = pages[name][0]
         assert shot.errors == [], f"{name}: {shot.errors}"
         assert shot.drawn == len(shot.boxes) > 0, name
-        blank = [i for i, n in enumerate(_coloured(shot.png, shot.boxes)) if n < COLOURED_MIN]
-        assert blank == [], f"{name}: charts {blank} are blank in the screenshot"
+        assert blank_charts(shot) == [], f"{name}: charts blank in the screenshot"
         for inc in rep["incidents"]:
             for f in inc["findings"]:
                 assert f["title"] in shot.text, f"{name}: incident {inc['id']}: {f['title']}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import io
 import json
 import os
 import select
@@ -22,7 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
 CHROMIUM = "/usr/bin/chromium"
+COLOURED_MIN = 40
+"""Pixels of a series' colour a drawn chart has at least (a flat line 1,000 px long
+has ~1,000; an empty plot area has none: grid and shading are grey or pale)."""
 WIDTH = 1200
 TIMEOUT_S = 30.0
 
@@ -191,3 +197,23 @@ FACTS = """(() => ({
 }))()"""
 """What the test reads of a page: its text, how many charts its script drew, its height
 and each chart's plot area (uPlot's .u-over: inside the axes), in page coordinates."""
+
+
+def coloured(png: bytes, boxes: list[tuple[float, float, float, float]]) -> list[int]:
+    """For each box, its pixels of a series' colour: saturated (HSV saturation over 100
+    of 255), where the white background, the grey grid and the pale shading (~17) are
+    not."""
+    sat = Image.open(io.BytesIO(png)).convert("RGB").convert("HSV").getchannel("S")
+    return [sum(sat.crop((round(x), round(y), round(x + w), round(y + h))).histogram()[100:])
+            for x, y, w, h in boxes]
+
+
+def blank_charts(shot: Shot) -> list[int]:
+    """The charts of a page whose plot area shows no line in its screenshot."""
+    return [i for i, n in enumerate(coloured(shot.png, shot.boxes)) if n < COLOURED_MIN]
+
+
+def html_in_chromium(pages: list[Path]) -> list[Shot]:
+    """Each page as one browser shows it (one browser process for them all)."""
+    with Chromium() as browser:
+        return browser.open(pages)
