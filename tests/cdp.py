@@ -4,7 +4,7 @@ that look at the HTML report as a reader's browser shows it. No driver package a
 websocket: the protocol's own transport, the standard library's json and os.
 
     with Chromium() as browser:
-        shot, = browser.open([Path("page.html")])  # errors, text, chart boxes, PNG
+        shot, = browser.open([Path("page.html")])  # errors, text, charts' PNGs
 """
 
 from __future__ import annotations
@@ -43,13 +43,16 @@ def chromium_path() -> str:
 @dataclass
 class Shot:
     """What a page showed: its errors, its text, its charts' plot boxes (CSS pixels,
-    x, y, width, height in the page) and a full-page PNG."""
+    x, y, width, height in the page) and screenshots."""
 
     errors: list[str] = field(default_factory=list)
     text: str = ""
     boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
     drawn: int = -1
+    charts: list[bytes] = field(default_factory=list)
+    """A PNG of each chart's plot area (its box)."""
     png: bytes = b""
+    """The whole page (``open(..., full=True)``)."""
 
 
 class Chromium:
@@ -133,14 +136,11 @@ class Chromium:
 
     # --- a page -------------------------------------------------------------------
 
-    def open(self, pages: list[Path]) -> list[Shot]:
-        """Load each page in a tab of its own, WIDTH pixels wide: its errors (console
-        errors, uncaught exceptions, failed loads), text, chart boxes and a full-page
-        PNG. One page after the other: tabs loading at once were slower on two cores (a
-        background tab's screenshot waited past 30 s)."""
-        return [self._look(*self._load(page)) for page in pages]
-
-    def _load(self, page: Path) -> tuple[str, str]:
+    def open(self, pages: list[Path], *, full: bool = False) -> list[Shot]:
+        """Load each page, one after the other, in one tab WIDTH pixels wide: its errors
+        (console errors, uncaught exceptions, failed loads), text, a screenshot of each
+        chart's plot area, and with ``full`` one of the whole page. (Tabs loading at
+        once were slower on two cores; a tab per page cost ~0.3 s more each.)"""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget",
                             {"targetId": target, "flatten": True})["sessionId"]
@@ -149,22 +149,29 @@ class Chromium:
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": WIDTH, "height": 900, "deviceScaleFactor": 1, "mobile": False},
                   session=session)
-        self.call("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
-        return target, session
+        shots = [self._look(page, session, full) for page in pages]
+        self.call("Target.closeTarget", {"targetId": target})
+        return shots
 
-    def _look(self, target: str, session: str) -> Shot:
+    def _shot(self, session: str, x: float, y: float, w: float, h: float) -> bytes:
+        png = self.call("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True, "optimizeForSpeed": True,
+            "clip": {"x": x, "y": y, "width": w, "height": h, "scale": 1}},
+            session=session)["data"]
+        return base64.b64decode(png)
+
+    def _look(self, page: Path, session: str, full: bool) -> Shot:
+        self._events = [ev for ev in self._events if ev.get("sessionId") != session]
+        self.call("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
         self._wait_event("Page.loadEventFired", session)
         facts = self.call("Runtime.evaluate", {"expression": FACTS, "returnByValue": True},
                           session=session)["result"]["value"]
         shot = Shot(text=facts["text"], boxes=[tuple(b) for b in facts["boxes"]],
                     drawn=int(facts["drawn"]))
-        png = self.call("Page.captureScreenshot", {
-            "format": "png", "captureBeyondViewport": True, "optimizeForSpeed": True,
-            "clip": {"x": 0, "y": 0, "width": WIDTH, "height": facts["height"], "scale": 1}},
-            session=session)["data"]
-        shot.png = base64.b64decode(png)
+        shot.charts = [self._shot(session, *box) for box in shot.boxes]
+        if full:
+            shot.png = self._shot(session, 0, 0, WIDTH, facts["height"])
         shot.errors = self._errors(session)
-        self.call("Target.closeTarget", {"targetId": target})
         return shot
 
     def _errors(self, session: str) -> list[str]:
@@ -199,18 +206,17 @@ FACTS = """(() => ({
 and each chart's plot area (uPlot's .u-over: inside the axes), in page coordinates."""
 
 
-def coloured(png: bytes, boxes: list[tuple[float, float, float, float]]) -> list[int]:
-    """For each box, its pixels of a series' colour: saturated (HSV saturation over 100
-    of 255), where the white background, the grey grid and the pale shading (~17) are
+def coloured(png: bytes) -> int:
+    """Pixels of a series' colour in a screenshot: saturated (HSV saturation over 100 of
+    255), where the white background, the grey grid and the pale shading (~17) are
     not."""
-    sat = Image.open(io.BytesIO(png)).convert("RGB").convert("HSV").getchannel("S")
-    return [sum(sat.crop((round(x), round(y), round(x + w), round(y + h))).histogram()[100:])
-            for x, y, w, h in boxes]
+    im = Image.open(io.BytesIO(png)).convert("RGB").convert("HSV")
+    return sum(im.getchannel("S").histogram()[100:])
 
 
 def blank_charts(shot: Shot) -> list[int]:
     """The charts of a page whose plot area shows no line in its screenshot."""
-    return [i for i, n in enumerate(coloured(shot.png, shot.boxes)) if n < COLOURED_MIN]
+    return [i for i, png in enumerate(shot.charts) if coloured(png) < COLOURED_MIN]
 
 
 def html_in_chromium(pages: list[Path]) -> list[Shot]:

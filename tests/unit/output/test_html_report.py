@@ -81,7 +81,7 @@ def test_every_page_opens_in_chromium_without_error_with_charts_drawn(
     for name, shot in shots.items():
         rep = pages[name][0]
         assert shot.errors == [], f"{name}: {shot.errors}"
-        assert shot.drawn == len(shot.boxes) > 0, name
+        assert shot.drawn == len(shot.boxes) == len(shot.charts) > 0, name
         assert blank_charts(shot) == [], f"{name}: charts blank in the screenshot"
         for inc in rep["incidents"]:
             for f in inc["findings"]:
