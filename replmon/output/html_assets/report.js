@@ -41,7 +41,7 @@
     // an axis as wide as its longest label ("500 pages/s", "74,460 /s")
     if (!values) return 50;
     var most = Math.max.apply(null, values.map(function (v) { return String(v || "").length; }));
-    return 18 + 7 * most;
+    return 28 + 7.5 * most;
   }
   function padded(u, lo, hi) {
     // a little room above and below, so that a flat line (a lag of 0 s) is drawn whole
