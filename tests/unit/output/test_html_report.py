@@ -21,6 +21,9 @@ from replmon.output.html_series import SERIES_KEYS, Columns, chart_point, fit, w
 from replmon.output.report import report
 from replmon.session import RecordingWriter, open_recording
 
+pytestmark = pytest.mark.xdist_group("html_report")
+"""One worker makes the pages and runs the browser, once (module fixtures)."""
+
 ROOT = Path(__file__).resolve().parents[3]
 SESSIONS = sorted((ROOT / "sample_sessions").glob("*.rmrec"))
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "recordings").glob("*.rmrec"))
