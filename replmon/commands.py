@@ -247,6 +247,23 @@ def replay(path: str, *, play: bool, at: str | None = None) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _output(out: str | None) -> Iterator[TextIO]:
+    """stdout, or the file ``out`` (written whole: a failed report leaves no half page
+    behind under that name)."""
+    if out is None:
+        yield sys.stdout
+        return
+    buf = io.StringIO()
+    yield buf
+    try:
+        Path(out).write_text(buf.getvalue(), encoding="utf-8")
+    except OSError as e:
+        raise SessionError(f"cannot write {out}: {e.strerror or e}") from None
+    print(f"replmon: wrote {out} ({fmt_bytes(len(buf.getvalue().encode()))})",
+          file=sys.stderr)
+
+
 def report(path: str, *, fmt: str, csv: str | None, out: str | None = None) -> int:
     """``fmt``: text, json or html; ``out``: a file to write instead of stdout."""
     import json
@@ -272,23 +289,6 @@ def report(path: str, *, fmt: str, csv: str | None, out: str | None = None) -> i
             print(f"replmon: {path}: no tick could be read", file=sys.stderr)
             return 1
     return 0
-
-
-@contextlib.contextmanager
-def _output(out: str | None) -> Iterator[TextIO]:
-    """stdout, or the file ``out`` (written whole: a failed report leaves no half page
-    behind under that name)."""
-    if out is None:
-        yield sys.stdout
-        return
-    buf = io.StringIO()
-    yield buf
-    try:
-        Path(out).write_text(buf.getvalue(), encoding="utf-8")
-    except OSError as e:
-        raise SessionError(f"cannot write {out}: {e.strerror or e}") from None
-    print(f"replmon: wrote {out} ({fmt_bytes(len(buf.getvalue().encode()))})",
-          file=sys.stderr)
 
 
 def say_problems(problems: list[str]) -> None:
