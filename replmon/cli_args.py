@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "pair, each incident with its cause, next step and charts, the "
                           "settings that differ; written to -o, or to stdout")
     rep.add_argument("-o", "--output", metavar="OUT",
-                     help="write the report (text, JSON or --html) to this file instead of "
+                     help="write the report (text, JSON, --csv or --html) to this file instead of "
                           "stdout")
     rep.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sv = sub.add_parser(
