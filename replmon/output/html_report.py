@@ -46,8 +46,9 @@ MIN_POINTS = 120
 MARGIN_S = 120.0
 """Seconds shown before an incident opens and after it closes."""
 MAX_CHARTED = 30
-"""Incidents drawn with charts at most (the worst first, then in time); the others are
-listed with their text only, and the page says so."""
+"""Incidents detailed (numbers, cause, next step) and drawn with charts at most: the
+worst first, then in time; the others are listed in short, and the page says so. A day
+of a flapping pair can hold a thousand incidents."""
 DRIFT_CHECK = "config_drift"
 
 
@@ -123,7 +124,9 @@ def _numbers(nums: dict[str, Any]) -> str:
     return f"<table class='numbers'>{cells}</table>"
 
 
-def _finding(f: dict[str, Any], word: str, names: dict[str, str]) -> str:
+def _finding(f: dict[str, Any], word: str, names: dict[str, str], *, whole: bool) -> str:
+    """One finding of an incident: when, where, its title; ``whole``: also its numbers,
+    likely cause and next step (the incidents drawn with charts)."""
     where = "the pair" if f["node"] == "pair" else f"{f['node']} {names.get(f['node'], '')}"
     closed = f"closed {tick_clock(f['closed'])}" if f["closed"] else "still open"
     parts = [f"<div class='finding sev-{e(f['severity'])}'>",
@@ -132,8 +135,10 @@ def _finding(f: dict[str, Any], word: str, names: dict[str, str]) -> str:
              f"<span class='when'>{e(tick_clock(f['since']))} - {e(closed)}</span> "
              f"<span class='where'>{e(where.strip())}</span> "
              f"<span class='check'>{e(f['check'])}</span></p>",
-             f"<p class='title'>{e(f['title'])}</p>",
-             _numbers(f.get("numbers") or {})]
+             f"<p class='title'>{e(f['title'])}</p>"]
+    if not whole:
+        return "".join(parts) + "</div>"
+    parts.append(_numbers(f.get("numbers") or {}))
     if f.get("cause"):
         parts.append(f"<p class='cause'><b>Likely cause:</b> {e(f['cause'])}</p>")
     if f.get("next_step"):
@@ -149,9 +154,10 @@ def _incident(inc: dict[str, Any], names: dict[str, str], charts: list[int] | No
             f"<h3>Incident {inc['id']} <span class='sev sev-{e(inc['severity'])}'>"
             f"{e(inc['severity'])}</span> {e(inc['opened_time'])} - {e(end)}</h3>"]
     body += [_finding(f, root_word if (f["check"], f["node"], f["key"]) in roots
-                      else "then", names) for f in inc["findings"]]
+                      else "then", names, whole=charts is not None) for f in inc["findings"]]
     if charts is None:
-        body.append("<p class='nochart'>Not charted (see the note under Incidents).</p>")
+        body.append("<p class='nochart'>Listed in short, without charts (see the note under "
+                    "Incidents).</p>")
     elif not charts:
         body.append("<p class='nochart'>No chart: the recording holds no series these "
                     "checks are about in this span.</p>")
@@ -267,8 +273,10 @@ def _page(rep: dict[str, Any], zone: str, charts: list[dict[str, Any]], overview
     head = (f"<h2>Incidents: {len(incidents)}</h2>" if incidents
             else "<h2>Incidents: none</h2><p>No check found anything in this recording.</p>")
     if left_out:
-        head += (f"<p class='note'>{plural(left_out, 'incident')} listed without charts "
-                 f"(the page charts the {MAX_CHARTED} worst, to stay small).</p>")
+        head += (f"<p class='note'>{plural(left_out, 'incident')} listed in short: when, "
+                 f"where and what, without numbers, cause, next step or charts (the page "
+                 f"details the {MAX_CHARTED} worst, to stay small; <code>replmon report</code> "
+                 f"in a terminal has them all).</p>")
     body = [_header(rep), "<h2>The pair</h2>", _pair(rep), _damage(rep),
             "<h2>The whole recording</h2>"
             f"<p class='axis'>Times in {e(zone)}, as the terminal views show them.</p>",
