@@ -38,6 +38,7 @@ from pathlib import Path
 
 from replmon.engine import build_engine
 from replmon.model.tick import Tick
+from replmon.output.html_report import html_report
 from replmon.output.report import report
 from replmon.session import RecordingWriter, Rerun, meta_for, open_recording
 from replmon.session.rerun import cpus
@@ -107,6 +108,15 @@ def build_file(ticks: list[Tick], path: Path, count: int) -> float:
         for t in loop_ticks(ticks, count, rates=True):  # rates as the collector has them
             w.write(t, engine.feed(t))
     return time.perf_counter() - t0
+
+
+def html_report_s(path: Path) -> tuple[float, float]:
+    """Wall seconds of ``replmon report --html`` on ``path`` (the report's pass and the
+    page), and the page's size in MB."""
+    with open_recording(path) as rec:
+        t0 = time.perf_counter()
+        page = html_report(rec)
+        return time.perf_counter() - t0, len(page.encode()) / 1e6
 
 
 def rerun_s(path: Path, *, stored: bool) -> tuple[float, int, int]:
@@ -254,6 +264,14 @@ def main() -> int:
             report(rec)
             print(f"replmon report of the 24 h file (decodes every tick for its peaks; the "
                   f"checks' observations stored): {time.perf_counter() - t0:.1f} s")
+        html_s, html_mb = html_report_s(day)
+        print(f"replmon report --html of the 24 h file (the same pass, with the charts' "
+              f"points): {html_s:.1f} s, page {html_mb:.2f} MB")
+        hour = tmp / "hour.rmrec"
+        build_file(ticks, hour, 3600)
+        html_s, html_mb = html_report_s(hour)
+        print(f"replmon report --html of a 1 h file: {html_s:.1f} s, page {html_mb:.2f} MB "
+              "(target <= 2 MB)")
         same = rerun_digest(day, stored=True) == rerun_digest(day, stored=False)
         print("stored and observed-again re-runs give the same findings at every tick: "
               + ("yes" if same else "NO"))

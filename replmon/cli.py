@@ -118,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 if args.command == "replay":
                     return cmd.replay(args.file, play=args.play, at=args.at)
-                return cmd.report(args.file, fmt=args.format, csv=args.csv)
+                return cmd.report(args.file, fmt="html" if args.html else args.format,
+                                  csv=args.csv, out=args.output)
             except (SessionError, KeyboardInterrupt, BrokenPipeError):
                 raise
             except Exception as e:  # one line, not a traceback (that is for -v)

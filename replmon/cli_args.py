@@ -173,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
         "report", help="summarise a recording: span, versions, findings, peaks, gaps",
         description="What a recording holds: time span, hosts and server versions, the "
         "findings timeline (recorded and re-run), peaks of the key rates, gaps. "
-        "--csv exports chosen metrics per tick for plotting.")
+        "--csv exports chosen metrics per tick for plotting; --html -o incident.html "
+        "writes a page to share (charts of each incident, no network needed to open it).")
     rep.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
                      help="the recording (written by record or --record)").complete = FILES
     rep.add_argument("--format", choices=("text", "json"), default="text",
@@ -182,6 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--csv", metavar="PATHS",
                      help="comma-separated metrics, e.g. primary.rates.mysql.qps,"
                      "replica.mysql.replication.0.seconds_behind; writes CSV to stdout")
+    rep.add_argument("--html", action="store_true",
+                     help="one self-contained HTML page (opens offline in any browser): the "
+                          "pair, each incident with its cause, next step and charts, the "
+                          "settings that differ; written to -o, or to stdout")
+    rep.add_argument("-o", "--output", metavar="OUT",
+                     help="write the report (text, JSON, --csv or --html) to this file instead of "
+                          "stdout")
     rep.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sv = sub.add_parser(
         "serve", help="watch many pairs; /metrics for Prometheus, /findings.json",

@@ -14,15 +14,18 @@ that a --lab run watches, and its fault demo, in demo.py.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import sys
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from replmon.config import Config
-from replmon.errors import ConfigError
+from replmon.errors import ConfigError, SessionError
 from replmon.output.nagios import CheckRun, CheckSummary
 from replmon.pipeline import BaseReader, Pipeline, Reader
+from replmon.units import fmt_bytes
 from replmon.wording import plural
 
 if TYPE_CHECKING:
@@ -244,21 +247,43 @@ def replay(path: str, *, play: bool, at: str | None = None) -> int:
     return 0
 
 
-def report(path: str, *, fmt: str, csv: str | None) -> int:
+@contextlib.contextmanager
+def _output(out: str | None) -> Iterator[TextIO]:
+    """stdout, or the file ``out`` (written whole: a failed report leaves no half page
+    behind under that name)."""
+    if out is None:
+        yield sys.stdout
+        return
+    buf = io.StringIO()
+    yield buf
+    try:
+        Path(out).write_text(buf.getvalue(), encoding="utf-8")
+    except OSError as e:
+        raise SessionError(f"cannot write {out}: {e.strerror or e}") from None
+    print(f"replmon: wrote {out} ({fmt_bytes(len(buf.getvalue().encode()))})",
+          file=sys.stderr)
+
+
+def report(path: str, *, fmt: str, csv: str | None, out: str | None = None) -> int:
+    """``fmt``: text, json or html; ``out``: a file to write instead of stdout."""
     import json
 
     from replmon.output.report import export_csv, render_text
     from replmon.output.report import report as build_report
     from replmon.session.recording import open_recording
 
-    with open_recording(path) as rec:
+    with open_recording(path) as rec, _output(out) as dest:
         if csv:
             paths = [p.strip() for p in csv.split(",") if p.strip()]
-            export_csv(rec.ticks(), paths, sys.stdout)
+            export_csv(rec.ticks(), paths, dest)
+        elif fmt == "html":
+            from replmon.output.html_report import html_report
+
+            dest.write(html_report(rec))
         elif fmt == "json":
-            print(json.dumps(build_report(rec), indent=2))
+            dest.write(json.dumps(build_report(rec), indent=2) + "\n")
         else:
-            sys.stdout.write(render_text(build_report(rec)))
+            dest.write(render_text(build_report(rec)))
         say_problems(rec.problems)
         if not len(rec):
             print(f"replmon: {path}: no tick could be read", file=sys.stderr)

@@ -48,10 +48,11 @@ def incident_line(inc: Incident, nodes: Mapping[str, str] | None = None) -> str:
 
 
 def _brief(f: Finding, closed_at: float | None) -> dict[str, Any]:
-    return {"check": f.check, "node": f.node, "name": f.name, "key": f.key,
+    return {"check": f.check, "node": f.node, "name": f.name, "key": f.key, "numbers": f.numbers,
             "severity": f.worst.label,
             "title": f.headline, "since": f.since_wall, "since_time": tick_stamp(f.since_wall),
-            "closed": closed_at, "closed_time": tick_stamp(closed_at) if closed_at else None}
+            "closed": closed_at, "closed_time": tick_stamp(closed_at) if closed_at else None,
+            "cause": f.cause, "next_step": f.next_step}
 
 
 def incident_dict(inc: Incident) -> dict[str, Any]:

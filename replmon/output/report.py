@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, TextIO
 
 from replmon.engine import Update
@@ -20,7 +21,7 @@ from replmon.model.incidents import IncidentTracker
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.incidents import causality, incident_dict, timeline
 from replmon.session.recording import Entry, Recording
-from replmon.session.rerun import Rerun
+from replmon.session.rerun import Extract, Rerun
 from replmon.units import tick_stamp
 from replmon.wording import plural
 
@@ -94,6 +95,9 @@ class TickFacts:
     switchover (the header's nodes), as the screen keeps its column."""
     recorded: list[dict[str, Any]]
     """Findings events the live engine recorded with this tick."""
+    more: Any = None
+    """What a caller's own Extract took from this tick (``report(rec, more=...)``: the
+    HTML page's chart points), None when it gave none."""
 
 
 def tick_facts(e: Entry) -> TickFacts:
@@ -114,11 +118,21 @@ def tick_facts(e: Entry) -> TickFacts:
                      _events(e.update, t.wall) if e.update is not None else [])
 
 
-def report(recording: Recording) -> dict[str, Any]:
+def tick_facts_and(more: Extract, e: Entry) -> TickFacts:
+    """``tick_facts`` with ``more(e)`` in its ``more`` (module level, so a worker can be
+    handed it bound with functools.partial)."""
+    return replace(tick_facts(e), more=more(e))
+
+
+def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
     """Everything ``replmon report`` prints, as JSON-ready data. One pass: the checks
-    re-run and the facts are taken together (on every core, for a long recording)."""
+    re-run and the facts are taken together (on every core, for a long recording).
+    ``more``: also take this from every intact tick, where it is decoded; the report's
+    "more" is then the list of what it returned, in tick order (the HTML page's charts)."""
     meta = recording.meta
     run = Rerun(recording)
+    extract = tick_facts if more is None else partial(tick_facts_and, more)
+    kept: list[Any] = []
     tracker = IncidentTracker(causality(run.engine.checks))
     versions: dict[str, set[str]] = {}
     peaks: dict[str, dict[str, Any]] = {}
@@ -128,8 +142,10 @@ def report(recording: Recording) -> dict[str, Any]:
     first: TickFacts | None = None
     prev: TickFacts | None = None
     count = 0
-    for _, upd, t in run.with_facts(tick_facts):
+    for _, upd, t in run.with_facts(extract):
         count += 1
+        if more is not None:
+            kept.append(t.more)
         first = first or t
         for key, v in t.versions:
             versions.setdefault(key, set()).add(v)
@@ -172,7 +188,7 @@ def report(recording: Recording) -> dict[str, Any]:
         "gaps": gaps,
         "problems": list(recording.problems),
         "closed_cleanly": recording.end is not None,
-    }
+    } | ({"more": kept} if more is not None else {})
 
 
 def _when(e: dict[str, Any]) -> str:

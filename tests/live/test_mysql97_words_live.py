@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cdp import blank_charts, html_in_chromium
 from labpool import MYSQL97, group
 
 from replmon.config import build_config
@@ -20,6 +21,7 @@ from replmon.lab_faults import empty_transactions_on_primary, mysql_healthy, sto
 from replmon.labload import WriteLoad
 from replmon.labnode import LabNode
 from replmon.model.findings import Severity
+from replmon.output.html_report import html_report
 from replmon.output.report import render_text, report
 from replmon.session import Recorder, meta_for, open_recording
 from replmon.session.rerun import rerun_checks
@@ -217,6 +219,12 @@ async def test_a_mysql97_recording_replays_and_rechecks_the_same(mysql97: Lab,
     text = render_text(report(r))
     assert "SQL thread stopped" in text
     assert mysql97.monitor_password.encode() not in path.read_bytes()
+    page = tmp_path / "mysql97.html"
+    page.write_text(html_report(r), encoding="utf-8")
+    shot, = html_in_chromium([page])  # the HTML report of a MySQL 9.7 file, in a browser
+    assert shot.errors == [] and shot.drawn == len(shot.boxes) > 0
+    assert blank_charts(shot) == [] and "SQL thread stopped (last_sql_errno 0)" in shot.text
+    assert "9.7." in shot.text and mysql97.monitor_password not in page.read_text()
 
 
 async def test_an_errant_write_with_a_tagged_gtid(mysql97: Lab) -> None:

@@ -10,11 +10,13 @@ import socket
 from pathlib import Path
 
 import pytest
+from cdp import blank_charts, html_in_chromium
 
 from replmon.fleet.config import build_fleet
 from replmon.fleet.serve import run_serve
 from replmon.lab import Lab
 from replmon.model.base import SourceState
+from replmon.output.html_report import html_report
 from replmon.session.recording import open_recording
 
 pytestmark = pytest.mark.live
@@ -74,3 +76,19 @@ async def test_hung_pairs_never_delay_the_lab_pair_and_each_pair_records(
         else:
             states = {t.primary.mysql.status.state for t in ticks[2:]}
             assert states <= {SourceState.TIMEOUT, SourceState.UNREACHABLE}, states
+    html_of_serve_recordings(tmp_path, lab)
+
+
+def html_of_serve_recordings(tmp_path: Path, lab: Lab) -> None:
+    """``report --html`` of serve's recordings, in a browser: the lab pair's charts
+    drawn; the hung pair's page says its servers could not be read."""
+    pages = []
+    for name in ("lab", "hung0"):
+        with open_recording(tmp_path / "rec" / f"{name}.rmrec") as rec:
+            pages.append(tmp_path / f"{name}.html")
+            pages[-1].write_text(html_report(rec), encoding="utf-8")
+    ok, hung = html_in_chromium(pages)
+    assert ok.errors == [] and hung.errors == []
+    assert ok.drawn == len(ok.boxes) > 0 and blank_charts(ok) == []
+    assert "Incidents: none" in ok.text and "Incident 1" in hung.text
+    assert lab.monitor_password not in pages[0].read_text()

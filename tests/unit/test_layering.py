@@ -37,6 +37,7 @@ HEADLESS = [
     "replmon.demo",
     "replmon.lab_faults",
     "replmon.session.recording",
+    "replmon.output.html_report",
 ]
 
 
