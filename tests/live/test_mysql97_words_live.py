@@ -23,6 +23,7 @@ from replmon.model.findings import Severity
 from replmon.output.report import render_text, report
 from replmon.session import Recorder, meta_for, open_recording
 from replmon.session.rerun import rerun_checks
+from replmon.testing.cuts import cut_every_incident
 from replmon.testing.scenarios import LabScenario, run_lab_scenario
 
 pytestmark = [pytest.mark.live, group(MYSQL97)]
@@ -217,6 +218,11 @@ async def test_a_mysql97_recording_replays_and_rechecks_the_same(mysql97: Lab,
     text = render_text(report(r))
     assert "SQL thread stopped" in text
     assert mysql97.monitor_password.encode() not in path.read_bytes()
+    # replmon cut around its incident: the cut's re-check finds it as the whole file does
+    cuts = cut_every_incident(path, tmp_path, margin_s=1.0)
+    assert cuts and all(want and got == want for _, want, got in cuts), cuts
+    with open_recording(cuts[0][0].path) as piece:
+        assert piece.meta.nodes["replica"].mysql_version.startswith("9.7.")
 
 
 async def test_an_errant_write_with_a_tagged_gtid(mysql97: Lab) -> None:
