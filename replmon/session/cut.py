@@ -30,11 +30,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from replmon import __version__
 from replmon.engine import Update, build_engine
 from replmon.errors import SessionError
 from replmon.model.incidents import Incident, IncidentTracker
 from replmon.output.incidents import causality
-from replmon.session.format import ChunkObservations, RecordingMeta, unpack_seen
+from replmon.session.format import (
+    FORMAT_VERSION,
+    ChunkObservations,
+    RecordingMeta,
+    unpack_seen,
+)
 from replmon.session.recorder import RecordingWriter
 from replmon.session.recording import Entry, Recording
 from replmon.session.rerun import Rerun
@@ -149,8 +155,9 @@ def cut(rec: Recording, first: int, last: int, out: str | Path) -> Cut:
     engine = build_engine(rec.meta.checks)
     start = warm_up_start(rec, first, engine.window_ticks(rec.meta.interval))
     window = _window_walls(rec, first, last)
-    meta = rec.meta.model_copy(update={"window": window, "cut_from": rec.path.name,
-                                       "part": 0, "previous": None, "damaged": False})
+    meta = rec.meta.model_copy(update={  # a file of this replmon's format, whatever the input's
+        "version": FORMAT_VERSION, "replmon_version": __version__, "window": window,
+        "cut_from": rec.path.name, "part": 0, "previous": None, "damaged": False})
     try:
         writer = RecordingWriter(out, meta, chunk_ticks=rec.meta.chunk_ticks)
     except FileExistsError:

@@ -13,7 +13,7 @@ import pytest
 
 from replmon.cli import main
 from replmon.session import open_recording
-from replmon.session.format import HEADER_SIZE, KIND_TICK
+from replmon.session.format import FORMAT_VERSION, HEADER_SIZE, KIND_TICK, MAGIC
 from replmon.testing.cuts import cut_every_incident
 from replmon.units import tick_clock
 
@@ -33,6 +33,7 @@ def test_every_incident_of_every_shipped_session(sample: Path, tmp_path: Path) -
         with open_recording(done.path) as piece:
             assert piece.problems == [] and len(piece) == done.ticks <= whole
             assert piece.meta.window == done.window and piece.meta.cut_from == sample.name
+            assert piece.meta.version == FORMAT_VERSION  # whatever the input's
             assert piece.tick_at(done.warm_up).wall == done.window[0]
     assert cuts or "healthy" in sample.name
 
@@ -67,6 +68,14 @@ def test_a_damaged_file_is_cut_where_intact_and_the_damage_said(
         want = [t for i, t in enumerate(whole.ticks()) if i <= 130 and not 80 <= i <= 119]
         assert list(piece.ticks()) == want  # rates too: the writer stored those after the gap
         assert piece.meta.window == (want[30].wall, want[-1].wall)
+    # a damaged header costs the cut no window: the key frames repeat it
+    data = bytearray(out.read_bytes())
+    data[len(MAGIC) + HEADER_SIZE + 5] ^= 0x5A
+    hurt = tmp_path / "hurt.rmrec"
+    hurt.write_bytes(bytes(data))
+    with open_recording(hurt) as piece:
+        assert piece.meta.damaged and piece.meta.window == (want[30].wall, want[-1].wall)
+        assert piece.meta.cut_from == bad.name
     # the cut re-checks: its warm-up (ticks 0-29) opens nothing of its own
     assert main(["check", "--replay", str(out), "--format", "json"]) == 2
     run = json.loads(capsys.readouterr().out)
