@@ -213,7 +213,7 @@ def check_replay(path: str) -> CheckRun:
 def replay(path: str, *, play: bool, at: str | None = None) -> int:
     from replmon.engine import build_engine
     from replmon.output.term import screen_ok
-    from replmon.session.cursor import position
+    from replmon.session.cursor import index_at, position
     from replmon.session.recording import open_recording
     from replmon.session.rerun import PARALLEL_MIN_TICKS, rerun_file, start_workers_early
     from replmon.tui.replay import ReplayApp
@@ -223,7 +223,8 @@ def replay(path: str, *, play: bool, at: str | None = None) -> int:
     if not len(rec):
         print(f"replmon: {path}: no tick could be read", file=sys.stderr)
         return 1
-    start = 0
+    # a cut opens at its stretch (its warm-up is there to step back into)
+    start = index_at(rec, rec.meta.window[0]) if rec.meta.window else 0
     if at is not None:
         target = position(rec, at)
         if target is None:

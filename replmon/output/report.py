@@ -149,7 +149,8 @@ def report(recording: Recording) -> dict[str, Any]:
                 gaps.append({"after_seq": prev.seq, "from": iso(prev.wall), "to": iso(t.wall),
                              "gap_s": round(step, 3), "missed": t.missed})
         recorded.extend(t.recorded)
-        rerun_events.extend(_events(upd, t.wall))
+        if meta.window is None or t.wall >= meta.window[0]:  # a cut: not its warm-up's
+            rerun_events.extend(_events(upd, t.wall))
         as_opened.update((finding_id(f), f) for f in upd.opened)
         tracker.update(t.wall, upd.open)
         prev = t

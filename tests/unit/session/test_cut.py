@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from replmon.cli import main
+from replmon.output.report import render_text, report
 from replmon.session import open_recording
 from replmon.session.format import FORMAT_VERSION, HEADER_SIZE, KIND_TICK, MAGIC
 from replmon.testing.cuts import cut_every_incident
@@ -97,7 +98,7 @@ def test_a_stretch_all_lost_writes_nothing(tmp_path: Path,
 def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "x.rmrec"
     with open_recording(SQL_STOPPED) as rec:
-        clock = tick_clock(rec.tick_at(40).wall)
+        clock = tick_clock(rec.tick_at(25).wall)
     cases = [
         (["--incident", "7"], "no incident 7 (its incidents: 1)"),
         (["--incident", "1", "--from", "+5s"], "--incident or --from/--to, not both"),
@@ -110,8 +111,14 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert why in err and len(err.splitlines()) == 1, err
         assert not out.exists()
     assert main(["cut", str(SQL_STOPPED), "--from", clock, "--to", "#60", "-o", str(out)]) == 0
-    assert "the stretch " + tick_clock(0) not in capsys.readouterr().out
+    assert f"{out}: 61 ticks: 25 of warm-up" in capsys.readouterr().out
     with open_recording(out) as piece:
         assert piece.meta.window is not None and tick_clock(piece.meta.window[0]) == clock
+        rep = report(piece)
+    # the report of a cut: its window, and the re-run's events and incidents in it only
+    assert rep["window"]["cut_from"] == SQL_STOPPED.name
+    assert rep["findings_rerun"] and all(e["at"] >= piece.meta.window[0]
+                                         for e in rep["findings_rerun"])
+    assert f"cut from {SQL_STOPPED.name}: the stretch " in render_text(rep)
     assert main(["cut", str(SQL_STOPPED), "-o", str(out)]) == 2
     assert "exists: choose another file" in capsys.readouterr().err
