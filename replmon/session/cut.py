@@ -152,6 +152,10 @@ def cut(rec: Recording, first: int, last: int, out: str | Path) -> Cut:
         raise SessionError(f"{rec.path.name}: no tick could be read: nothing to cut")
     last = max(0, min(last, len(rec) - 1))
     first = max(0, min(first, last))
+    if last < rec.chunks[0].first:  # ticks before the first intact chunk are lost
+        raise SessionError(f"{rec.path.name}: no intact tick from {first} to {last}: "
+                           "nothing to cut")
+    first = max(first, rec.chunks[0].first)
     engine = build_engine(rec.meta.checks)
     start = warm_up_start(rec, first, engine.window_ticks(rec.meta.interval))
     window = _window_walls(rec, first, last)

@@ -93,6 +93,18 @@ def test_a_stretch_all_lost_writes_nothing(tmp_path: Path,
     err = capsys.readouterr().err
     assert "ticks 80 to 119 lost" in err and "no intact tick from 85 to 110" in err
     assert not out.exists()
+    # the first chunk lost (its key frame damaged): a stretch in it is lost, one that
+    # goes on past it is cut from the first intact tick
+    data = bytearray(SQL_STOPPED.read_bytes())
+    with open_recording(SQL_STOPPED) as rec:
+        data[rec.chunks[0].offset + 30] ^= 0x5A
+    headless = tmp_path / "headless.rmrec"
+    headless.write_bytes(bytes(data))
+    assert main(["cut", str(headless), "--to", "#30", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "ticks 0 to 59 lost" in err and "no intact tick from 0 to 30" in err
+    assert main(["cut", str(headless), "--to", "#100", "-o", str(out)]) == 0
+    assert f"{out}: 41 ticks: 0 of warm-up" in capsys.readouterr().out
 
 
 def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
