@@ -331,8 +331,10 @@ def cut_summary(done: Any) -> str:
     lost = f"; {plural(done.lost, 'tick')} of it lost in the input (above)" if done.lost else ""
     kept = (f"; the live engine's observations kept for {plural(done.observations, 'chunk')}"
             if done.observations else "")
-    return (f"{done.path}: {plural(done.ticks, 'tick')}: {done.warm_up} of warm-up, then the "
-            f"stretch {tick_stamp(done.window[0])} .. {tick_stamp(done.window[1])}{lost}{kept}")
+    lo, hi = done.window
+    return (f"{done.path}: {plural(done.ticks, 'tick')}: {lo - done.first_wall:.0f} s of "
+            f"warm-up, then the stretch {tick_stamp(lo)} .. {tick_stamp(hi)} "
+            f"({hi - lo:.0f} s){lost}{kept}")
 
 
 def say_problems(problems: list[str]) -> None:

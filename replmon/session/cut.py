@@ -55,6 +55,8 @@ class Cut:
     """Ticks written: warm-up and window."""
     warm_up: int
     """Of those, ticks before the window."""
+    first_wall: float
+    """Wall time of the first tick written (the warm-up's start)."""
     window: tuple[float, float]
     """Wall times of the window's first and last tick."""
     lost: int
@@ -169,6 +171,7 @@ def cut(rec: Recording, first: int, last: int, out: str | Path) -> Cut:
     except OSError as e:
         raise SessionError(f"cannot write {out}: {e}") from None
     warm = 0
+    first_wall = window[0]
     with writer:
         for ci in range(rec.chunk_of(start), rec.chunk_of(last) + 1):
             obs, _ = rec.chunk_observations(ci)
@@ -176,10 +179,13 @@ def cut(rec: Recording, first: int, last: int, out: str | Path) -> Cut:
                 if entry.index > last:
                     break
                 writer.write(entry.tick, _as_recorded(entry, obs, k))
-                warm += entry.index < first
+                if entry.index < first:
+                    first_wall = min(first_wall, entry.tick.wall)
+                    warm += 1
     # O frames the writer wrote: one per chunk whose every tick came with observations
     kept = _stored_chunks(Path(out))
-    return Cut(Path(out), writer.ticks, warm, window, last - start + 1 - writer.ticks, kept)
+    return Cut(Path(out), writer.ticks, warm, first_wall, window,
+               last - start + 1 - writer.ticks, kept)
 
 
 def _stored_chunks(path: Path) -> int:

@@ -62,7 +62,7 @@ def test_a_damaged_file_is_cut_where_intact_and_the_damage_said(
     assert main(["cut", str(bad), "--from", "+30s", "--to", "#130", "-o", str(out)]) == 0
     said = capsys.readouterr()
     assert f"byte {pos}" in said.err and "ticks 80 to 119 lost" in said.err
-    assert said.out.startswith(f"{out}: 91 ticks: 30 of warm-up")  # 131 but 40 lost
+    assert said.out.startswith(f"{out}: 91 ticks: 30 s of warm-up")  # 131 but 40 lost
     assert "40 ticks of it lost in the input" in said.out
     with open_recording(out) as piece, open_recording(SQL_STOPPED) as whole:
         assert piece.problems == []
@@ -104,7 +104,7 @@ def test_a_stretch_all_lost_writes_nothing(tmp_path: Path,
     err = capsys.readouterr().err
     assert "ticks 0 to 59 lost" in err and "no intact tick from 0 to 30" in err
     assert main(["cut", str(headless), "--to", "#100", "-o", str(out)]) == 0
-    assert f"{out}: 41 ticks: 0 of warm-up" in capsys.readouterr().out
+    assert f"{out}: 41 ticks: 0 s of warm-up" in capsys.readouterr().out
 
 
 def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -123,7 +123,7 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert why in err and len(err.splitlines()) == 1, err
         assert not out.exists()
     assert main(["cut", str(SQL_STOPPED), "--from", clock, "--to", "#60", "-o", str(out)]) == 0
-    assert f"{out}: 61 ticks: 25 of warm-up" in capsys.readouterr().out
+    assert f"{out}: 61 ticks: 25 s of warm-up" in capsys.readouterr().out
     with open_recording(out) as piece:
         assert piece.meta.window is not None and tick_clock(piece.meta.window[0]) == clock
         rep = report(piece)
