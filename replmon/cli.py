@@ -114,10 +114,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _unexpected(e, args.verbose)
                 print(f"REPLMON UNKNOWN - {type(e).__name__}: {e}")
                 return 3
-        if args.command in ("replay", "report"):
+        if args.command in ("replay", "report", "cut"):
             try:
                 if args.command == "replay":
                     return cmd.replay(args.file, play=args.play, at=args.at)
+                if args.command == "cut":
+                    return cmd.cut(args.file, start=args.start, end=args.end,
+                                   incident=args.incident, margin_s=args.margin,
+                                   output=args.output)
                 return cmd.report(args.file, fmt="html" if args.html else args.format,
                                   csv=args.csv, out=args.output)
             except (SessionError, KeyboardInterrupt, BrokenPipeError):

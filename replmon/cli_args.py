@@ -12,11 +12,19 @@ import argparse
 from typing import Any
 
 from replmon import __version__
-from replmon.cli_help import CHECK_EXAMPLES, EXAMPLES, RECORD_EXAMPLES, SERVE_EXAMPLES
+from replmon.cli_help import (
+    CHECK_EXAMPLES,
+    CUT_EXAMPLES,
+    EXAMPLES,
+    RECORD_EXAMPLES,
+    SERVE_EXAMPLES,
+)
 from replmon.errors import ConfigError
 from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS, MYSQL_SERVERS, REDIS_SERVERS
 from replmon.units import parse_duration_text, parse_size_text
 
+CUT_MARGIN_S = 60.0
+"""``replmon cut --incident``: seconds kept before the incident and after it closed."""
 DEFAULTS: dict[str, Any] = {
     "config": None, "pair": None, "primary": None, "replica": None, "no_drbd": False,
     "no_host": False,
@@ -191,6 +199,33 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write the report (text, JSON, --csv or --html) to this file instead of "
                           "stdout")
     rep.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    ct = sub.add_parser(
+        "cut", help="cut a stretch (or one incident) out of a recording into a new one",
+        description="Write a stretch of a recording to a new recording that anyone with "
+        "replmon can replay, report or re-check: the stretch asked for, after the checks' "
+        "warm-up (their longest window, 300 s, of the ticks before it), so that check "
+        "--replay of the cut finds the same incidents inside the stretch as in the whole "
+        "file. Damage in FILE: the intact ticks are cut, what was lost is said on stderr.",
+        epilog=CUT_EXAMPLES, formatter_class=raw)
+    ct.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
+                    help="the recording (written by record or --record)").complete = FILES
+    ct.add_argument("--from", dest="start", metavar="WHEN",
+                    help="first tick of the stretch: 03:12:00 (its clock), +90s (after its "
+                         "start) or #1234 (a tick), as replay --at takes it; default: the start")
+    ct.add_argument("--to", dest="end", metavar="WHEN",
+                    help="last tick of the stretch, the same forms (+90s: after the "
+                         "recording's start); default: the end")
+    ct.add_argument("--incident", type=int, metavar="N",
+                    help="the stretch of incident N (its number in report and check "
+                         "--replay --format json), from MARGIN before its first finding to "
+                         "MARGIN after it closed")
+    ct.add_argument("--margin", type=parse_duration, default=CUT_MARGIN_S, metavar="TIME",
+                    help=f"with --incident: time kept before it and after it (default "
+                         f"{CUT_MARGIN_S:.0f}s: what led to it, and that it stayed closed)")
+    ct.add_argument("-o", "--output", metavar="OUT",
+                    help="the new recording (never overwritten); default: FILE's name with "
+                         ".cut (or .incident-N) before .rmrec, in this directory")
+    ct.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sv = sub.add_parser(
         "serve", help="watch many pairs; /metrics for Prometheus, /findings.json",
         description="Watch every pair of a fleet file (one collector and engine per pair) "

@@ -73,6 +73,20 @@ examples:
   replmon check --replay incident.rmrec --format json
 """
 
+CUT_EXAMPLES = """\
+examples:
+  replmon cut pair.rmrec --incident 2 -o incident-2.rmrec
+      incident 2 (as report numbers it), with --margin (60s) before and after
+  replmon cut pair.rmrec --from 03:10:00 --to 03:25:00
+  replmon cut pair.rmrec --from +60m --to +90m -o half-hour.rmrec
+  replmon cut pair.rmrec --from '#5000' --to '#5600'
+
+the cut holds the checks' warm-up (300 s of ticks) before the stretch; check --replay
+  and report of the cut count only the incidents that open inside the stretch; replay
+  shows the warm-up too. Exit codes: 0 written (damage in FILE said on stderr), 1 no
+  intact tick in the stretch, 2 FILE is not a readable recording or OUT exists.
+"""
+
 SERVE_EXAMPLES = """\
 examples:
   replmon serve --config fleet.toml                      # 127.0.0.1:9465, 5 s ticks

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import math
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from replmon.model.tick import Tick
 
 log = logging.getLogger("replmon")
+NOT_A_TIME = "not a time of the recording (03:12:00, +90s or #1234)"
 
 
 @contextlib.asynccontextmanager
@@ -174,6 +176,7 @@ def check_replay(path: str) -> CheckRun:
     from replmon.model.incidents import IncidentTracker
     from replmon.output.incidents import causality
     from replmon.output.perfdata import measure_window_s, pair_perf
+    from replmon.session.cut import in_window
     from replmon.session.recording import open_recording
     from replmon.session.rerun import Rerun
 
@@ -182,11 +185,15 @@ def check_replay(path: str) -> CheckRun:
         tracker = IncidentTracker(causality(run.engine.checks))
         cleared: list[Finding] = []
         first = last = None
+        # a cut's warm-up ticks (before its window) count for the checks, not the result
+        window_from = rec.meta.window[0] if rec.meta.window else -math.inf
         for upd in run:
+            tracker.update(upd.wall, upd.open)
+            if upd.wall < window_from:
+                continue
             first = first or upd
             last = upd
-            cleared.extend(upd.closed)
-            tracker.update(upd.wall, upd.open)
+            cleared.extend(f for f in upd.closed if f.since_wall >= window_from)
         perf: list[Any] = []
         if len(rec):  # the last pair_lag window's ticks: the measured lag at the end
             i0 = rec.seek(rec.tick_at(len(rec) - 1).wall - measure_window_s())
@@ -202,32 +209,31 @@ def check_replay(path: str) -> CheckRun:
                         unknown=f"{path}: no tick could be read")
     return CheckRun(open=run.engine.open_findings, cleared=cleared,
                     ticks=last.seq - first.seq + 1, span_s=last.wall - first.wall, nodes=nodes,
-                    perf=perf, incidents=tracker.incidents, lag=last_lag,
+                    perf=perf, incidents=in_window(rec.meta, tracker.incidents), lag=last_lag,
                     lag_wall=last_tick.wall if last_tick is not None else None)
 
 
 def replay(path: str, *, play: bool, at: str | None = None) -> int:
     from replmon.engine import build_engine
     from replmon.output.term import screen_ok
+    from replmon.session.cursor import index_at, position
     from replmon.session.recording import open_recording
     from replmon.session.rerun import PARALLEL_MIN_TICKS, rerun_file, start_workers_early
-    from replmon.tui.replay import ReplayApp, parse_jump
+    from replmon.tui.replay import ReplayApp
 
     rec = open_recording(path)
     say_problems(rec.problems)
     if not len(rec):
         print(f"replmon: {path}: no tick could be read", file=sys.stderr)
         return 1
-    start = 0
+    # a cut opens at its stretch (its warm-up is there to step back into)
+    start = index_at(rec, rec.meta.window[0]) if rec.meta.window else 0
     if at is not None:
-        first = rec.tick_at(0).wall
-        target = parse_jump(at, first, first, len(rec))
+        target = position(rec, at)
         if target is None:
-            print(f"replmon: --at {at!r}: not a time of the recording (03:12:00, +90s or "
-                  "#1234)", file=sys.stderr)
+            print(f"replmon: --at {at!r}: {NOT_A_TIME}", file=sys.stderr)
             return 2
-        kind, value = target
-        start = int(value) if kind == "index" else rec.seek(value)
+        start = target
     drawable, why = screen_ok(sys.stdout)
     if not drawable:  # `replmon replay FILE | less`: the recording as text rows
         import asyncio
@@ -289,6 +295,71 @@ def report(path: str, *, fmt: str, csv: str | None, out: str | None = None) -> i
             print(f"replmon: {path}: no tick could be read", file=sys.stderr)
             return 1
     return 0
+
+
+def cut(path: str, *, start: str | None, end: str | None, incident: int | None,
+        margin_s: float, output: str | None) -> int:
+    """``replmon cut``: a stretch (or incident N) of a recording into a new recording.
+    Exit 2 when FILE is not a readable recording, the times are unreadable or OUT
+    exists; 1 when no tick of the stretch is intact; 0 once written (damage on stderr)."""
+    from pathlib import Path
+
+    from replmon.errors import SessionError
+    from replmon.session.cursor import position
+    from replmon.session.cut import cut as make_cut
+    from replmon.session.cut import find_incident, incident_span
+    from replmon.session.recording import open_recording
+
+    if incident is not None and (start or end):
+        print("replmon: cut: --incident or --from/--to, not both", file=sys.stderr)
+        return 2
+    src = Path(path)
+    out = output or f"{src.stem}.{'cut' if incident is None else f'incident-{incident}'}" \
+        f"{src.suffix or '.rmrec'}"
+    with open_recording(path) as rec:
+        if not len(rec):
+            say_problems(rec.problems)
+            print(f"replmon: {path}: no tick could be read", file=sys.stderr)
+            return 1
+        if incident is not None:
+            first, last = incident_span(rec, find_incident(rec, incident), margin_s)
+        else:
+            ends = {"--from": position(rec, start or "#0"),
+                    "--to": position(rec, end or f"#{len(rec) - 1}", last=True)}
+            for opt, at in ends.items():
+                if at is None:
+                    print(f"replmon: {opt} {start if opt == '--from' else end!r}: "
+                          f"{NOT_A_TIME}", file=sys.stderr)
+                    return 2
+            first, last = ends["--from"] or 0, ends["--to"] or 0
+            if last < first:
+                print(f"replmon: cut: --to is before --from (ticks {first} and {last})",
+                      file=sys.stderr)
+                return 2
+        try:
+            done = make_cut(rec, first, last, out)
+        except SessionError as e:
+            if "nothing to cut" not in str(e):
+                raise
+            say_problems(rec.problems)
+            print(f"replmon: {e}", file=sys.stderr)
+            return 1
+        say_problems(rec.problems)
+    print(cut_summary(done))
+    return 0
+
+
+def cut_summary(done: Any) -> str:
+    """What a cut wrote, in one line for the terminal."""
+    from replmon.units import tick_stamp
+
+    lost = f"; {plural(done.lost, 'tick')} of it lost in the input (above)" if done.lost else ""
+    kept = (f"; the live engine's observations kept for {plural(done.observations, 'chunk')}"
+            if done.observations else "")
+    lo, hi = done.window
+    return (f"{done.path}: {plural(done.ticks, 'tick')}: {lo - done.first_wall:.0f} s of "
+            f"warm-up, then the stretch {tick_stamp(lo)} .. {tick_stamp(hi)} "
+            f"({hi - lo:.0f} s){lost}{kept}")
 
 
 def say_problems(problems: list[str]) -> None:

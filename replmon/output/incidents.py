@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from replmon.model.findings import Finding
-from replmon.model.incidents import Causality, Incident, finding_id
+from replmon.model.incidents import Causality, FindingId, Incident, finding_id
 from replmon.units import tick_clock, tick_stamp
 
 
@@ -47,6 +47,15 @@ def incident_line(inc: Incident, nodes: Mapping[str, str] | None = None) -> str:
     return f"incident on {where}: " + " → ".join(chain)
 
 
+AsOpened = Mapping[FindingId, Finding]
+"""Each finding as it opened (its numbers then), by its id: what a report says of it
+everywhere, so one event reads one number (the tracker holds each finding's newest)."""
+
+
+def _as_opened(f: Finding, opened: AsOpened | None) -> Finding:
+    return (opened or {}).get(finding_id(f), f)
+
+
 def _brief(f: Finding, closed_at: float | None) -> dict[str, Any]:
     return {"check": f.check, "node": f.node, "name": f.name, "key": f.key, "numbers": f.numbers,
             "severity": f.worst.label,
@@ -55,10 +64,11 @@ def _brief(f: Finding, closed_at: float | None) -> dict[str, Any]:
             "cause": f.cause, "next_step": f.next_step}
 
 
-def incident_dict(inc: Incident) -> dict[str, Any]:
-    """``{id, root, roots, findings, opened, closed, severity}`` for JSON outputs."""
+def incident_dict(inc: Incident, opened: AsOpened | None = None) -> dict[str, Any]:
+    """``{id, root, roots, findings, opened, closed, severity}`` for JSON outputs; each
+    finding with its newest title, or with ``opened`` the one it opened with."""
     def brief(f: Finding) -> dict[str, Any]:
-        return _brief(f, inc.closed_at.get(finding_id(f)))
+        return _brief(_as_opened(f, opened), inc.closed_at.get(finding_id(f)))
 
     return {"id": inc.id, "root": brief(inc.root), "roots": [brief(r) for r in inc.roots],
             "findings": [brief(f) for f in [*inc.roots, *inc.consequences]],
@@ -68,17 +78,27 @@ def incident_dict(inc: Incident) -> dict[str, Any]:
             "severity": inc.severity.label}
 
 
-def timeline(inc: Incident, nodes: Mapping[str, str] | None = None) -> list[str]:
-    """The incident's lines for a report: its span and severity, then each finding with
-    its time, root first."""
+def timeline(inc: Incident, nodes: Mapping[str, str] | None = None,
+             opened: AsOpened | None = None) -> list[str]:
+    """The incident's lines for a report: its number, severity and span; its root(s) and
+    the findings that followed, each with its time and (with ``opened``) the title it
+    opened with, the same words as the report's events; then the root's likely cause and
+    next step, as its check says them."""
     nodes = nodes or {}
     end = "still open" if inc.closed_wall is None else f"closed {tick_clock(inc.closed_wall)}"
-    root_word = "roots" if len(inc.roots) > 1 else "root"
     lines = [f"incident {inc.id} ({inc.severity.label}) {tick_clock(inc.opened_wall)} - {end}"]
-    for f in inc.roots:
+    roots = [_as_opened(f, opened) for f in inc.roots]
+    root_word = "roots" if len(roots) > 1 else "root"
+    for f in roots:
         lines.append(f"  {root_word}: {tick_clock(f.since_wall)} {_where(f, nodes)} "
                      f"{f.check}: {f.headline}")
-    for f in inc.consequences:
+    for f in [_as_opened(c, opened) for c in inc.consequences]:
         lines.append(f"    then {tick_clock(f.since_wall)} {_where(f, nodes)} "
                      f"{f.check}: {f.headline}")
+    for f in roots:
+        who = f" ({f.check} on {_where(f, nodes)})" if len(roots) > 1 else ""
+        if f.cause:
+            lines.append(f"  likely cause{who}: {f.cause}")
+        if f.next_step:
+            lines.append(f"  next step{who}: {f.next_step}")
     return lines

@@ -17,9 +17,11 @@ from typing import Any, TextIO
 
 from replmon.engine import Update
 from replmon.model.findings import Finding
-from replmon.model.incidents import IncidentTracker
+from replmon.model.incidents import FindingId, IncidentTracker, finding_id
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.incidents import causality, incident_dict, timeline
+from replmon.session.cut import in_window
+from replmon.session.format import RecordingMeta
 from replmon.session.recording import Entry, Recording
 from replmon.session.rerun import Extract, Rerun
 from replmon.units import tick_stamp
@@ -138,6 +140,8 @@ def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
     peaks: dict[str, dict[str, Any]] = {}
     recorded: list[dict[str, Any]] = []
     rerun_events: list[dict[str, Any]] = []
+    as_opened: dict[FindingId, Finding] = {}
+    """Each finding as it opened: the incidents say it in the events' words."""
     gaps: list[dict[str, Any]] = []
     first: TickFacts | None = None
     prev: TickFacts | None = None
@@ -161,10 +165,14 @@ def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
                 gaps.append({"after_seq": prev.seq, "from": iso(prev.wall), "to": iso(t.wall),
                              "gap_s": round(step, 3), "missed": t.missed})
         recorded.extend(t.recorded)
-        rerun_events.extend(_events(upd, t.wall))
+        if meta.window is None or t.wall >= meta.window[0]:  # a cut: not its warm-up's
+            rerun_events.extend(_events(upd, t.wall))
+        as_opened.update((finding_id(f), f) for f in upd.opened)
         tracker.update(t.wall, upd.open)
         prev = t
     last = prev
+    nodes = {r: n.name for r, n in meta.nodes.items()}
+    incidents = in_window(meta, tracker.incidents)
     return {
         "file": str(recording.path),
         "format_version": meta.version,
@@ -181,14 +189,21 @@ def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
         "findings_recorded": recorded if meta.findings_recorded else None,
         "findings_rerun": rerun_events,
         "still_open_rerun": [f.title for f in run.engine.open_findings],
-        "incidents": [incident_dict(i) for i in tracker.incidents],
-        "incident_timelines": [timeline(i, {r: n.name for r, n in meta.nodes.items()})
-                               for i in tracker.incidents if len(i.findings) > 1],
-        "peaks": peaks,
+        "window": _window(meta),
+        "incidents": [incident_dict(i, as_opened) for i in incidents],
+        "incident_timelines": [timeline(i, nodes, as_opened) for i in incidents],
+        "peaks": {k: v for k, v in peaks.items() if round(v["value"], 1) or "lowest" in k},
         "gaps": gaps,
         "problems": list(recording.problems),
         "closed_cleanly": recording.end is not None,
     } | ({"more": kept} if more is not None else {})
+
+
+def _window(meta: RecordingMeta) -> dict[str, Any] | None:
+    """A cut's window (``replmon cut``): the stretch it was cut for, after its warm-up."""
+    if meta.window is None:
+        return None
+    return {"cut_from": meta.cut_from, "from": iso(meta.window[0]), "to": iso(meta.window[1])}
 
 
 def _when(e: dict[str, Any]) -> str:
@@ -205,6 +220,20 @@ def _peak_label(key: str, peak: dict[str, Any]) -> str:
     return f"{peak['node']} ({peak['role']}) {peak['what']}"
 
 
+def _incident_text(rep: dict[str, Any]) -> list[str]:
+    """The incidents section: a heading that says what it holds, then each incident
+    (root, what followed, likely cause, next step), a blank line between them."""
+    timelines = rep.get("incident_timelines") or []
+    where = " inside the cut's window" if rep.get("window") else ""
+    if not timelines:
+        return ["", f"INCIDENTS{where}: none"]
+    out = ["", f"INCIDENTS{where}: {len(timelines)} (each: its root, the findings that "
+           "followed, the likely cause and the next step)"]
+    for tl in timelines:
+        out += ["", *(f"  {line}" for line in tl)]
+    return out
+
+
 def render_text(rep: dict[str, Any]) -> str:
     """The report for a terminal."""
     lines = [f"{rep['file']}: {plural(rep['ticks'], 'tick')}, {rep['start']} .. {rep['end']} "
@@ -214,6 +243,10 @@ def render_text(rep: dict[str, Any]) -> str:
              + ("" if rep["closed_cleanly"] else ", not closed cleanly")]
     if rep["note"]:
         lines.append(f"note: {rep['note']}")
+    if rep.get("window"):
+        w = rep["window"]
+        lines.append(f"cut from {w['cut_from']}: the stretch {w['from']} .. {w['to']}; the "
+                     "ticks before it are the checks' warm-up")
     lines.append("")
     lines.append("nodes:")
     for role, info in rep["nodes"].items():
@@ -228,11 +261,8 @@ def render_text(rep: dict[str, Any]) -> str:
         lines += ["", f"{title}: {plural(len(events), 'event')}"]
         lines += [f"  {_when(e)}  {e['event']:6} {e['severity']:8} {e['node']:7} "
                   f"{e['check']}: {e['title']}" for e in events]
-    many = rep.get("incident_timelines") or []
-    lines += ["", f"incidents (findings under their root): {len(rep.get('incidents') or [])}"
-              + (f", {len(many)} of more than one finding:" if many else "")]
-    lines += [f"  {line}" for tl in many for line in tl]
-    lines += ["", "peaks (each node's, and its role then):"]
+    lines += _incident_text(rep)
+    lines += ["", "peaks (each node's, and its role then; rates that stayed at 0 left out):"]
     labels = {k: _peak_label(k, v) for k, v in rep["peaks"].items()}
     wide = max(map(len, labels.values()), default=0)
     lines += [f"  {labels[k]:{wide}} {v['value']:>14,.1f}  at {v['time']}"

@@ -18,6 +18,7 @@ processes warm their part's checks the same way.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -54,6 +55,65 @@ def warm_up(engine: Engine, ticks: Iterable[Tick], *, hysteresis: bool) -> None:
             engine.feed(tick)
         else:
             engine.observe(tick)
+
+
+def parse_jump(text: str, rec_first: float, current: float, n: int,
+               localtime: Callable[[float], time.struct_time] = time.localtime
+               ) -> tuple[str, float] | None:
+    """('index', i) or ('wall', epoch) from the user's text; None if unreadable. The
+    forms every command that takes a time of a recording reads (replay's g and --at,
+    ``replmon cut``): "03:12:00" (its clock), "+90s" / "-1m" (from ``current``), "#1234"
+    (a tick)."""
+    t = text.strip()
+    if not t:
+        return None
+    if t.startswith("#") and t[1:].isdigit():
+        return ("index", float(min(int(t[1:]), n - 1)))
+    if t[0] in "+-":
+        unit = {"s": 1, "m": 60, "h": 3600}.get(t[-1], 1)
+        num = t[1:-1] if t[-1] in "smh" else t[1:]
+        try:
+            delta = float(num) * unit
+        except ValueError:
+            return None
+        return ("wall", current + (delta if t[0] == "+" else -delta))
+    parts = t.split(":")
+    try:
+        h, m, s = (int(p) for p in (parts + ["0", "0"])[:3])
+    except ValueError:
+        return None
+    day = localtime(rec_first)
+    wall = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, h, m, s, 0, 0, -1))
+    if wall < rec_first - 1:
+        wall += 86400  # past midnight in the recording
+    return ("wall", wall)
+
+
+def position(rec: Recording, text: str, *, last: bool = False) -> int | None:
+    """The tick index a user's time names (``parse_jump``'s forms, "+90s" counted from the
+    recording's start): the first tick at or after it, or with ``last`` the last tick at
+    or before it (the end of a ``replmon cut`` window). None when unreadable or empty."""
+    if not len(rec) or not rec.chunks:
+        return None
+    first = rec.chunks[0].wall  # the first intact tick's, even when tick 0 is lost
+    target = parse_jump(text, first, first, len(rec))
+    if target is None:
+        return None
+    kind, value = target
+    return int(value) if kind == "index" else index_at(rec, value, last=last)
+
+
+def index_at(rec: Recording, wall: float, *, last: bool = False) -> int:
+    """The first tick at or after ``wall`` (clamped to the ends); with ``last``, the last
+    tick at or before it."""
+    i = rec.seek(wall)
+    if last and i > 0:
+        try:
+            after = rec.tick_at(i).wall > wall
+        except SessionError:  # a damaged tick: a window ends before it anyway
+            after = True
+        return i - 1 if after else i
+    return i
 
 
 @dataclass(frozen=True)

@@ -151,6 +151,13 @@ class RecordingMeta(BaseModel):
     previous: str | None = None
     """File name of the previous part of a rotated series."""
     chunk_ticks: int = 60
+    window: tuple[float, float] | None = None
+    """Set by ``replmon cut``: wall times of the first and last tick of the stretch that
+    was cut out. The ticks before it are warm-up (the checks' window, so that they open
+    the same findings there as in the whole file): ``check --replay`` and ``report`` count
+    only the incidents that open inside it."""
+    cut_from: str = ""
+    """The file a ``replmon cut`` was taken from (its name)."""
     damaged: bool = False
     """True when the header frame could not be read and this was rebuilt from a key frame:
     config and server versions are then unknown."""
@@ -162,13 +169,17 @@ class RecordingMeta(BaseModel):
 
 
 KEY_INFO_FIELDS = ("format", "version", "replmon_version", "interval", "started_wall",
-                   "reconstructed", "findings_recorded", "part", "previous", "chunk_ticks")
+                   "reconstructed", "findings_recorded", "part", "previous", "chunk_ticks",
+                   "window", "cut_from")
 """RecordingMeta fields repeated in every key frame (plus the nodes' names and hosts)."""
 
 
 def key_info(meta: RecordingMeta) -> bytes:
     """The KeyInfo JSON a key frame carries: enough of the header to decode and name ticks."""
     info = meta.model_dump(mode="json", include=set(KEY_INFO_FIELDS))
+    for cut_only in ("window", "cut_from"):  # a cut's marks: no bytes in other files
+        if not info[cut_only]:
+            del info[cut_only]
     info["nodes"] = {role: {"name": n.name, "host": n.host} for role, n in meta.nodes.items()}
     return json.dumps(info, separators=(",", ":")).encode()
 

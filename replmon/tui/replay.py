@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-import time
 from collections.abc import Callable, Iterable
 
 from rich.text import Text
@@ -36,7 +35,7 @@ from replmon.errors import SessionError
 from replmon.model.findings import Finding
 from replmon.model.incidents import Causality, IncidentTracker
 from replmon.output.incidents import causality
-from replmon.session.cursor import ReplayCursor, Step
+from replmon.session.cursor import ReplayCursor, Step, parse_jump
 from replmon.session.recording import Recording
 from replmon.tui.app import ReplmonApp, TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
@@ -60,35 +59,6 @@ class JumpScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-
-def parse_jump(text: str, rec_first: float, current: float, n: int,
-               localtime: Callable[[float], time.struct_time] = time.localtime
-               ) -> tuple[str, float] | None:
-    """('index', i) or ('wall', epoch) from the user's text; None if unreadable."""
-    t = text.strip()
-    if not t:
-        return None
-    if t.startswith("#") and t[1:].isdigit():
-        return ("index", float(min(int(t[1:]), n - 1)))
-    if t[0] in "+-":
-        unit = {"s": 1, "m": 60, "h": 3600}.get(t[-1], 1)
-        num = t[1:-1] if t[-1] in "smh" else t[1:]
-        try:
-            delta = float(num) * unit
-        except ValueError:
-            return None
-        return ("wall", current + (delta if t[0] == "+" else -delta))
-    parts = t.split(":")
-    try:
-        h, m, s = (int(p) for p in (parts + ["0", "0"])[:3])
-    except ValueError:
-        return None
-    day = localtime(rec_first)
-    wall = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, h, m, s, 0, 0, -1))
-    if wall < rec_first - 1:
-        wall += 86400  # past midnight in the recording
-    return ("wall", wall)
 
 
 class ReplayApp(ReplmonApp, inherit_bindings=False):

@@ -25,6 +25,7 @@ from replmon.output.html_report import html_report
 from replmon.output.report import render_text, report
 from replmon.session import Recorder, meta_for, open_recording
 from replmon.session.rerun import rerun_checks
+from replmon.testing.cuts import cut_every_incident
 from replmon.testing.scenarios import LabScenario, run_lab_scenario
 
 pytestmark = [pytest.mark.live, group(MYSQL97)]
@@ -225,6 +226,11 @@ async def test_a_mysql97_recording_replays_and_rechecks_the_same(mysql97: Lab,
     assert shot.errors == [] and shot.drawn == len(shot.boxes) > 0
     assert blank_charts(shot) == [] and "SQL thread stopped (last_sql_errno 0)" in shot.text
     assert "9.7." in shot.text and mysql97.monitor_password not in page.read_text()
+    # replmon cut around its incident: the cut's re-check finds it as the whole file does
+    cuts = cut_every_incident(path, tmp_path, margin_s=1.0)
+    assert cuts and all(want and got == want for _, want, got in cuts), cuts
+    with open_recording(cuts[0][0].path) as piece:
+        assert piece.meta.nodes["replica"].mysql_version.startswith("9.7.")
 
 
 async def test_an_errant_write_with_a_tagged_gtid(mysql97: Lab) -> None:

@@ -1,6 +1,6 @@
 """``replmon serve`` in process, on the lab: pairs pointed at a hung server do not make
 the lab pair's ticks late; every pair gets its own recording in record_dir; the plain
-lines name each pair once per tick."""
+lines name each pair once per tick; a pair's recording cuts (``replmon cut``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import asyncio
 import io
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cdp import blank_charts, html_in_chromium
@@ -17,6 +18,7 @@ from replmon.fleet.serve import run_serve
 from replmon.lab import Lab
 from replmon.model.base import SourceState
 from replmon.output.html_report import html_report
+from replmon.session.cut import cut
 from replmon.session.recording import open_recording
 
 pytestmark = pytest.mark.live
@@ -28,6 +30,18 @@ def node(lab: Lab, role: str) -> dict[str, object]:
     n = lab.settings()[role]
     return {"host": "127.0.0.1", "name": n["name"], "mysql": dict(n["mysql"]),
             "redis": dict(n["redis"]), "ssh": {"mode": "off"}}
+
+
+def cut_the_middle(path: Path, ticks: list[Any]) -> None:
+    """``replmon cut`` of a serve recording: its middle, after the warm-up (here the
+    ticks from the start), is a recording of its own with the same ticks."""
+    out = path.with_name("middle.rmrec")
+    with open_recording(path) as rec:
+        done = cut(rec, 2, len(rec) - 2, out)
+    with open_recording(out) as piece:
+        assert piece.problems == [] and list(piece.ticks()) == ticks[:-1]
+        assert piece.meta.window == (ticks[2].wall, ticks[-2].wall) == done.window
+        assert piece.meta.nodes == rec.meta.nodes and piece.meta.cut_from == path.name
 
 
 async def test_hung_pairs_never_delay_the_lab_pair_and_each_pair_records(
@@ -69,6 +83,7 @@ async def test_hung_pairs_never_delay_the_lab_pair_and_each_pair_records(
             ticks = list(rec.ticks())
         assert len(ticks) >= 7 and rec.problems == [], (name, rec.problems)
         if name == "lab":
+            cut_the_middle(tmp_path / "rec" / f"{name}.rmrec", ticks)
             assert all(not t.late and t.missed == 0 for t in ticks[1:]), \
                 [(t.seq, t.late, t.missed, t.start_lag_ms) for t in ticks]
             assert max(t.start_lag_ms for t in ticks[1:]) < 100

@@ -25,7 +25,7 @@ def test_every_option_of_every_command_has_a_help_text() -> None:
     parser = build_parser()
     assert _undocumented(parser, "replmon") == []
     subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert {"sample", "check", "record", "replay", "report", "serve", "rules",
+    assert {"sample", "check", "record", "replay", "report", "cut", "serve", "rules",
             "completion"} <= set(subs.choices), "the walk must reach every command"
     listed = {a.dest: a.help for a in subs._choices_actions}
     assert [n for n in subs.choices if not listed.get(n)] == [], \

@@ -1,13 +1,16 @@
 """What replmon writes for people says it in their words: no Python literal (True,
 False, None) and no mention of the field notes it was built from ("seed 004") in a
 finding's title, numbers, cause or next step, in `check --replay`'s text or in
-`report`'s, on every shipped session. (A recording's own note, written by whoever
-recorded it, is theirs: the shipped sessions name the field notes they come from.)"""
+`report`'s, on every shipped session; and `report`'s text is evidence: one number per
+event, no peak of 0, each incident with its likely cause and next step under a heading.
+(A recording's own note, written by whoever recorded it, is theirs: the shipped sessions
+name the field notes they come from.)"""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +30,31 @@ SEED = re.compile(r"\bseeds? ?\d{3}\b", re.IGNORECASE)
 def problems(where: str, text: str) -> list[str]:
     return [f"{where}: {m.group(0)!r} in {text[max(0, m.start() - 60):m.end() + 20]!r}"
             for rx in (PYTHON, SEED) for m in rx.finditer(text)]
+
+
+def not_evidence(rep: dict[str, Any], text: str) -> list[str]:
+    """What keeps ``report``'s text from being evidence (issue 42, 4): a finding that
+    reads one number in the events and another in its incident, a peak of 0, an
+    incident without its likely cause and next step, incidents without their heading."""
+    bad = []
+    opened = {f"{e['check']}: {e['title']}" for e in rep["findings_rerun"]
+              if e["event"] == "opened"}
+    lines = text.splitlines()
+    told = [ln for ln in lines if ln.lstrip().startswith(("root: ", "roots: ", "then "))]
+    bad += [f"incident line not as its event: {t!r}" for t in told
+            if not any(t.endswith(f" {o}") for o in opened)]
+    bad += [f"a peak of 0: {ln!r}" for ln in lines
+            if re.search(r"\s0\.0  at ", ln) and "lowest" not in ln]
+    heading = [ln for ln in lines if ln.startswith("INCIDENTS")]
+    if len(heading) != 1 or f": {len(rep['incidents']) or 'none'}" not in heading[0]:
+        bad.append(f"no incidents heading with their count: {heading}")
+    for inc in rep["incidents"]:
+        for key, word in (("cause", "likely cause"), ("next_step", "next step")):
+            if inc["root"][key] and f"  {word}: {inc['root'][key]}" not in text:
+                bad.append(f"incident {inc['id']} without its {word}")
+    if rep["incidents"] and not told:
+        bad.append("incidents counted, none told")
+    return bad
 
 
 def test_a_flag_and_an_unknown_read_as_words() -> None:
@@ -56,6 +84,7 @@ def test_no_python_literal_or_seed_in_what_a_session_writes(path: Path) -> None:
         if rep["note"]:
             text = text.replace(f"note: {rep['note']}", "note: (the recording's own)")
         bad += problems("report", text)
+        bad += not_evidence(rep, text)
     bad += problems("check --replay", check_text(check_replay(str(path)), color=False,
                                                   table=False))
     assert seen or path.stem.startswith("healthy"), "no finding opened: nothing was read"

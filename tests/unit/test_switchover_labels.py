@@ -37,6 +37,7 @@ def test_each_peak_is_one_nodes_by_its_name_and_its_role_then() -> None:
                 if isinstance(v, int | float) and (
                         best is None or (v < best[0] if "lowest" in label else v > best[0])):
                     want[key] = (v, t.wall, n.role)
+    want = {k: w for k, w in want.items() if round(w[0], 1) or "lowest" in k}  # no 0 peaks
     assert rep["peaks"].keys() == want.keys()
     got = {key: (p["value"], p["at"]) for key, p in rep["peaks"].items()}
     assert got == {key: (v, at) for key, (v, at, _) in want.items()}

@@ -31,11 +31,11 @@ def _bad_files(d: Path) -> dict[str, Path]:
     return files
 
 
-# exit codes: replay/report 2 = not readable as a recording, 1 = readable, no tick in
+# exit codes: replay/report/cut 2 = not readable as a recording, 1 = readable, no tick in
 # it; check --replay 3 = UNKNOWN (monitoring-plugin contract) for both.
 CASES = [(kind, cmd) for kind in ("missing", "directory", "empty", "text", "magic-only",
                                   "cut-in-header", "fifo", "no-tick")
-         for cmd in ("replay", "report", "check")]
+         for cmd in ("replay", "report", "check")] + [("text", "cut"), ("no-tick", "cut")]
 
 
 @pytest.fixture(scope="module")

@@ -154,3 +154,26 @@ def test_a_derive_writer_stores_no_observations(tmp_path: Path) -> None:
     with open_recording(path) as rec:
         assert all(rec.chunk_observations(ci)[0] is None for ci in range(len(rec.chunks)))
     assert run(path, stored=True) == run(path, stored=False)
+
+
+def test_a_cut_keeps_the_stored_observations_and_the_incidents(live: Path,
+                                                               tmp_path: Path) -> None:
+    """``replmon cut`` in the middle of a long recording (its warm-up starts well after
+    the file's start), around the DRBD peer's long outage: the incidents inside the
+    window are the whole file's, the live engine's observations are kept (O frames) and
+    a re-run that uses them gives what observing every tick of the cut again gives."""
+    from replmon.testing.cuts import cut_every_incident
+
+    def down(incidents: list[Any]) -> list[Any]:  # the DRBD peer down (ticks 540-700)
+        with open_recording(live) as rec:
+            at = rec.tick_at(600).wall
+        return [next(i for i in incidents if i.opened_wall <= at <= (i.closed_wall or at))]
+
+    cuts = cut_every_incident(live, tmp_path, margin_s=20.0, pick=down)
+    assert len(cuts) == 1
+    for done, want, got in cuts:
+        assert want and got == want
+        assert done.warm_up >= 300 and done.ticks < TICKS and done.observations > 0
+        again, _ = run(done.path, stored=False)
+        fast, _ = run(done.path, stored=True)
+        assert fast == again
