@@ -164,7 +164,7 @@ def report(recording: Recording) -> dict[str, Any]:
         "versions_seen": {k: sorted(v) for k, v in sorted(versions.items())},
         "findings_recorded": recorded if meta.findings_recorded else None,
         "findings_rerun": rerun_events,
-        "still_open_rerun": [f.title for f in run.engine.open_findings],
+        "still_open_rerun": [f.headline for f in run.engine.open_findings],
         "incidents": [incident_dict(i) for i in tracker.incidents],
         "incident_timelines": [timeline(i, {r: n.name for r, n in meta.nodes.items()})
                                for i in tracker.incidents if len(i.findings) > 1],

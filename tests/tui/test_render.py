@@ -35,8 +35,8 @@ def test_numbers_carry_units() -> None:
     host = str(render.host_text(TICKS[-1].primary))
     # every rate of bytes says B/s (IEC: KiB/s, MiB/s, as every view), the disk's await
     # ms, percentages %
-    assert re.search(r"r [\d.]+(?:[KMGT]i)?B/s w [\d.]+(?:[KMGT]i)?B/s [\d.]+ms \d+%", host), host
-    assert re.search(r"rx [\d.]+(?:[KMGT]i)?B/s tx [\d.]+(?:[KMGT]i)?B/s", host), host
+    assert re.search(r"r +[\d.]+(?:[KMGT]i)?B/s w +[\d.]+(?:[KMGT]i)?B/s [\d.]+ms \d+%", host), host
+    assert re.search(r"rx +[\d.]+(?:[KMGT]i)?B/s tx +[\d.]+(?:[KMGT]i)?B/s", host), host
     assert not re.search(r"\d[kMG]B", host), host  # never SI bytes
     for line in host.splitlines():  # no bare "key number" pair without a unit or group
         assert not re.search(r"\b(rx|tx|r|w) \d+(\.\d+)? ", line), line
