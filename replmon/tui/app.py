@@ -295,24 +295,25 @@ class ReplmonApp(App[None]):
     def on_resize(self, event: events.Resize) -> None:
         """Under 32 rows (an 80x24 ssh session) the sparklines give their rows to the
         findings list: a finding must be readable without scrolling."""
-        self._set_short(event.size.height)
+        self._set_short(event.size.height, event.size.width)
         if self._mounted():
             # the groups and titles fitted to the new width and rows, the header shortened
             self.call_after_refresh(self._reshow)
             self.call_after_refresh(self._refresh_header)
 
-    def _set_short(self, height: int) -> None:
+    def _set_short(self, height: int, width: int) -> None:
         """Under SHORT_ROWS: no sparklines, no group absent on both nodes, no header row
-        over the findings (their rows go to the findings themselves)."""
+        over the findings (their rows go to the findings themselves); under
+        NARROW_FINDINGS columns the compact footer (a replay's keys all fit 80)."""
         self.screen_stack[0].set_class(height < SHORT_ROWS, "short")
         with contextlib.suppress(NoMatches, IndexError):
-            self.screen_stack[0].query_one(Footer).compact = self.size.width < NARROW_FINDINGS
+            self.screen_stack[0].query_one(Footer).compact = width < NARROW_FINDINGS
         with_header = height >= SHORT_ROWS
         with contextlib.suppress(NoMatches, IndexError):
             self.main_widget("#findings", DataTable).show_header = with_header
 
     def on_mount(self) -> None:
-        self._set_short(self.size.height)
+        self._set_short(self.size.height, self.size.width)
         table = self.main_widget("#findings", DataTable)
         table.add_columns(*FINDING_COLUMNS[False])
         table.focus()  # enter opens the selected (the worst) finding, up/down choose one
@@ -406,12 +407,12 @@ class ReplmonApp(App[None]):
                                               sentinel, tick=tick)}
         self._show_findings()  # first: the rows the findings need
         hidden = self._hidden_groups(p, r)
-        rows = self._node_rows()
+        rows, limit = self._node_rows()
         cols = render.shed([texts[p.role], texts[r.role]], rows + sum(
             max(len(t[k].plain.split("\n")) for t in texts.values()) for k in hidden))
-        # never taller: clipped at the bottom rather than the screen scrolling (which
-        # narrows both columns: every line fitted to the width wraps again)
-        self.main_widget("#nodes", Horizontal).styles.max_height = max(3, rows + self._frame())
+        for panel in panels.values():  # never taller: clipped inside its border rather
+            # than the screen scrolling (which narrowed both columns: every line rewrapped)
+            panel.styles.max_height = max(3, limit + self._frame())
         texts = {p.role: cols[0], r.role: cols[1]}
         lines = {kind: max(len(t[kind].plain.split("\n")) for t in texts.values() if kind in t)
                  for kind in NodePanel.SECTIONS}
@@ -431,19 +432,20 @@ class ReplmonApp(App[None]):
                 if st.state is SourceState.ABSENT
                 and r.statuses()[kind].state is SourceState.ABSENT}
 
-    def _node_rows(self) -> int:
+    def _node_rows(self) -> tuple[int, int]:
         """Lines the node panels' groups may take: the screen less the header, the footer,
         the replay's position bar, the demo's line, the panels' borders and sparklines,
-        and the rows the findings list needs now (its border, header and findings: what
-        matters most). ``render.shed`` leaves out the least important lines to fit."""
+        and the rows the findings list needs now (its border, header and open findings:
+        what matters most); ``render.shed`` leaves out the least important lines to fit.
+        Then the most they can take: with the findings list at its least."""
         main = self.screen_stack[0]
         short = self.size.height < SHORT_ROWS
-        chrome = 2 + len(main.query("#position")) + self._say_rows()
+        room = self.size.height - 2 - len(main.query("#position")) - self._say_rows() \
+            - self._frame()
         table = self.main_widget("#findings", DataTable)
-        least = table.styles.min_height
-        findings = max(int(least.value) if least is not None else 0,
-                       2 + (0 if short else 1) + max(1, self._findings_rows))
-        return self.size.height - chrome - self._frame() - findings
+        least = int(table.styles.min_height.value) if table.styles.min_height else 0
+        findings = max(least, 2 + (0 if short else 1) + max(1, self._findings_rows))
+        return room - findings, room - least
 
     def _frame(self) -> int:
         """Rows of the node panels that are not their groups: borders, sparklines."""
@@ -478,9 +480,10 @@ class ReplmonApp(App[None]):
         for f, depth in rows:  # an incident's root, its consequences under it ("└ ")
             height += self._add_finding(table, f, narrow, room, "└ " if depth else "",
                                         f.headline, "", finding_key(f))
-        for f in recent:
-            height += self._add_finding(table, f, narrow, room, "", closed_words(f), "dim",
-                                        recent_key(f))
+        for i, f in enumerate(recent):  # the node panels give rows to the newest only
+            lines = self._add_finding(table, f, narrow, room, "", closed_words(f), "dim",
+                                      recent_key(f))
+            height += 0 if i else lines
         self._findings_rows = height
         if self.findings:
             table.move_cursor(row=min(max(cursor, 0), len(self.findings) - 1))
