@@ -461,9 +461,9 @@ class ReplmonApp(App[None]):
         table = self.main_widget("#findings", DataTable)
         narrow = table.scrollable_content_region.width < NARROW_FINDINGS
         columns = FINDING_COLUMNS[narrow]
-        room = self._what_width(table, narrow)
         rows = self.ordered(self.findings)
         recent = self.recent()
+        room = self._what_width(table, narrow, [*self.findings, *recent])
         nodes = self.node_names()
         sig: list[tuple[object, ...]] = [
             (f.check, f.where(nodes), f.key, f.severity, f.headline, room, d) for f, d in rows]
@@ -480,10 +480,11 @@ class ReplmonApp(App[None]):
         for f, depth in rows:  # an incident's root, its consequences under it ("└ ")
             height += self._add_finding(table, f, narrow, room, "└ " if depth else "",
                                         f.headline, "", finding_key(f))
-        for i, f in enumerate(recent):  # the node panels give rows to the newest only
+        for i, f in enumerate(recent):  # the node panels give rows to the newest only,
+            # or to all of them when none is open (after the heal: what happened)
             lines = self._add_finding(table, f, narrow, room, "", closed_words(f), "dim",
                                       recent_key(f))
-            height += 0 if i else lines
+            height += lines if not (i and rows) else 0
         self._findings_rows = height
         if self.findings:
             table.move_cursor(row=min(max(cursor, 0), len(self.findings) - 1))
@@ -530,14 +531,15 @@ class ReplmonApp(App[None]):
                   and now - RECENT_S <= f.closed_wall <= now and finding_key(f) not in open_now]
         return sorted(closed, key=lambda f: -(f.closed_wall or 0.0))[:RECENT_MAX]
 
-    def _what_width(self, table: DataTable[object], narrow: bool) -> int:
+    def _what_width(self, table: DataTable[object], narrow: bool, listed: list[Finding]
+                    ) -> int:
         """Cells left for the ``what`` column: the table's width less the other columns
-        (each with its padding), so a finding's title wraps onto more lines of its row
-        instead of being cut at the edge."""
+        (each with its padding, as wide as the ``listed`` findings need), so a finding's
+        title wraps onto more lines of its row instead of being cut at the edge."""
         nodes = self.node_names()
         others = [6, 8] if narrow else [
-            6, 8, max((len(f.where(nodes)) for f in self.findings), default=4),
-            max((len(f.check) for f in self.findings), default=5)]
+            6, 8, max((len(f.where(nodes)) for f in listed), default=4),
+            max((len(f.check) for f in listed), default=5)]
         padding = 2 * table.cell_padding
         return max(20, table.scrollable_content_region.width - 1
                    - sum(w + padding for w in others) - padding)

@@ -205,6 +205,10 @@ def fit(text: Text, width: int, group: str = "") -> Text:
         fields = _fields(line)
         if key in TAIL_DROP:
             fields = _drop_tail(fields, width)
+        # a field wider than a continued line ("+/-2.0s server commit timestamps"): its
+        # words, or the terminal would wrap it again, under the gutter
+        fields = [part for f in fields for part in (
+            f.split(" ") if f.cell_len > width - len(indent) else [f])]
         used = 0
         for i, word in enumerate(fields):
             w = word.cell_len + (1 if i else 0)

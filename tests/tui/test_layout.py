@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 
 from replmon.engine import build_engine
 from replmon.session.recording import Recording, open_recording
-from replmon.tui.app import RECENT_S
+from replmon.tui.app import RECENT_S, closed_words
 from replmon.tui.replay import ReplayApp
 from replmon.tui.screens import FindingScreen
 
@@ -170,13 +170,15 @@ async def views_fit(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
     problems = [f"overview cut: {x}" for x in cuts_with_room(lines)]
     problems += [f"overview columns out of line: {x}" for x in misaligned(lines)]
     shown = findings_text(lines)
-    for f in app.findings:
-        first = " ".join(f.headline.split()[:6])
-        whole = " ".join(f.headline.split())
+    # the open findings' titles and the recently closed ones' (dimmed, "closed 14:05:12
+    # after 42 s: ...")
+    for title in [f.headline for f in app.findings] + [closed_words(f) for f in app.recent()]:
+        first = " ".join(title.split()[:6])
+        whole = " ".join(title.split())
         if first in shown and whole not in shown and not any(
                 shown.endswith(whole[:n]) for n in range(len(first), len(whole))):
             # (a title whose end is below the panel's last row scrolls: not cut)
-            problems.append(f"finding title cut: {f.headline!r} in {shown!r}")
+            problems.append(f"finding title cut: {title!r} in {shown!r}")
     if app.findings:
         worst = app.ordered(app.findings)[0][0]  # the worst incident's root
         if worst.check not in lines[0]:
