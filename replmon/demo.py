@@ -18,7 +18,6 @@ import contextlib
 import logging
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -145,20 +144,14 @@ def lab_nodes(chosen: Demo | None = None, *, mysql: str = DEFAULT_MYSQL,
     print(f"starting the lab ({mysql} + {redis} primary/replica on loopback)...",
           file=sys.stderr)
     _hangup_interrupts()
-    leaving = _Quit()
-    with leaving.after("lab servers stopped, its files removed"), \
-            Lab(mysql=mysql, redis=redis) as lab, leaving.after("write load stopped"), \
-            WriteLoad(lab, rate=300):
+    with Lab(mysql=mysql, redis=redis) as lab, WriteLoad(lab, rate=300):
         nodes = lab.settings()
         del nodes["interval"]  # the command line's --interval, or the default
         print(f"lab up in {lab.dir}: {mysql} {lab.primary.mysql_port}/"
               f"{lab.replica.mysql_port}, {redis} {lab.primary.redis_port}/"
               f"{lab.replica.redis_port}", file=sys.stderr)
         if chosen is None:
-            try:
-                yield nodes
-            finally:
-                leaving.begin()
+            yield nodes
             return
         stop = threading.Event()
         runner = threading.Thread(target=run_demo, args=(lab, chosen, stop), daemon=True,
@@ -167,32 +160,8 @@ def lab_nodes(chosen: Demo | None = None, *, mysql: str = DEFAULT_MYSQL,
         try:
             yield nodes
         finally:
-            leaving.begin()
             stop.set()
-            with leaving.after(f"demo {chosen.name} ended (its fault undone)"):
-                runner.join(30)  # undoes the fault if it is on
-
-
-class _Quit:
-    """Says on stderr what quitting the lab waits for, each step with the seconds since
-    the quit began (the MySQL 9.7 lab took 11-13 s to quit without a word)."""
-
-    def __init__(self) -> None:
-        self.began: float | None = None
-
-    def begin(self) -> None:
-        self.began = time.monotonic()
-        print("quitting: the lab's demo, write load and servers stop...", file=sys.stderr)
-
-    @contextlib.contextmanager
-    def after(self, what: str) -> Iterator[None]:
-        """Say ``what`` once the block is done (nothing before the quit began: a lab
-        that failed to start says why instead)."""
-        try:
-            yield
-        finally:
-            if self.began is not None:
-                print(f"  {what} ({time.monotonic() - self.began:.1f} s)", file=sys.stderr)
+            runner.join(30)  # undoes the fault if it is on
 
 
 def _hangup_interrupts() -> None:
