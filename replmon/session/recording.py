@@ -475,11 +475,6 @@ class Recording:
         return [(i, decode_update(i, raw, wall).opened)
                 for i, wall, raw in self._recorded_updates()]
 
-    def recorded_closes(self) -> list[tuple[int, list[Finding]]]:
-        """(tick index, the findings the live engine closed there), in order."""
-        return [(i, upd.closed) for i, wall, raw in self._recorded_updates()
-                if (upd := decode_update(i, raw, wall)).closed]
-
     def overview(self, points: int = 400) -> Iterator[Entry]:
         """About ``points`` ticks spread over the whole recording: the first intact tick of
         every k-th chunk (rates from the chunk's key frame), decoding nothing else, so a
