@@ -210,3 +210,21 @@ def test_a_short_screen_leaves_out_the_least_important_lines_of_both_columns() -
         for k in a)  # room enough: nothing left out
     paging = [{"host": render.host_text(_host(n, swap_in_pages_per_s=40.0))} for n in t.nodes]
     assert all(" swap " in c["host"].plain for c in render.shed(paging, 1))  # red stays
+
+
+def test_help_fits_80_columns_and_says_what_a_short_screen_leaves_out() -> None:
+    """At 80 columns the help's box holds 68 cells a line (90% of 80, less its thick border
+    and padding): a longer line wrapped, twice over with its hanging indent. It names the
+    lines a short screen leaves out, in render.LOW_VALUE's order."""
+    from rich.text import Text
+
+    from replmon.tui.screens import HELP
+
+    lines = [Text.from_markup(line) for line in HELP.splitlines()]
+    assert max(line.cell_len for line in lines) <= 68, [
+        line.plain for line in lines if line.cell_len > 68]
+    text = " ".join(line.plain for line in lines)
+    listed = text[text.index("least important first:"):]
+    words = [f"{group} {sub}" if sub == "mem" else sub for group, sub in render.LOW_VALUE]
+    at = [listed.find(w) for w in words]
+    assert all(i >= 0 for i in at) and at == sorted(at), (words, listed)
