@@ -336,3 +336,21 @@ async def test_the_demo_notice_is_whole_under_the_findings_and_covers_no_finding
         assert re.search(r"\d\d:\d\d:\d\d " + re.escape(said), shown), lines
         assert lines[bottom].rstrip().endswith("╯"), lines  # the findings' border whole
         assert not app._notifications  # no toast on top of the screen
+
+
+async def test_after_the_heal_the_closed_findings_stay_listed_with_their_times() -> None:
+    """Someone who arrives after the heal sees what happened (80x24): the findings that
+    closed, dimmed, "closed 15:15:02 after 5 s", with the time their numbers are of."""
+    app, feed = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for i, t in enumerate(TICKS):
+            await push(pilot, feed, app, with_replica_mysql_down(t, TICKS[1].wall)
+                       if 1 <= i <= 5 else t)
+        closed = list(app.engine.history) if app.engine else []
+        assert closed and not app.findings, (closed, app.findings)
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+        shown = " ".join(" ".join(line.strip("│ ") for line in lines).split())
+        for f in closed:
+            assert re.search(rf"{f.check}: closed \d\d:\d\d:\d\d after \d+ s: .*\(as of "
+                             rf"\d\d:\d\d:\d\d\)", shown), (f.check, shown)
+        assert " OK " in lines[0]  # nothing open: the header says so
