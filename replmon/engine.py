@@ -244,7 +244,8 @@ class Engine:
                     "node": o.node,
                     "severity": o.severity, "title": o.title, "numbers": o.numbers,
                     "cause": o.cause, "next_step": o.next_step, "last_seq": seq,
-                    "worst": max(tr.finding.worst, o.severity),
+                    "worst": max(tr.finding.worst, o.severity), "last_wall": wall,
+                    "clear_wall": None,
                 })
             elif th is None or (tr.held >= th.open_min_samples and _covered(
                     tr.first_wall, wall, interval) >= th.open_after):
@@ -253,7 +254,7 @@ class Engine:
                     severity=o.severity, title=o.title,
                     numbers=o.numbers, cause=o.cause, next_step=o.next_step,
                     since_seq=tr.first_seq, since_wall=tr.first_wall, last_seq=seq,
-                    worst=o.severity, **self._flapping(ident, wall),
+                    last_wall=wall, worst=o.severity, **self._flapping(ident, wall),
                 )
                 upd.opened.append(tr.finding)
         for ident in list(self._tracks):
@@ -265,10 +266,13 @@ class Engine:
                 continue
             if tr.clear_since is None:
                 tr.clear_since = wall
+                # its title's numbers stop here: the headline says as of when
+                tr.finding = tr.finding.model_copy(update={"clear_wall": wall})
             th = self._limits.get(ident[0])
             hold = FLAP_SETTLE_S if tr.finding.flaps else (th.close_after if th else 0.0)
             if _covered(tr.clear_since, wall, interval) >= hold:
-                closed = tr.finding.model_copy(update={"state": "closed", "closed_seq": seq})
+                closed = tr.finding.model_copy(update={"state": "closed", "closed_seq": seq,
+                                                       "closed_wall": wall})
                 upd.closed.append(closed)
                 self.history.append(closed)
                 del self._tracks[ident]

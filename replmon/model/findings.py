@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from replmon.model.base import Record
+from replmon.units import tick_clock
 
 NodeRef = Literal["primary", "replica", "pair"]
 Number = float | int | str | bool | None
@@ -85,13 +86,29 @@ class Finding(Record):
     flapping). A flapping finding stays open until it has been clear for a while."""
     flap_span_s: float | None = None
     """Seconds between the first and the last of those openings."""
+    last_wall: float | None = None
+    """Wall time of the latest tick in which the condition held: the tick the title's
+    numbers are from (None in recordings made before it was kept)."""
+    clear_wall: float | None = None
+    """Wall time of the first tick of the current clear run: the condition no longer holds
+    and the title's numbers are ``last_wall``'s (None while it holds)."""
+    closed_wall: float | None = None
+    """Wall time of the tick in which it closed."""
 
     @property
     def headline(self) -> str:
-        """The title as readers show it: with "(flapping: 4 opens in 312 s)" when it is."""
+        """The title as readers show it, by the one rule of every check: while the
+        condition holds, the title is this tick's (the engine takes each tick's); once it
+        no longer holds, its numbers are of the last tick it held, and the headline says so:
+        "(as of 14:03:12, clear since 14:03:14)". With "(flapping: 4 opens in 312 s)" when
+        it flaps."""
+        title = self.title
+        if self.clear_wall is not None:
+            when = f"as of {tick_clock(self.last_wall)}, " if self.last_wall is not None else ""
+            title += f" ({when}clear since {tick_clock(self.clear_wall)})"
         if not self.flaps:
-            return self.title
-        return f"{self.title} (flapping: {self.flaps} opens in {self.flap_span_s or 0:g} s)"
+            return title
+        return f"{title} (flapping: {self.flaps} opens in {self.flap_span_s or 0:g} s)"
 
     @property
     def ident(self) -> tuple[str, str, str]:

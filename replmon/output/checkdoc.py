@@ -26,9 +26,12 @@ Every window, hold and stall is a duration in seconds, so a finding means the sa
 `--interval 0.2`, the default 1 s and `replmon serve`'s 5 s: a finding opens after its
 condition held `open_after` seconds tick after tick (and in at least `open_min_samples`
 ticks: at 5 s one sample is a blip, not a state) and closes after it cleared for
-`close_after` seconds. A tick stands for its interval, so at 1 s a 3 s hold is 3 ticks, at
-0.2 s 15, at 5 s 2. Where a median or a spread needs readings, a minimum count
-(`*_min_samples`, `min_baseline_ticks`) comes on top of the duration, never instead of it.
+`close_after` seconds. A title is the one of the tick shown while its condition holds (the
+numbers refreshed every tick); once it no longer holds, its numbers are of the last tick it
+held and every view says so: "... (as of 14:03:12, clear since 14:03:14)". A tick stands
+for its interval, so at 1 s a 3 s hold is 3 ticks, at 0.2 s 15, at 5 s 2. Where a median
+or a spread needs readings, a minimum count (`*_min_samples`, `min_baseline_ticks`) comes
+on top of the duration, never instead of it.
 The checks are tuned at 1 s and hold their meaning from 0.2 s to 5 s (bench/accuracy.py
 measures it); above 6 s the erratic-IOPS test has too few samples in its window. Every
 threshold below can be set in the TOML config; durations take `"15s"`, `"2m"`:

@@ -336,4 +336,4 @@ class FindingLog(BaseReader):
             log.warning("finding opened: %s %s %s: %s", f.severity.label, f.node, f.check,
                         f.title)
         for f in update.closed:
-            log.info("finding closed: %s %s: %s", f.node, f.check, f.title)
+            log.info("finding closed: %s %s: %s", f.node, f.check, f.headline)

@@ -188,7 +188,7 @@ def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
         "versions_seen": {k: sorted(v) for k, v in sorted(versions.items())},
         "findings_recorded": recorded if meta.findings_recorded else None,
         "findings_rerun": rerun_events,
-        "still_open_rerun": [f.title for f in run.engine.open_findings],
+        "still_open_rerun": [f.headline for f in run.engine.open_findings],
         "window": _window(meta),
         "incidents": [incident_dict(i, as_opened) for i in incidents],
         "incident_timelines": [timeline(i, nodes, as_opened) for i in incidents],

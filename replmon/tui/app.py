@@ -9,6 +9,7 @@ so a slow screen shows the newest tick while the engine still saw them all.
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 import time
 from collections import deque
@@ -58,6 +59,24 @@ def finding_key(f: Finding) -> str:
     return f"{f.check}/{f.node}/{f.key}"
 
 
+def recent_key(f: Finding) -> str:
+    """A closed finding's row in the findings list (one finding can close more than once)."""
+    return f"closed@{f.closed_seq}:{finding_key(f)}"
+
+
+def closed_words(f: Finding) -> str:
+    """A closed finding's row: "closed 14:05:12 after 42 s: <title> (as of 14:05:07)"."""
+    end = f.closed_wall if f.closed_wall is not None else f.since_wall
+    when = f" (as of {tick_clock(f.last_wall)})" if f.last_wall is not None else ""
+    return (f"closed {tick_clock(end)} after {max(0.0, end - f.since_wall):.0f} s: "
+            f"{f.title}{when}")
+
+
+RECENT_S = 600.0
+"""Findings closed this many seconds before the tick shown stay in the findings list,
+dimmed, with when they closed: someone who arrives after the heal sees what happened."""
+RECENT_MAX = 5
+"""At most this many of them (the newest)."""
 NARROW_FINDINGS = 100
 """Under this many cells the findings table puts node, check and title in one column."""
 FINDING_COLUMNS = {False: ("sev", "since", "node", "check", "what"),
@@ -153,7 +172,7 @@ class NodePanel(VerticalScroll):
                for kind, st in node.statuses().items()}
         if sentinel is not None:
             out["redis"] = out["redis"] + render.sentinel_text(sentinel, node.name, now)
-        return {kind: render.fit(text, width) for kind, text in out.items()}
+        return {kind: render.fit(text, width, kind) for kind, text in out.items()}
 
     def show(self, node: NodeTick, texts: dict[str, Text], lines: dict[str, int],
              history: dict[str, deque[float]], since: float | None = None) -> None:
@@ -227,6 +246,10 @@ class ReplmonApp(App[None]):
         self.paused = False
         self.feed_ended = False
         self._findings_sig: list[tuple[object, ...]] = []
+        self._findings_rows = 0
+        """Lines the findings list's rows took when last shown (the node panels give way)."""
+        self._said = ""
+        """The demo's last notice (``say``)."""
         self.history: dict[str, dict[str, deque[float]]] = {
             role: {"qps": deque(maxlen=HISTORY), "ops": deque(maxlen=HISTORY)}
             for role in ("primary", "replica")}
@@ -251,7 +274,9 @@ class ReplmonApp(App[None]):
         table: DataTable[object] = DataTable(id="findings", cursor_type="row", zebra_stripes=False)
         table.border_title = "findings"
         yield table
-        yield Footer()
+        yield Static("", id="say")
+        # compact under 100 columns: a replay's keys all fit 80 (the last three fell off)
+        yield Footer(compact=self.size.width < NARROW_FINDINGS)
 
     def main_widget(self, selector: str, kind: type[W]) -> W:
         """A widget of the main screen, also while a modal screen (help, a finding) is on
@@ -270,13 +295,25 @@ class ReplmonApp(App[None]):
     def on_resize(self, event: events.Resize) -> None:
         """Under 32 rows (an 80x24 ssh session) the sparklines give their rows to the
         findings list: a finding must be readable without scrolling."""
-        self.screen.set_class(event.size.height < SHORT_ROWS, "short")
+        self._set_short(event.size.height, event.size.width)
         if self._mounted():
-            self.call_after_refresh(self._show_findings)  # titles wrapped to the new width
-            self.call_after_refresh(self._refresh_header)  # shortened or not for the width
+            # the groups and titles fitted to the new width and rows, the header shortened
+            self.call_after_refresh(self._reshow)
+            self.call_after_refresh(self._refresh_header)
+
+    def _set_short(self, height: int, width: int) -> None:
+        """Under SHORT_ROWS: no sparklines, no group absent on both nodes, no header row
+        over the findings (their rows go to the findings themselves); under
+        NARROW_FINDINGS columns the compact footer (a replay's keys all fit 80)."""
+        self.screen_stack[0].set_class(height < SHORT_ROWS, "short")
+        with contextlib.suppress(NoMatches, IndexError):
+            self.screen_stack[0].query_one(Footer).compact = width < NARROW_FINDINGS
+        with_header = height >= SHORT_ROWS
+        with contextlib.suppress(NoMatches, IndexError):
+            self.main_widget("#findings", DataTable).show_header = with_header
 
     def on_mount(self) -> None:
-        self.screen.set_class(self.size.height < SHORT_ROWS, "short")
+        self._set_short(self.size.height, self.size.width)
         table = self.main_widget("#findings", DataTable)
         table.add_columns(*FINDING_COLUMNS[False])
         table.focus()  # enter opens the selected (the worst) finding, up/down choose one
@@ -349,43 +386,88 @@ class ReplmonApp(App[None]):
         if self.paused or not self._mounted():
             return
         self.tick = msg.tick
+        self._show_tick(msg.tick)
+        self.ticks_shown += 1
+
+    def _reshow(self) -> None:
+        """The tick shown, laid out again (the width or the rows changed)."""
+        if self.tick is not None and self._mounted():
+            self._show_tick(self.tick)
+
+    def _show_tick(self, tick: Tick) -> None:
+        """``tick``'s panels, the findings list and the header."""
         now = self.clock()
-        p, r = msg.tick.primary, msg.tick.replica
+        p, r = tick.primary, tick.replica
         # each node in its own column (the role it was given), whatever its role now
         panels = {n.role: self.main_widget(f"#{n.given or n.role}", NodePanel)
                   for n in (p, r)}
-        sentinel = msg.tick.sentinel
+        sentinel = tick.sentinel
         texts = {p.role: panels[p.role].texts(p, r, now, sentinel=sentinel),
-                 r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(msg.tick.wall),
-                                              sentinel, tick=msg.tick)}
+                 r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(tick.wall),
+                                              sentinel, tick=tick)}
+        self._show_findings()  # first: the rows the findings need
+        hidden = self._hidden_groups(p, r)
+        rows, limit = self._node_rows()
+        cols = render.shed([texts[p.role], texts[r.role]], rows + sum(
+            max(len(t[k].plain.split("\n")) for t in texts.values()) for k in hidden))
+        for panel in panels.values():  # never taller: clipped inside its border rather
+            # than the screen scrolling (which narrowed both columns: every line rewrapped)
+            panel.styles.max_height = max(3, limit + self._frame())
+        texts = {p.role: cols[0], r.role: cols[1]}
         lines = {kind: max(len(t[kind].plain.split("\n")) for t in texts.values() if kind in t)
                  for kind in NodePanel.SECTIONS}
-        since = msg.tick.roles.since if msg.tick.roles is not None else None
+        since = tick.roles.since if tick.roles is not None else None
         for node in (p, r):
             panel = panels[node.role]
             panel.show(node, texts[node.role], lines, self.history[panel.role], since)
-            for kind, st in node.statuses().items():  # a short screen skips what neither has
-                both = st.state is SourceState.ABSENT and \
-                    r.statuses()[kind].state is SourceState.ABSENT and \
-                    p.statuses()[kind].state is SourceState.ABSENT
-                panel.query_one(f"#{panel.role}-{kind}").set_class(both, "both-absent")
-        self._show_findings()
+            for kind in node.statuses():  # a short screen skips what neither has
+                panel.query_one(f"#{panel.role}-{kind}").set_class(kind in hidden,
+                                                                  "both-absent")
         self._refresh_header()
-        self.ticks_shown += 1
+
+    @staticmethod
+    def _hidden_groups(p: NodeTick, r: NodeTick) -> set[str]:
+        """Groups absent on both nodes (no DRBD here): a short screen does not show them."""
+        return {kind for kind, st in p.statuses().items()
+                if st.state is SourceState.ABSENT
+                and r.statuses()[kind].state is SourceState.ABSENT}
+
+    def _node_rows(self) -> tuple[int, int]:
+        """Lines the node panels' groups may take: the screen less the header, the footer,
+        the replay's position bar, the demo's line, the panels' borders and sparklines,
+        and the rows the findings list needs now (its border, header and open findings:
+        what matters most); ``render.shed`` leaves out the least important lines to fit.
+        Then the most they can take: with the findings list at its least."""
+        main = self.screen_stack[0]
+        short = self.size.height < SHORT_ROWS
+        room = self.size.height - 2 - len(main.query("#position")) - self._say_rows() \
+            - self._frame()
+        table = self.main_widget("#findings", DataTable)
+        least = int(table.styles.min_height.value) if table.styles.min_height else 0
+        findings = max(least, 2 + (0 if short else 1) + max(1, self._findings_rows))
+        return room - findings, room - least
+
+    def _frame(self) -> int:
+        """Rows of the node panels that are not their groups: borders, sparklines."""
+        return 2 + (0 if self.size.height < SHORT_ROWS else len(SPARKS))
 
     def on_feed_ended(self, _msg: FeedEnded) -> None:
         self.feed_ended = True
         self._refresh_header()
 
     def _show_findings(self) -> None:
+        """The open findings, each incident's root first, then the recently closed ones
+        (dimmed, with when they closed); each title wrapped onto the lines of its row."""
         table = self.main_widget("#findings", DataTable)
         narrow = table.scrollable_content_region.width < NARROW_FINDINGS
         columns = FINDING_COLUMNS[narrow]
-        room = self._what_width(table, narrow)
         rows = self.ordered(self.findings)
+        recent = self.recent()
+        room = self._what_width(table, narrow, [*self.findings, *recent])
         nodes = self.node_names()
         sig: list[tuple[object, ...]] = [
             (f.check, f.where(nodes), f.key, f.severity, f.headline, room, d) for f, d in rows]
+        sig += [(f.check, f.where(nodes), f.key, f.closed_wall, room) for f in recent]
         if sig == self._findings_sig:
             return
         self._findings_sig = sig
@@ -394,38 +476,70 @@ class ReplmonApp(App[None]):
             table.clear(columns=True)
             table.add_columns(*columns)
         table.clear()
+        height = 0
         for f, depth in rows:  # an incident's root, its consequences under it ("└ ")
-            since = tick_clock(f.since_wall)  # the one tick -> clock rule of every view
-            sev = Text(f" {f.severity.label[:4].upper()} ", style=render.SEV_STYLE[f.severity])
-            lead = "└ " if depth else ""
-            if narrow:  # 80 columns: where and what in one column, the title's room doubled
-                what = Text(lead, style="dim")
-                # the node's name alone (its role is its column's title): the worst title's
-                # first words stay on the row's first line, all a short screen may show
-                what.append(f"{f.name or nodes.get(f.node) or f.node} ", style="bold")
-                what.append(f"{f.check}: ", style="bold")
-                what.append(f.headline)
-                lines = what.wrap(self.console, room)
-                table.add_row(sev, since, Text("\n").join(lines), height=len(lines),
-                              key=finding_key(f))
-                continue
-            # at spaces only, as the narrow column's Text.wrap: a node name (lab-replica,
-            # db-prod-163) or a setting (repl-backlog-size) is never split over two lines
-            wrapped = textwrap.wrap(lead + f.headline, room, break_on_hyphens=False,
-                                    subsequent_indent=" " * len(lead)) or [""]
-            table.add_row(sev, since, f.where(nodes), f.check, "\n".join(wrapped),
-                          height=len(wrapped), key=finding_key(f))
+            height += self._add_finding(table, f, narrow, room, "└ " if depth else "",
+                                        f.headline, "", finding_key(f))
+        for i, f in enumerate(recent):  # the node panels give rows to the newest only,
+            # or to all of them when none is open (after the heal: what happened)
+            lines = self._add_finding(table, f, narrow, room, "", closed_words(f), "dim",
+                                      recent_key(f))
+            height += lines if not (i and rows) else 0
+        self._findings_rows = height
         if self.findings:
             table.move_cursor(row=min(max(cursor, 0), len(self.findings) - 1))
 
-    def _what_width(self, table: DataTable[object], narrow: bool) -> int:
+    def _add_finding(self, table: DataTable[object], f: Finding, narrow: bool, room: int,
+                     lead: str, title: str, style: str, key: str) -> int:
+        """One row of the findings list (``style`` "dim": a closed one); its height."""
+        since = tick_clock(f.since_wall)  # the one tick -> clock rule of every view
+        sev = Text(f" {f.severity.label[:4].upper()} ",
+                   style=style or render.SEV_STYLE[f.severity])
+        nodes = self.node_names()
+        if narrow:  # 80 columns: where and what in one column, the title's room doubled
+            what = Text(lead, style="dim")
+            # the node's name alone (its role is its column's title): the worst title's
+            # first words stay on the row's first line, all a short screen may show
+            what.append(f"{f.name or nodes.get(f.node) or f.node} ", style=style or "bold")
+            what.append(f"{f.check}: ", style=style or "bold")
+            what.append(title, style=style)
+            lines = what.wrap(self.console, room)
+            table.add_row(sev, Text(since, style=style),
+                          Text("\n").join(lines), height=len(lines), key=key)
+            return len(lines)
+        # at spaces only, as the narrow column's Text.wrap: a node name (lab-replica,
+        # db-prod-163) or a setting (repl-backlog-size) is never split over two lines
+        wrapped = textwrap.wrap(lead + title, room, break_on_hyphens=False,
+                                subsequent_indent=" " * len(lead)) or [""]
+        table.add_row(sev, Text(since, style=style), Text(f.where(nodes), style=style),
+                      Text(f.check, style=style), Text("\n".join(wrapped), style=style),
+                      height=len(wrapped), key=key)
+        return len(wrapped)
+
+    def closed_history(self) -> list[Finding]:
+        """The findings the engine closed, oldest first (``Engine.history``, bounded)."""
+        return list(self.engine.history) if self.engine is not None else []
+
+    def recent(self) -> list[Finding]:
+        """Findings closed in the RECENT_S before the tick shown, newest first (not one
+        open again: its open row says it)."""
+        if self.tick is None:
+            return []
+        now = self.tick.wall
+        open_now = {finding_key(f) for f in self.findings}
+        closed = [f for f in self.closed_history() if f.closed_wall is not None
+                  and now - RECENT_S <= f.closed_wall <= now and finding_key(f) not in open_now]
+        return sorted(closed, key=lambda f: -(f.closed_wall or 0.0))[:RECENT_MAX]
+
+    def _what_width(self, table: DataTable[object], narrow: bool, listed: list[Finding]
+                    ) -> int:
         """Cells left for the ``what`` column: the table's width less the other columns
-        (each with its padding), so a finding's title wraps onto more lines of its row
-        instead of being cut at the edge."""
+        (each with its padding, as wide as the ``listed`` findings need), so a finding's
+        title wraps onto more lines of its row instead of being cut at the edge."""
         nodes = self.node_names()
         others = [6, 8] if narrow else [
-            6, 8, max((len(f.where(nodes)) for f in self.findings), default=4),
-            max((len(f.check) for f in self.findings), default=5)]
+            6, 8, max((len(f.where(nodes)) for f in listed), default=4),
+            max((len(f.check) for f in listed), default=5)]
         padding = 2 * table.cell_padding
         return max(20, table.scrollable_content_region.width - 1
                    - sum(w + padding for w in others) - padding)
@@ -446,11 +560,21 @@ class ReplmonApp(App[None]):
             paused=self.paused, source=source, width=self.size.width))
 
     def say(self, text: str) -> None:
-        """A notice (the lab demo's steps) on the findings panel's bottom border, with its
-        time, until the next one: a toast would cover the findings' titles at 80x24."""
+        """A notice (the lab demo's steps) on a line of its own under the findings, with its
+        time, whole, until the next one: a toast would cover the findings' titles at 80x24,
+        and the findings' border cut it there."""
         if self._mounted():
-            table = self.main_widget("#findings", DataTable)
-            table.border_subtitle = f"{tick_clock(self.clock())} {text}"
+            line = self.main_widget("#say", Static)
+            self._said = f"{tick_clock(self.clock())} {text}"
+            line.update(Text(self._said, style="bold"))
+            line.display = True
+            self._reshow()  # the panels give the line its rows
+
+    def _say_rows(self) -> int:
+        """Rows the demo's line takes at this width (0 without one)."""
+        if not self._said:
+            return 0
+        return len(Text(self._said).wrap(self.console, max(1, self.size.width)))
 
     def action_pause(self) -> None:
         self.paused = not self.paused
@@ -503,7 +627,7 @@ class ReplmonApp(App[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)
-        for f in self.findings:
-            if finding_key(f) == key:
+        for f in [*self.findings, *self.recent()]:
+            if key in (finding_key(f), recent_key(f)):
                 self.push_screen(FindingScreen(f, self.node_names()))
                 return

@@ -47,10 +47,13 @@ def _label(t: Text, label: str) -> None:
     _group(t, label)
 
 
-def _kv(t: Text, key: str, value: str, style: str = "bold") -> None:
+def _kv(t: Text, key: str, value: str, style: str = "bold", width: int = 0) -> None:
+    """``key`` (dim) and ``value``; ``width``: the value right-aligned in that many cells,
+    so a value growing by a character does not move the line's other fields (the overview
+    stays still: ``fit`` then drops the same tail at the same width)."""
     if key:
         t.append(f"{key} ", style="dim")
-    t.append(value, style=style)
+    t.append(value.rjust(width), style=style)
     t.append(" ")
 
 
@@ -84,6 +87,8 @@ def _bytes(v: float | None) -> str:
     return fmt_bytes(v, compact=True)
 
 
+RATE_W = 8
+"""Cells of a byte rate on the overview ("324KiB/s", "1.5MiB/s"): its fixed width."""
 DIFF_STYLE = "bold black on yellow"
 
 
@@ -101,38 +106,114 @@ def _is_label(word: Text) -> bool:
     return bool(word.plain) and len(dim) == len(word.spans) and covered >= len(word.plain)
 
 
-def _words(line: Text) -> list[Text]:
-    """``line``'s words, each key glued to the value after it ("rtt 0.05ms" stays whole)."""
-    out: list[Text] = []
-    glue = False
-    for word in line.split(" ", allow_blank=True):
-        if glue and out:
-            out[-1] = Text.assemble(out[-1], " ", word)
-        else:
-            out.append(word)
-        glue = _is_label(word)
+SUBLABELS = frozenset({"cpu", "mem", "swap", "disk", "net", "stmt/s", "rows/s", "incl.", "bp",
+                       "oos", "sync", "sentinel", "true"})
+"""The words after the gutter that name a line of a group ("disk", "bp"): a line is known
+by (group, sub-label), or by its place in the group ("#0") when it has none."""
+
+TAIL_DROP = frozenset({("host", "cpu"), ("host", "mem"), ("host", "swap"), ("host", "disk"),
+                       ("host", "net"), ("mysql", "stmt/s"), ("mysql", "rows/s"),
+                       ("mysql", "bp"), ("mysql", "incl."), ("redis", "#0")})
+"""Lines of figures, written most important first: in a narrow column they lose their
+last fields (never one in red) instead of wrapping, so the overview keeps its height
+whatever the values (a rate growing by a character wrapped a line, a scrollbar appeared
+and both columns narrowed). Other lines (states, errors, DRBD) wrap."""
+
+LOW_VALUE = (("mysql", "incl."), ("host", "swap"), ("host", "net"), ("mysql", "bp"),
+             ("host", "disk"), ("redis", "mem"), ("host", "mem"), ("mysql", "rows/s"))
+"""Lines a short screen leaves out first, in this order, while the findings need the
+rows (never a line with a value in red: paging, a full memory). The group view (enter
+on a group) shows them all."""
+
+ALARM = ("bold red", "bold black on yellow")
+"""Styles of a value that must stay on screen: red figures and the "≠" of a difference."""
+
+
+def line_keys(group: str, text: Text) -> list[tuple[tuple[str, str], Text]]:
+    """``text``'s lines, each with its key (``group``, sub-label or "#n"); a line continued
+    by ``fit`` (indented past the gutter) keeps its line's key."""
+    out: list[tuple[tuple[str, str], Text]] = []
+    n = 0
+    for line in text.split("\n", allow_blank=True):
+        plain = line.plain
+        if out and plain.startswith(" " * (GUTTER + 1)):
+            out.append((out[-1][0], line))  # a continuation
+            continue
+        first = (plain[GUTTER:].split() or [""])[0]
+        out.append(((group, first if first in SUBLABELS else f"#{n}"), line))
+        n += 1
     return out
 
 
-def fit(text: Text, width: int) -> Text:
-    """``text`` with every line longer than ``width`` broken between its words, never
-    between a key and its value, the rest continued under the values (past the gutter
-    and the sub-label), so a narrow column (80x24: 37 characters) never wraps a number
-    away from its unit or its name."""
+def _alarm(t: Text) -> bool:
+    return any(str(sp.style) in ALARM for sp in t.spans)
+
+
+def _fields(line: Text) -> list[Text]:
+    """``line``'s fields, as ``_kv`` wrote them: a key glued to its value ("rtt 0.05ms"),
+    a value of several words kept whole ("2 cli", "96% avail"), padding glued to the value
+    after it; the line's trailing blanks dropped. Joined by single spaces, they are
+    ``line`` again."""
+    plain = line.plain.rstrip(" ")
+    inside: set[int] = set()  # spaces within one value (one styled run)
+    dim: set[int] = set()  # cells of a key or sub-label
+    for sp in line.spans:
+        if str(sp.style) == "dim":
+            dim.update(range(sp.start, sp.end))
+        else:
+            inside.update(range(sp.start + 1, sp.end - 1))
+    out: list[Text] = []
+    start = 0
+    for i, ch in enumerate(plain):
+        if ch != " " or i in inside or (i - 1) in dim or plain[i + 1] == " " \
+                or not plain[start:i].strip():
+            continue
+        out.append(line[start:i])
+        start = i + 1
+    out.append(line[start:len(plain)])
+    return out
+
+
+def _drop_tail(fields: list[Text], width: int) -> list[Text]:
+    """``fields`` less their last ones (never the first, never one in red) until they fit
+    ``width``."""
+    fields = list(fields)
+    while sum(f.cell_len for f in fields) + len(fields) - 1 > width:
+        i = next((i for i in range(len(fields) - 1, 0, -1) if not _alarm(fields[i])), None)
+        if i is None:
+            break
+        del fields[i]
+    return fields
+
+
+def fit(text: Text, width: int, group: str = "") -> Text:
+    """``text`` in ``width`` cells: a line of figures of ``group`` (``TAIL_DROP``) loses its
+    last fields; any other line longer than ``width`` breaks between its words, never
+    between a key and its value, the rest continued under the values (past the gutter and
+    the sub-label), so a narrow column (80x24: 38 characters) never wraps a number away
+    from its unit or its name."""
     if width <= GUTTER + 10:
         return text
     out = Text()
     indent = " " * (GUTTER + 5)
-    for n, line in enumerate(text.split("\n")):
+    for n, (key, line) in enumerate(line_keys(group, text)):
         if n:
             out.append("\n")
         if line.cell_len <= width:
             out.append_text(line)
             continue
+        fields = _fields(line)
+        if key in TAIL_DROP:
+            fields = _drop_tail(fields, width)
+        # a field wider than a continued line ("+/-2.0s server commit timestamps"): its
+        # words, or the terminal would wrap it again, under the gutter
+        fields = [part for f in fields for part in (
+            f.split(" ") if f.cell_len > width - len(indent) else [f])]
         used = 0
-        for i, word in enumerate(_words(line)):
+        for i, word in enumerate(fields):
             w = word.cell_len + (1 if i else 0)
             if used and used + w > width and word.cell_len:
+                word = word[len(word.plain) - len(word.plain.lstrip(" ")):]  # no padding
                 out.append("\n" + indent)
                 used = len(indent)
                 w = word.cell_len
@@ -141,6 +222,29 @@ def fit(text: Text, width: int) -> Text:
             out.append_text(word)
             used += w
     return out
+
+
+def shed(texts: list[dict[str, Text]], rows: int) -> list[dict[str, Text]]:
+    """The nodes' groups (kind -> Text, one dict per column) in ``rows`` lines where they
+    can be: the ``LOW_VALUE`` lines left out of both columns alike, one key at a time,
+    while the taller column's groups take more rows (a key with a red value in either
+    column stays)."""
+    keyed = [{kind: line_keys(kind, t) for kind, t in col.items()} for col in texts]
+
+    def height() -> int:
+        kinds = {k for col in keyed for k in col}
+        return sum(max(len(col.get(k, [])) for col in keyed) for k in kinds)
+
+    for key in LOW_VALUE:
+        if height() <= rows:
+            break
+        lines = [ln for col in keyed for k, ls in col.items() for lk, ln in ls if lk == key]
+        if not lines or any(_alarm(ln) for ln in lines):
+            continue
+        for col in keyed:
+            for k in col:
+                col[k] = [(lk, ln) for lk, ln in col[k] if lk != key]
+    return [{k: Text("\n").join(ln for _, ln in ls) for k, ls in col.items()} for col in keyed]
 
 
 def pad_lines(text: Text, lines: int) -> Text:
@@ -179,6 +283,9 @@ def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     _kv(t, "", f"{_pct(r.cpu_idle_pct)}id")
     wa = r.cpu_iowait_pct
     _kv(t, "", f"{_pct(wa)}wa", "bold red" if wa is not None and wa >= 20 else "bold")
+    st = r.cpu_steal_pct
+    if st is not None and st >= 0.5:  # a VM's stolen time, when there is any
+        _kv(t, "", f"{_pct(st)}st", "bold red" if st >= 10 else "bold")
     _line(t, "mem")
     av = r.mem_available_pct
     _kv(t, "", f"{_pct(av)} avail", "bold red" if av is not None and av < 10 else "bold")
@@ -193,14 +300,14 @@ def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     _kv(t, "mf", _rate(r.major_faults_per_s), style)
     d = r.disk_total
     _line(t, "disk")
-    _kv(t, "r", _rate(d.read_bytes_per_s, "B/s"))
-    _kv(t, "w", _rate(d.write_bytes_per_s, "B/s"))
-    _kv(t, "", "-" if d.await_ms is None else f"{d.await_ms:.1f}ms")
+    _kv(t, "r", _rate(d.read_bytes_per_s, "B/s"), width=RATE_W)
+    _kv(t, "w", _rate(d.write_bytes_per_s, "B/s"), width=RATE_W)
+    _kv(t, "", "-" if d.await_ms is None else f"{d.await_ms:.1f}ms", width=5)
     _kv(t, "", _pct(r.disk_max_util_pct))  # the busiest disk's utilisation
     net = r.net_total
     _line(t, "net")
-    _kv(t, "rx", _rate(net.recv_bytes_per_s, "B/s"))
-    _kv(t, "tx", _rate(net.send_bytes_per_s, "B/s"))
+    _kv(t, "rx", _rate(net.recv_bytes_per_s, "B/s"), width=RATE_W)
+    _kv(t, "tx", _rate(net.send_bytes_per_s, "B/s"), width=RATE_W)
     nics = [nic for name, nic in r.nics.items() if name != "lo" and nic.util_pct is not None]
     busiest = max(nics, key=lambda nic: nic.util_pct or 0.0, default=None)
     if busiest is not None and busiest.speed_mbps:
@@ -282,8 +389,9 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
     m, r = n.mysql, n.rates.mysql
     t = Text()
     _group(t, "mysql", "stmt/s")
-    t.append(human(r.qps).strip(), style="bold")
-    t.append(" ")
+    # Questions counts clients' statements; Com_* also the ones a replica's applier
+    # replays (statement-based events): a replica reads "cli 2 i 28 u 252"
+    _kv(t, "cli", human(r.qps).strip())
     for key, v in (("i", r.com_insert_per_s), ("u", r.com_update_per_s),
                    ("d", r.com_delete_per_s), ("s", r.com_select_per_s)):
         _kv(t, key, human(v).strip())
@@ -296,10 +404,10 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
         _line(t, "incl.")
         _kv(t, "gtid_slave_pos i/d", f"{human(gtid_rows_per_s).strip()}/s", "dim")
     _line(t, "bp")
-    _kv(t, "", "-" if r.bp_hit_pct is None else f"{r.bp_hit_pct:.0f}% hit")
-    g = m.gauges
-    _kv(t, "thd", f"{g.get('Threads_running', '-')}/{g.get('Threads_connected', '-')}")
-    _kv(t, "rtt", _ms(m.rtt_ms))
+    _kv(t, "", "-" if r.bp_hit_pct is None else f"{r.bp_hit_pct:.0f}%", width=4)
+    _kv(t, "rtt", _ms(m.rtt_ms), width=6)
+    g = m.gauges  # running includes the replication threads: "3/1" on a replica
+    _kv(t, "run/conn", f"{g.get('Threads_running', '-')}/{g.get('Threads_connected', '-')}")
     _line(t)
     ro = m.variables.get("read_only")
     if ro:
@@ -345,10 +453,10 @@ def redis_text(n: NodeTick, other: NodeTick | None = None, *,
     s, r = n.redis, n.rates.redis
     t = Text()
     _group(t, "redis")
-    _kv(t, "", _rate(r.ops_per_s, " op/s"))
-    _kv(t, "", f"{_pct(r.hit_pct)} hit")
+    _kv(t, "", _rate(r.ops_per_s, " op/s"), width=9)
+    _kv(t, "", f"{_pct(r.hit_pct)} hit", width=8)
+    _kv(t, "rtt", _ms(s.rtt_ms), width=6)  # before cli: a longer rtt drops cli, not itself
     _kv(t, "", f"{s.connected_clients if s.connected_clients is not None else '-'} cli")
-    _kv(t, "rtt", _ms(s.rtt_ms))
     _line(t, "mem")
     used = s.used_memory
     if s.maxmemory:

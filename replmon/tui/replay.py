@@ -68,10 +68,10 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         Binding("q", "quit", "Quit"),
         # space: Play while paused, Pause while playing (check_action shows the one that
         # applies); p toggles too
-        Binding("space", "play", "Play", priority=True),
-        Binding("space", "pause", "Pause", priority=True),
+        Binding("space", "play", "Play", priority=True, key_display="␣"),
+        Binding("space", "pause", "Pause", priority=True, key_display="␣"),
         Binding("p", "play_pause", "Play/Pause", show=False, priority=True),
-        Binding("n", "finding(1)", "Next finding"),
+        Binding("n", "finding(1)", "Next"),  # finding: said in ? (80 columns)
         Binding("N", "finding(-1)", "Prev finding", key_display="N", show=False),  # in ?
         # one "← → Step" in the footer: "Back" is escape's (close a view)
         Binding("right", "step(1)", "Step", priority=True, group=STEP),
@@ -81,8 +81,8 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         Binding("w", "processlist", "Who"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("g", "jump", "Go to"),
-        Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+"),
-        Binding("minus", "speed(-1)", "Slower", key_display="-"),
+        Binding("plus,equals_sign", "speed(1)", "Fast", key_display="+"),
+        Binding("minus", "speed(-1)", "Slow", key_display="-"),
         Binding("f", "focus_findings", "Findings", show=False),
         Binding("tab", "focus_next", "Next panel", show=False),
         Binding("enter", "open_finding", "Finding", show=False),
@@ -213,6 +213,12 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         self._show(step)
         self._wake.set()
         return step
+
+    def closed_history(self) -> list[Finding]:
+        """The findings the replay's engine closed (since it was last rebuilt: a jump warms
+        it on the ticks before the new position)."""
+        cursor = getattr(self, "cursor", None)
+        return list(cursor.engine.history) if cursor is not None else []
 
     def causality(self) -> Causality:
         """The declarations of the checks the replay runs (the recording's settings)."""

@@ -18,46 +18,76 @@ from replmon.tui.render import DIFF_STYLE, SEV_STYLE, columns
 from replmon.units import fmt_number, fmt_setting, tick_clock
 
 HELP = """\
-[b]replmon[/b]: primary | replica, side by side, one update per tick. Each node keeps its
-column (the one given as the primary on the left): its title says its role now, with
-"since" the time of a switchover; the header's arrows point from primary to replica.
+[b]replmon[/b]: primary | replica, side by side, one update per tick.
+Each node keeps its column (the one given as the primary on the
+left): its title says its role now, with "since" the time of a
+switchover; the header's arrows point from primary to replica.
 
 [b]keys[/b]
-  q        quit (from any view)    p      pause the screen (checks keep running)
-  tab      next panel              f      findings list
-  enter    details of the selected finding (numbers, likely cause, next step)
-  d        the two nodes' settings side by side (config drift)
-  enter    on a group (tab to it): that group in full for both nodes; escape back
-  g        graphs (G in a replay): both nodes overlaid per metric, clock time axis;
-           in a replay a cursor at the tick shown, findings' onsets marked, n/N move
-  w        who is doing it: the longest-running statements on both nodes (MySQL
-           processlist, read every 3 s while open; in a replay the lists stored near
-           the tick shown: a recording keeps them from the tick after a finding opens)
-  ?        this help               escape back (close this window, any view)
-  replay   space play/pause, n / N next/previous finding, ← → one tick, g go to a time
-           or tick (03:12:00, +90s, #1234), + / - faster/slower
+  q      quit (from any view)     p       pause the screen
+  tab    next panel               f       findings list
+  ?      this help                escape  back (close any view)
+  enter  details of the selected finding (numbers, cause, next
+         step); on a group (tab to it): that group in full for both
+         nodes
+  d      the two nodes' settings side by side (config drift)
+  g      graphs (G in a replay): both nodes overlaid per metric,
+         clock time axis; in a replay a cursor at the tick shown,
+         findings' onsets marked, n/N move
+  w      who is doing it: the longest-running statements on both
+         nodes (MySQL processlist, read every 3 s while open; in a
+         replay the lists stored near the tick shown: a recording
+         keeps them from the tick after a finding opens)
+  replay space play/pause, n / N next/previous finding, ← → one
+         tick, g go to a time or tick (03:12:00, +90s, #1234), + /
+         - faster / slower
 
-[b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;
-       swap = swap used, in/out = swap pages/s, mf = major faults/s (red when paging);
-       disk r/w bytes/s, await ms, busiest disk's util %; net rx/tx bytes/s, busiest NIC %
-[b]drbd[/b]   resource, role, connection, peer role, disk/peer disk; oos = out of sync,
-       pend/unack = peer requests pending / not acknowledged, ap = application sectors
-[b]mysql[/b]  stmt/s = client statements/s, i/u/d/s = INSERT/UPDATE/DELETE/SELECT per s;
-       rows/s i/u/d/r = rows changed/read per s (Innodb_rows_* or Handler_*); on a
-       MariaDB replica Handler_* include its own mysql.gtid_slave_pos rows (an insert per
-       applied transaction, deletes in batches): "incl. gtid_slave_pos" says how many;
-       bp = buffer pool hit %; thd = threads running / connected; rtt = round
-       trip of a COM_PING; ro = read_only, io/sql threads, lag = Seconds_Behind_*
-[b]redis[/b]  op/s, keyspace hit %, cli = clients, rtt of PING; memory against maxmemory;
-       role, replicas or link, replication offset lag in bytes; with --sentinel,
-       what Sentinel says of the node: master (ep = config epoch, q = quorum/Sentinels
+[b]host[/b]   cpu % user/system/idle/iowait, st = steal (a VM's, when
+       any); mem = available %, load = 1-min load; swap = swap
+       used, in/out = swap pages/s, mf = major faults/s (red when
+       paging); disk r/w bytes/s, await ms, busiest disk's util %;
+       net rx/tx bytes/s, busiest NIC %
+[b]drbd[/b]   resource, role, connection, peer role, disk/peer disk;
+       oos = out of sync, pend/unack = peer requests pending / not
+       acknowledged, ap = application sectors
+[b]mysql[/b]  stmt/s: cli = statements from clients (Questions);
+       i/u/d/s = INSERT/UPDATE/DELETE/SELECT statements (Com_*),
+       on a replica with those its applier replays (statement-
+       based events); rows/s i/u/d/r = rows changed/read
+       (Innodb_rows_* or Handler_*), on a replica with its
+       applier's; a MariaDB replica's Handler_* include its
+       mysql.gtid_slave_pos rows: "incl." says how many; bp =
+       buffer pool hit %; rtt = round trip of a COM_PING; run/conn
+       = threads running / connected (running counts the
+       replication threads: a replica shows 3/1); ro = read_only,
+       io/sql threads, lag = Seconds_Behind_*
+[b]redis[/b]  op/s, keyspace hit %, rtt of PING, cli = clients; memory
+       against maxmemory; role, replicas or link, replication
+       offset lag in bytes; with --sentinel, what Sentinel says of
+       the node: master (ep = config epoch, q = quorum/Sentinels
        known), S_DOWN/O_DOWN, a failover's state, or replica
-[b]≠[/b]      the two nodes disagree where they should not: rows written per s more than
-       2x apart (a replica not applying, writes that do not replicate)
-stmt/rds sparklines: the last 5 minutes of statements/s and Redis ops/s, tallest = max
+[b]≠[/b]      the two nodes disagree where they should not: rows
+       written per s more than 2x apart (a replica not applying,
+       writes that do not replicate)
+stmt/rds sparklines: the last 5 minutes of statements/s and Redis
+ops/s, tallest = max
 
-A source that cannot be read shows its state (UNREACHABLE, TIMEOUT, AUTH...) and error
-in place of its numbers. The header turns red with STALE when no tick came for 3 intervals.
+[b]findings[/b]: the open ones, worst first, each cause with its
+consequences under it (└); then, dimmed, those closed in the last
+10 minutes: "closed 14:05:12 after 42 s". A title's numbers are
+this tick's while its condition holds; once it no longer does, the
+title says "as of" the last tick it held.
+
+[b]at 80x24[/b] (under 32 rows): no sparklines, no header row over
+the findings, no group absent on both nodes. While the findings
+need the rows, lines of figures give way, least important first:
+incl., swap, net, bp, disk, redis mem, host mem, rows/s (never one
+with a value in red). A line too long for its column loses its
+last figures. enter on a group shows it all.
+
+A source that cannot be read shows its state (UNREACHABLE,
+TIMEOUT, AUTH...) and error in place of its numbers. The header
+turns red with STALE when no tick came for 3 intervals.
 """
 
 

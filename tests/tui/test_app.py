@@ -317,17 +317,40 @@ async def test_full_garbage_collections_are_paced_by_the_screen_and_restored_on_
     assert gc.get_freeze_count() == 0
 
 
-async def test_the_demo_notice_sits_on_the_findings_border_and_covers_no_finding() -> None:
-    """The lab demo's steps (injected, undone) on the findings panel's bottom border with
-    their time, not a toast over the findings' titles (80x24: it covered `what`)."""
+async def test_the_demo_notice_is_whole_under_the_findings_and_covers_no_finding() -> None:
+    """The lab demo's steps (injected, undone) on a line of their own under the findings,
+    with their time, whole at 80x24 (on the findings' border it was cut at 76 cells), not a
+    toast over the findings' titles (80x24: it covered `what`)."""
     app, feed = make()
+    said = ("demo sql-thread-stopped in 20 s: the replica's SQL thread stopped (STOP "
+            "REPLICA SQL_THREAD); mysql_replication should flag it")
     async with app.run_test(size=(80, 24)) as pilot:
         for t in TICKS[:3]:
             await push(pilot, feed, app, t)
-        app.say("demo sql-thread-stopped: injected; undone in 60 s")
+        app.say(said)
         await pilot.pause()
-        table = app.query_one("#findings", DataTable)
-        assert str(table.border_subtitle).endswith("demo sql-thread-stopped: injected; "
-                                                   "undone in 60 s")
-        assert re.match(r"\d\d:\d\d:\d\d ", str(table.border_subtitle))
+        await pilot.pause()
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+        bottom = max(i for i, line in enumerate(lines) if line.startswith("╰"))
+        shown = " ".join(" ".join(lines[bottom + 1:]).split())
+        assert re.search(r"\d\d:\d\d:\d\d " + re.escape(said), shown), lines
+        assert lines[bottom].rstrip().endswith("╯"), lines  # the findings' border whole
         assert not app._notifications  # no toast on top of the screen
+
+
+async def test_after_the_heal_the_closed_findings_stay_listed_with_their_times() -> None:
+    """Someone who arrives after the heal sees what happened (80x24): the findings that
+    closed, dimmed, "closed 15:15:02 after 5 s", with the time their numbers are of."""
+    app, feed = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for i, t in enumerate(TICKS):
+            await push(pilot, feed, app, with_replica_mysql_down(t, TICKS[1].wall)
+                       if 1 <= i <= 5 else t)
+        closed = list(app.engine.history) if app.engine else []
+        assert closed and not app.findings, (closed, app.findings)
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+        shown = " ".join(" ".join(line.strip("│ ") for line in lines).split())
+        for f in closed:
+            assert re.search(rf"{f.check}: closed \d\d:\d\d:\d\d after \d+ s: .*\(as of "
+                             rf"\d\d:\d\d:\d\d\)", shown), (f.check, shown)
+        assert " OK " in lines[0]  # nothing open: the header says so

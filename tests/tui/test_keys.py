@@ -242,7 +242,10 @@ async def test_replay_opens_paused_on_the_first_tick_and_space_plays() -> None:
         await pilot.pause(1.2)  # more than the recording's 1 s interval
         assert app.pos == 0 and not app.playing, "the replay played on its own"
         assert position(app).startswith("⏸")
-        assert "space Play" in footer(app) and "Pause" not in footer(app), footer(app)
+        assert "␣ Play" in footer(app) and "Pause" not in footer(app), footer(app)
+        for key in ("←→ Step", "n Next", "G Graphs", "g Go to", "+ Fast", "- Slow"):
+            # every key at 80 columns (the compact footer; "g Go to + Faster - Slower" fell off)
+            assert key in footer(app), footer(app)
 
         await pilot.press("space")
         for _ in range(100):
@@ -250,14 +253,14 @@ async def test_replay_opens_paused_on_the_first_tick_and_space_plays() -> None:
             if app.pos >= 2:
                 break
         assert app.playing and app.pos >= 2  # one tick per second, from the first
-        assert "space Pause" in footer(app), footer(app)
+        assert "␣ Pause" in footer(app), footer(app)
 
         await pilot.press("space")
         await settle(pilot)
         here = app.pos
         await pilot.pause(1.2)
         assert not app.playing and app.pos == here
-        assert "space Play" in footer(app), footer(app)
+        assert "␣ Play" in footer(app), footer(app)
         await pilot.press("p")  # p toggles too
         await settle(pilot)
         assert app.playing

@@ -35,8 +35,8 @@ def test_numbers_carry_units() -> None:
     host = str(render.host_text(TICKS[-1].primary))
     # every rate of bytes says B/s (IEC: KiB/s, MiB/s, as every view), the disk's await
     # ms, percentages %
-    assert re.search(r"r [\d.]+(?:[KMGT]i)?B/s w [\d.]+(?:[KMGT]i)?B/s [\d.]+ms \d+%", host), host
-    assert re.search(r"rx [\d.]+(?:[KMGT]i)?B/s tx [\d.]+(?:[KMGT]i)?B/s", host), host
+    assert re.search(r"r +[\d.]+(?:[KMGT]i)?B/s w +[\d.]+(?:[KMGT]i)?B/s [\d.]+ms \d+%", host), host
+    assert re.search(r"rx +[\d.]+(?:[KMGT]i)?B/s tx +[\d.]+(?:[KMGT]i)?B/s", host), host
     assert not re.search(r"\d[kMG]B", host), host  # never SI bytes
     for line in host.splitlines():  # no bare "key number" pair without a unit or group
         assert not re.search(r"\b(rx|tx|r|w) \d+(\.\d+)? ", line), line
@@ -163,3 +163,68 @@ def test_a_mariadb_replicas_own_gtid_slave_pos_rows_are_said_under_its_rows() ->
     text = render.mysql_text(r, ticks[-1].primary, gtid_rows_per_s=g).plain
     assert f"incl. gtid_slave_pos i/d {g:.0f}/s" in text, text
     assert "gtid_slave_pos" not in render.mysql_text(r, ticks[-1].primary).plain
+
+
+def _host(n: NodeTick, **rates: object) -> NodeTick:
+    h = n.rates.host.model_copy(update=rates)
+    return n.model_copy(update={"rates": n.rates.model_copy(update={"host": h})})
+
+
+def test_lines_of_figures_keep_their_height_whatever_the_values() -> None:
+    """80x24 (38 cells a column): a line of figures loses its last fields, the most
+    important first ones stay; its height never changes with the values (a rate growing
+    by a character wrapped a line, a scrollbar appeared, both columns narrowed)."""
+    width = 38
+    heights: dict[str, set[int]] = {}
+    sessions = Path(__file__).parents[2] / "sample_sessions"
+    from replmon.session.recording import open_recording
+
+    with open_recording(sessions / "replica_lag_growing.rmrec") as rec:
+        nodes = [n for t in rec for n in t.nodes]
+    big = _host(nodes[-1], cpu_steal_pct=31.0, disk_max_util_pct=100.0,
+                cpu_usr_pct=100.0, cpu_sys_pct=100.0)
+    for node in [*nodes, big]:
+        for kind, draw in (("host", render.host_text), ("mysql", render.mysql_text),
+                           ("redis", render.redis_text)):
+            text = render.fit(draw(node), width, kind)
+            assert all(len(line) <= width for line in text.plain.split("\n")), text.plain
+            heights.setdefault(f"{node.role} {kind}", set()).add(len(text.plain.split("\n")))
+    assert all(len(h) == 1 for h in heights.values()), heights
+    cpu, _, _, disk, _ = render.fit(render.host_text(big), width, "host").plain.split("\n")
+    # 31 % steal is red: it stays, the field before it (iowait) goes
+    assert cpu.split()[2:4] == ["100%us", "100%sy"] and cpu.endswith("%id 31%st"), cpu
+    assert disk.split()[:4] == ["disk", "r", "0B/s", "w"] and "100%" not in disk, disk
+
+
+def test_a_short_screen_leaves_out_the_least_important_lines_of_both_columns() -> None:
+    t = TICKS[-1]
+    cols = [{"host": render.host_text(n), "mysql": render.mysql_text(n)} for n in t.nodes]
+    full = sum(max(len(c[k].plain.split("\n")) for c in cols) for k in ("host", "mysql"))
+    out = render.shed(cols, full - 2)
+    for col in out:
+        plain = "\n".join(t.plain for t in col.values())
+        assert " swap " not in plain and " net " not in plain  # the first two to go
+        assert " disk " in plain and "stmt/s" in plain
+    assert render.shed(cols, full) == cols or all(
+        a[k].plain == b[k].plain for a, b in zip(render.shed(cols, full), cols, strict=True)
+        for k in a)  # room enough: nothing left out
+    paging = [{"host": render.host_text(_host(n, swap_in_pages_per_s=40.0))} for n in t.nodes]
+    assert all(" swap " in c["host"].plain for c in render.shed(paging, 1))  # red stays
+
+
+def test_help_fits_80_columns_and_says_what_a_short_screen_leaves_out() -> None:
+    """At 80 columns the help's box holds 68 cells a line (90% of 80, less its thick border
+    and padding): a longer line wrapped, twice over with its hanging indent. It names the
+    lines a short screen leaves out, in render.LOW_VALUE's order."""
+    from rich.text import Text
+
+    from replmon.tui.screens import HELP
+
+    lines = [Text.from_markup(line) for line in HELP.splitlines()]
+    assert max(line.cell_len for line in lines) <= 68, [
+        line.plain for line in lines if line.cell_len > 68]
+    text = " ".join(line.plain for line in lines)
+    listed = text[text.index("least important first:"):]
+    words = [f"{group} {sub}" if sub == "mem" else sub for group, sub in render.LOW_VALUE]
+    at = [listed.find(w) for w in words]
+    assert all(i >= 0 for i in at) and at == sorted(at), (words, listed)

@@ -16,12 +16,14 @@ import sys
 import time
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from replmon.commands import check_replay
 from replmon.model.findings import Severity
 from replmon.output.nagios import Status
 from replmon.output.report import report
 from replmon.session.recording import open_recording
+from replmon.units import tick_clock
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = ROOT / "sample_sessions" / "planned_switchover.rmrec"
@@ -104,7 +106,17 @@ def test_report_gives_the_same_events_at_the_same_ticks_as_the_live_engine() -> 
     # the live engine, recorded with each tick, saw the same at the same ticks
     assert live is not None
     fields = ("event", "check", "key", "severity", "title", "since_seq", "at")
-    assert [[e[k] for k in fields] for e in live] == [[e[k] for k in fields] for e in rerun]
+
+    def same(e: dict[str, Any]) -> list[object]:
+        # a closed title today ends "(as of 13:08:02, clear since 13:08:03)": the session
+        # was recorded before findings kept when their numbers were measured
+        return [re.sub(r" \(as of [^)]*\)$", "", e[k]) if k == "title" else e[k]
+                for k in fields]
+
+    assert [same(e) for e in live] == [same(e) for e in rerun]
+    # its numbers are of the tick before the switch back: the title says so
+    assert re.search(rf"\(as of \d\d:\d\d:\d\d, clear since {tick_clock(changes()[1][1])}\)$",
+                     closed["title"]), closed["title"]
 
 
 def test_the_commands_print_the_event_at_its_time() -> None:
