@@ -35,6 +35,7 @@ from replmon.engine import Engine, Update
 from replmon.errors import SessionError
 from replmon.model.findings import Finding
 from replmon.model.incidents import Causality, IncidentTracker
+from replmon.model.tick import Tick
 from replmon.output.incidents import causality
 from replmon.session.cursor import ReplayCursor, Step
 from replmon.session.recording import Recording
@@ -69,8 +70,8 @@ def parse_jump(text: str, rec_first: float, current: float, n: int,
     t = text.strip()
     if not t:
         return None
-    if t.startswith("#") and t[1:].isdigit():
-        return ("index", float(min(int(t[1:]), n - 1)))
+    if t.startswith("#") and t[1:].isdigit():  # tick #1 is the first, as the status bar counts
+        return ("index", float(max(0, min(int(t[1:]) - 1, n - 1))))
     if t[0] in "+-":
         unit = {"s": 1, "m": 60, "h": 3600}.get(t[-1], 1)
         num = t[1:-1] if t[-1] in "smh" else t[1:]
@@ -240,9 +241,27 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         self.incidents = IncidentTracker(self.causality())  # rebuilt from the findings there
         with contextlib.suppress(SessionError, IndexError):  # the tick before, for rates
             self._last_seen = self.recording.tick_at(i - 1) if i > 0 else None
+        self._binlogs_before(i)
         self._show(step)
         self._wake.set()
         return step
+
+    BINLOG_BACK = 5
+    """Ticks before a jump's target searched for the nodes' binary-log readings (read
+    every 2 s: one of the last few ticks has each node's)."""
+
+    def _binlogs_before(self, i: int) -> None:
+        """After a jump: each node's newest binary-log reading from the ticks just before
+        ``i`` (the mysql group's detail shows the newest, with its age), none from elsewhere."""
+        self.binlog_readings.clear()
+        for k in range(max(0, i - self.BINLOG_BACK), i):
+            with contextlib.suppress(SessionError):
+                self.remember_binlogs(self.recording.tick_at(k))
+
+    def as_of(self, tick: Tick) -> str:
+        """"as of 16:09:48, tick #4 of 151": the clock and the place in the recording, as
+        the status bar counts ticks (the first is #1, as g takes "#4")."""
+        return f"as of {tick_clock(tick.wall)}, tick #{self.pos + 1} of {len(self.recording)}"
 
     def causality(self) -> Causality:
         """The declarations of the checks the replay runs (the recording's settings)."""
@@ -262,32 +281,42 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
                     break
 
     def _refresh_position(self) -> None:
+        """▶/⏸, speed, a bar of the place in the recording, the date and clock of the tick
+        shown, its number (the first is #1, as g takes it) and the file's name."""
         if not self._mounted():
             return
         n = len(self.recording)
         bar = self.main_widget("#position", Static)
-        width = max(10, (self.size.width or 80) - 46)
-        filled = 0 if n <= 1 else round(self.pos / (n - 1) * width)
-        t = Text()
-        t.append("▶ " if self.playing else "⏸ ", style="bold")
-        t.append(f"x{self.speed:<3}")
-        t.append("━" * filled, style="bold cyan")
-        t.append("─" * (width - filled), style="dim")
+        head = Text("▶ " if self.playing else "⏸ ", style="bold")
+        head.append(f"x{self.speed:<3}")
+        tail = Text()
         if self.pos >= 0:
-            tick = self.recording.tick_at(self.pos)
-            t.append(f" {tick_clock(tick.wall)}", style="bold")
-        t.append(f"  tick #{self.pos} of {n}", style="dim")  # #N: as g takes it
-        bar.update(t)
+            wall = self.recording.tick_at(self.pos).wall
+            tail.append(f" {time.strftime('%Y-%m-%d', time.localtime(wall))} "
+                        f"{tick_clock(wall)}", style="bold")
+        tail.append(f"  tick #{self.pos + 1} of {n}", style="dim")
+        tail.append(f"  {self.recording.path.stem}", style="dim")
+        width = max(8, (self.size.width or 80) - head.cell_len - tail.cell_len - 1)
+        filled = 0 if n <= 1 else round(self.pos / (n - 1) * width)
+        head.append("━" * filled, style="bold cyan")
+        head.append("─" * (width - filled), style="dim")
+        bar.update(head + tail)
 
     def _refresh_header(self) -> None:
         from replmon.tui import render
 
         if not self._mounted():
             return
-        self.main_widget("#header", Static).update(render.header_text(
+        header = render.header_text(
             self.tick, [f for f, _ in self.ordered(self.findings)], age_s=None,
             paused=not self.playing, source="replay",
-            width=self.size.width))
+            width=self.size.width - (0 if not self.playing else len(self.PLAYING)))
+        if self.playing:  # (paused, it says PAUSED) which file: the status bar under
+            header.append(self.PLAYING, style="bold black on cyan")
+        self.main_widget("#header", Static).update(header)
+
+    PLAYING = " REPLAY "
+    """The header's word while a replay plays."""
 
     # -- actions -------------------------------------------------------------------
 
