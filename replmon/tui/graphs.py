@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.strip import Strip
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 from replmon.model.findings import Finding
@@ -422,6 +422,7 @@ class GraphScreen(FollowsTicks, Screen[None]):
         """A redraw is scheduled (a replay's ticks came faster than REPLAY_REDRAW_S)."""
 
     def compose(self) -> ComposeResult:
+        yield Static(id="graphs-head")
         with VerticalScroll(id="graphs"):
             for i, _ in enumerate(CHARTS):
                 yield ChartPlot(id=f"chart-{i}", classes="chart")
@@ -440,6 +441,7 @@ class GraphScreen(FollowsTicks, Screen[None]):
 
     def redraw(self) -> None:
         history, cursor, onsets = self.source()
+        self.query_one("#graphs-head", Static).update(self.head(history, cursor))
         for i, chart in enumerate(CHARTS):
             plot = self.query_one(f"#chart-{i}", ChartPlot)
             plot.title, plot.legend = draw(plot.plt, chart, history, cursor=cursor,
@@ -449,6 +451,18 @@ class GraphScreen(FollowsTicks, Screen[None]):
         self.drawn += 1
         self._last_drawn = time.monotonic()
 
+    def head(self, history: Sequence[Point], cursor: float | None) -> Text:
+        """The line over the charts: what they span and the tick they stand at (a chart
+        without data shows no cursor)."""
+        if not history:
+            return Text("no ticks yet", style="dim")
+        span = f"{clock(history[0][0])} to {clock(history[-1][0])}"
+        if cursor is None:
+            return Text(f"the last {len(history)} ticks, {span}; as of "
+                        f"{clock(history[-1][0])}", style="bold")
+        return Text(f"cursor at the tick shown, {tick_clock(cursor)}; the recording {span}",
+                    style="bold")
+
     def tick_shown(self, tick: Tick, findings: list[Finding]) -> None:
         """A replay moved (a step, play, a jump): the cursor follows, at most every
         REPLAY_REDRAW_S. Live, the LIVE_REDRAW_S timer redraws."""
@@ -456,7 +470,7 @@ class GraphScreen(FollowsTicks, Screen[None]):
             return
         self._due = True
         wait = self._last_drawn + REPLAY_REDRAW_S - time.monotonic()
-        self.set_timer(max(0.0, wait), self._redraw_due)
+        self.set_timer(max(0.01, wait), self._redraw_due)  # (0 s: Textual divides by it)
 
     def _redraw_due(self) -> None:
         self._due = False
