@@ -379,12 +379,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             k = bisect.bisect_left(marks, self.pos) - 1
             target = marks[k] if k >= 0 else None
         if target is None:
-            if self._rerun is not None and self._rerun_marks is None:
-                self.notify("today's checks are still re-running over the recording: "
-                            "only the recorded findings are known yet", timeout=3)
-            else:
-                self.notify(f"no {'further' if direction > 0 else 'earlier'} finding in the "
-                            "recording", timeout=2)
+            self.say(self._no_finding(direction, marks))
             return
         self.playing = False
         step = self._goto(target)
@@ -396,6 +391,18 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             recorded = self.recording.update_at(step.index)
             opened |= {f.ident for f in recorded.opened} if recorded is not None else set()
         self._select = opened
+
+    def _no_finding(self, direction: int, marks: list[int]) -> str:
+        """What n / N say where no finding opens further on (or earlier): on the findings
+        panel's border, where it stays (a toast went under the status bar in 2 s)."""
+        where = "after" if direction > 0 else "before"
+        text = f"{'n' if direction > 0 else 'N'}: no finding opens {where} tick #{self.pos + 1}"
+        if marks:
+            k = marks[-1] if direction > 0 else marks[0]
+            text += f" (the {'last' if direction > 0 else 'first'} opens at #{k + 1})"
+        if self._rerun is not None and self._rerun_marks is None:
+            text += "; today's checks are still re-running over the recording"
+        return text
 
     GRAPH_SPAN = 300
     """Ticks drawn at full resolution on each side of the one shown in the graph view."""

@@ -29,15 +29,17 @@ column (the one given as the primary on the left): its title says its role now, 
   tab      next panel              f      findings list
   enter    details of the selected finding (numbers, likely cause, next step)
   d        the two nodes' settings side by side (config drift)
-  enter    on a group (tab to it): that group in full for both nodes; escape back
-  g        graphs (G in a replay): both nodes overlaid per metric, clock time axis;
-           in a replay a cursor at the tick shown, findings' onsets marked, n/N move
+  enter    on a group (tab to it): that group in full for both nodes, as of the tick
+           shown (it follows each tick; tab: next group); escape back
+  g        graphs (G in a replay): both nodes overlaid per metric, clock time axis,
+           findings' onsets marked and named under each chart; in a replay a cursor
+           at the tick shown (it follows ← → and play), n/N move it to a finding
   w        who is doing it: the longest-running statements on both nodes (MySQL
            processlist, read every 3 s while open; in a replay the lists stored near
            the tick shown: a recording keeps them from the tick after a finding opens)
   ?        this help               escape back (close this window, any view)
   replay   space play/pause, n / N next/previous finding, ← → one tick, g go to a time
-           or tick (03:12:00, +90s, #1234), + / - faster/slower
+           or tick (03:12:00, +90s, #1234: #1 is the first), + / - faster/slower
 
 [b]host[/b]   cpu % user/system/idle/iowait; mem = available %, load = 1-min load;
        swap = swap used, in/out = swap pages/s, mf = major faults/s (red when paging);

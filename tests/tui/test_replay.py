@@ -76,6 +76,13 @@ async def test_next_finding_jumps_to_where_the_recorded_engine_opened_one(
         assert "UNREACHABLE" in str(app.query_one("#replica-mysql", Static).render())
         checks = {f.check.removesuffix(" (rec)") for f in app.findings}
         assert "source_health" in checks  # re-run with today's checks, warmed after the jump
+        marks = app._finding_marks() or []
+        app._goto(marks[-1])  # the last opening: n goes nowhere and says so, and stays
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.pos == marks[-1]
+        said = str(app.query_one("#findings").border_subtitle)
+        assert f"n: no finding opens after tick #{marks[-1] + 1}" in said, said
 
 
 async def test_next_finding_also_stops_where_todays_checks_open_one(tmp_path: Path) -> None:
