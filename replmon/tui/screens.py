@@ -297,9 +297,9 @@ class DriftScreen(TickView, ModalScreen[None]):
         left, right = columns(self.tick)
         head = Text(f"settings {as_of(self.app, self.tick)}\n", style="bold")
         if self.app.size.width < DRIFT_SIDE_BY_SIDE:
-            head.append(" and ".join(f"{n.role[0].upper()} = {n.role} {n.name}"
-                                     for n in (left, right)), style="bold")
-            head.append("; one value: the same on both\n", style="dim")
+            head.append(", ".join(f"{n.role[0].upper()} = {n.role} {n.name}"
+                                   for n in (left, right)), style="bold")
+            head.append(" (one value: both)\n", style="dim")
         head.append("≠ = differ where they must agree (server_id, read_only: the other way "
                     "round); a finding's severity where one is open\n", style="dim")
         self.query_one("#drift-head", Static).update(head)
