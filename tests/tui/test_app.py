@@ -305,7 +305,7 @@ async def test_w_shows_both_nodes_statements_and_asks_for_them_only_while_open()
 
 async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
     """plotext drops a title wider than the plot: the first chart's (84 characters) is
-    cut to fit instead, so no chart is shown without its name."""
+    cut to fit instead, so no chart is shown without its name, nor without its unit."""
     from replmon.tui.graphs import CHARTS, ChartPlot, GraphScreen
 
     app, feed = make()
@@ -322,6 +322,10 @@ async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
         built = first.plt.build()
         assert len(f"{CHARTS[0].title} [{CHARTS[0].unit}]") > first.size.width
         assert "statements vs rows: UPDATE statements" in built and "…" in built
+        assert f"… [{CHARTS[0].unit}]" in built  # cut inside, its unit kept at the end
+        lag = app.screen.query(ChartPlot)[1]  # the second's unit too ("Seconds_Be… [s]")
+        shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        assert lag.title.startswith("replication lag") and "… [s]" in shown
 
 
 async def test_full_garbage_collections_are_paced_by_the_screen_and_restored_on_exit() -> None:

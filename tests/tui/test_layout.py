@@ -236,18 +236,27 @@ def binlog_shown(app: ReplayApp) -> list[str]:
 
 async def follows_a_step(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
     """The view on top (a group's detail, the drift, the graphs' cursor) is redrawn when
-    the replay steps: it names the new tick's time and changes."""
+    the replay steps: it names the new tick's time and changes (at the end, a step back
+    first, and the view showing it)."""
     if app.cursor.at_end:
-        app._goto(app.pos - 1)
-    await settle_still(pilot, lambda: screen_lines(app), 5)
+        await step(app, pilot, "left")
     view, before = type(app.screen).__name__, screen_lines(app)
-    await pilot.press("right")
-    clock = tick_clock(app.tick.wall) if app.tick is not None else "?"
-    for _ in range(50):  # (a replay's graphs redraw at most every 0.5 s)
-        await pilot.pause(0.1)
-        after = screen_lines(app)
-        if clock in "\n".join(after):
-            break
+    clock, after = await step(app, pilot, "right")
     if after == before or clock not in "\n".join(after):
         return [f"{view} did not follow the step to {clock}"]
     return []
+
+
+async def step(app: ReplayApp, pilot: Pilot[None], key: str) -> tuple[str, list[str]]:
+    """Press ``key`` and wait until the view names the new tick's clock (the graphs: until
+    they are redrawn, at most every 0.5 s in a replay) or 5 s pass; that clock, the screen."""
+    drawn = getattr(app.screen, "drawn", None)
+    await pilot.press(key)
+    clock = tick_clock(app.recording.tick_at(app.pos).wall)  # (the cursor moved at once)
+    for _ in range(50):
+        await pilot.pause(0.1)
+        if clock in "\n".join(screen_lines(app)) and (
+                drawn is None or getattr(app.screen, "drawn", 0) > drawn):
+            break
+    await settle_still(pilot, lambda: screen_lines(app), 3)
+    return clock, screen_lines(app)
