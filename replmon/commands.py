@@ -324,8 +324,8 @@ def cut(path: str, *, start: str | None, end: str | None, incident: int | None,
         if incident is not None:
             first, last = incident_span(rec, find_incident(rec, incident), margin_s)
         else:
-            ends = {"--from": position(rec, start or "#0"),
-                    "--to": position(rec, end or f"#{len(rec) - 1}", last=True)}
+            ends = {"--from": position(rec, start or "#1"),
+                    "--to": position(rec, end or f"#{len(rec)}", last=True)}
             for opt, at in ends.items():
                 if at is None:
                     print(f"replmon: {opt} {start if opt == '--from' else end!r}: "
@@ -333,7 +333,7 @@ def cut(path: str, *, start: str | None, end: str | None, incident: int | None,
                     return 2
             first, last = ends["--from"] or 0, ends["--to"] or 0
             if last < first:
-                print(f"replmon: cut: --to is before --from (ticks {first} and {last})",
+                print(f"replmon: cut: --to is before --from (ticks #{first + 1} and #{last + 1})",
                       file=sys.stderr)
                 return 2
         try:

@@ -184,11 +184,14 @@ def fmt_setting(name: str, value: object) -> str:
     """A setting's value as the drift view and config_drift's titles show it: a size in
     bytes by ``fmt_bytes_exact`` (67108864 -> "64 MiB"; maxmemory 0 -> "0 (no limit)"),
     Redis's client-output-buffer-limit (hard, soft, seconds) as "256 MiB 64 MiB 60 s",
+    min-replicas-to-write (count, max lag) in words (``min_replicas_text``),
     anything else as it is."""
     if isinstance(value, tuple | list):
         if name.startswith("client-output-buffer-limit") and len(value) == 3:
             hard, soft, secs = value
             return f"{fmt_bytes_exact(hard)} {fmt_bytes_exact(soft)} {secs} s"
+        if name == "min-replicas-to-write" and len(value) == 2:
+            return min_replicas_text(*value)
         return " ".join(str(x) for x in value)
     if name in BYTE_SETTINGS:
         try:
@@ -199,6 +202,14 @@ def fmt_setting(name: str, value: object) -> str:
             return "0 (no limit)"
         return fmt_bytes_exact(n)
     return str(value)
+
+
+def min_replicas_text(count: object, max_lag: object) -> str:
+    """Redis's min-replicas-to-write and min-replicas-max-lag in words: a master refuses
+    writes unless ``count`` replicas acknowledged within ``max_lag`` seconds."""
+    if str(count) == "0":
+        return f"off (0 replicas; max lag {max_lag} s)"
+    return f"{count} replicas acked within {max_lag} s, else writes refused"
 
 
 def byte_key(name: str) -> int:

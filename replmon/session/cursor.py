@@ -63,12 +63,12 @@ def parse_jump(text: str, rec_first: float, current: float, n: int,
     """('index', i) or ('wall', epoch) from the user's text; None if unreadable. The
     forms every command that takes a time of a recording reads (replay's g and --at,
     ``replmon cut``): "03:12:00" (its clock), "+90s" / "-1m" (from ``current``), "#1234"
-    (a tick)."""
+    (a tick; #1 is the first)."""
     t = text.strip()
     if not t:
         return None
-    if t.startswith("#") and t[1:].isdigit():
-        return ("index", float(min(int(t[1:]), n - 1)))
+    if t.startswith("#") and t[1:].isdigit():  # tick #1 is the first, as the status bar counts
+        return ("index", float(max(0, min(int(t[1:]) - 1, n - 1))))
     if t[0] in "+-":
         unit = {"s": 1, "m": 60, "h": 3600}.get(t[-1], 1)
         num = t[1:-1] if t[-1] in "smh" else t[1:]

@@ -128,7 +128,7 @@ def _window_walls(rec: Recording, first: int, last: int) -> tuple[float, float]:
     walls = [w for ci in range(rec.chunk_of(first), rec.chunk_of(last) + 1)
              for i, w in _intact_walls(rec, ci) if first <= i <= last]
     if not walls:
-        raise SessionError(f"{rec.path.name}: no intact tick from {first} to {last}: "
+        raise SessionError(f"{rec.path.name}: no intact tick from #{first + 1} to #{last + 1}: "
                            "nothing to cut")
     return walls[0], walls[-1]
 
@@ -155,7 +155,7 @@ def cut(rec: Recording, first: int, last: int, out: str | Path) -> Cut:
     last = max(0, min(last, len(rec) - 1))
     first = max(0, min(first, last))
     if last < rec.chunks[0].first:  # ticks before the first intact chunk are lost
-        raise SessionError(f"{rec.path.name}: no intact tick from {first} to {last}: "
+        raise SessionError(f"{rec.path.name}: no intact tick from #{first + 1} to #{last + 1}: "
                            "nothing to cut")
     first = max(first, rec.chunks[0].first)
     engine = build_engine(rec.meta.checks)

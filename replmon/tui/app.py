@@ -34,6 +34,7 @@ from replmon.engine import Engine, Update
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding
 from replmon.model.incidents import Causality, IncidentTracker, finding_id
+from replmon.model.mysql import BinlogStatus
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.incidents import causality
@@ -42,7 +43,13 @@ from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import gcpace, render
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots, column
-from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
+from replmon.tui.screens import (
+    DetailScreen,
+    DriftScreen,
+    FindingScreen,
+    FollowsTicks,
+    HelpScreen,
+)
 from replmon.units import tick_clock
 
 W = TypeVar("W", bound=Widget)
@@ -265,6 +272,9 @@ class ReplmonApp(App[None]):
         before), said under its rows/s."""
         self.graph_history: deque[Point] = deque(maxlen=HISTORY)
         """Every chart's values of the last HISTORY ticks (the graph view, key g)."""
+        self.binlog_readings: dict[str, tuple[BinlogStatus, float]] = {}
+        """Each node's newest binary-log reading and its tick's wall time (read every 2 s,
+        not in every tick: the mysql group's detail shows the newest, with its age)."""
 
     def compose(self) -> ComposeResult:
         yield Static(render.header_text(None, [], age_s=None), id="header")
@@ -365,6 +375,7 @@ class ReplmonApp(App[None]):
         """Every tick's sparkline and graph points and processlists (also for ticks whose
         message gets folded)."""
         self.graph_history.append(points(tick))
+        self.remember_binlogs(tick)
         for node in tick.nodes:
             if (snap := Snapshot.of(node, tick.wall)) is not None:
                 self.processlists[column(node)] = snap
@@ -381,6 +392,12 @@ class ReplmonApp(App[None]):
                 while len(self.gtid_rows) > 8:  # only the ticks waiting to be shown
                     del self.gtid_rows[next(iter(self.gtid_rows))]
 
+    def remember_binlogs(self, tick: Tick) -> None:
+        """Keep each node's binary-log reading of this tick, if it has one."""
+        for node in tick.nodes:
+            if node.mysql.status.ok and node.mysql.binlog is not None:
+                self.binlog_readings[node.name] = (node.mysql.binlog, tick.wall)
+
     def on_tick_received(self, msg: TickReceived) -> None:
         self.findings = msg.findings
         if self.paused or not self._mounted():
@@ -388,6 +405,7 @@ class ReplmonApp(App[None]):
         self.tick = msg.tick
         self._show_tick(msg.tick)
         self.ticks_shown += 1
+        self.follow(msg.tick, msg.findings)
 
     def _reshow(self) -> None:
         """The tick shown, laid out again (the width or the rows changed)."""
@@ -450,6 +468,22 @@ class ReplmonApp(App[None]):
     def _frame(self) -> int:
         """Rows of the node panels that are not their groups: borders, sparklines."""
         return 2 + (0 if self.size.height < SHORT_ROWS else len(SPARKS))
+
+    def follow(self, tick: Tick, findings: list[Finding]) -> None:
+        """The views opened over the overview that show the tick shown (a group's detail,
+        the drift) take this one too."""
+        for screen in self.screen_stack[1:]:
+            if isinstance(screen, FollowsTicks):
+                screen.tick_shown(tick, findings)
+
+    def as_of(self, tick: Tick) -> str:
+        """What a view says of the tick it shows (the replay adds its place in the file)."""
+        return f"as of {tick_clock(tick.wall)}"
+
+    def binlogs(self, tick: Tick) -> dict[str, tuple[BinlogStatus, float]]:
+        """Each node's newest binary-log reading up to ``tick`` and its age then."""
+        return {name: (b, tick.wall - wall) for name, (b, wall) in self.binlog_readings.items()
+                if wall <= tick.wall}
 
     def on_feed_ended(self, _msg: FeedEnded) -> None:
         self.feed_ended = True
@@ -604,7 +638,7 @@ class ReplmonApp(App[None]):
     def action_detail(self, group: str) -> None:
         """``group`` in full for both nodes, as of the tick shown."""
         if self.tick is not None:
-            self.push_screen(DetailScreen(self.tick, group))
+            self.push_screen(DetailScreen(self.tick, group, self.binlogs))
 
     def action_drift(self) -> None:
         """The two nodes' settings side by side, as of the tick shown."""

@@ -10,20 +10,29 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from replmon.model.mysql import BinlogStatus
 from replmon.model.tick import NodeTick, Tick
 from replmon.tui.render import GROUP_STYLE, columns
 from replmon.tui.render import with_unit as _n
+from replmon.tui.wrap import Wrapped
 from replmon.units import fmt_link_speed, tick_clock
 
 GROUPS = ("host", "drbd", "mysql", "redis")
+Reading = tuple[BinlogStatus, float]
+"""A node's binary-log reading and its age (s) at the tick shown."""
+SIDE_BY_SIDE = 150
+"""Columns from which the two nodes sit side by side (~72 each: a disk table's eight
+columns whole); narrower, one node above the other, each with the full width."""
 
 
 def _kv(rows: list[tuple[str, str]]) -> Table:
+    """Labels and values; a value wraps between its words (and after commas: a GTID set)
+    under itself, never inside a word (``Wrapped``)."""
     t = Table.grid(padding=(0, 1))
     t.add_column(style="dim", no_wrap=True)
-    t.add_column(overflow="fold")
+    t.add_column()
     for k, v in rows:
-        t.add_row(k, v)
+        t.add_row(k, Wrapped(v))
     return t
 
 
@@ -115,7 +124,9 @@ def drbd_detail(n: NodeTick) -> RenderableType:
     return Group(*parts)
 
 
-def mysql_detail(n: NodeTick) -> RenderableType:
+def mysql_detail(n: NodeTick, binlog: Reading | None = None) -> RenderableType:
+    """``binlog``: the node's newest binary-log reading and its age at the tick shown
+    (the source reads it every 2 s, so half the ticks carry none of their own)."""
     m, r = n.mysql, n.rates.mysql
     g, v = m.gauges, m.variables
     page = 16384
@@ -143,19 +154,10 @@ def mysql_detail(n: NodeTick) -> RenderableType:
                         f"hit {'-' if r.bp_hit_pct is None else f'{r.bp_hit_pct:.2f}%'}"),
         ("semi-sync", _semi(n)),
     ])]
-    b = m.binlog
+    b, age = binlog if binlog is not None else (m.binlog, 0.0)
     if b is not None or m.variables.get("log_bin"):
         parts.append(_title("\nbinary log (read every 2 s)"))
-        parts.append(_kv([
-            ("position", "-" if b is None or not b.file else f"{b.file}:{b.position:,}"
-             if b.position is not None else b.file),
-            ("gtid", "-" if b is None else (b.gtid_executed or "-")),
-            ("binlog state", "-" if b is None or not b.gtid_binlog_state
-             else b.gtid_binlog_state),
-            ("clock", "-" if b is None or b.server_time is None or b.sent_wall is None
-             else f"{b.server_time - b.sent_wall - (b.elapsed_ms or 0) / 2000:+.3f} s from "
-                  "replmon's"),
-        ] + ([("note", b.error)] if b is not None and b.error else [])))
+        parts.append(_kv(_binlog_rows(b, age)))
     if m.replication_error:
         parts.append(Text(f"\nreplication: {m.replication_error}", style="yellow"))
     for ch in m.replication:
@@ -195,6 +197,22 @@ def mysql_detail(n: NodeTick) -> RenderableType:
                                     "its commit there"))
         parts.append(_kv(rows))
     return Group(*parts)
+
+
+def _binlog_rows(b: BinlogStatus | None, age_s: float) -> list[tuple[str, str]]:
+    """The binary log's position, GTIDs and clock offset, as of a reading ``age_s`` old."""
+    if b is None:
+        return [("position", "no reading in the ticks seen so far")]
+    rows = [
+        ("position", "-" if not b.file else f"{b.file}:{_pos(b.position)}"),
+        ("gtid", b.gtid_executed or "-"),
+        ("binlog state", b.gtid_binlog_state or "-"),
+        ("clock", "-" if b.server_time is None or b.sent_wall is None
+         else f"{b.server_time - b.sent_wall - (b.elapsed_ms or 0) / 2000:+.3f} s from "
+              "replmon's"),
+        ("read", "in the tick shown" if age_s < 0.5 else f"{age_s:.0f} s before the tick shown"),
+    ]
+    return rows + ([("note", b.error)] if b.error else [])
 
 
 def _pages(g: dict[str, int | float], name: str, page: int) -> float | None:
@@ -282,22 +300,31 @@ DETAIL: dict[str, Callable[[NodeTick], RenderableType]] = {
     "host": host_detail, "drbd": drbd_detail, "mysql": mysql_detail, "redis": redis_detail}
 
 
-def side_by_side(tick: Tick, group: str) -> Table:
-    """Both nodes' detail of ``group`` in two columns, each node in its column of the
-    overview (``render.columns``: it keeps it through a switchover), headed by its role
-    now and its name (a node whose source is not ok shows its state and error)."""
-    t = Table(box=None, padding=(0, 2), expand=True, show_header=True,
-              header_style=GROUP_STYLE.get(group, "bold"))
+def node_detail(node: NodeTick, group: str, binlogs: dict[str, Reading]) -> RenderableType:
+    """One node's ``group``, or its source's state and error when it could not be read."""
+    st = node.statuses()[group]
+    if not st.ok:
+        return Text(f"{st.state.value.upper()}: {st.error or ''}",
+                    style="dim" if st.state.value == "absent" else "bold red")
+    if group == "mysql":
+        return mysql_detail(node, binlogs.get(node.name))
+    return DETAIL[group](node)
+
+
+def side_by_side(tick: Tick, group: str, *, width: int = SIDE_BY_SIDE,
+                 binlogs: dict[str, Reading] | None = None) -> RenderableType:
+    """Both nodes' detail of ``group``, each node in its column of the overview
+    (``render.columns``: it keeps it through a switchover), headed by its role now and its
+    name: side by side from SIDE_BY_SIDE columns, else the left one above the other."""
     nodes = columns(tick)
-    for node in nodes:
-        t.add_column(f"{group}: {node.role} {node.name}", ratio=1, overflow="fold")
-    cells: list[RenderableType] = []
-    for node in nodes:
-        st = node.statuses()[group]
-        if st.ok:
-            cells.append(DETAIL[group](node))
-        else:
-            cells.append(Text(f"{st.state.value.upper()}: {st.error or ''}",
-                              style="dim" if st.state.value == "absent" else "bold red"))
+    style = GROUP_STYLE.get(group, "bold")
+    cells = [node_detail(node, group, binlogs or {}) for node in nodes]
+    heads = [f"{group}: {node.role} {node.name}" for node in nodes]
+    if width < SIDE_BY_SIDE:
+        return Group(Text(heads[0], style=style), cells[0], Text(""),
+                     Text(heads[1], style=style), cells[1])
+    t = Table(box=None, padding=(0, 2), expand=True, show_header=True, header_style=style)
+    for head in heads:
+        t.add_column(head, ratio=1)
     t.add_row(*cells)
     return t

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,11 +21,12 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.strip import Strip
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
+from replmon.tui.screens import FollowsTicks
 from replmon.units import fmt_bytes, tick_clock
 
 Getter = Callable[[NodeTick], float | None]
@@ -192,6 +193,13 @@ def points(tick: Tick) -> Point:
 
 COLORS = ("blue+", "green+", "orange+", "magenta+", "cyan+", "red+")
 """One colour per series of a chart, the same for each of its segments."""
+RICH_COLORS = {"blue+": "bright_blue", "green+": "bright_green", "orange+": "dark_orange",
+               "magenta+": "bright_magenta", "cyan+": "bright_cyan", "red+": "bright_red",
+               "red": "red", "orange": "orange3", "white": "white"}
+"""The same colours for the legend under a chart (rich's names)."""
+Legend = list[tuple[str, str]]
+"""(text, plotext colour) of each series drawn and each marker, for the line under a
+chart: plotext draws its legend inside the plot, over the lines."""
 
 
 def _segments(xs: Sequence[float], ys: Sequence[float | None]
@@ -249,44 +257,78 @@ def _byte_ticks(p: Any, chart: Chart, history: Sequence[Point]) -> None:
 
 
 def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float | None = None,
-         onsets: Sequence[Finding] = ()) -> str:
+         onsets: Sequence[Finding] = ()) -> tuple[str, Legend]:
     """Draw ``chart`` from ``history`` on a plotext ``plt`` (cleared first): a line per
     series that has values, the time axis as clock times, the cursor (a replay's tick)
-    and the findings' onsets as vertical lines; returns the title it set. x is the epoch
-    time itself (plotext parsing a date string per point cost more than the drawing)
-    with TICKS_X labels."""
+    and the findings' onsets as vertical lines (in the legend: which check, when; a
+    label in the plot would cover its lines); returns the title it set and the legend
+    (drawn under the chart by ChartPlot). x is the epoch time itself (plotext parsing a
+    date string per point cost more than the drawing) with TICKS_X labels."""
     p = plt
     p.clear_data()  # type: ignore[attr-defined]
     p.clear_figure()  # type: ignore[attr-defined]
     title = f"{chart.title} [{'B' if chart.unit == 'KiB' else chart.unit}]"
     p.title(title)  # type: ignore[attr-defined]
-    drawn = 0
+    legend: Legend = []
     walls = [wall for wall, _ in history]
+    top: float | None = None
     for n, (label, role, key) in enumerate(chart.series):
         ys: list[float | None] = (DERIVED[key](history) if role == "pair"
                                   else [vals.get(f"{role}/{key}") for _, vals in history])
         runs = _segments(walls, ys)
         if sum(len(xs) for xs, _ in runs) < 2:
             continue
-        for i, (xs, seg) in enumerate(runs):
-            p.plot(xs, seg, label=label if i == 0 else None,  # type: ignore[attr-defined]
-                   marker=MARKER, color=COLORS[n % len(COLORS)])
-        drawn += 1
-    if not drawn:
+        color = COLORS[n % len(COLORS)]
+        for xs, seg in runs:
+            p.plot(xs, seg, marker=MARKER, color=color)  # type: ignore[attr-defined]
+            top = max([*seg, *([top] if top is not None else [])])
+        legend.append((label, color))
+    if top is None:
         title += ": no data on either node"
         p.title(title)  # type: ignore[attr-defined]
-        return title
+        return title, legend
     first, last = history[0][0], history[-1][0]
     span = last - first
     at = [first + span * k / (TICKS_X - 1) for k in range(TICKS_X)]
     p.xticks(at, [clock(x, span) for x in at])  # type: ignore[attr-defined]
     _byte_ticks(p, chart, history)
+    marked: set[str] = set()
     for f in onsets:
         if first <= f.since_wall <= last:
-            p.vline(f.since_wall, "red" if f.severity >= 2 else "orange")  # type: ignore[attr-defined]
+            color = "red" if f.severity >= 2 else "orange"
+            p.vline(f.since_wall, color)  # type: ignore[attr-defined]
+            if f.check not in marked:
+                marked.add(f.check)
+                legend.append((f"│ {f.check} opened {tick_clock(f.since_wall)}", color))
     if cursor is not None and first <= cursor <= last:
         p.vline(cursor, "white")  # type: ignore[attr-defined]
-    return title
+        legend.append((f"│ tick shown {tick_clock(cursor)}", "white"))
+    return title, legend
+
+
+def legend_lines(legend: Legend, width: int) -> list[Text]:
+    """The legend under a chart, its entries ("━ P UPDATE stmts", "│ stmt_vs_rows opened
+    16:09:45") packed into lines of ``width`` cells, never one broken over two."""
+    lines: list[Text] = []
+    for label, color in legend:
+        entry = Text(label if label.startswith("│") else f"━ {label}",
+                     style=RICH_COLORS.get(color, ""))
+        if lines and lines[-1].cell_len + 2 + entry.cell_len <= width:
+            lines[-1].append("  ")
+            lines[-1].append_text(entry)
+        else:
+            lines.append(entry)
+    return lines
+
+
+def fit_title(title: str, room: int) -> str:
+    """``title`` in ``room`` cells, cut inside its words if it must but never losing its
+    unit ("[/s]" at the end, or what follows it)."""
+    if len(title) <= room:
+        return title
+    cut = title.find(" [")
+    keep = title[cut:] if cut >= 0 else ""
+    return title[:max(1, room - len(keep) - 1)] + "…" + keep
 
 
 # --- the screen ---------------------------------------------------------------------
@@ -305,7 +347,9 @@ class ChartPlot(PlotextPlot):
         self._built: tuple[tuple[object, ...], list[Strip]] | None = None
         self.title = ""
         """The chart's whole title: plotext drops a title wider than the plot (the first
-        chart's at 80 columns), so it is cut to fit."""
+        chart's at 80 columns), so it is cut to fit, its unit kept."""
+        self.legend: Legend = []
+        """What each line and marker is, drawn under the plot (not over its lines)."""
 
     @property
     def built(self) -> bool:
@@ -317,14 +361,25 @@ class ChartPlot(PlotextPlot):
         key = (self.version, self.size, self.app.theme)
         if self._built is None or self._built[0] != key:
             room = max(10, width - 4)  # what plotext keeps (74 of 78 columns)
-            self.plt.title(self.title if len(self.title) <= room
-                           else self.title[:room - 1] + "…")
+            self.plt.title(fit_title(self.title, room))
             console = self.app.console
-            picture = cast(Text, super().render())  # plotext's text, sized and themed
-            lines = console.render_lines(picture, console.options.update_width(width), pad=True)
+            legend = legend_lines(self.legend, width)
+            height = max(3, self.size.height - len(legend))
+            options = console.options.update_width(width)
+            lines = console.render_lines(self._picture(width, height), options, pad=True)
+            lines = lines[:height] + [line for text in legend
+                                      for line in console.render_lines(text, options, pad=True)]
             self._built = (key, [Strip(line, width) for line in lines])
         strips = self._built[1]
         return strips[y] if y < len(strips) else Strip.blank(width)
+
+    def _picture(self, width: int, height: int) -> Text:
+        """plotext's text for ``width`` x ``height`` cells, themed (PlotextPlot.render
+        does this for the whole widget: the legend line is taken off here)."""
+        self.plt.plotsize(width, height)
+        self.plt._set_size(width, height)  # (as PlotextPlot.render does)
+        self.plt.theme(self._get_plotext_theme_name(self.app.theme))
+        return Text.from_ansi(self.plt.build())
 
 
 GraphSource = Callable[[], tuple[Sequence[Point], float | None, Sequence[Finding]]]
@@ -337,10 +392,17 @@ columns cost ~100 ms to build, so redrawing them every second would take ~10 % o
 every 5 s it is ~2 %, and a 5-minute chart moves by under 2 % of its width."""
 
 
-class GraphScreen(Screen[None]):
+REPLAY_REDRAW_S = 0.5
+"""Seconds at least between two redraws in a replay that plays (each tick shown moves
+the cursor; at 64x that is many ticks a second, and a redraw reads ~600 ticks)."""
+
+
+class GraphScreen(FollowsTicks, Screen[None]):
     """Every chart of CHARTS, scrolled; live it redraws every LIVE_REDRAW_S, in a replay
-    n/N move the cursor to the next/previous finding. Its first frame holds the charts in
-    view (4 at 160x50, ~100 ms of building); the others are built when scrolled to.
+    with every tick shown (stepping, playing: at most every REPLAY_REDRAW_S) and n/N move
+    the cursor to the next/previous finding (live, n/N are not offered). Its first frame
+    holds the charts in view (4 at 160x50, ~100 ms of building); the others are built
+    when scrolled to.
     Drawing them one per frame instead put the screen up sooner but the last chart in
     view later: a frame's wait between each."""
 
@@ -355,8 +417,12 @@ class GraphScreen(Screen[None]):
         self.source, self.live, self.move = source, live, move
         self.drawn = 0
         """Redraws done (tests and the bench read it)."""
+        self._last_drawn = 0.0
+        self._due = False
+        """A redraw is scheduled (a replay's ticks came faster than REPLAY_REDRAW_S)."""
 
     def compose(self) -> ComposeResult:
+        yield Static(id="graphs-head")
         with VerticalScroll(id="graphs"):
             for i, _ in enumerate(CHARTS):
                 yield ChartPlot(id=f"chart-{i}", classes="chart")
@@ -375,12 +441,44 @@ class GraphScreen(Screen[None]):
 
     def redraw(self) -> None:
         history, cursor, onsets = self.source()
+        self.query_one("#graphs-head", Static).update(self.head(history, cursor))
         for i, chart in enumerate(CHARTS):
             plot = self.query_one(f"#chart-{i}", ChartPlot)
-            plot.title = draw(plot.plt, chart, history, cursor=cursor, onsets=onsets)
+            plot.title, plot.legend = draw(plot.plt, chart, history, cursor=cursor,
+                                           onsets=onsets)
             plot.version += 1
             plot.refresh()
         self.drawn += 1
+        self._last_drawn = time.monotonic()
+
+    def head(self, history: Sequence[Point], cursor: float | None) -> Text:
+        """The line over the charts: what they span and the tick they stand at (a chart
+        without data shows no cursor)."""
+        if not history:
+            return Text("no ticks yet", style="dim")
+        span = f"{clock(history[0][0])} to {clock(history[-1][0])}"
+        if cursor is None:
+            return Text(f"the last {len(history)} ticks, {span}; as of "
+                        f"{clock(history[-1][0])}", style="bold")
+        return Text(f"cursor at the tick shown, {tick_clock(cursor)}; the recording {span}",
+                    style="bold")
+
+    def tick_shown(self, tick: Tick, findings: list[Finding]) -> None:
+        """A replay moved (a step, play, a jump): the cursor follows, at most every
+        REPLAY_REDRAW_S. Live, the LIVE_REDRAW_S timer redraws."""
+        if self.live or self._due:
+            return
+        self._due = True
+        wait = self._last_drawn + REPLAY_REDRAW_S - time.monotonic()
+        self.set_timer(max(0.01, wait), self._redraw_due)  # (0 s: Textual divides by it)
+
+    def _redraw_due(self) -> None:
+        self._due = False
+        self.redraw()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """n/N only where they move something (a replay)."""
+        return self.move is not None if action == "finding" else True
 
     def action_finding(self, direction: int) -> None:
         if self.move is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import time
 from collections.abc import Callable, Iterable
 
 from rich.text import Text
@@ -34,6 +35,7 @@ from replmon.engine import Engine, Update
 from replmon.errors import SessionError
 from replmon.model.findings import Finding
 from replmon.model.incidents import Causality, IncidentTracker
+from replmon.model.tick import Tick
 from replmon.output.incidents import causality
 from replmon.session.cursor import ReplayCursor, Step, parse_jump
 from replmon.session.recording import Recording
@@ -210,6 +212,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         self.incidents = IncidentTracker(self.causality())  # rebuilt from the findings there
         with contextlib.suppress(SessionError, IndexError):  # the tick before, for rates
             self._last_seen = self.recording.tick_at(i - 1) if i > 0 else None
+        self._binlogs_before(i)
         self._show(step)
         self._wake.set()
         return step
@@ -219,6 +222,23 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         it on the ticks before the new position)."""
         cursor = getattr(self, "cursor", None)
         return list(cursor.engine.history) if cursor is not None else []
+
+    BINLOG_BACK = 5
+    """Ticks before a jump's target searched for the nodes' binary-log readings (read
+    every 2 s: one of the last few ticks has each node's)."""
+
+    def _binlogs_before(self, i: int) -> None:
+        """After a jump: each node's newest binary-log reading from the ticks just before
+        ``i`` (the mysql group's detail shows the newest, with its age), none from elsewhere."""
+        self.binlog_readings.clear()
+        for k in range(max(0, i - self.BINLOG_BACK), i):
+            with contextlib.suppress(SessionError):
+                self.remember_binlogs(self.recording.tick_at(k))
+
+    def as_of(self, tick: Tick) -> str:
+        """"as of 16:09:48, tick #4 of 151": the clock and the place in the recording, as
+        the status bar counts ticks (the first is #1, as g takes "#4")."""
+        return f"as of {tick_clock(tick.wall)}, tick #{self.pos + 1} of {len(self.recording)}"
 
     def causality(self) -> Causality:
         """The declarations of the checks the replay runs (the recording's settings)."""
@@ -238,32 +258,42 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
                     break
 
     def _refresh_position(self) -> None:
+        """▶/⏸, speed, a bar of the place in the recording, the date and clock of the tick
+        shown, its number (the first is #1, as g takes it) and the file's name."""
         if not self._mounted():
             return
         n = len(self.recording)
         bar = self.main_widget("#position", Static)
-        width = max(10, (self.size.width or 80) - 46)
-        filled = 0 if n <= 1 else round(self.pos / (n - 1) * width)
-        t = Text()
-        t.append("▶ " if self.playing else "⏸ ", style="bold")
-        t.append(f"x{self.speed:<3}")
-        t.append("━" * filled, style="bold cyan")
-        t.append("─" * (width - filled), style="dim")
+        head = Text("▶ " if self.playing else "⏸ ", style="bold")
+        head.append(f"x{self.speed:<3}")
+        tail = Text()
         if self.pos >= 0:
-            tick = self.recording.tick_at(self.pos)
-            t.append(f" {tick_clock(tick.wall)}", style="bold")
-        t.append(f"  tick #{self.pos} of {n}", style="dim")  # #N: as g takes it
-        bar.update(t)
+            wall = self.recording.tick_at(self.pos).wall
+            tail.append(f" {time.strftime('%Y-%m-%d', time.localtime(wall))} "
+                        f"{tick_clock(wall)}", style="bold")
+        tail.append(f"  tick #{self.pos + 1} of {n}", style="dim")
+        tail.append(f"  {self.recording.path.stem}", style="dim")
+        width = max(8, (self.size.width or 80) - head.cell_len - tail.cell_len - 1)
+        filled = 0 if n <= 1 else round(self.pos / (n - 1) * width)
+        head.append("━" * filled, style="bold cyan")
+        head.append("─" * (width - filled), style="dim")
+        bar.update(head + tail)
 
     def _refresh_header(self) -> None:
         from replmon.tui import render
 
         if not self._mounted():
             return
-        self.main_widget("#header", Static).update(render.header_text(
+        header = render.header_text(
             self.tick, [f for f, _ in self.ordered(self.findings)], age_s=None,
             paused=not self.playing, source="replay",
-            width=self.size.width))
+            width=self.size.width - (0 if not self.playing else len(self.PLAYING)))
+        if self.playing:  # (paused, it says PAUSED) which file: the status bar under
+            header.append(self.PLAYING, style="bold black on cyan")
+        self.main_widget("#header", Static).update(header)
+
+    PLAYING = " REPLAY "
+    """The header's word while a replay plays."""
 
     # -- actions -------------------------------------------------------------------
 
@@ -326,12 +356,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             k = bisect.bisect_left(marks, self.pos) - 1
             target = marks[k] if k >= 0 else None
         if target is None:
-            if self._rerun is not None and self._rerun_marks is None:
-                self.notify("today's checks are still re-running over the recording: "
-                            "only the recorded findings are known yet", timeout=3)
-            else:
-                self.notify(f"no {'further' if direction > 0 else 'earlier'} finding in the "
-                            "recording", timeout=2)
+            self.say(self._no_finding(direction, marks))
             return
         self.playing = False
         step = self._goto(target)
@@ -343,6 +368,18 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             recorded = self.recording.update_at(step.index)
             opened |= {f.ident for f in recorded.opened} if recorded is not None else set()
         self._select = opened
+
+    def _no_finding(self, direction: int, marks: list[int]) -> str:
+        """What n / N say where no finding opens further on (or earlier): on the findings
+        panel's border, where it stays (a toast went under the status bar in 2 s)."""
+        where = "after" if direction > 0 else "before"
+        text = f"{'n' if direction > 0 else 'N'}: no finding opens {where} tick #{self.pos + 1}"
+        if marks:
+            k = marks[-1] if direction > 0 else marks[0]
+            text += f" (the {'last' if direction > 0 else 'first'} opens at #{k + 1})"
+        if self._rerun is not None and self._rerun_marks is None:
+            text += "; today's checks are still re-running over the recording"
+        return text
 
     GRAPH_SPAN = 300
     """Ticks drawn at full resolution on each side of the one shown in the graph view."""

@@ -14,7 +14,9 @@ from textual.widgets import Footer, Static
 
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
+from replmon.tui.detail import GROUPS, Reading, side_by_side
 from replmon.tui.render import DIFF_STYLE, SEV_STYLE, columns
+from replmon.tui.wrap import Wrapped
 from replmon.units import fmt_number, fmt_setting, tick_clock
 
 HELP = """\
@@ -27,20 +29,22 @@ switchover; the header's arrows point from primary to replica.
   q      quit (from any view)     p       pause the screen
   tab    next panel               f       findings list
   ?      this help                escape  back (close any view)
-  enter  details of the selected finding (numbers, cause, next
-         step); on a group (tab to it): that group in full for both
-         nodes
+  enter  details of the selected finding (numbers, likely cause,
+         next step); on a group (tab to it): that group in full
+         for both nodes, as of the tick shown (it follows each
+         tick; tab: next group)
   d      the two nodes' settings side by side (config drift)
   g      graphs (G in a replay): both nodes overlaid per metric,
-         clock time axis; in a replay a cursor at the tick shown,
-         findings' onsets marked, n/N move
+         clock time axis, findings' onsets marked and named under
+         each chart; in a replay a cursor at the tick shown (it
+         follows ← → and play), n/N move it to a finding
   w      who is doing it: the longest-running statements on both
          nodes (MySQL processlist, read every 3 s while open; in a
          replay the lists stored near the tick shown: a recording
          keeps them from the tick after a finding opens)
   replay space play/pause, n / N next/previous finding, ← → one
-         tick, g go to a time or tick (03:12:00, +90s, #1234), + /
-         - faster / slower
+         tick, g go to a time or tick (03:12:00, +90s, #1234: #1
+         is the first), + / - faster / slower
 
 [b]host[/b]   cpu % user/system/idle/iowait, st = steal (a VM's, when
        any); mem = available %, load = 1-min load; swap = swap
@@ -119,7 +123,7 @@ class FindingScreen(ModalScreen[None]):
         head = Text()
         head.append(f" {f.severity.label.upper()} ", style=SEV_STYLE[f.severity])
         head.append(f" {f.where(self.nodes)}  {f.check}", style="bold")
-        head.append(f"  since {tick_clock(f.since_wall)} (tick #{f.since_seq})\n\n",
+        head.append(f"  since {tick_clock(f.since_wall)} (tick #{f.since_seq + 1})\n\n",
                     style="dim")
         head.append(f.headline + "\n", style="bold")
         nums = Table.grid(padding=(0, 2))
@@ -184,7 +188,7 @@ DRIFT_ROWS: tuple[tuple[str, str, Callable[[NodeTick], object]], ...] = (
     ("redis", "maxmemory", lambda n: n.redis.maxmemory),
     ("redis", "maxmemory-policy", lambda n: n.redis.maxmemory_policy),
     ("redis", "min-replicas-to-write",
-     lambda n: None if n.redis.min_replicas is None else " ".join(map(str, n.redis.min_replicas))),
+     lambda n: n.redis.min_replicas),
     ("redis", "appendonly",
      lambda n: None if n.redis.aof_enabled is None else ("yes" if n.redis.aof_enabled else "no")),
     ("redis", "repl-backlog-size", lambda n: n.redis.repl_backlog_size),
@@ -199,24 +203,48 @@ MUST_DIFFER = {"server_id", "read_only"}
 """Settings a pair needs different on its two nodes (read_only: ON on the replica)."""
 
 
-def drift_table(tick: Tick, findings: list[Finding]) -> Table:
-    """The settings side by side; a "≠" where they disagree and should not (or agree and
-    should not), a finding's severity where config_drift (or two_primaries) has one open."""
-    open_keys = {f.key: f for f in findings if f.check == "config_drift"}
-    writable = any(f.check == "two_primaries" for f in findings)
-    table = Table(box=None, padding=(0, 1), header_style="bold")
-    table.add_column("", no_wrap=True, min_width=8)  # the mark and an open finding first
-    # at 80 columns the modal is ~70 wide: the names whole (auto_increment_increment), a
-    # long value (a version) folds onto a second line of its row rather than losing its end
-    table.add_column("setting", no_wrap=True, min_width=len("auto_increment_increment"))
+DRIFT_SIDE_BY_SIDE = 120
+"""Columns from which the drift view puts each node's value in a column of its own (~34
+cells each); narrower, a setting's two values sit one above the other beside its name
+(one line when they agree), so a value keeps ~36 cells (a MariaDB version whole)."""
+
+
+def drift_rows(tick: Tick) -> list[tuple[str, object, object]]:
+    """(setting, left node's value, right node's value) of each setting either node has."""
     left, right = columns(tick)  # each node in its column of the overview
-    for node in (left, right):
-        table.add_column(f"{node.role} {node.name}", overflow="fold")
+    rows = []
     for group, name, get in DRIFT_ROWS:
         a, b = (get(left) if left.statuses()[group].ok else None,
                 get(right) if right.statuses()[group].ok else None)
-        if a is None and b is None:
-            continue
+        if a is not None or b is not None:
+            rows.append((name, a, b))
+    return rows
+
+
+def _value(name: str, v: object) -> str:
+    return "-" if v is None else fmt_setting(name, v)
+
+
+def drift_table(tick: Tick, findings: list[Finding], width: int = DRIFT_SIDE_BY_SIDE
+                ) -> Table:
+    """The settings side by side; a "≠" where they disagree and should not (or agree and
+    should not), a finding's severity where config_drift (or two_primaries) has one open.
+    Values wrap between words and after commas only (``Wrapped``)."""
+    open_keys = {f.key: f for f in findings if f.check == "config_drift"}
+    writable = any(f.check == "two_primaries" for f in findings)
+    wide = width >= DRIFT_SIDE_BY_SIDE
+    table = Table(box=None, padding=(0, 1), header_style="bold")
+    table.add_column("", no_wrap=True, min_width=6 if wide else 4)  # the mark, a finding
+    # the names whole (innodb_flush_log_at_trx_commit), or wrapped at their space
+    table.add_column("setting", min_width=len("innodb_flush_log_at_trx_commit"))
+    left, right = columns(tick)
+    tags = [node.role[0].upper() for node in (left, right)]
+    if wide:
+        for node in (left, right):
+            table.add_column(f"{node.role} {node.name}")
+    else:
+        table.add_column(f"{tags[0]} / {tags[1]}")
+    for name, a, b in drift_rows(tick):
         same = a == b
         bad = (a is not None and b is not None
                and (same if name in MUST_DIFFER else not same))
@@ -224,15 +252,62 @@ def drift_table(tick: Tick, findings: list[Finding]) -> Table:
         if name == "read_only" and writable:
             bad = True
         mark = Text("≠", style=DIFF_STYLE) if bad else Text("")
-        sev = Text(f" {f.severity.label[:4].upper()} ", style=SEV_STYLE[f.severity]) \
+        sev = Text(f"{f.severity.label[:4].upper()}", style=SEV_STYLE[f.severity]) \
             if f is not None else Text("")
-        table.add_row(Text.assemble(mark, " ", sev), Text(name, style="bold" if bad else ""),
-                      Text("-" if a is None else fmt_setting(name, a)),
-                      Text("-" if b is None else fmt_setting(name, b)))
+        head = Text.assemble(mark, " ", sev) if wide else Text("\n").join(
+            [t for t in (mark, sev) if t.plain])
+        label = Wrapped(name, style="bold" if bad else "")
+        va, vb = _value(name, a), _value(name, b)
+        if wide:
+            table.add_row(head, label, Wrapped(va), Wrapped(vb))
+            continue
+        both = Table.grid(padding=(0, 1))
+        both.add_column(style="dim", no_wrap=True)
+        both.add_column()
+        for tag, v in ([("", va)] if same else [(tags[0], va), (tags[1], vb)]):
+            both.add_row(tag, Wrapped(v))
+        table.add_row(head, label, both)
     return table
 
 
-class DriftScreen(ModalScreen[None]):
+class FollowsTicks:
+    """A view the app hands every tick it shows, live and in a replay (``ReplmonApp.
+    follow``), so it never goes stale: a group's detail, the drift, a replay's graphs."""
+
+    def tick_shown(self, tick: Tick, findings: list[Finding]) -> None:
+        raise NotImplementedError
+
+
+class TickView(FollowsTicks):
+    """A view drawn from the one tick shown, under its "as of" (a group's detail, the
+    drift): redrawn with every tick, on mount and on a resize."""
+
+    tick: Tick
+    findings: list[Finding]
+
+    def tick_shown(self, tick: Tick, findings: list[Finding]) -> None:
+        self.tick, self.findings = tick, findings
+        self.show()
+
+    def show(self) -> None:
+        """Draw the view from ``self.tick`` (also on mount and on a resize)."""
+        raise NotImplementedError
+
+    def on_mount(self) -> None:
+        self.show()
+
+    def on_resize(self) -> None:
+        self.show()
+
+
+def as_of(app: object, tick: Tick) -> str:
+    """"as of 14:03:12" (and, in a replay, which tick of the recording): the app's words
+    for the tick a view shows (``ReplmonApp.as_of``)."""
+    said = getattr(app, "as_of", None)
+    return said(tick) if callable(said) else f"as of {tick_clock(tick.wall)}"
+
+
+class DriftScreen(TickView, ModalScreen[None]):
     """Settings of both nodes side by side (key d): the drift config_drift judges."""
 
     BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
@@ -243,44 +318,60 @@ class DriftScreen(ModalScreen[None]):
         self.tick, self.findings = tick, findings
 
     def compose(self) -> ComposeResult:
-        left, right = columns(self.tick)
-        head = Text(f"settings side by side: {left.role} {left.name}, {right.role} "
-                    f"{right.name}", style="bold")
-        head.append("   ≠ = differ where they must agree (server_id, read_only: the other "
-                    "way round); as of the tick shown\n", style="dim")
         with VerticalScroll(id="drift"):
-            yield Static(head)
-            yield Static(drift_table(self.tick, self.findings))
+            yield Static(id="drift-head")
+            yield Static(id="drift-body")
         yield Footer()  # its keys at the bottom (the overview's are not the ones here)
+
+    def show(self) -> None:
+        left, right = columns(self.tick)
+        head = Text(f"settings {as_of(self.app, self.tick)}\n", style="bold")
+        if self.app.size.width < DRIFT_SIDE_BY_SIDE:
+            head.append(", ".join(f"{n.role[0].upper()} = {n.role} {n.name}"
+                                   for n in (left, right)), style="bold")
+            head.append(" (one value: both)\n", style="dim")
+        head.append("≠ = differ where they must agree (server_id, read_only: the other way "
+                    "round); a finding's severity where one is open\n", style="dim")
+        self.query_one("#drift-head", Static).update(head)
+        self.query_one("#drift-body", Static).update(
+            drift_table(self.tick, self.findings, self.app.size.width))
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)
 
 
-class DetailScreen(Screen[None]):
-    """One group in full for both nodes side by side (enter on a group of the overview);
-    tab moves to the next group, escape goes back."""
+class DetailScreen(TickView, Screen[None]):
+    """One group in full for both nodes (enter on a group of the overview), as of the tick
+    shown, redrawn with every tick; tab moves to the next group, escape goes back."""
 
     BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
                 Binding("tab", "next_group(1)", "Next group"),
                 Binding("shift+tab", "next_group(-1)", "Previous group", show=False)]
 
-    def __init__(self, tick: Tick, group: str) -> None:
+    def __init__(self, tick: Tick, group: str,
+                 binlogs: Callable[[Tick], dict[str, Reading]] | None = None) -> None:
+        """``binlogs(tick)``: each node's newest binary-log reading and its age then."""
         super().__init__()
-        self.tick, self.group = tick, group
+        self.tick, self.group, self.binlogs = tick, group, binlogs
+        self.findings: list[Finding] = []
 
     def compose(self) -> ComposeResult:
-        from replmon.tui.detail import side_by_side
-
         with VerticalScroll(id="detail"):
-            yield Static(side_by_side(self.tick, self.group), id="detail-body")
+            yield Static(id="detail-head")
+            yield Static(id="detail-body")
         yield Footer()  # a full screen of its own: its keys at the bottom
 
-    def action_next_group(self, step: int) -> None:
-        from replmon.tui.detail import GROUPS, side_by_side
+    def show(self) -> None:
+        self.query_one("#detail-head", Static).update(Text(
+            f"{self.group} in full, {as_of(self.app, self.tick)} (tab: next group)",
+            style="dim"))
+        self.query_one("#detail-body", Static).update(side_by_side(
+            self.tick, self.group, width=self.app.size.width,
+            binlogs=self.binlogs(self.tick) if self.binlogs else None))
 
+    def action_next_group(self, step: int) -> None:
         self.group = GROUPS[(GROUPS.index(self.group) + step) % len(GROUPS)]
-        self.query_one("#detail-body", Static).update(side_by_side(self.tick, self.group))
+        self.show()
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from replmon.config import build_config
@@ -43,11 +45,29 @@ async def test_tui_on_the_lab_updates_and_shows_an_unreachable_replica(lab: Lab)
                 replica = str(app.query_one("#replica-mysql", Static).render())
                 assert "UNREACHABLE" in replica and "Connection refused" in replica
                 assert "up" in str(app.query_one("#replica-redis", Static).render())
+                await binlog_in_the_mysql_detail(app, pilot)
                 await pilot.press("p")
                 assert "PAUSED" in str(app.query_one("#header", Static).render())
                 await pilot.press("p")
                 await pilot.press("q")
             assert app.return_code == 0
+
+
+async def binlog_in_the_mysql_detail(app: ReplmonApp, pilot: Pilot[ReplmonApp]) -> None:
+    """The mysql group's binary-log section shows the primary's position and GTID (MariaDB,
+    log_bin ON; read every 2 s, so the detail shows the newest reading, with its age),
+    and moves with the writes."""
+    app.action_detail("mysql")
+    seen = []
+    for _ in range(2):
+        await wait_shown(app, app.ticks_shown + 8)  # 2.4 s at 0.3 s: a reading in them
+        await pilot.pause()
+        text = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        found = re.search(r"position\s+(\S+:[\d,]+)", text)
+        assert found and re.search(r"gtid\s+\d+-\d+-\d+", text), text
+        seen.append(found.group(1))
+    assert seen[0] != seen[1]  # the load writes: the position moves, the view follows
+    await pilot.press("escape")
 
 
 async def test_w_on_the_lab_shows_a_running_statement_and_stops_reading_when_closed(

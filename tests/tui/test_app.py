@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 from tickdata import lab_ticks, with_replica_mysql_down
@@ -12,6 +13,7 @@ from replmon.engine import build_engine
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import ManualFeed
 from replmon.tui.screens import FindingScreen, HelpScreen
+from replmon.units import tick_clock
 
 TICKS = lab_ticks()
 
@@ -25,6 +27,11 @@ async def push(pilot: Pilot[None], feed: ManualFeed, app: ReplmonApp, tick: obje
         if app.ticks_shown > shown or app.paused:
             return
     raise AssertionError("the app did not show the tick")
+
+
+def screen_text(app: ReplmonApp) -> str:
+    """The screen as a terminal shows it."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def text_of(app: ReplmonApp, selector: str) -> str:
@@ -204,6 +211,12 @@ async def test_enter_on_a_group_opens_both_nodes_detail_and_escape_goes_back() -
         ch = TICKS[2].replica.mysql.replication[0]
         assert f"{ch.relay_source_log_file}:{ch.exec_source_log_pos:,}" in text  # positions
         assert "gtid executed" in text and "Seconds_Behind_Master" in text
+        # live, the view follows the ticks and says which one it shows
+        before = screen_text(app)
+        assert f"as of {tick_clock(TICKS[2].wall)}" in before
+        await push(pilot, feed, app, TICKS[3])
+        after = screen_text(app)
+        assert f"as of {tick_clock(TICKS[3].wall)}" in after and after != before
         await pilot.press("tab")
         assert app.screen.group == "redis"
         await pilot.press("escape")
@@ -211,11 +224,14 @@ async def test_enter_on_a_group_opens_both_nodes_detail_and_escape_goes_back() -
         assert not isinstance(app.screen, DetailScreen)
 
 
-async def test_g_opens_the_graphs_with_both_nodes_and_a_clock_axis() -> None:
+async def test_g_opens_the_graphs_with_both_nodes_and_a_clock_axis(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from textual_plotext import PlotextPlot
 
+    from replmon.tui import graphs
     from replmon.tui.graphs import CHARTS, GraphScreen
 
+    monkeypatch.setattr(graphs, "LIVE_REDRAW_S", 0.2)  # (5 s in use)
     app, feed = make()
     async with app.run_test(size=(160, 50)) as pilot:
         for t in TICKS[:6]:
@@ -226,9 +242,21 @@ async def test_g_opens_the_graphs_with_both_nodes_and_a_clock_axis() -> None:
         plots = list(app.screen.query(PlotextPlot))
         assert len(plots) == len(CHARTS)
         built = plots[0].plt.build()
-        assert "P UPDATE stmts" in built and "R rows updated" in built
+        shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        # the legend under the chart, not inside it over the lines
+        assert "P UPDATE stmts" in shown and "R rows updated" in shown
+        assert "P UPDATE stmts" not in built
         assert "statements vs rows" in built and "[/s]" in built  # title with its unit
         assert re.search(r"\d\d:\d\d:\d\d", built)  # the time axis is the clock
+        assert "Next finding" not in screen_text(app)  # n/N move nothing live
+        # live, the charts follow the ticks (redrawn every LIVE_REDRAW_S)
+        assert f"as of {tick_clock(TICKS[5].wall)}" in screen_text(app)
+        await push(pilot, feed, app, TICKS[6])
+        for _ in range(50):
+            await pilot.pause(0.1)
+            if f"as of {tick_clock(TICKS[6].wall)}" in screen_text(app):
+                break
+        assert f"as of {tick_clock(TICKS[6].wall)}" in screen_text(app)
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, GraphScreen)
@@ -277,7 +305,7 @@ async def test_w_shows_both_nodes_statements_and_asks_for_them_only_while_open()
 
 async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
     """plotext drops a title wider than the plot: the first chart's (84 characters) is
-    cut to fit instead, so no chart is shown without its name."""
+    cut to fit instead, so no chart is shown without its name, nor without its unit."""
     from replmon.tui.graphs import CHARTS, ChartPlot, GraphScreen
 
     app, feed = make()
@@ -294,6 +322,10 @@ async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
         built = first.plt.build()
         assert len(f"{CHARTS[0].title} [{CHARTS[0].unit}]") > first.size.width
         assert "statements vs rows: UPDATE statements" in built and "…" in built
+        assert f"… [{CHARTS[0].unit}]" in built  # cut inside, its unit kept at the end
+        lag = app.screen.query(ChartPlot)[1]  # the second's unit too ("Seconds_Be… [s]")
+        shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        assert lag.title.startswith("replication lag") and "… [s]" in shown
 
 
 async def test_full_garbage_collections_are_paced_by_the_screen_and_restored_on_exit() -> None:

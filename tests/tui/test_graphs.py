@@ -38,9 +38,13 @@ def test_draw_marks_the_cursor_and_onsets() -> None:
                 title="x", since_seq=3, since_wall=TICKS[3].wall, last_seq=4,
                 worst=Severity.WARNING)
     p = plotext
-    draw(p, CHARTS[0], history, cursor=TICKS[5].wall, onsets=[f])
+    _, legend = draw(p, CHARTS[0], history, cursor=TICKS[5].wall, onsets=[f])
     out = built(160, 16)
-    assert "P UPDATE stmts" in out and "R rows updated" in out
+    labels = [label for label, _ in legend]
+    assert "P UPDATE stmts" in labels and "R rows updated" in labels
+    # the onset and the cursor are named in the legend, in their lines' colours
+    assert (f"│ stmt_vs_rows opened {clock(f.since_wall)}", "orange") in legend
+    assert (f"│ tick shown {clock(TICKS[5].wall)}", "white") in legend
     assert time.strftime("%H:%M", time.localtime(TICKS[0].wall)) in out  # the clock axis
 
 

@@ -238,7 +238,7 @@ async def test_replay_opens_paused_on_the_first_tick_and_space_plays() -> None:
     app = seed004()
     async with app.run_test(size=(80, 24)) as pilot:  # the footer's keys fit at 80 columns
         await settle(pilot)
-        assert app.pos == 0 and "tick #0 of 151" in position(app)
+        assert app.pos == 0 and "tick #1 of 151" in position(app)  # #1: the first
         await pilot.pause(1.2)  # more than the recording's 1 s interval
         assert app.pos == 0 and not app.playing, "the replay played on its own"
         assert position(app).startswith("⏸")

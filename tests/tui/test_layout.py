@@ -1,24 +1,32 @@
 """Every view of every shipped session read as its user would, at 80x24, 120x40 and
 160x50: no text cut ("…") on a line that has room for it, the two node columns aligned
 group by group (a line that wraps in one column does not push the other's groups out of
-line), every visible finding's title whole, the header naming the worst finding's check.
+line), every visible finding's title whole, the header naming the worst finding's check;
+in every view (each group's detail, drift, graphs, who, help, a finding) no value broken
+inside a word and no Python literal; the views of the tick shown follow a step.
 
 The screen is read as text from Textual's compositor (what a terminal would show)."""
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from settle import settle, settle_still
+from textual.containers import VerticalScroll
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from replmon.engine import build_engine
 from replmon.session.recording import Recording, open_recording
 from replmon.tui.app import RECENT_S, closed_words
+from replmon.tui.graphs import ChartPlot, GraphScreen
 from replmon.tui.replay import ReplayApp
-from replmon.tui.screens import FindingScreen
+from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen
+from replmon.units import tick_clock
 
 SESSIONS = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*.rmrec"))
 SIZES = [(80, 24), (120, 40), (160, 50)]
@@ -75,6 +83,61 @@ def findings_text(lines: list[str]) -> str:
 
 
 
+WORD = re.compile(r"[\w.\-+:/%@#=]+")
+"""A word as the views print them: a value whole ("10.11.19-MariaDB-0+deb12u1-log",
+"latin1_swedish_ci", "0-1-908", "16:09:48"); spaces, commas, brackets separate."""
+LITERAL = re.compile(r"\b(True|False|None)\b")
+
+
+def view_text(app: ReplayApp) -> str:
+    """What the view on top prints: its widgets' contents rendered on one line each
+    (4000 columns: nothing wraps), its charts' titles and legends."""
+    console = Console(width=4000, file=io.StringIO(), record=True)
+    for w in app.screen.query(Static):
+        console.print(w.content)
+    for c in app.screen.query(ChartPlot):
+        console.print(c.title, *(label for label, _ in c.legend), markup=False)
+    return console.export_text()
+
+
+def view_lines(app: ReplayApp) -> list[str]:
+    """The screen's lines within the view's own box (a modal's: not the overview around
+    it, whose words are not the view's)."""
+    box = app.screen.query(VerticalScroll).first().region
+    return [line[box.x:box.right] for line in screen_lines(app)[box.y:box.bottom]]
+
+
+def broken_words(lines: list[str], words: set[str]) -> list[str]:
+    """Words of the view split over two lines: a line holds a piece that is the start of
+    a word but no word itself, and the next line one that goes on with its rest
+    ("latin1_swedi" / "sh_ci", "REPEATABLE-R" / "EAD")."""
+    starts: dict[str, set[str]] = {}
+    for w in words:
+        for k in range(2, len(w) - 1):
+            starts.setdefault(w[:k], set()).add(w)
+    bad = []
+    for line, after in zip(lines, lines[1:], strict=False):
+        tails = WORD.findall(after)
+        for head in set(WORD.findall(line)) - words:
+            for w in starts.get(head, ()):
+                rest = w[len(head):]
+                if any(t.startswith(rest) for t in tails):
+                    bad.append(f"{w!r} as {head!r} / {rest!r}")
+    return bad
+
+
+def python_literals(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines if LITERAL.search(line)]
+
+
+def view_problems(app: ReplayApp) -> list[str]:
+    """What is wrong on the view on top: a cut with room, a word broken, a literal."""
+    lines, words = screen_lines(app), set(WORD.findall(view_text(app)))
+    return ([f"cut: {x}" for x in cuts_with_room(lines)]
+            + [f"broken: {x}" for x in broken_words(view_lines(app), words)]
+            + [f"Python literal: {x}" for x in python_literals(lines)])
+
+
 def busiest_tick(path: Path) -> int:
     """The tick after the last finding opened (every finding of a short incident open)."""
     with open_recording(path) as rec:
@@ -98,7 +161,8 @@ async def test_every_view_fits(path: Path) -> None:
             await settle_still(pilot, lambda: screen_lines(app), 8)
             if size == SIZES[0]:  # (before the views: they leave the list's cursor moved)
                 problems += [f"80x24 {p}" for p in overview_whole(screen_lines(app))]
-            problems += [f"{size[0]}x{size[1]} {p}" for p in await views_fit(app, pilot)]
+            last = size == SIZES[-1]  # there, the views of the tick shown follow a step
+            problems += [f"{size[0]}x{size[1]} {p}" for p in await views_fit(app, pilot, last)]
         await pilot.resize_terminal(*SIZES[0])
         problems += [f"80x24 {p}" for p in await after_the_heal(app, pilot, rec)]
     rec.close()
@@ -174,8 +238,9 @@ async def after_the_heal(app: ReplayApp, pilot: Pilot[None], rec: Recording) -> 
     return problems + overview_whole(lines)
 
 
-async def views_fit(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
-    """What is cut or out of line in the overview and in each view opened from it."""
+async def views_fit(app: ReplayApp, pilot: Pilot[None], follow: bool) -> list[str]:
+    """What is cut or out of line in the overview and in each view opened from it (and,
+    ``follow``, a view of the tick shown that does not follow a step)."""
     lines = screen_lines(app)
     problems = [f"overview cut: {x}" for x in cuts_with_room(lines)]
     problems += [f"overview columns out of line: {x}" for x in misaligned(lines)]
@@ -197,7 +262,7 @@ async def views_fit(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
             problems.append(f"no finding row visible: {shown!r}")
     views = {
         "finding": lambda: app.push_screen(FindingScreen(app.findings[0])),
-        "detail": lambda: app.action_detail("mysql"),
+        "detail": lambda: app.action_detail("host"),
         "graphs": app.action_graphs,
         "drift": app.action_drift,
         "who": app.action_processlist,
@@ -211,7 +276,63 @@ async def views_fit(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
         if len(app.screen_stack) < 2:
             problems.append(f"{name} did not open")
             continue
-        problems += [f"{name} cut: {x}" for x in cuts_with_room(screen_lines(app))]
+        problems += [f"{name} {x}" for x in view_problems(app)]
+        if isinstance(app.screen, DetailScreen):
+            problems += await other_groups(app, pilot)
+        if follow and isinstance(app.screen, DetailScreen | DriftScreen | GraphScreen):
+            problems += await follows_a_step(app, pilot)
         app.pop_screen()
         await settle(pilot, 3)
     return problems
+
+
+async def other_groups(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
+    """The detail's other groups (tab: the same screen, redrawn), each checked as a view;
+    the mysql group's binlog position too. It ends on the mysql group."""
+    problems = []
+    assert isinstance(app.screen, DetailScreen)
+    for _ in range(3):  # host -> drbd -> mysql -> redis
+        await pilot.press("tab")
+        await settle_still(pilot, lambda: screen_lines(app), 3)
+        problems += [f"{app.screen.group} detail {x}" for x in view_problems(app)]
+        if app.screen.group == "mysql":
+            problems += binlog_shown(app)
+    await pilot.press("shift+tab")
+    return problems
+
+
+def binlog_shown(app: ReplayApp) -> list[str]:
+    """The mysql group names each node's newest binary-log position (read every 2 s: a
+    tick of its own often has none) in a recording that has them."""
+    text = view_text(app)
+    return [f"mysql detail lacks {name}'s binlog position {b.file}:{b.position:,}"
+            for name, (b, _) in app.binlogs(app.screen.tick).items()
+            if b.file and b.position is not None and f"{b.file}:{b.position:,}" not in text]
+
+
+async def follows_a_step(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
+    """The view on top (a group's detail, the drift, the graphs' cursor) is redrawn when
+    the replay steps: it names the new tick's time and changes (at the end, a step back
+    first, and the view showing it)."""
+    if app.cursor.at_end:
+        await step(app, pilot, "left")
+    view, before = type(app.screen).__name__, screen_lines(app)
+    clock, after = await step(app, pilot, "right")
+    if after == before or clock not in "\n".join(after):
+        return [f"{view} did not follow the step to {clock}"]
+    return []
+
+
+async def step(app: ReplayApp, pilot: Pilot[None], key: str) -> tuple[str, list[str]]:
+    """Press ``key`` and wait until the view names the new tick's clock (the graphs: until
+    they are redrawn, at most every 0.5 s in a replay) or 5 s pass; that clock, the screen."""
+    drawn = getattr(app.screen, "drawn", None)
+    await pilot.press(key)
+    clock = tick_clock(app.recording.tick_at(app.pos).wall)  # (the cursor moved at once)
+    for _ in range(50):
+        await pilot.pause(0.1)
+        if clock in "\n".join(screen_lines(app)) and (
+                drawn is None or getattr(app.screen, "drawn", 0) > drawn):
+            break
+    await settle_still(pilot, lambda: screen_lines(app), 3)
+    return clock, screen_lines(app)

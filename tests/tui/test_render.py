@@ -228,3 +228,41 @@ def test_help_fits_80_columns_and_says_what_a_short_screen_leaves_out() -> None:
     words = [f"{group} {sub}" if sub == "mem" else sub for group, sub in render.LOW_VALUE]
     at = [listed.find(w) for w in words]
     assert all(i >= 0 for i in at) and at == sorted(at), (words, listed)
+
+
+def _with_variables(n: NodeTick, **variables: str) -> NodeTick:
+    m = n.mysql.model_copy(update={"variables": {**n.mysql.variables, **variables}})
+    return n.model_copy(update={"mysql": m})
+
+
+def test_drift_values_are_never_broken_inside_a_word_at_80_or_160_columns() -> None:
+    """MariaDB 10.11's defaults (its sql_mode, latin1_swedish_ci, REPEATABLE-READ) against
+    a replica set up otherwise: every value whole on its line, the sql_mode broken after
+    its commas only and, at 160 columns, in at most two lines (it has the room)."""
+    from rich.console import Console
+    from test_layout import WORD, broken_words
+
+    from replmon.tui.screens import drift_table
+
+    sql_mode = ("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,"
+                "NO_ENGINE_SUBSTITUTION")
+    t = TICKS[-1]
+    p = _with_variables(t.primary, sql_mode=sql_mode, collation_server="latin1_swedish_ci",
+                        transaction_isolation="REPEATABLE-READ")
+    r = _with_variables(t.replica, sql_mode="STRICT_TRANS_TABLES",
+                        collation_server="utf8mb4_general_ci",
+                        transaction_isolation="READ-COMMITTED")
+    tick = t.model_copy(update={"primary": p, "replica": r})
+    words = set(WORD.findall(" ".join([sql_mode, t.primary.mysql.version or ""])))
+    words |= {"latin1_swedish_ci", "utf8mb4_general_ci", "REPEATABLE-READ", "READ-COMMITTED"}
+    for width, box in ((80, 74), (160, 154)):  # the terminal, the drift box's inside
+        console = Console(width=box, record=True)
+        console.print(drift_table(tick, [], width))
+        lines = console.export_text().splitlines()
+        assert not broken_words(lines, words), (width, broken_words(lines, words))
+        text = "\n".join(lines)
+        for whole in ("latin1_swedish_ci", "REPEATABLE-READ", "READ-COMMITTED",
+                      t.primary.mysql.version or "", *sql_mode.split(",")):
+            assert whole in text, (width, whole, text)
+        mode_lines = [line for line in lines if "NO_" in line or "STRICT_TRANS_TABLES," in line]
+        assert len(mode_lines) <= (2 if width == 160 else 4), (width, mode_lines)

@@ -52,7 +52,7 @@ async def test_step_forward_and_back(recording: Path) -> None:
         assert app.pos == 0  # it opens on the first tick
         await pilot.press("right", "right")
         await settle(pilot)
-        assert app.pos == 2 and "tick #2 of 12" in position(app)
+        assert app.pos == 2 and "tick #3 of 12" in position(app)  # the first is #1
         await pilot.press("left")
         await settle(pilot)
         assert app.pos == 1
@@ -76,6 +76,13 @@ async def test_next_finding_jumps_to_where_the_recorded_engine_opened_one(
         assert "UNREACHABLE" in str(app.query_one("#replica-mysql", Static).render())
         checks = {f.check.removesuffix(" (rec)") for f in app.findings}
         assert "source_health" in checks  # re-run with today's checks, warmed after the jump
+        marks = app._finding_marks() or []
+        app._goto(marks[-1])  # the last opening: n goes nowhere and says so, and stays
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.pos == marks[-1]
+        said = str(app.query_one("#say", Static).render())  # the line under the findings
+        assert f"n: no finding opens after tick #{marks[-1] + 1}" in said, said
 
 
 async def test_next_finding_also_stops_where_todays_checks_open_one(tmp_path: Path) -> None:
@@ -130,7 +137,7 @@ async def test_jump_to_a_time(recording: Path) -> None:
         await settle(pilot)
         await pilot.press(*"#7", "enter")
         await settle(pilot)
-        assert app.pos == 7
+        assert app.pos == 6  # the seventh tick: #1 is the first, as the status bar counts
 
 
 async def test_it_opens_where_at_says(recording: Path) -> None:
@@ -171,7 +178,7 @@ async def test_position_bar_is_on_screen_at_80x24(recording: Path) -> None:
         await settle(pilot)  # the first tick, shown when the replay opens
         bar = app.query_one("#position", Static)
         assert bar.region.height == 1 and bar.region.bottom <= 23, bar.region
-        assert "tick #0 of 12" in position(app)
+        assert "tick #1 of 12" in position(app)
 
 
 async def test_a_failed_sources_duration_is_as_of_the_tick_shown(recording: Path) -> None:

@@ -115,7 +115,7 @@ async def detail_time(app: ReplayApp, pilot: object, f: Finding) -> str:
     app.pop_screen()
     await settle(pilot)
     m = re.search(r"since (\d\d:\d\d:\d\d) \(tick #(\d+)\)", head)
-    assert m is not None and int(m.group(2)) == f.since_seq, head
+    assert m is not None and int(m.group(2)) == f.since_seq + 1, head  # #1: the first tick
     return m.group(1)
 
 

@@ -62,11 +62,11 @@ def test_a_damaged_file_is_cut_where_intact_and_the_damage_said(
     assert main(["cut", str(bad), "--from", "+30s", "--to", "#130", "-o", str(out)]) == 0
     said = capsys.readouterr()
     assert f"byte {pos}" in said.err and "ticks 80 to 119 lost" in said.err
-    assert said.out.startswith(f"{out}: 91 ticks: 30 s of warm-up")  # 131 but 40 lost
+    assert said.out.startswith(f"{out}: 90 ticks: 30 s of warm-up")  # #1..#130, 40 lost
     assert "40 ticks of it lost in the input" in said.out
     with open_recording(out) as piece, open_recording(SQL_STOPPED) as whole:
         assert piece.problems == []
-        want = [t for i, t in enumerate(whole.ticks()) if i <= 130 and not 80 <= i <= 119]
+        want = [t for i, t in enumerate(whole.ticks()) if i <= 129 and not 80 <= i <= 119]
         assert list(piece.ticks()) == want  # rates too: the writer stored those after the gap
         assert piece.meta.window == (want[30].wall, want[-1].wall)
     # a damaged header costs the cut no window: the key frames repeat it
@@ -80,7 +80,7 @@ def test_a_damaged_file_is_cut_where_intact_and_the_damage_said(
     # the cut re-checks: its warm-up (ticks 0-29) opens nothing of its own
     assert main(["check", "--replay", str(out), "--format", "json"]) == 2
     run = json.loads(capsys.readouterr().out)
-    assert run["ticks"] == 131 - 30  # seqs of the window: 30 to 130
+    assert run["ticks"] == 130 - 30  # seqs of the window: 30 to 129 (#31 to #130)
     assert [i["root"]["title"] for i in run["incidents"]] == \
         ["SQL thread stopped (last_sql_errno 0)"]
 
@@ -91,7 +91,7 @@ def test_a_stretch_all_lost_writes_nothing(tmp_path: Path,
     out = tmp_path / "lost.rmrec"
     assert main(["cut", str(bad), "--from", "#85", "--to", "#110", "-o", str(out)]) == 1
     err = capsys.readouterr().err
-    assert "ticks 80 to 119 lost" in err and "no intact tick from 85 to 110" in err
+    assert "ticks 80 to 119 lost" in err and "no intact tick from #85 to #110" in err
     assert not out.exists()
     # the first chunk lost (its key frame damaged): a stretch in it is lost, one that
     # goes on past it is cut from the first intact tick
@@ -102,9 +102,9 @@ def test_a_stretch_all_lost_writes_nothing(tmp_path: Path,
     headless.write_bytes(bytes(data))
     assert main(["cut", str(headless), "--to", "#30", "-o", str(out)]) == 1
     err = capsys.readouterr().err
-    assert "ticks 0 to 59 lost" in err and "no intact tick from 0 to 30" in err
+    assert "ticks 0 to 59 lost" in err and "no intact tick from #1 to #30" in err
     assert main(["cut", str(headless), "--to", "#100", "-o", str(out)]) == 0
-    assert f"{out}: 41 ticks: 0 s of warm-up" in capsys.readouterr().out
+    assert f"{out}: 40 ticks: 0 s of warm-up" in capsys.readouterr().out  # #61..#100
 
 
 def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,7 +114,7 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cases = [
         (["--incident", "7"], "no incident 7 (its incidents: 1)"),
         (["--incident", "1", "--from", "+5s"], "--incident or --from/--to, not both"),
-        (["--from", "#100", "--to", "#20"], "--to is before --from (ticks 100 and 20)"),
+        (["--from", "#100", "--to", "#20"], "--to is before --from (ticks #100 and #20)"),
         (["--from", "soon"], "--from 'soon': not a time of the recording"),
     ]
     for extra, why in cases:
@@ -123,7 +123,7 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert why in err and len(err.splitlines()) == 1, err
         assert not out.exists()
     assert main(["cut", str(SQL_STOPPED), "--from", clock, "--to", "#60", "-o", str(out)]) == 0
-    assert f"{out}: 61 ticks: 25 s of warm-up" in capsys.readouterr().out
+    assert f"{out}: 60 ticks: 25 s of warm-up" in capsys.readouterr().out  # #1..#60
     with open_recording(out) as piece:
         assert piece.meta.window is not None and tick_clock(piece.meta.window[0]) == clock
         rep = report(piece)
