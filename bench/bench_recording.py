@@ -109,6 +109,28 @@ def build_file(ticks: list[Tick], path: Path, count: int) -> float:
     return time.perf_counter() - t0
 
 
+def cached_file(ticks: list[Tick], tmp: Path, count: int, cache: str | None,
+                name: str) -> tuple[Path, float | None]:
+    """``build_file`` into ``tmp``, or a copy kept in ``cache`` from an earlier run of
+    the same ticks and the same checks (``checks_id`` in the name: a change to the
+    checks' code makes a new file, whose stored observations are today's). Returns the
+    path and the build's seconds (None: taken from the cache)."""
+    if not cache:
+        path = tmp / f"{name}.rmrec"
+        return path, build_file(ticks, path, count)
+    import hashlib
+
+    key = hashlib.sha256("".join(t.model_dump_json() for t in ticks).encode()).hexdigest()[:12]
+    kept = Path(cache) / f"{name}-{count}-{key}-{build_engine().checks_id}.rmrec"
+    if kept.exists():
+        return kept, None
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    part = kept.with_suffix(".part")
+    build_s = build_file(ticks, part, count)
+    part.rename(kept)
+    return kept, build_s
+
+
 def rerun_s(path: Path, *, stored: bool) -> tuple[float, int, int]:
     """Wall seconds of ``check --replay``'s re-run, ticks, worker processes."""
     with open_recording(path) as rec:
@@ -195,6 +217,8 @@ def main() -> int:
     ap.add_argument("--keep", help="copy the 24 h recording here")
     ap.add_argument("--baseline", help="also run this git ref's bench on the same ticks")
     ap.add_argument("--week", action="store_true", help="also build and re-run a week")
+    ap.add_argument("--cache", help="keep the built 24 h and week files in this directory "
+                    "and take them from there next time (same ticks, same checks)")
     args = ap.parse_args()
     if args.ticks_from:
         real = [Tick.model_validate_json(x) for x in Path(args.ticks_from).read_text().splitlines()]
@@ -211,11 +235,11 @@ def main() -> int:
               f" ({short_bpt:.0f} B/tick on a 600-tick file)")
         live_ms = recorder_cpu_live(ticks, tmp)
         print(f"recorder CPU per tick with the live engine's updates: {live_ms:.2f} ms")
-        day = tmp / "day.rmrec"
-        build_s = build_file(ticks, day, DAY)
+        day, build_s = cached_file(ticks, tmp, DAY, args.cache, "day")
         size = day.stat().st_size
         print(f"24 h file: {DAY} ticks, {size / 1e6:.1f} MB, {size / DAY:.0f} B/tick "
-              f"(built in {build_s:.0f} s, the live engine's updates included)")
+              + (f"(built in {build_s:.0f} s" if build_s is not None else f"(cached {day}")
+              + ", the live engine's updates included)")
         with open_recording(day) as rec:
             w0, w1 = rec.tick_at(0).wall, rec.tick_at(DAY - 1).wall
         rnd = random.Random(1)
@@ -265,11 +289,9 @@ def main() -> int:
         if args.keep:
             shutil.copy(day, args.keep)
         if args.week:
-            week = tmp / "week.rmrec"
-            build_s = build_file(ticks, week, 7 * DAY)
+            week, build_s = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
             print(f"week file: {7 * DAY} ticks, {week.stat().st_size / 1e6:.0f} MB "
-                  f"(built in {build_s:.0f} s)")
-            day.unlink()
+                  + (f"(built in {build_s:.0f} s)" if build_s is not None else "(cached)"))
             week_s, count, workers = rerun_s(week, stored=True)
             ref = base.get("rerun_s")
             print(f"re-run of all checks over the week ({count} ticks, {workers} worker "
