@@ -141,6 +141,9 @@ class Reuse:
     every other check still running are kept."""
     rank: dict[str, int] = field(default_factory=dict)
     """Check id -> its place in ``engine``'s order (the order ``observe`` reports in)."""
+    known: frozenset[str] = frozenset()
+    """Ids of the checks of both engines: an engine observation keyed by one of them is
+    that check's ("check X failed"), any other one of a module that did not load."""
     parts: frozenset[str] | None = None
     """The tick parts the ``again`` checks read (None: whole ticks), decoded alone."""
 
@@ -150,21 +153,21 @@ class Reuse:
         that failed to load first, then each check's, as ``Engine.observe`` lists them)."""
         if not stored and not fresh:
             return []
-        rank, again = self.rank, self.again
+        rank, known, again = self.rank, self.known, self.again
         assert again is not None
-        kept = [p for p in stored if (o := _owner(p, rank)) == "" or (
+        kept = [p for p in stored if (o := _owner(p, known)) == "" or (
             o in rank and o not in again.limits)]
         if not fresh:
             return kept
-        return sorted(kept + fresh, key=lambda p: rank.get(_owner(p, rank), -1))
+        return sorted(kept + fresh, key=lambda p: rank.get(_owner(p, known), -1))
 
 
-def _owner(p: Packed, rank: Mapping[str, int]) -> str:
+def _owner(p: Packed, known: frozenset[str]) -> str:
     """The check an observation is of: its own, or for the engine's "check X failed", X;
-    "" for a check module that did not load. Checks not in ``rank`` keep their id."""
+    "" for a check module that did not load."""
     if p[0] != ENGINE_ID:
         return p[0]
-    return p[1] if p[1] in rank else ""
+    return p[1] if p[1] in known else ""
 
 
 def recorded_engine(rec: Recording, entry_points: bool) -> Engine | None:
@@ -201,9 +204,8 @@ def plan_reuse(rec: Recording, engine: Engine, first: int, end: int,
     parts = (None if any(r is None for r in reads)
              else kept_parts(p for r in reads for p in r or ()))
     rank = {c.id: i for i, (c, _) in enumerate(engine.checks)}
-    for i, (c, _) in enumerate(live.checks):  # checks not running now: dropped by merge
-        rank.setdefault(c.id, len(rank) + i)
-    return Reuse(use, Engine(again), rank, parts)
+    known = frozenset(rank) | set(had)
+    return Reuse(use, Engine(again), rank, known, parts)
 
 
 def _observe_chunks(rec: Recording, engine: Engine, first_chunk: int, end_chunk: int,

@@ -2,7 +2,9 @@
 today's checks' gives, tick for tick, what observing every tick again gives: on a
 recording whose findings open, hold, flap and close across chunks, intact and damaged
 (a tick frame, an O frame), in this process and in worker processes; and on every
-shipped sample session. With other thresholds nothing stored is used."""
+shipped sample session. With other thresholds, the stored observations of every check
+whose observing thresholds are the recorded ones are still used, and only the others are
+observed again: the result is again the observed one."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import HEADER_SIZE, KIND_OBS, KIND_TICK, MAGIC, read_frame
-from replmon.session.rerun import Rerun, stored_usable
+from replmon.session.rerun import Rerun, plan_reuse, stored_usable
 from replmon.testing.synthetic import loop_ticks
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -94,12 +96,57 @@ def test_stored_rerun_is_the_observed_one(live: Path, observed: list[Any],
         assert a == b, f"tick {a[0]} differs"
 
 
-def test_other_thresholds_observe_again(live: Path, observed: list[Any]) -> None:
-    settings = {"drbd_peer": {"open_after": "7s"}}
+OTHER: dict[str, dict[str, Any]] = {
+    "one-check": {"drbd_peer": {"disconnected_critical_s": 5},
+                  "throughput_collapse": {"open_after": "5s"}},
+    "hysteresis-only": {"drbd_peer": {"open_after": "7s", "close_after": "5s"}},
+    "whole-ticks-one-off": {"link_saturation": {"warning_pct": 1},
+                            "drbd_peer": {"enabled": False}},
+}
+"""Other thresholds, each with the checks it must observe again (``AGAIN``): one check
+whose limits name what it reads (decoded to that) and another's hysteresis; only the
+hysteresis (nothing observed again); one that reads whole ticks, and a check switched
+off (its stored observations dropped)."""
+AGAIN = {"one-check": {"drbd_peer"}, "hysteresis-only": set(),
+         "whole-ticks-one-off": {"link_saturation"}}
+
+
+@pytest.mark.parametrize("case", list(OTHER))
+def test_other_thresholds_reuse_the_unchanged_checks(live: Path, observed: list[Any],
+                                                     case: str) -> None:
+    """The re-run with other thresholds takes the stored observations of every check that
+    kept its observing thresholds, observes the others again, and gives what observing
+    every tick again with those thresholds gives, tick for tick."""
+    settings = OTHER[case]
+    with open_recording(live) as rec:
+        reuse = plan_reuse(rec, build_engine(settings, entry_points=False), 0,
+                           len(rec.chunks), entry_points=False)
+        assert sorted(reuse.use) == list(range(10, TICKS // CHUNK))
+        assert reuse.again is not None
+        assert {c.id for c, _ in reuse.again.checks} == AGAIN[case]
     again, _ = run(live, stored=False, settings=settings)
-    fast, _ = run(live, stored=True, settings=settings)
-    assert fast == again
-    assert fast != observed  # the setting changes what opens
+    fast, problems = run(live, stored=True, settings=settings)
+    assert problems == []
+    for a, b in zip(again, fast, strict=True):
+        assert a == b, f"tick {a[0]} differs"
+    assert fast != observed  # the settings change what opens
+
+
+def test_other_thresholds_in_workers_and_on_a_damaged_file(live: Path, tmp_path: Path
+                                                          ) -> None:
+    """One check observed again in worker processes, on a file with a damaged tick frame
+    (its chunk and the window after it observed whole again)."""
+    data = bytearray(live.read_bytes())
+    pos = _frame_at(bytes(data), KIND_TICK, 700)
+    for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):
+        data[pos + k] ^= 0x5A
+    bad = tmp_path / "bad.rmrec"
+    bad.write_bytes(bytes(data))
+    settings = OTHER["one-check"]
+    again, problems = run(bad, stored=False, settings=settings)
+    fast, problems_fast = run(bad, stored=True, settings=settings, workers=2)
+    assert problems and problems_fast == problems
+    assert len(fast) == TICKS - 20 and fast == again
 
 
 @pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBS, 600)],
@@ -138,6 +185,13 @@ def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
         assert stored_usable(rec, build_engine(entry_points=False), 0, len(rec.chunks))
     again, _ = run(path, stored=False)
     fast, _ = run(path, stored=True)
+    assert len(fast) == n and fast == again
+    # other thresholds: a check that names what it reads observed again on ticks decoded
+    # to that, another's hysteresis changed; the rest from the stored observations
+    other = {"pair_lag": {"lag_after": "2s", "lag_critical": "5s"},
+             "mysql_replication": {"open_after": "5s"}}
+    again, _ = run(path, stored=False, settings=other)
+    fast, _ = run(path, stored=True, settings=other)
     assert len(fast) == n and fast == again
 
 
