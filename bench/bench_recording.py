@@ -155,6 +155,60 @@ def rerun_digest(path: Path, *, stored: bool) -> str:
     return h.hexdigest()[:16]
 
 
+ONE_CHECK: dict[str, dict[str, object]] = {"pair_lag": {"lag_after": "5s"},
+                                          "disk_saturation": {"iowait_pct": 25.0}}
+
+
+def other_thresholds(which: str) -> dict[str, dict[str, object]]:
+    """[checks.*] for a re-check: "pair_lag" or "disk_saturation" (one check's limit: one
+    that names what it reads, one that reads whole ticks), or "all" (a limit of every
+    check that has one, 10 % up: every check observed again)."""
+    if which != "all":
+        return {which: ONE_CHECK[which]}
+    out: dict[str, dict[str, object]] = {}
+    hysteresis = {"enabled", "open_after", "open_min_samples", "close_after"}
+    for c, th in build_engine().checks:
+        for name, value in th.model_dump().items():
+            if name not in hysteresis and type(value) in (int, float) and value:
+                out[c.id] = {name: value + 1 if type(value) is int else value * 1.1}
+                break
+    return out
+
+
+def recheck(path: Path) -> None:
+    """``check --replay`` with other thresholds (one check's, every check's) and
+    ``report``, timed on ``path``; also run by ``--baseline`` on the same file with
+    that ref's code (``--recheck FILE``)."""
+    from replmon.output.report import report as build_report
+
+    for which in ("pair_lag", "disk_saturation", "all"):
+        settings = other_thresholds(which)
+        with open_recording(path) as rec:
+            t0 = time.perf_counter()
+            run = Rerun(rec, {**rec.meta.checks, **settings})
+            count = sum(1 for _ in run)
+            print(f"re-check with other thresholds ({which}: {len(settings)} checks changed; "
+                  f"{count} ticks, {run.workers} workers): {time.perf_counter() - t0:.1f} s",
+                  flush=True)
+    with open_recording(path) as rec:
+        t0 = time.perf_counter()
+        build_report(rec)
+        print(f"report: {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def recheck_baseline(ref: str, path: Path) -> None:
+    """``recheck`` on ``path`` with ``ref``'s code (this script, run in its tree)."""
+    import subprocess
+
+    with worktree(ref) as tree:
+        env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
+        out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--recheck",
+                              str(path)], env=env, check=True, capture_output=True,
+                             text=True, cwd=tree).stdout
+    for line in out.splitlines():
+        print(f"  {ref}: {line}", flush=True)
+
+
 @contextlib.contextmanager
 def worktree(ref: str) -> Iterator[Path]:
     """``ref``'s tree in a temporary git worktree, importable as ``replmon`` with
@@ -219,7 +273,14 @@ def main() -> int:
     ap.add_argument("--week", action="store_true", help="also build and re-run a week")
     ap.add_argument("--cache", help="keep the built 24 h and week files in this directory "
                     "and take them from there next time (same ticks, same checks)")
+    ap.add_argument("--recheck", metavar="FILE", help="only time re-checks with other "
+                    "thresholds and report on this recording (what --baseline runs)")
+    ap.add_argument("--recheck-only", action="store_true", help="with --cache: the day, "
+                    "then re-checks and report (before with --baseline, then after) only")
     args = ap.parse_args()
+    if args.recheck:
+        recheck(Path(args.recheck))
+        return 0
     if args.ticks_from:
         real = [Tick.model_validate_json(x) for x in Path(args.ticks_from).read_text().splitlines()]
     else:
@@ -228,6 +289,16 @@ def main() -> int:
     ticks = four_sources(real)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        if args.recheck_only:
+            day, _ = cached_file(ticks, tmp, DAY, args.cache, "day")
+            if args.baseline:
+                recheck_baseline(args.baseline, day)
+            print(f"this tree ({cpus()} cores), {day}:", flush=True)
+            recheck(day)
+            if args.week:
+                week, _ = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
+                recheck(week)
+            return 0
         base = (baseline(args.baseline, real, tmp, args.rerun, args.ticks_from)
                 if args.baseline else {})
         cpu_ms, short_bpt = recorder_cpu(ticks, tmp)
