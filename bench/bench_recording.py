@@ -140,7 +140,8 @@ def rerun_s(path: Path, *, stored: bool) -> tuple[float, int, int]:
         return time.perf_counter() - t0, count, run.workers
 
 
-def rerun_digest(path: Path, *, stored: bool) -> str:
+def rerun_digest(path: Path, *, stored: bool,
+                 settings: dict[str, dict[str, object]] | None = None) -> str:
     """A digest of every Update of a re-run (seq, each open finding's identity, since,
     severity, title and numbers, what opened and closed), to show that the stored and
     the observed-again re-runs agree (untimed: a second run)."""
@@ -148,7 +149,7 @@ def rerun_digest(path: Path, *, stored: bool) -> str:
 
     h = hashlib.sha256()
     with open_recording(path) as rec:
-        for u in Rerun(rec, stored=stored):
+        for u in Rerun(rec, settings, stored=stored):
             h.update(repr((u.seq, [(f.ident, f.since_seq, int(f.severity), f.title,
                                     sorted(f.numbers.items())) for f in u.open],
                            [f.ident for f in u.opened], [f.ident for f in u.closed])).encode())
@@ -156,7 +157,8 @@ def rerun_digest(path: Path, *, stored: bool) -> str:
 
 
 ONE_CHECK: dict[str, dict[str, object]] = {"pair_lag": {"lag_after": "5s"},
-                                          "disk_saturation": {"iowait_pct": 25.0}}
+                                          "disk_saturation": {"iowait_pct": 25.0},
+                                          "drbd_peer": {"disconnected_critical_s": 5.0}}
 
 
 def other_thresholds(which: str) -> dict[str, dict[str, object]]:
@@ -277,6 +279,8 @@ def main() -> int:
                     "thresholds and report on this recording (what --baseline runs)")
     ap.add_argument("--recheck-only", action="store_true", help="with --cache: the day, "
                     "then re-checks and report (before with --baseline, then after) only")
+    ap.add_argument("--identity", action="store_true", help="with --recheck-only: also "
+                    "compare re-checks with observing every tick again (slow)")
     args = ap.parse_args()
     if args.recheck:
         recheck(Path(args.recheck))
@@ -295,6 +299,13 @@ def main() -> int:
                 recheck_baseline(args.baseline, day)
             print(f"this tree ({cpus()} cores), {day}:", flush=True)
             recheck(day)
+            if args.identity:
+                for which in ("drbd_peer", "all"):
+                    other = other_thresholds(which)
+                    same = (rerun_digest(day, stored=True, settings=other)
+                            == rerun_digest(day, stored=False, settings=other))
+                    print(f"re-check ({which}) and observing every tick again give the same "
+                          "findings at every tick: " + ("yes" if same else "NO"), flush=True)
             if args.week:
                 week, _ = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
                 recheck(week)
