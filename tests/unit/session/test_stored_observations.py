@@ -96,57 +96,52 @@ def test_stored_rerun_is_the_observed_one(live: Path, observed: list[Any],
         assert a == b, f"tick {a[0]} differs"
 
 
-OTHER: dict[str, dict[str, Any]] = {
-    "one-check": {"drbd_peer": {"disconnected_critical_s": 5},
-                  "throughput_collapse": {"open_after": "5s"}},
-    "hysteresis-only": {"drbd_peer": {"open_after": "7s", "close_after": "5s"}},
-    "whole-ticks-one-off": {"link_saturation": {"warning_pct": 1},
-                            "drbd_peer": {"enabled": False}},
-}
-"""Other thresholds, each with the checks it must observe again (``AGAIN``): one check
-whose limits name what it reads (decoded to that) and another's hysteresis; only the
-hysteresis (nothing observed again); one that reads whole ticks, and a check switched
-off (its stored observations dropped)."""
-AGAIN = {"one-check": {"drbd_peer"}, "hysteresis-only": set(),
-         "whole-ticks-one-off": {"link_saturation"}}
-
-
-@pytest.mark.parametrize("case", list(OTHER))
-def test_other_thresholds_reuse_the_unchanged_checks(live: Path, observed: list[Any],
-                                                     case: str) -> None:
-    """The re-run with other thresholds takes the stored observations of every check that
-    kept its observing thresholds, observes the others again, and gives what observing
-    every tick again with those thresholds gives, tick for tick."""
-    settings = OTHER[case]
-    with open_recording(live) as rec:
-        reuse = plan_reuse(rec, build_engine(settings, entry_points=False), 0,
-                           len(rec.chunks), entry_points=False)
-        assert sorted(reuse.use) == list(range(10, TICKS // CHUNK))
-        assert reuse.again is not None
-        assert {c.id for c, _ in reuse.again.checks} == AGAIN[case]
-    again, _ = run(live, stored=False, settings=settings)
-    fast, problems = run(live, stored=True, settings=settings)
-    assert problems == []
-    for a, b in zip(again, fast, strict=True):
-        assert a == b, f"tick {a[0]} differs"
-    assert fast != observed  # the settings change what opens
-
-
-def test_other_thresholds_in_workers_and_on_a_damaged_file(live: Path, tmp_path: Path
-                                                          ) -> None:
-    """One check observed again in worker processes, on a file with a damaged tick frame
-    (its chunk and the window after it observed whole again)."""
+def _damaged(live: Path, tmp_path: Path) -> Path:
+    """``live`` with bytes flipped in tick 700's frame (its chunk is lost)."""
     data = bytearray(live.read_bytes())
     pos = _frame_at(bytes(data), KIND_TICK, 700)
     for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):
         data[pos + k] ^= 0x5A
     bad = tmp_path / "bad.rmrec"
     bad.write_bytes(bytes(data))
-    settings = OTHER["one-check"]
-    again, problems = run(bad, stored=False, settings=settings)
-    fast, problems_fast = run(bad, stored=True, settings=settings, workers=2)
-    assert problems and problems_fast == problems
-    assert len(fast) == TICKS - 20 and fast == again
+    return bad
+
+
+OTHER: dict[str, dict[str, Any]] = {
+    "one-check": {"drbd_peer": {"disconnected_critical_s": 5},
+                  "throughput_collapse": {"open_after": "5s"}},
+    "hold-times-and-one-off": {"drbd_peer": {"open_after": "7s", "close_after": "5s"},
+                               "link_saturation": {"enabled": False}},
+}
+"""Other thresholds: one check's limits (a check that names what it reads: observed again
+on ticks decoded to that) and another's hold time, in worker processes, on a file with a
+damaged tick frame (its chunk and the window after it observed whole again); only hold
+times and a check switched off (nothing observed again, its stored ones dropped).
+test_every_sample_session has a check that reads whole ticks."""
+AGAIN = {"one-check": {"drbd_peer"}, "hold-times-and-one-off": set()}
+
+
+@pytest.mark.parametrize("case", list(OTHER))
+def test_other_thresholds_reuse_the_unchanged_checks(live: Path, observed: list[Any],
+                                                     tmp_path: Path, case: str) -> None:
+    """The re-run with other thresholds takes the stored observations of every check that
+    kept its observing thresholds, observes the others again, and gives what observing
+    every tick again with those thresholds gives, tick for tick."""
+    settings = OTHER[case]
+    path, workers = (_damaged(live, tmp_path), 2) if AGAIN[case] else (live, 1)
+    with open_recording(path) as rec:
+        reuse = plan_reuse(rec, build_engine(settings, entry_points=False), 0,
+                           len(rec.chunks), entry_points=False)
+        assert reuse.again is not None and len(reuse.use) >= 15
+        assert {c.id for c, _ in reuse.again.checks} == AGAIN[case]
+        assert reuse.parts == frozenset({"drbd", "rates.drbd"} if AGAIN[case] else ())
+    again, problems = run(path, stored=False, settings=settings)
+    fast, problems_fast = run(path, stored=True, settings=settings, workers=workers)
+    assert problems_fast == problems and bool(problems) == (path != live)
+    assert len(fast) == TICKS - 20 * (path != live)
+    for a, b in zip(again, fast, strict=True):
+        assert a == b, f"tick {a[0]} differs"
+    assert fast[:len(observed) // 2] != observed[:len(observed) // 2]  # what opens changes
 
 
 @pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBS, 600)],
@@ -186,9 +181,10 @@ def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
     again, _ = run(path, stored=False)
     fast, _ = run(path, stored=True)
     assert len(fast) == n and fast == again
-    # other thresholds: a check that names what it reads observed again on ticks decoded
-    # to that, another's hysteresis changed; the rest from the stored observations
+    # other thresholds: two checks observed again (one of them reads whole ticks), a
+    # third's hold time changed; the rest from the stored observations
     other = {"pair_lag": {"lag_after": "2s", "lag_critical": "5s"},
+             "throughput_collapse": {"warning_ratio": 0.5},
              "mysql_replication": {"open_after": "5s"}}
     again, _ = run(path, stored=False, settings=other)
     fast, _ = run(path, stored=True, settings=other)
