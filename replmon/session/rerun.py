@@ -188,12 +188,9 @@ def plan_reuse(rec: Recording, engine: Engine, first: int, end: int,
     settings (its ``checks_id`` is the one stored), for every check whose observing
     thresholds (``observing``: not the hysteresis) are the recorded ones; the others
     are observed again there, alone, on ticks decoded to what they read."""
-    use = stored_usable(rec, engine, first, end)
-    if use:
-        return Reuse(use)
     live = recorded_engine(rec, entry_points)
-    if live is None:
-        return Reuse()
+    if live is None or live.checks_id == engine.checks_id:
+        return Reuse(stored_usable(rec, engine, first, end))  # (reads every O frame once)
     use = stored_usable(rec, live, first, end)
     if not use:
         return Reuse()
