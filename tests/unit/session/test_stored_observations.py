@@ -204,3 +204,24 @@ def test_a_derive_writer_stores_no_observations(tmp_path: Path) -> None:
     with open_recording(path) as rec:
         assert all(rec.chunk_observations(ci)[0] is None for ci in range(len(rec.chunks)))
     assert run(path, stored=True) == run(path, stored=False)
+
+
+def test_check_replay_with_a_config_s_thresholds(tmp_path: Path) -> None:
+    """``check --replay FILE --config OTHER.toml``: the file's [checks.*] keys over the
+    recorded ones judge the recording; a key no check has is a one-line config error."""
+    from replmon.commands import check_replay
+    from replmon.errors import ConfigError
+
+    sample = ROOT / "sample_sessions" / "replica_lag_growing.rmrec"
+    def lag_titles(config: str | None = None) -> list[str]:
+        run = check_replay(str(sample), config)
+        return [f.title for f in run.open if f.check == "mysql_replication"]
+
+    assert lag_titles() == ["replication lag 120 s (over 30 s), growing 60.0 s/min over 60 s"]
+    other = tmp_path / "other.toml"
+    other.write_text('[checks.mysql_replication]\nlag_warning_s = 200.0\n'
+                     'lag_critical_s = 400.0\n')
+    assert lag_titles(str(other)) == ["replication lag 120 s, growing 60.0 s/min over 60 s"]
+    other.write_text("[checks.mysql_replication]\nlag_warning = 200\n")
+    with pytest.raises(ConfigError, match="lag_warning"):
+        check_replay(str(sample), str(other))
