@@ -1,7 +1,7 @@
 """Recording benchmark (run by hand; figures go in the closing note).
 
     .venv/bin/python bench/bench_recording.py [--ticks-from FILE.jsonl] [--rerun N]
-        [--baseline GITREF] [--week]
+        [--baseline GITREF] [--week] [--cache DIR [--recheck-only [--identity]]]
 
 1. Real ticks: 60 ticks at 1 Hz from the lab under a write load (or JSON lines of
    ``replmon sample --json``), plus a parsed /proc/drbd fixture on both nodes, so
@@ -20,6 +20,11 @@
    ticks) <= 2.5x of main's day.
 6. --baseline GITREF: the same figures from that commit's own bench on the same ticks
    (a git worktree on the same interpreter), and the ratios.
+7. --cache DIR keeps the built day (and week) file, named by the ticks and the checks'
+   ``checks_id``, for the next run. --recheck-only (with --cache): only ``check
+   --replay`` with other thresholds (pair_lag's, disk_saturation's, one limit of every
+   check) and ``report`` on the day, with --baseline first that ref's code on the same
+   file; --identity also compares two re-checks with observing every tick again.
 """
 
 from __future__ import annotations
