@@ -1,7 +1,7 @@
 """Recording benchmark (run by hand; figures go in the closing note).
 
     .venv/bin/python bench/bench_recording.py [--ticks-from FILE.jsonl] [--rerun N]
-        [--baseline GITREF] [--week]
+        [--baseline GITREF] [--week] [--cache DIR [--recheck-only [--identity]]]
 
 1. Real ticks: 60 ticks at 1 Hz from the lab under a write load (or JSON lines of
    ``replmon sample --json``), plus a parsed /proc/drbd fixture on both nodes, so
@@ -20,6 +20,11 @@
    ticks) <= 2.5x of main's day.
 6. --baseline GITREF: the same figures from that commit's own bench on the same ticks
    (a git worktree on the same interpreter), and the ratios.
+7. --cache DIR keeps the built day (and week) file, named by the ticks and the checks'
+   ``checks_id``, for the next run. --recheck-only (with --cache): only ``check
+   --replay`` with other thresholds (pair_lag's, disk_saturation's, one limit of every
+   check) and ``report`` on the day, with --baseline first that ref's code on the same
+   file; --identity also compares two re-checks with observing every tick again.
 """
 
 from __future__ import annotations
@@ -119,6 +124,28 @@ def html_report_s(path: Path) -> tuple[float, float]:
         return time.perf_counter() - t0, len(page.encode()) / 1e6
 
 
+def cached_file(ticks: list[Tick], tmp: Path, count: int, cache: str | None,
+                name: str) -> tuple[Path, float | None]:
+    """``build_file`` into ``tmp``, or a copy kept in ``cache`` from an earlier run of
+    the same ticks and the same checks (``checks_id`` in the name: a change to the
+    checks' code makes a new file, whose stored observations are today's). Returns the
+    path and the build's seconds (None: taken from the cache)."""
+    if not cache:
+        path = tmp / f"{name}.rmrec"
+        return path, build_file(ticks, path, count)
+    import hashlib
+
+    key = hashlib.sha256("".join(t.model_dump_json() for t in ticks).encode()).hexdigest()[:12]
+    kept = Path(cache) / f"{name}-{count}-{key}-{build_engine().checks_id}.rmrec"
+    if kept.exists():
+        return kept, None
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    part = kept.with_suffix(".part")
+    build_s = build_file(ticks, part, count)
+    part.rename(kept)
+    return kept, build_s
+
+
 def rerun_s(path: Path, *, stored: bool) -> tuple[float, int, int]:
     """Wall seconds of ``check --replay``'s re-run, ticks, worker processes."""
     with open_recording(path) as rec:
@@ -128,7 +155,8 @@ def rerun_s(path: Path, *, stored: bool) -> tuple[float, int, int]:
         return time.perf_counter() - t0, count, run.workers
 
 
-def rerun_digest(path: Path, *, stored: bool) -> str:
+def rerun_digest(path: Path, *, stored: bool,
+                 settings: dict[str, dict[str, object]] | None = None) -> str:
     """A digest of every Update of a re-run (seq, each open finding's identity, since,
     severity, title and numbers, what opened and closed), to show that the stored and
     the observed-again re-runs agree (untimed: a second run)."""
@@ -136,11 +164,66 @@ def rerun_digest(path: Path, *, stored: bool) -> str:
 
     h = hashlib.sha256()
     with open_recording(path) as rec:
-        for u in Rerun(rec, stored=stored):
+        for u in Rerun(rec, settings, stored=stored):
             h.update(repr((u.seq, [(f.ident, f.since_seq, int(f.severity), f.title,
                                     sorted(f.numbers.items())) for f in u.open],
                            [f.ident for f in u.opened], [f.ident for f in u.closed])).encode())
     return h.hexdigest()[:16]
+
+
+ONE_CHECK: dict[str, dict[str, object]] = {"pair_lag": {"lag_after": "5s"},
+                                          "disk_saturation": {"iowait_pct": 25.0},
+                                          "drbd_peer": {"disconnected_critical_s": 5.0}}
+
+
+def other_thresholds(which: str) -> dict[str, dict[str, object]]:
+    """[checks.*] for a re-check: "pair_lag" or "disk_saturation" (one check's limit: one
+    that names what it reads, one that reads whole ticks), or "all" (a limit of every
+    check that has one, 10 % up: every check observed again)."""
+    if which != "all":
+        return {which: ONE_CHECK[which]}
+    out: dict[str, dict[str, object]] = {}
+    hysteresis = {"enabled", "open_after", "open_min_samples", "close_after"}
+    for c, th in build_engine().checks:
+        for name, value in th.model_dump().items():
+            if name not in hysteresis and type(value) in (int, float) and value:
+                out[c.id] = {name: value + 1 if type(value) is int else value * 1.1}
+                break
+    return out
+
+
+def recheck(path: Path) -> None:
+    """``check --replay`` with other thresholds (one check's, every check's) and
+    ``report``, timed on ``path``; also run by ``--baseline`` on the same file with
+    that ref's code (``--recheck FILE``)."""
+    from replmon.output.report import report as build_report
+
+    for which in ("pair_lag", "disk_saturation", "all"):
+        settings = other_thresholds(which)
+        with open_recording(path) as rec:
+            t0 = time.perf_counter()
+            run = Rerun(rec, {**rec.meta.checks, **settings})
+            count = sum(1 for _ in run)
+            print(f"re-check with other thresholds ({which}: {len(settings)} checks changed; "
+                  f"{count} ticks, {run.workers} workers): {time.perf_counter() - t0:.1f} s",
+                  flush=True)
+    with open_recording(path) as rec:
+        t0 = time.perf_counter()
+        build_report(rec)
+        print(f"report: {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def recheck_baseline(ref: str, path: Path) -> None:
+    """``recheck`` on ``path`` with ``ref``'s code (this script, run in its tree)."""
+    import subprocess
+
+    with worktree(ref) as tree:
+        env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
+        out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--recheck",
+                              str(path)], env=env, check=True, capture_output=True,
+                             text=True, cwd=tree).stdout
+    for line in out.splitlines():
+        print(f"  {ref}: {line}", flush=True)
 
 
 @contextlib.contextmanager
@@ -205,7 +288,18 @@ def main() -> int:
     ap.add_argument("--keep", help="copy the 24 h recording here")
     ap.add_argument("--baseline", help="also run this git ref's bench on the same ticks")
     ap.add_argument("--week", action="store_true", help="also build and re-run a week")
+    ap.add_argument("--cache", help="keep the built 24 h and week files in this directory "
+                    "and take them from there next time (same ticks, same checks)")
+    ap.add_argument("--recheck", metavar="FILE", help="only time re-checks with other "
+                    "thresholds and report on this recording (what --baseline runs)")
+    ap.add_argument("--recheck-only", action="store_true", help="with --cache: the day, "
+                    "then re-checks and report (before with --baseline, then after) only")
+    ap.add_argument("--identity", action="store_true", help="with --recheck-only: also "
+                    "compare re-checks with observing every tick again (slow)")
     args = ap.parse_args()
+    if args.recheck:
+        recheck(Path(args.recheck))
+        return 0
     if args.ticks_from:
         real = [Tick.model_validate_json(x) for x in Path(args.ticks_from).read_text().splitlines()]
     else:
@@ -214,6 +308,23 @@ def main() -> int:
     ticks = four_sources(real)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        if args.recheck_only:
+            day, _ = cached_file(ticks, tmp, DAY, args.cache, "day")
+            if args.baseline:
+                recheck_baseline(args.baseline, day)
+            print(f"this tree ({cpus()} cores), {day}:", flush=True)
+            recheck(day)
+            if args.identity:
+                for which in ("drbd_peer", "all"):
+                    other = other_thresholds(which)
+                    same = (rerun_digest(day, stored=True, settings=other)
+                            == rerun_digest(day, stored=False, settings=other))
+                    print(f"re-check ({which}) and observing every tick again give the same "
+                          "findings at every tick: " + ("yes" if same else "NO"), flush=True)
+            if args.week:
+                week, _ = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
+                recheck(week)
+            return 0
         base = (baseline(args.baseline, real, tmp, args.rerun, args.ticks_from)
                 if args.baseline else {})
         cpu_ms, short_bpt = recorder_cpu(ticks, tmp)
@@ -221,11 +332,11 @@ def main() -> int:
               f" ({short_bpt:.0f} B/tick on a 600-tick file)")
         live_ms = recorder_cpu_live(ticks, tmp)
         print(f"recorder CPU per tick with the live engine's updates: {live_ms:.2f} ms")
-        day = tmp / "day.rmrec"
-        build_s = build_file(ticks, day, DAY)
+        day, build_s = cached_file(ticks, tmp, DAY, args.cache, "day")
         size = day.stat().st_size
         print(f"24 h file: {DAY} ticks, {size / 1e6:.1f} MB, {size / DAY:.0f} B/tick "
-              f"(built in {build_s:.0f} s, the live engine's updates included)")
+              + (f"(built in {build_s:.0f} s" if build_s is not None else f"(cached {day}")
+              + ", the live engine's updates included)")
         with open_recording(day) as rec:
             w0, w1 = rec.tick_at(0).wall, rec.tick_at(DAY - 1).wall
         rnd = random.Random(1)
@@ -283,11 +394,9 @@ def main() -> int:
         if args.keep:
             shutil.copy(day, args.keep)
         if args.week:
-            week = tmp / "week.rmrec"
-            build_s = build_file(ticks, week, 7 * DAY)
+            week, build_s = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
             print(f"week file: {7 * DAY} ticks, {week.stat().st_size / 1e6:.0f} MB "
-                  f"(built in {build_s:.0f} s)")
-            day.unlink()
+                  + (f"(built in {build_s:.0f} s)" if build_s is not None else "(cached)"))
             week_s, count, workers = rerun_s(week, stored=True)
             ref = base.get("rerun_s")
             print(f"re-run of all checks over the week ({count} ticks, {workers} worker "

@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             try:
                 if args.replay:
-                    return cmd.print_check(cmd.check_replay(args.replay), args.format)
+                    return cmd.print_check(cmd.check_replay(args.replay, args.config),
+                                           args.format)
                 return _live(args, parser)
             except (ConfigError, LabError, SessionError) as e:
                 print(f"REPLMON UNKNOWN - {e}")

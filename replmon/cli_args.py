@@ -147,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "findings; json: one JSON object (status, exit code, status line, "
                         "open and cleared findings) for scripts")
     c.add_argument("--replay", metavar="FILE",
-                   help="judge a recording instead of live servers (findings open at its end)")
+                   help="judge a recording instead of live servers (findings open at its end); "
+                        "with --config, by that file's [checks.*] thresholds over the "
+                        "recorded ones")
     r = sub.add_parser(
         "record", parents=[_connection_options()],
         help="record a session headless (for a daemon / systemd)",

@@ -37,6 +37,7 @@ examples:
   replmon --primary db163 --replica db162 check
   replmon check --config replmon.toml --duration 30s --format json
   replmon --lab check --duration 5s
+  replmon check --replay incident.rmrec --config stricter.toml  # other thresholds
 
 exit codes (Monitoring Plugins / Nagios / Icinga):
   0 OK        no finding above info open at the end

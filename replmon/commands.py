@@ -170,8 +170,24 @@ def print_check(run: CheckRun, fmt: str) -> int:
     return int(run.status)
 
 
-def check_replay(path: str) -> CheckRun:
-    """``check --replay``: today's checks over a recording (on every core for a long one)."""
+def replay_settings(recorded: dict[str, Any], config: str | None) -> dict[str, Any]:
+    """The ``[checks.*]`` to re-check a recording with: the recorded ones, each key that
+    ``config`` (a pair's TOML file) sets in its ``[checks.<id>]`` tables replacing the
+    recorded one; only those tables of the file are read."""
+    if config is None:
+        return recorded
+    from replmon.config import load_toml, merge
+
+    tables = load_toml(config).get("checks") or {}
+    if not isinstance(tables, dict):
+        raise ConfigError(f"{config}: [checks] is not a table of [checks.<id>] tables")
+    return merge(recorded, tables)
+
+
+def check_replay(path: str, config: str | None = None) -> CheckRun:
+    """``check --replay``: today's checks over a recording (on every core for a long one),
+    with the recorded thresholds or, with ``config``, that file's ``[checks.*]`` over
+    them (only the checks whose thresholds differ are observed again)."""
     from replmon.model.findings import Finding
     from replmon.model.incidents import IncidentTracker
     from replmon.output.incidents import causality
@@ -181,7 +197,7 @@ def check_replay(path: str) -> CheckRun:
     from replmon.session.rerun import Rerun
 
     with open_recording(path) as rec:
-        run = Rerun(rec)
+        run = Rerun(rec, replay_settings(rec.meta.checks, config))
         tracker = IncidentTracker(causality(run.engine.checks))
         cleared: list[Finding] = []
         first = last = None

@@ -261,6 +261,9 @@ What each part does:
 5. **Hold times belong to the engine**: report the condition on every tick it holds; the
    finding opens after `open_after` seconds (and `open_min_samples` ticks) of it, updates
    its title and numbers every tick, and closes after `close_after` seconds without it.
+   `evaluate` never reads `open_after`, `open_min_samples`, `close_after` or `enabled`:
+   a re-check of a recording with other hold times takes the stored observations as they
+   are (replmon/session/rerun.py), so what a check sees must not depend on them.
 6. **No data, no verdict**: when a source was not read (`source_ok(node, kind)` is false)
    return nothing for it: source_health reports the source itself. Never treat "unknown" as
    0 or as fine in a title.

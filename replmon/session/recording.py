@@ -27,8 +27,21 @@ from pydantic import ValidationError
 
 from replmon.engine import Update
 from replmon.errors import SessionError
+from replmon.model.drbd import derive_drbd_rates
 from replmon.model.findings import Finding
-from replmon.model.tick import NodeRates, NodeTick, RateTracker, Tick, tick_from_json
+from replmon.model.host_rates import derive_host_rates
+from replmon.model.mysql import derive_mysql_rates
+from replmon.model.parts import PARTS, thin
+from replmon.model.redis import derive_redis_rates
+from replmon.model.tick import (
+    NO_RATES,
+    SOURCE_KINDS,
+    NodeRates,
+    NodeTick,
+    RateTracker,
+    Tick,
+    tick_from_json,
+)
 from replmon.session.format import (
     HEADER_SIZE,
     KEY_MARK,
@@ -85,6 +98,33 @@ def decode_update(seq: int, raw: dict[str, Any], wall: float = 0.0) -> Update:
     return Update(seq=seq, wall=wall, open=open_,
                   opened=[f for i, f in enumerate(open_) if i in opened],
                   closed=[Finding.model_validate(f) for f in raw.get("closed", [])])
+
+
+_DERIVE: dict[str, Any] = {"host": derive_host_rates, "drbd": derive_drbd_rates,
+                           "mysql": derive_mysql_rates, "redis": derive_redis_rates}
+"""Source kind -> what derives its rates (as ``RateTracker`` does for all four)."""
+
+
+class SomeRates(RateTracker):
+    """A RateTracker that derives the rates of some source kinds only: a re-run of checks
+    that name what they read (``Check.reads``) needs no other, and deriving a tick's host
+    rates (every disk and NIC) costs more than decoding it. The others stay empty; the
+    tick is then thinned (``replmon.model.parts.thin``), so no check can read them."""
+
+    def __init__(self, kinds: frozenset[str]) -> None:
+        super().__init__()
+        self.kinds = kinds
+
+    def rates(self, node: NodeTick) -> NodeRates:
+        last = self._last.get(node.given or node.role, {})
+        values = {}
+        for kind in self.kinds:
+            cur, prev = getattr(node, kind), last.get(kind)
+            values[kind] = (_DERIVE[kind](prev if prev is not None and prev.status.ok else None,
+                                          cur) if cur.status.ok else getattr(NO_RATES, kind))
+        self.remember(node)
+        return NodeRates.model_validate({**{k: getattr(NO_RATES, k) for k in SOURCE_KINDS},
+                                         **values})
 
 
 class Recording:
@@ -341,9 +381,14 @@ class Recording:
             obs = None
         return obs, walls
 
-    def chunk_entries(self, ci: int) -> Iterator[Entry]:
-        """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem)."""
-        tracker = RateTracker()
+    def chunk_entries(self, ci: int, parts: frozenset[str] | None = None) -> Iterator[Entry]:
+        """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem).
+        ``parts`` (``replmon.model.parts.kept_parts``): each tick thinned to them, and only
+        their rates derived (what a re-run of checks that name what they read needs)."""
+        tracker = RateTracker() if parts is None else SomeRates(frozenset(
+            p.removeprefix("rates.") for p in parts if p.startswith("rates.")))
+        rates_kept = (parts or frozenset()) | {p for p in PARTS if not p.startswith("rates.")}
+        """Every sample is decoded whole: only the rates not derived must not be read."""
         keyed = False
         for fr, data in self._records(ci):
             try:
@@ -354,8 +399,12 @@ class Recording:
                         if base.get(role) is not None:
                             tracker.rates(NodeTick.model_validate(base[role]))
                 elif fr.kind == KIND_TICK and keyed:
-                    entry = self._decode_tick(data, tracker, fr)
-                    yield entry
+                    if parts is None:
+                        yield self._decode_tick(data, tracker, fr)
+                    else:  # no recorded update (a re-run does not read it); rates thinned
+                        entry = self._decode_tick(data, tracker, fr, update=False)
+                        entry.tick = thin(entry.tick, rates_kept)
+                        yield entry
             except (ValueError, ValidationError) as e:
                 self._bad(ci, fr, e)
                 return
@@ -374,7 +423,8 @@ class Recording:
         return out
 
     @staticmethod
-    def _decode_tick(record: bytes, tracker: RateTracker, fr: Frame) -> Entry:
+    def _decode_tick(record: bytes, tracker: RateTracker, fr: Frame, update: bool = True
+                     ) -> Entry:
         tick_json, _, extra_json = record.partition(b"\n")
         tick = tick_from_json(tick_json)
         extra: dict[str, Any] = json.loads(extra_json) if extra_json else {}
@@ -386,7 +436,8 @@ class Recording:
                 rates = NodeRates.model_validate(stored[n.role])
             nodes[n.role] = n.model_copy(update={"rates": rates})
         tick = tick.model_copy(update=nodes)
-        upd = decode_update(tick.seq, extra["u"], tick.wall) if "u" in extra else None
+        upd = (decode_update(tick.seq, extra["u"], tick.wall) if update and "u" in extra
+               else None)
         return Entry(fr.index, tick, upd)
 
     def chunk_of(self, i: int) -> int:

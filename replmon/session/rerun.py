@@ -24,10 +24,14 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replmon.engine import Engine, Update, build_engine
+from replmon.check import Thresholds
+from replmon.engine import ENGINE_ID, Engine, Update, build_engine
+from replmon.errors import ConfigError
+from replmon.model.parts import kept_parts, thin
 from replmon.session.cursor import intact_before, warm_up
 from replmon.session.format import ChunkObservations, Packed, pack_seen, unpack_seen
 from replmon.session.recording import Entry, Recording, open_recording
@@ -112,41 +116,161 @@ def stored_usable(rec: Recording, engine: Engine, first: int, end: int) -> Usabl
     return out
 
 
+HYSTERESIS = frozenset({"enabled", "open_after", "open_min_samples", "close_after"})
+"""Thresholds fields that only the engine reads (which checks run, and the hysteresis of
+``Engine.apply``), never a check's ``evaluate`` (docs/checks.md): other values of these
+change no observation."""
+
+
+def observing(th: Thresholds) -> dict[str, Any]:
+    """What of a check's thresholds its observations depend on: all but HYSTERESIS."""
+    return th.model_dump(exclude=set(HYSTERESIS))
+
+
+@dataclass
+class Reuse:
+    """What a re-run with ``engine`` takes from the stored observations: the chunks whose
+    O frames are usable (``stored_usable``), and when they were made with other
+    thresholds, the checks to observe again there (``again``) and what those read."""
+
+    use: Usable = field(default_factory=dict)
+    again: Engine | None = None
+    """None: the stored observations are ``engine``'s own (same ``checks_id``). Else an
+    engine of the checks whose observing thresholds differ from the recorded ones (or
+    that did not run live): only they are observed again; the stored observations of
+    every other check still running are kept."""
+    rank: dict[str, int] = field(default_factory=dict)
+    """Check id -> its place in ``engine``'s order (the order ``observe`` reports in)."""
+    known: frozenset[str] = frozenset()
+    """Ids of the checks of both engines: an engine observation keyed by one of them is
+    that check's ("check X failed"), any other one of a module that did not load."""
+    parts: frozenset[str] | None = None
+    """The tick parts the ``again`` checks read (None: whole ticks), decoded alone."""
+
+    def merge(self, stored: list[Packed], fresh: list[Packed]) -> list[Packed]:
+        """One tick's observations as ``engine.observe`` gives them: the stored ones of the
+        checks kept, the ``again`` checks' ``fresh`` ones, in the engine's order (checks
+        that failed to load first, then each check's, as ``Engine.observe`` lists them)."""
+        if not stored and not fresh:
+            return []
+        rank, known, again = self.rank, self.known, self.again
+        assert again is not None
+        kept = [p for p in stored if (o := _owner(p, known)) == "" or (
+            o in rank and o not in again.limits)]
+        if not fresh:
+            return kept
+        return sorted(kept + fresh, key=lambda p: rank.get(_owner(p, known), -1))
+
+
+def _owner(p: Packed, known: frozenset[str]) -> str:
+    """The check an observation is of: its own, or for the engine's "check X failed", X;
+    "" for a check module that did not load."""
+    if p[0] != ENGINE_ID:
+        return p[0]
+    return p[1] if p[1] in known else ""
+
+
+def recorded_engine(rec: Recording, entry_points: bool) -> Engine | None:
+    """The engine that made the recording's stored observations, if it is today's code:
+    today's checks with the recorded ``[checks.*]`` (None when those no longer load)."""
+    try:
+        return build_engine(rec.meta.checks, entry_points=entry_points)
+    except ConfigError:
+        return None
+
+
+def plan_reuse(rec: Recording, engine: Engine, first: int, end: int,
+               entry_points: bool = True) -> Reuse:
+    """The stored observations a re-run with ``engine`` can use in chunks [first, end).
+
+    With the recorded thresholds (same ``checks_id``): all of them. With others: those
+    the recorded engine made, when that engine is today's code with the recorded
+    settings (its ``checks_id`` is the one stored), for every check whose observing
+    thresholds (``observing``: not the hysteresis) are the recorded ones; the others
+    are observed again there, alone, on ticks decoded to what they read."""
+    live = recorded_engine(rec, entry_points)
+    if live is None or live.checks_id == engine.checks_id:
+        return Reuse(stored_usable(rec, engine, first, end))  # (reads every O frame once)
+    use = stored_usable(rec, live, first, end)
+    if not use:
+        return Reuse()
+    had = live.limits
+    again = [(c, th) for c, th in engine.checks
+             if c.id not in had or observing(th) != observing(had[c.id])]
+    reads = [c.reads for c, _ in again]
+    parts = (None if any(r is None for r in reads)
+             else kept_parts(p for r in reads for p in r or ()))
+    rank = {c.id: i for i, (c, _) in enumerate(engine.checks)}
+    known = frozenset(rank) | set(had)
+    return Reuse(use, Engine(again), rank, known, parts)
+
+
 def _observe_chunks(rec: Recording, engine: Engine, first_chunk: int, end_chunk: int,
                     extract: Extract = _none, *, stored: bool = True,
-                    use: Usable | None = None) -> Iterator[Observed]:
+                    reuse: Reuse | None = None, entry_points: bool = True
+                    ) -> Iterator[Observed]:
     """What the checks observe at every intact tick of chunks [first_chunk, end_chunk), in
-    order: the stored observations where ``stored_usable`` allows (``use``, when the
-    caller has it already; decoding the ticks only when ``extract`` wants them), else by
-    decoding the ticks and observing them, the engine's window warmed first on the
-    intact ticks before."""
-    if use is None:
-        use = stored_usable(rec, engine, first_chunk, end_chunk) if stored else {}
-    fed_to: int | None = None
-    """Index after the last tick ``engine`` observed (None: its window is not there)."""
+    order: the stored observations where ``plan_reuse`` allows (``reuse``, when the
+    caller has it already; decoding the ticks only when ``extract`` wants them or some
+    checks are observed again), else by decoding the ticks and observing them, the
+    engine's window warmed first on the intact ticks before."""
+    if reuse is None:
+        reuse = (plan_reuse(rec, engine, first_chunk, end_chunk, entry_points) if stored
+                 else Reuse())
+    fed: dict[int, int] = {}
+    """id of an engine -> index after the last tick it observed (its window is there)."""
     for ci in range(first_chunk, end_chunk):
-        chunk = rec.chunks[ci]
-        if ci in use:
-            obs, walls = use[ci]
-            if extract is _none:
-                for k, wall in enumerate(walls):
-                    seen = obs.seen.get(k, [])
-                    yield chunk.first + k, obs.seq0 + k, wall, obs.interval, seen, None
-            else:  # the caller wants facts from each tick: decode them, skip the checks
-                for k, e in enumerate(rec.chunk_entries(ci)):
-                    yield (e.index, e.tick.seq, e.tick.wall, e.tick.interval,
-                           obs.seen.get(k, []), extract(e))
-            fed_to = None
+        if ci in reuse.use:
+            yield from _stored_chunk(rec, ci, reuse, extract, fed)
             continue
-        if fed_to != chunk.first:
-            engine.reset_window()
-            warm_up(engine, intact_before(rec, chunk.first,
-                                          engine.window_ticks(rec.meta.interval) - 1),
-                    hysteresis=False)
+        _warm(rec, engine, ci, fed)
         for e in rec.chunk_entries(ci):
             yield (e.index, e.tick.seq, e.tick.wall, e.tick.interval,
                    pack_seen(engine.observe(e.tick)), extract(e))
-            fed_to = e.index + 1
+            fed[id(engine)] = e.index + 1
+
+
+def _warm(rec: Recording, engine: Engine, ci: int, fed: dict[int, int],
+          parts: frozenset[str] | None = None) -> None:
+    """Unless ``engine`` observed the tick right before chunk ``ci``: its window filled
+    with the intact ticks before the chunk (``parts`` of them: they are all it reads)."""
+    first = rec.chunks[ci].first
+    if fed.get(id(engine)) == first:
+        return
+    engine.reset_window()
+    ticks = intact_before(rec, first, engine.window_ticks(rec.meta.interval) - 1)
+    if parts is not None:
+        ticks = [thin(t, parts) for t in ticks]
+    warm_up(engine, ticks, hysteresis=False)
+
+
+def _stored_chunk(rec: Recording, ci: int, reuse: Reuse, extract: Extract,
+                  fed: dict[int, int]) -> Iterator[Observed]:
+    """Chunk ``ci`` from its stored observations: alone when they are the engine's own
+    (``reuse.again`` None) or only checks' hysteresis differs; else with the ``again``
+    checks observing the chunk's ticks, decoded to what those checks read."""
+    obs, walls = reuse.use[ci]
+    first = rec.chunks[ci].first
+    again = reuse.again
+    if again is not None and again.checks:
+        _warm(rec, again, ci, fed, reuse.parts)
+        entries = rec.chunk_entries(ci, None if extract is not _none else reuse.parts)
+        for k, e in enumerate(entries):
+            tick = e.tick if reuse.parts is None or extract is _none else thin(e.tick,
+                                                                                reuse.parts)
+            seen = reuse.merge(obs.seen.get(k, []), pack_seen(again.observe(tick)))
+            fed[id(again)] = e.index + 1
+            yield e.index, e.tick.seq, e.tick.wall, e.tick.interval, seen, extract(e)
+        return
+    def seen_at(k: int) -> list[Packed]:
+        stored = obs.seen.get(k, [])
+        return stored if again is None else reuse.merge(stored, [])
+    if extract is _none:
+        for k, wall in enumerate(walls):
+            yield first + k, obs.seq0 + k, wall, obs.interval, seen_at(k), None
+    else:  # the caller wants facts from each tick: decode them, skip the checks
+        for k, e in enumerate(rec.chunk_entries(ci)):
+            yield e.index, e.tick.seq, e.tick.wall, e.tick.interval, seen_at(k), extract(e)
 
 
 def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_points: bool,
@@ -158,7 +282,7 @@ def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_po
     with _few_collections(), open_recording(path) as rec:
         engine = build_engine(settings, entry_points=entry_points)
         out = list(_observe_chunks(rec, engine, first_chunk, end_chunk, extract,
-                                   stored=stored))
+                                   stored=stored, entry_points=entry_points))
         return out, list(rec.problems)
 
 
@@ -219,7 +343,7 @@ class Rerun:
         self.engine: Engine = build_engine(self.settings, entry_points=entry_points)
         self._workers = workers
         self._planned: int | None = None
-        self._use: Usable | None = None
+        self._reuse: Reuse | None = None
         """Stored observations usable here, when planning found them already."""
 
     @property
@@ -236,8 +360,10 @@ class Rerun:
         if workers is None:
             to_decode = len(rec)
             if self.stored and not decode_all and len(rec) >= PARALLEL_MIN_TICKS:
-                self._use = stored_usable(rec, self.engine, 0, len(rec.chunks))
-                to_decode -= sum(obs.count for obs, _ in self._use.values())
+                self._reuse = plan_reuse(rec, self.engine, 0, len(rec.chunks),
+                                         self.entry_points)
+                if self._reuse.again is None or not self._reuse.again.checks:
+                    to_decode -= sum(obs.count for obs, _ in self._reuse.use.values())
             workers = min(cpus(), MAX_WORKERS) if to_decode >= PARALLEL_MIN_TICKS else 1
         return max(1, min(workers, len(rec.chunks) or 1))
 
@@ -259,7 +385,8 @@ class Rerun:
                 observing = build_engine(self.settings, entry_points=self.entry_points)
                 for index, seq, wall, interval, seen, facts in _observe_chunks(
                         self.recording, observing, 0, len(self.recording.chunks), extract,
-                        stored=self.stored, use=self._use):
+                        stored=self.stored, reuse=self._reuse,
+                        entry_points=self.entry_points):
                     if self.should_stop():
                         return
                     yield index, self.engine.apply(seq, wall, unpack_seen(seen), interval), facts

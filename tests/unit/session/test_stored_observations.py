@@ -2,7 +2,9 @@
 today's checks' gives, tick for tick, what observing every tick again gives: on a
 recording whose findings open, hold, flap and close across chunks, intact and damaged
 (a tick frame, an O frame), in this process and in worker processes; and on every
-shipped sample session. With other thresholds nothing stored is used."""
+shipped sample session. With other thresholds, the stored observations of every check
+whose observing thresholds are the recorded ones are still used, and only the others are
+observed again: the result is again the observed one."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import HEADER_SIZE, KIND_OBS, KIND_TICK, MAGIC, read_frame
-from replmon.session.rerun import Rerun, stored_usable
+from replmon.session.rerun import Rerun, plan_reuse, stored_usable
 from replmon.testing.synthetic import loop_ticks
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -94,12 +96,52 @@ def test_stored_rerun_is_the_observed_one(live: Path, observed: list[Any],
         assert a == b, f"tick {a[0]} differs"
 
 
-def test_other_thresholds_observe_again(live: Path, observed: list[Any]) -> None:
-    settings = {"drbd_peer": {"open_after": "7s"}}
-    again, _ = run(live, stored=False, settings=settings)
-    fast, _ = run(live, stored=True, settings=settings)
-    assert fast == again
-    assert fast != observed  # the setting changes what opens
+def _damaged(live: Path, tmp_path: Path) -> Path:
+    """``live`` with bytes flipped in tick 700's frame (its chunk is lost)."""
+    data = bytearray(live.read_bytes())
+    pos = _frame_at(bytes(data), KIND_TICK, 700)
+    for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):
+        data[pos + k] ^= 0x5A
+    bad = tmp_path / "bad.rmrec"
+    bad.write_bytes(bytes(data))
+    return bad
+
+
+OTHER: dict[str, dict[str, Any]] = {
+    "one-check": {"drbd_peer": {"disconnected_critical_s": 5},
+                  "throughput_collapse": {"open_after": "5s"}},
+    "hold-times-and-one-off": {"drbd_peer": {"open_after": "7s", "close_after": "5s"},
+                               "link_saturation": {"enabled": False}},
+}
+"""Other thresholds: one check's limits (a check that names what it reads: observed again
+on ticks decoded to that) and another's hold time, in worker processes, on a file with a
+damaged tick frame (its chunk and the window after it observed whole again); only hold
+times and a check switched off (nothing observed again, its stored ones dropped).
+test_every_sample_session has a check that reads whole ticks."""
+AGAIN = {"one-check": {"drbd_peer"}, "hold-times-and-one-off": set()}
+
+
+@pytest.mark.parametrize("case", list(OTHER))
+def test_other_thresholds_reuse_the_unchanged_checks(live: Path, observed: list[Any],
+                                                     tmp_path: Path, case: str) -> None:
+    """The re-run with other thresholds takes the stored observations of every check that
+    kept its observing thresholds, observes the others again, and gives what observing
+    every tick again with those thresholds gives, tick for tick."""
+    settings = OTHER[case]
+    path, workers = (_damaged(live, tmp_path), 2) if AGAIN[case] else (live, 1)
+    with open_recording(path) as rec:
+        reuse = plan_reuse(rec, build_engine(settings, entry_points=False), 0,
+                           len(rec.chunks), entry_points=False)
+        assert reuse.again is not None and len(reuse.use) >= 15
+        assert {c.id for c, _ in reuse.again.checks} == AGAIN[case]
+        assert reuse.parts == frozenset({"drbd", "rates.drbd"} if AGAIN[case] else ())
+    again, problems = run(path, stored=False, settings=settings)
+    fast, problems_fast = run(path, stored=True, settings=settings, workers=workers)
+    assert problems_fast == problems and bool(problems) == (path != live)
+    assert len(fast) == TICKS - 20 * (path != live)
+    for a, b in zip(again, fast, strict=True):
+        assert a == b, f"tick {a[0]} differs"
+    assert fast[:len(observed) // 2] != observed[:len(observed) // 2]  # what opens changes
 
 
 @pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBS, 600)],
@@ -139,6 +181,14 @@ def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
     again, _ = run(path, stored=False)
     fast, _ = run(path, stored=True)
     assert len(fast) == n and fast == again
+    # other thresholds: two checks observed again (one of them reads whole ticks), a
+    # third's hold time changed; the rest from the stored observations
+    other = {"pair_lag": {"lag_after": "2s", "lag_critical": "5s"},
+             "throughput_collapse": {"warning_ratio": 0.5},
+             "mysql_replication": {"open_after": "5s"}}
+    again, _ = run(path, stored=False, settings=other)
+    fast, _ = run(path, stored=True, settings=other)
+    assert len(fast) == n and fast == again
 
 
 def test_a_derive_writer_stores_no_observations(tmp_path: Path) -> None:
@@ -177,3 +227,24 @@ def test_a_cut_keeps_the_stored_observations_and_the_incidents(live: Path,
         again, _ = run(done.path, stored=False)
         fast, _ = run(done.path, stored=True)
         assert fast == again
+
+
+def test_check_replay_with_a_config_s_thresholds(tmp_path: Path) -> None:
+    """``check --replay FILE --config OTHER.toml``: the file's [checks.*] keys over the
+    recorded ones judge the recording; a key no check has is a one-line config error."""
+    from replmon.commands import check_replay
+    from replmon.errors import ConfigError
+
+    sample = ROOT / "sample_sessions" / "replica_lag_growing.rmrec"
+    def lag_titles(config: str | None = None) -> list[str]:
+        run = check_replay(str(sample), config)
+        return [f.title for f in run.open if f.check == "mysql_replication"]
+
+    assert lag_titles() == ["replication lag 120 s (over 30 s), growing 60.0 s/min over 60 s"]
+    other = tmp_path / "other.toml"
+    other.write_text('[checks.mysql_replication]\nlag_warning_s = 200.0\n'
+                     'lag_critical_s = 400.0\n')
+    assert lag_titles(str(other)) == ["replication lag 120 s, growing 60.0 s/min over 60 s"]
+    other.write_text("[checks.mysql_replication]\nlag_warning = 200\n")
+    with pytest.raises(ConfigError, match="lag_warning"):
+        check_replay(str(sample), str(other))
