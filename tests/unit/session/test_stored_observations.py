@@ -166,6 +166,12 @@ def test_stored_rerun_of_a_damaged_file(live: Path, tmp_path: Path, kind: bytes,
         assert len(fast) == TICKS and any("no tick lost" in p for p in problems_fast)
 
 
+OTHER_THRESHOLDS_ON = {"replica_lag_growing", "redis_link_down_full_resync",
+                       "seed000_drbd_peer_disconnect"}
+"""The sessions re-checked with other thresholds too (~3 s of CPU each): one whose lag
+the changed pair_lag judges, one of Redis, one of DRBD."""
+
+
 @pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
 def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
     """The shipped sessions (format 1 without stored observations, but for the
@@ -181,6 +187,8 @@ def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
     again, _ = run(path, stored=False)
     fast, _ = run(path, stored=True)
     assert len(fast) == n and fast == again
+    if sample.stem not in OTHER_THRESHOLDS_ON:
+        return
     # other thresholds: two checks observed again (one of them reads whole ticks), a
     # third's hold time changed; the rest from the stored observations
     other = {"pair_lag": {"lag_after": "2s", "lag_critical": "5s"},
