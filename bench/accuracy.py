@@ -39,9 +39,8 @@ from replmon.factory import build_collector
 from replmon.lab import Lab
 from replmon.labload import WriteLoad
 from replmon.model.findings import Finding, Severity
-from replmon.model.incidents import incidents_of
+from replmon.model.incidents import causality, incidents_of
 from replmon.model.tick import Tick
-from replmon.output.incidents import causality
 from replmon.session.recording import open_recording
 from replmon.testing.scenarios import (
     ONSET_S,

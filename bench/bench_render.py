@@ -43,9 +43,8 @@ from replmon.engine import Update, build_engine
 from replmon.fleet import metrics
 from replmon.fleet.metrics import exposition, groups_of, render_pair
 from replmon.fleet.state import PairState
-from replmon.model.incidents import Causality
+from replmon.model.incidents import Causality, causality
 from replmon.model.tick import Tick
-from replmon.output.incidents import causality
 from replmon.session import open_recording
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -143,7 +143,7 @@ async def run_check(config: Config, *, duration: float) -> CheckRun:
     from replmon.factory import build_collector
 
     count = max(2, round(duration / config.interval) + 1)
-    from replmon.output.incidents import causality
+    from replmon.model.incidents import causality
 
     engine = build_engine(config.checks)
     summary = CheckSummary(causality(engine.checks))
@@ -189,8 +189,7 @@ def check_replay(path: str, config: str | None = None) -> CheckRun:
     with the recorded thresholds or, with ``config``, that file's ``[checks.*]`` over
     them (only the checks whose thresholds differ are observed again)."""
     from replmon.model.findings import Finding
-    from replmon.model.incidents import IncidentTracker
-    from replmon.output.incidents import causality
+    from replmon.model.incidents import IncidentTracker, causality
     from replmon.output.perfdata import measure_window_s, pair_perf
     from replmon.session.cut import in_window
     from replmon.session.recording import open_recording

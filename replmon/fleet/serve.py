@@ -34,8 +34,8 @@ from replmon.fleet.metrics import groups_of, render_pair
 from replmon.fleet.state import PairState
 from replmon.model.base import SourceState
 from replmon.model.findings import Severity
+from replmon.model.incidents import causality
 from replmon.model.tick import Tick
-from replmon.output.incidents import causality
 from replmon.pipeline import Pipeline, Reader
 from replmon.wording import plural
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from replmon.model.findings import Finding, NodeRef, Severity
 
@@ -230,3 +230,14 @@ def incidents_of(updates: Iterable[tuple[float, Sequence[Finding]]],
     for wall, open_findings in updates:
         tracker.update(wall, open_findings)
     return tracker.incidents
+
+
+def causality(checks: Iterable[Any]) -> Causality:
+    """Check id -> its declarations (``explains``), from checks (Check objects, or the
+    engine's (check, thresholds) pairs). Here, beside the Causality it makes, so that
+    session (``replmon cut``) and the outputs take it from below both."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for c in checks:
+        check = c[0] if isinstance(c, tuple) else c
+        out[check.id] = tuple(getattr(check, "explains", ()))
+    return out

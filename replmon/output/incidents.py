@@ -5,22 +5,12 @@ every view (tick_clock / tick_stamp)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from replmon.model.findings import Finding
-from replmon.model.incidents import Causality, FindingId, Incident, finding_id
+from replmon.model.incidents import FindingId, Incident, finding_id
 from replmon.units import tick_clock, tick_stamp
-
-
-def causality(checks: Iterable[Any]) -> Causality:
-    """Check id -> its declarations, from checks (Check objects, or the engine's (check,
-    thresholds) pairs)."""
-    out: dict[str, tuple[Any, ...]] = {}
-    for c in checks:
-        check = c[0] if isinstance(c, tuple) else c
-        out[check.id] = tuple(getattr(check, "explains", ()))
-    return out
 
 
 def _where(f: Finding, nodes: Mapping[str, str]) -> str:

@@ -17,9 +17,9 @@ from typing import Any, TextIO
 
 from replmon.engine import Update
 from replmon.model.findings import Finding
-from replmon.model.incidents import FindingId, IncidentTracker, finding_id
+from replmon.model.incidents import FindingId, IncidentTracker, causality, finding_id
 from replmon.model.tick import NodeTick, Tick
-from replmon.output.incidents import causality, incident_dict, timeline
+from replmon.output.incidents import incident_dict, timeline
 from replmon.session.cut import in_window
 from replmon.session.format import RecordingMeta
 from replmon.session.recording import Entry, Recording

@@ -33,8 +33,7 @@ from pathlib import Path
 from replmon import __version__
 from replmon.engine import Update, build_engine
 from replmon.errors import SessionError
-from replmon.model.incidents import Incident, IncidentTracker
-from replmon.output.incidents import causality
+from replmon.model.incidents import Incident, IncidentTracker, causality
 from replmon.session.format import (
     FORMAT_VERSION,
     ChunkObservations,

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from replmon.model.incidents import Incident, IncidentTracker
-from replmon.output.incidents import causality, incident_dict
+from replmon.model.incidents import Incident, IncidentTracker, causality
+from replmon.output.incidents import incident_dict
 from replmon.session.cut import Cut, cut, incident_span, incidents_of
 from replmon.session.recording import Recording, open_recording
 from replmon.session.rerun import Rerun

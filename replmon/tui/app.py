@@ -33,11 +33,10 @@ from replmon.checks.stmt_vs_rows import (  # type: ignore[import-not-found,unuse
 from replmon.engine import Engine, Update
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding
-from replmon.model.incidents import Causality, IncidentTracker, finding_id
+from replmon.model.incidents import Causality, IncidentTracker, causality, finding_id
 from replmon.model.mysql import BinlogStatus
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Role, Tick
-from replmon.output.incidents import causality
 from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import gcpace, render

@@ -34,9 +34,8 @@ from textual.worker import get_current_worker
 from replmon.engine import Engine, Update
 from replmon.errors import SessionError
 from replmon.model.findings import Finding
-from replmon.model.incidents import Causality, IncidentTracker
+from replmon.model.incidents import Causality, IncidentTracker, causality
 from replmon.model.tick import Tick
-from replmon.output.incidents import causality
 from replmon.session.cursor import ReplayCursor, Step, parse_jump
 from replmon.session.recording import Recording
 from replmon.tui.app import ReplmonApp, TickReceived

@@ -7,8 +7,8 @@ import pytest
 
 from replmon.engine import build_engine
 from replmon.lab import Lab
-from replmon.model.incidents import IncidentTracker
-from replmon.output.incidents import causality, incident_line
+from replmon.model.incidents import IncidentTracker, causality
+from replmon.output.incidents import incident_line
 from replmon.testing.scenarios import run_lab_scenario
 from replmon.testing.scenarios.mysql_rows import LAB as ROWS
 from replmon.testing.scenarios.replication import LAB as REPLICATION

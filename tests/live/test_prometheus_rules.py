@@ -243,7 +243,7 @@ def page_series(ticks: list[Any], pair: str) -> list[dict[str, Any]]:
     from replmon.engine import Engine
     from replmon.fleet.metrics import exposition, render_pair
     from replmon.fleet.state import PairState
-    from replmon.output.incidents import causality
+    from replmon.model.incidents import causality
 
     eng = Engine([(roles.CHECK, roles.CHECK.thresholds())])
     state = PairState(pair, 1.0, render=render_pair, links=causality(eng.checks))

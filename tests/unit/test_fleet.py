@@ -30,8 +30,8 @@ from replmon.fleet.metrics import (
 )
 from replmon.fleet.rules import RULES
 from replmon.fleet.state import PairState
+from replmon.model.incidents import causality
 from replmon.model.tick import Tick
-from replmon.output.incidents import causality
 from replmon.session.recording import open_recording
 
 ROOT = Path(__file__).resolve().parent.parent.parent
