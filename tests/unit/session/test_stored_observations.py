@@ -51,6 +51,11 @@ def no_flap_detection() -> Any:
         yield
 
 
+SHARES_LIVE = pytest.mark.xdist_group("stored_observations_live")
+"""The tests that read ``live`` (and ``observed``) run on one worker: each worker that ran
+one built both module fixtures again (~10 s of CPU each, 27-35 s of setup under load)."""
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ticks = list(loop_ticks(flapping_ticks(), TICKS, rates=True))  # rates as collected
@@ -75,6 +80,7 @@ def _frame_at(data: bytes, kind: bytes, index: int) -> int:
         pos = fr.end
 
 
+@SHARES_LIVE
 def test_stored_observations_are_used_after_one_window(live: Path) -> None:
     with open_recording(live) as rec:
         use = stored_usable(rec, build_engine(entry_points=False), 0, len(rec.chunks))
@@ -84,6 +90,7 @@ def test_stored_observations_are_used_after_one_window(live: Path) -> None:
         assert stored_usable(rec, other, 0, len(rec.chunks)) == {}
 
 
+@SHARES_LIVE
 @pytest.mark.parametrize("workers", [1, 2])
 def test_stored_rerun_is_the_observed_one(live: Path, observed: list[Any],
                                           workers: int) -> None:
@@ -121,6 +128,7 @@ test_every_sample_session has a check that reads whole ticks."""
 AGAIN = {"one-check": {"drbd_peer"}, "hold-times-and-one-off": set()}
 
 
+@SHARES_LIVE
 @pytest.mark.parametrize("case", list(OTHER))
 def test_other_thresholds_reuse_the_unchanged_checks(live: Path, observed: list[Any],
                                                      tmp_path: Path, case: str) -> None:
@@ -144,6 +152,7 @@ def test_other_thresholds_reuse_the_unchanged_checks(live: Path, observed: list[
     assert fast[:len(observed) // 2] != observed[:len(observed) // 2]  # what opens changes
 
 
+@SHARES_LIVE
 @pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBS, 600)],
                          ids=["tick-frame", "obs-frame"])
 def test_stored_rerun_of_a_damaged_file(live: Path, tmp_path: Path, kind: bytes,
@@ -214,6 +223,7 @@ def test_a_derive_writer_stores_no_observations(tmp_path: Path) -> None:
     assert run(path, stored=True) == run(path, stored=False)
 
 
+@SHARES_LIVE
 def test_a_cut_keeps_the_stored_observations_and_the_incidents(live: Path,
                                                                tmp_path: Path) -> None:
     """``replmon cut`` in the middle of a long recording (its warm-up starts well after
