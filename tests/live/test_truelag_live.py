@@ -283,21 +283,34 @@ def agree(ticks: list[Tick]) -> tuple[int, int, float]:
     """pair_lag's history (a LagTracker that knows no other source) against each tick's
     measured lag (heartbeat table or server timestamps): within their bounds plus 1.5 s
     (pt-heartbeat's 0.5 s interval, a 1 s tick) at every tick both know it, and a lower
-    bound never above the truth. (ticks compared, of them lagging > 10 s, worst gap)."""
+    bound never above the truth. (ticks compared, of them lagging > 10 s, worst gap).
+
+    One tick may disagree where the replica caught up within it: after the SQL thread is
+    started again, 40+ s of writes apply in under a second, between the tick's replica
+    status read (the history's executed position) and its lag read (seen twice in ten
+    runs: the history 42 s, the truth 0.2 s, the tick before 44 s). Such a tick is one
+    where the truth fell by at least the excess since the tick before; at most one."""
     history = LagTracker()
-    compared = lagging = 0
+    compared = lagging = caught_up_within = 0
     worst = 0.0
+    before: float | None = None
     for t in ticks:
         h = history.measure(t.model_copy(update={"primary": t.primary, "replica": t.replica.
                                                  model_copy(update={"mysql": _no_facts(t)})}))
         lag = t.lag
         if h is None or lag is None or lag.seconds is None or lag.source == "history":
             continue
+        truth_before, before = before, lag.seconds
         slack = (lag.bound_s or 0.0) + 1.5
         if h.seconds is not None:
             assert h.source == "history"
             gap = abs(h.seconds - lag.seconds)
-            assert gap <= slack + (h.bound_s or 0.0), (t.seq, h, lag)
+            excess = gap - slack - (h.bound_s or 0.0)
+            if excess > 0 and truth_before is not None and truth_before - lag.seconds >= excess:
+                caught_up_within += 1
+                assert caught_up_within <= 1, (t.seq, h, lag)
+                continue
+            assert excess <= 0, (t.seq, h, lag, truth_before)
             compared += 1
             lagging += lag.seconds > 10
             worst = max(worst, gap)
