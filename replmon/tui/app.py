@@ -196,7 +196,7 @@ class NodePanel(VerticalScroll):
         self.border_title = title
         for kind, st in node.statuses().items():
             w = self.query_one(f"#{self.role}-{kind}", Static)
-            w.update(render.pad_lines(texts[kind], lines.get(kind, 0)))
+            render.put(w, render.pad_lines(texts[kind], lines.get(kind, 0)))
             w.set_class(not st.ok and st.state.value != "absent", "down")
             w.set_class(st.state.value == "absent", "absent")
         for key, _ in SPARKS:
@@ -204,8 +204,8 @@ class NodePanel(VerticalScroll):
             top = max(data, default=0.0)
             # all zero: no bars (Sparkline draws equal values as full ones)
             self.query_one(f"#{self.role}-{key}", Sparkline).data = data if top > 0 else []
-            self.query_one(f"#{self.role}-{key}-max", Static).update(
-                f"max {human(top).strip()}/s" if data else "")
+            render.put(self.query_one(f"#{self.role}-{key}-max", Static),
+                       f"max {human(top).strip()}/s" if data else "")
 
 
 class ReplmonApp(App[None]):
@@ -587,10 +587,10 @@ class ReplmonApp(App[None]):
             return
         age = None if self.tick is None else max(0.0, self.clock() - self.tick.wall)
         source = "ended" if self.feed_ended else self.source
-        self.main_widget("#header", Static).update(render.header_text(
+        render.put(self.main_widget("#header", Static), render.header_text(
             self.tick, [f for f, _ in self.ordered(self.findings)],
             age_s=age if self.source == "live" else None,
-            paused=self.paused, source=source, width=self.size.width))
+            paused=self.paused, source=source, width=self.size.width), layout=False)
 
     def say(self, text: str) -> None:
         """A notice (the lab demo's steps) on a line of its own under the findings, with its

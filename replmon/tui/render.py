@@ -8,6 +8,7 @@ numbers DBAs read first (dstat/orzdba order) come first on each line.
 from __future__ import annotations
 
 from rich.text import Text
+from textual.widgets import Static
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Finding, Severity
@@ -245,6 +246,15 @@ def shed(texts: list[dict[str, Text]], rows: int) -> list[dict[str, Text]]:
             for k in col:
                 col[k] = [(lk, ln) for lk, ln in col[k] if lk != key]
     return [{k: Text("\n").join(ln for _, ln in ls) for k, ls in col.items()} for col in keyed]
+
+
+def put(widget: Static, content: Text | str, *, layout: bool = True) -> None:
+    """``widget.update(content)`` unless it shows that already. An update asks Textual for
+    a new layout of the whole screen (~20 ms at 160x50) unless ``layout`` is False (a
+    widget of a fixed height: the header, the status bar); the header's clock redrawn
+    every second and a paused replay's panels redrawn unchanged cost one each."""
+    if widget.content != content:
+        widget.update(content, layout=layout)
 
 
 def pad_lines(text: Text, lines: int) -> Text:
