@@ -10,7 +10,7 @@ longer than twice the interval).
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TextIO
@@ -18,43 +18,16 @@ from typing import Any, TextIO
 from replmon.engine import Update
 from replmon.model.findings import Finding
 from replmon.model.incidents import FindingId, IncidentTracker, causality, finding_id
-from replmon.model.tick import NodeTick, Tick
+from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, timeline
 from replmon.session.cut import in_window
+from replmon.session.facts import findings_of as facts_findings
+from replmon.session.facts import metric, values_of, versions_of
 from replmon.session.format import RecordingMeta
 from replmon.session.recording import Entry, Recording
 from replmon.session.rerun import Extract, Rerun
 from replmon.units import tick_stamp
 from replmon.wording import plural
-
-PEAKS: dict[str, str] = {
-    "mysql qps": "rates.mysql.qps",
-    "mysql UPDATE/s": "rates.mysql.com_update_per_s",
-    "mysql rows updated/s": "rates.mysql.rows_updated_per_s",
-    "redis ops/s": "rates.redis.ops_per_s",
-    "cpu idle % (lowest)": "rates.host.cpu_idle_pct",
-    "swap in pages/s": "rates.host.swap_in_pages_per_s",
-    "swap out pages/s": "rates.host.swap_out_pages_per_s",
-    "net recv bytes/s": "rates.host.net_total.recv_bytes_per_s",
-    "net send bytes/s": "rates.host.net_total.send_bytes_per_s",
-}
-"""Key rates whose peak (lowest for idle CPU) the report shows, per node."""
-
-
-def metric(tick: Tick | NodeTick, path: str) -> Any:
-    """Value at a dotted path (``primary.rates.mysql.qps``, ``replica.mysql.counters.Questions``,
-    ``primary.rates.host.disks.vda.util_pct``); None where it does not exist."""
-    obj: Any = tick
-    for part in path.split("."):
-        if isinstance(obj, dict):
-            obj = obj.get(part)
-        elif part in getattr(type(obj), "model_fields", {}):
-            obj = getattr(obj, part)
-        else:
-            return None  # only data fields: never a method or a dunder
-        if obj is None:
-            return None
-    return obj
 
 
 def iso(wall: float | None) -> str:
@@ -104,20 +77,48 @@ class TickFacts:
 
 def tick_facts(e: Entry) -> TickFacts:
     t = e.tick
-    versions: list[tuple[str, str]] = []
-    values: list[tuple[str, float, str, str]] = []
-    for n in t.nodes:
-        given = n.given or n.role
-        for kind in ("mysql", "redis", "drbd"):
-            sample = getattr(n, kind)
-            if sample.status.ok and sample.version:
-                versions.append((f"{given} {kind}", sample.version))
-        for label, path in PEAKS.items():
-            val = metric(n, path)
-            if isinstance(val, int | float):
-                values.append((f"{given} {label}", val, n.name, n.role))
-    return TickFacts(t.wall, t.interval, t.missed, t.seq, versions, values,
+    return TickFacts(t.wall, t.interval, t.missed, t.seq, versions_of(t), values_of(t),
                      _events(e.update, t.wall) if e.update is not None else [])
+
+
+def stored_facts(recording: Recording) -> Iterator[tuple[int, TickFacts]] | None:
+    """(index, TickFacts) of every intact tick from the recorder's F frames, without
+    decoding a tick: None unless every chunk has one (a recording of an older version,
+    one written from derived rates, or a damaged chunk: the ticks are decoded then).
+    A tick carries only the values that are its chunk's peaks (the report wants no
+    other), and the chunk's versions on its first tick."""
+    chunks = []
+    for ci in range(len(recording.chunks)):
+        facts, walls = recording.chunk_facts(ci)
+        if facts is None:
+            return None
+        chunks.append((facts, walls))
+
+    def ticks() -> Iterator[tuple[int, TickFacts]]:
+        for facts, walls in chunks:
+            values: dict[int, list[tuple[str, float, str, str]]] = {}
+            for key, (val, k, name, role) in facts.peaks.items():
+                values.setdefault(k, []).append((key, val, name, role))
+            for k, wall in enumerate(walls):
+                events = facts.events.get(k)
+                recorded = ([_event(kind, f, wall) for kind, f in facts_findings(events)]
+                            if events else [])
+                yield facts.first + k, TickFacts(
+                    wall, facts.interval[k], facts.missed[k], facts.seq[k],
+                    list(facts.versions) if k == 0 else [], values.get(k, []), recorded)
+    return ticks()
+
+
+def _facts_beside(run: Rerun, stored: Iterator[tuple[int, TickFacts]]
+                  ) -> Iterator[tuple[int, Update, TickFacts]]:
+    """The re-run's updates with the stored facts of the same ticks (a tick the re-run
+    could not decode is skipped in both)."""
+    at, facts = next(stored, (None, None))
+    for index, upd in run.indexed():
+        while at is not None and at < index:
+            at, facts = next(stored, (None, None))
+        if at == index and facts is not None:
+            yield index, upd, facts
 
 
 def tick_facts_and(more: Extract, e: Entry) -> TickFacts:
@@ -146,7 +147,9 @@ def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
     first: TickFacts | None = None
     prev: TickFacts | None = None
     count = 0
-    for _, upd, t in run.with_facts(extract):
+    stored = stored_facts(recording) if more is None else None
+    passes = (run.with_facts(extract) if stored is None else _facts_beside(run, stored))
+    for _, upd, t in passes:
         count += 1
         if more is not None:
             kept.append(t.more)

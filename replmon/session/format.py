@@ -8,7 +8,9 @@ all little-endian; the CRC-32 covers the 21 header bytes before it and the
 payload. Kinds: ``H`` header (JSON), ``K`` key frame (starts a chunk: a fresh
 zlib stream holding the rate baseline), ``T`` tick (the chunk's zlib stream,
 sync-flushed, so it decompresses to exactly one record), ``O`` the live engine's
-observations of one chunk (zlib JSON, after the chunk's last tick), ``E`` end (JSON).
+observations of one chunk (zlib JSON, after the chunk's last tick), ``F`` what the report
+keeps of the chunk's ticks (zlib JSON, after the O frame: ``replmon.session.facts``),
+``E`` end (JSON).
 Unknown kinds are skipped, so a later minor addition does not break this reader.
 
 Version 2 repeats in every K frame what a reader needs to decode ticks (``KeyInfo``:
@@ -56,6 +58,7 @@ MAX_KEY_INFO = 64 << 10
 
 KIND_HEADER, KIND_KEY, KIND_TICK, KIND_END = b"H", b"K", b"T", b"E"
 KIND_OBS = b"O"
+KIND_FACTS = b"F"
 MAX_FRAME = 64 << 20
 """Largest payload a reader accepts (a header or a tick is a few KB)."""
 MAX_RECORD = 16 << 20

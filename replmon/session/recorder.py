@@ -30,8 +30,10 @@ from replmon.engine import Update
 from replmon.errors import SessionError
 from replmon.model.base import SourceState
 from replmon.model.tick import NodeTick, RateTracker, Tick
+from replmon.session.facts import FactsCollector, pack_facts
 from replmon.session.format import (
     KIND_END,
+    KIND_FACTS,
     KIND_HEADER,
     KIND_KEY,
     KIND_OBS,
@@ -108,6 +110,8 @@ class RecordingWriter:
         self._key_info = b""
         self._obs: _ChunkSeen | None = None
         """The live engine's observations of the current chunk, for its O frame."""
+        self._facts: FactsCollector | None = None
+        """What the report keeps of the current chunk's ticks, for its F frame."""
 
     # -- encoding ---------------------------------------------------------------
 
@@ -152,12 +156,18 @@ class RecordingWriter:
         # live engine saw: "derive" takes the caller's word that rates are derivable,
         # which a tick fed to the engine without its rates would break.
         self._obs = _ChunkSeen(self.ticks) if self.rates_mode != "derive" else None
+        # (the same for the facts: the peaks are of the rates a reader derives)
+        self._facts = FactsCollector(self.ticks) if self.rates_mode != "derive" else None
 
     def _end_chunk(self) -> None:
-        """The O frame of the chunk just finished, when the live engine saw all its ticks."""
+        """The O frame of the chunk just finished, when the live engine saw all its ticks;
+        then its F frame."""
         obs, self._obs = self._obs, None
         if obs is not None and (frame := obs.frame()) is not None:
             self._put(frame)
+        collected, self._facts = self._facts, None
+        if collected is not None and (facts := collected.facts()) is not None:
+            self._put(pack_frame(KIND_FACTS, pack_facts(facts), facts.first))
 
     def _rates_to_store(self, tick: Tick) -> dict[str, Any]:
         """Rates a reader could not recompute exactly (first tick after a gap, a
@@ -191,6 +201,8 @@ class RecordingWriter:
             extra["u"] = encode_update(update)
         if self._obs is not None:
             self._obs.add(tick, update)
+        if self._facts is not None:
+            self._facts.add(tick, update)
         record = tick.model_dump_json(exclude=_NO_RATES).encode() + b"\n"
         if extra:
             record += json.dumps(extra, separators=(",", ":")).encode()

@@ -42,11 +42,13 @@ from replmon.model.tick import (
     Tick,
     tick_from_json,
 )
+from replmon.session.facts import ChunkFacts, unpack_facts
 from replmon.session.format import (
     HEADER_SIZE,
     KEY_MARK,
     KEY_PREFIX,
     KIND_END,
+    KIND_FACTS,
     KIND_HEADER,
     KIND_KEY,
     KIND_OBS,
@@ -380,6 +382,26 @@ class Recording:
         if obs is not None and (obs.first != self.chunks[ci].first or obs.count != len(walls)):
             obs = None
         return obs, walls
+
+    def chunk_facts(self, ci: int) -> tuple[ChunkFacts | None, list[float]]:
+        """Chunk ``ci``'s F frame (None when it has none, or it is damaged or does not
+        match the chunk's intact ticks) and those ticks' wall times, reading frames only,
+        as ``chunk_observations``."""
+        facts: ChunkFacts | None = None
+        walls: list[float] = []
+        for fr in self._frames(ci):
+            if fr.kind == KIND_TICK:
+                walls.append(fr.wall)
+            elif fr.kind == KIND_FACTS:
+                try:
+                    facts = unpack_facts(fr.payload)
+                except ValueError as e:
+                    self._problem(FrameError(fr.offset, f"bad report facts: {e}"),
+                                  "no tick lost; the report decodes this chunk's ticks")
+        if facts is not None and (facts.first != self.chunks[ci].first
+                                  or facts.count != len(walls)):
+            facts = None
+        return facts, walls
 
     def chunk_entries(self, ci: int, parts: frozenset[str] | None = None) -> Iterator[Entry]:
         """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem).

@@ -13,8 +13,9 @@ from replmon.commands import check_replay
 from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.output.nagios import render_json
-from replmon.output.report import PEAKS, metric, render_text, report
+from replmon.output.report import render_text, report
 from replmon.session import RecordingWriter, meta_for, open_recording
+from replmon.session.facts import PEAKS, metric
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = ROOT / "sample_sessions" / "planned_switchover.rmrec"
