@@ -65,10 +65,17 @@ class PairView:
     _channel: ReplicaChannel | None
     _clock: tuple[float, float] | None
 
-    def __init__(self, ticks: Sequence[Tick]) -> None:
+    def __init__(self, ticks: Sequence[Tick],
+                 newest: dict[str, tuple[BinlogStatus | None, int]] | None = None) -> None:
+        """``newest``: each role's newest binlog reading and its index in ``ticks``, when
+        the caller kept track of them (the engine's windows: ``windows.BinlogMarks``);
+        else each is found by looking back through the ticks, all of them for a node
+        that never reads one (a replica without log_bin: ~37 us a tick at 300 ticks)."""
         self._ticks = ticks
-        self._primary = self._replica = self._binlogs = self._channels = self._channel = \
-            self._clock = _UNREAD
+        self._binlogs = self._channels = self._channel = self._clock = _UNREAD
+        self._primary = self._replica = _UNREAD
+        if newest is not None:
+            self._primary, self._replica = newest["primary"], newest["replica"]
 
     def _newest(self, role: Role) -> tuple[BinlogStatus | None, int]:
         """(``role``'s newest binlog reading, its tick's index); (None, -1): none."""

@@ -26,8 +26,11 @@ from types import FunctionType
 from typing import Any, NoReturn, TypeVar, cast
 
 from replmon.check import Window
+from replmon.model.base import SourceState
+from replmon.model.mysql import BinlogStatus
 from replmon.model.parts import kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
+from replmon.pair import PairView
 
 V = TypeVar("V")
 
@@ -57,6 +60,43 @@ _delitem = list.__delitem__
 
 
 _set = object.__setattr__  # how the owner sets a Window's attributes (Window refuses)
+_OK = SourceState.OK
+
+
+class BinlogMarks:
+    """Where each node's newest binlog reading is in the engine's windows (what
+    ``PairView`` would otherwise look back for, through every tick of the window for a
+    node that never reads one), kept up as ticks are added."""
+
+    __slots__ = ("added", "at")
+
+    def __init__(self) -> None:
+        self.added = 0
+        """Ticks added since the windows were (re)filled."""
+        self.at: dict[str, tuple[BinlogStatus, int]] = {}
+        """Role -> its newest reading and the count of ticks added before its tick."""
+
+    def add(self, tick: Tick) -> None:
+        for role in ("primary", "replica"):
+            m = getattr(tick, role).mysql
+            if m.binlog is not None and m.status.state is _OK:
+                self.at[role] = (m.binlog, self.added)
+        self.added += 1
+
+    def refill(self, ticks: Sequence[Tick]) -> None:
+        self.added, self.at = 0, {}
+        for t in ticks:
+            self.add(t)
+
+    def newest(self, size: int) -> dict[str, tuple[BinlogStatus | None, int]]:
+        """Each role's newest reading and its index in a window of the last ``size``
+        ticks ((None, -1): none there)."""
+        out: dict[str, tuple[BinlogStatus | None, int]] = {}
+        for role in ("primary", "replica"):
+            found = self.at.get(role)
+            i = -1 if found is None else size - (self.added - found[1])
+            out[role] = (None, -1) if found is None or i < 0 else (found[0], i)
+        return out
 
 
 class EngineWindow(Window):
@@ -64,17 +104,32 @@ class EngineWindow(Window):
     from the engine's columns. One per length for the whole feed, moved on by each tick
     (``Windows.add``)."""
 
-    __slots__ = ("_cache",)
+    __slots__ = ("_cache", "_marks")
     _cache: SeriesCache
+    _marks: BinlogMarks | None
 
-    def __init__(self, ticks: ReadOnlyList[Tick], cache: SeriesCache) -> None:
+    def __init__(self, ticks: ReadOnlyList[Tick], cache: SeriesCache,
+                 marks: BinlogMarks | None = None) -> None:
+        """``marks``: the windows' binlog marks (None: the pair view looks back for the
+        newest readings, as a plain Window's does)."""
         # not Window.__init__, which copies the ticks into a tuple; ``last`` comes with
         # the first tick (``Windows.add``)
         _set(self, "ticks", ticks)
         _set(self, "_pair", None)
         _set(self, "_cache", cache)
+        _set(self, "_marks", marks)
         if ticks:
             _set(self, "last", ticks[-1])
+
+    @property
+    def pair(self) -> PairView:
+        """As ``Window.pair``, the newest binlog readings taken from the marks."""
+        view = self._pair
+        if view is None:
+            marks = self._marks
+            view = PairView(self.ticks, None if marks is None else marks.newest(len(self.ticks)))
+            _set(self, "_pair", view)
+        return view
 
     def series(self, role: Role, get: Callable[[NodeTick], V],
                n: int | None = None) -> Sequence[V]:
@@ -118,6 +173,7 @@ class Windows:
         self._kept: list[tuple[int, ReadOnlyList[Tick], EngineWindow]] = []
         """(length, its ticks, its window) for each length, longest first."""
         self._cache = SeriesCache()
+        self._marks = BinlogMarks()
         self._seq = -1
         """Seq of the last tick added."""
         self._whole: int | None = None
@@ -143,10 +199,11 @@ class Windows:
         if whole is not None and (not lengths or lengths[0] <= whole):
             whole = None  # no window is longer than the whole ticks: nothing to thin
         self._whole, self._keep = whole, kept_parts(keep)
-        self.by_length = {n: EngineWindow(ReadOnlyList(ticks[-n:]), self._cache)
+        self.by_length = {n: EngineWindow(ReadOnlyList(ticks[-n:]), self._cache, self._marks)
                           for n in lengths}
         self._kept = [(n, cast("ReadOnlyList[Tick]", w.ticks), w)
                       for n, w in self.by_length.items()]
+        self._marks.refill(self._kept[0][1] if self._kept else ())
         if whole is not None and self._kept:
             for back in range(whole + 1, len(self._kept[0][1]) + 1):
                 self._thin(back)
@@ -166,6 +223,7 @@ class Windows:
         if tick.seq <= self._seq:
             self._cache.clear()
         self._seq = tick.seq
+        self._marks.add(tick)  # (before thinning: the tick is whole)
         append, delete, set_ = _append, _delitem, _set
         for n, view, w in self._kept:
             append(view, tick)
@@ -186,6 +244,7 @@ class Windows:
     def clear(self) -> None:
         """Forget every tick (not the lengths, nor what is kept whole)."""
         self._cache.clear()
+        self._marks.refill(())
         self._seq = -1
         for _, view, _ in self._kept:
             _delitem(view, slice(None))

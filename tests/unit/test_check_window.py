@@ -207,3 +207,37 @@ def test_what_checks_reach_is_not_a_cache_they_could_change() -> None:
             found += [f"{path.name}: functools.{x}" for x in names
                       if x in ("lru_cache", "cache", "cached_property")]
     assert found == []
+
+
+def test_the_engines_newest_readings_are_what_looking_back_finds() -> None:
+    """The engine's windows keep each node's newest binlog reading as ticks come
+    (``windows.BinlogMarks``) instead of looking back through the window for it: the same
+    readings and ticks as a plain Window of the same ticks, in windows of two lengths
+    that slide, with readings every 3 ticks on the primary, a failed sample's reading
+    that does not count, a replica that never reads one, and a new feed after."""
+    ticks = series((node("primary", mysql=MysqlSample(
+                        binlog=reading(i) if i % 3 == 0 else None,
+                        status=FAILED if i == 9 else SourceStatus())),
+                    node("replica", mysql=MysqlSample(replication=[ReplicaChannel()])))
+                   for i in range(40))
+    facts: list[tuple[Any, ...]] = []
+
+    def probe(w: Window, t: Thresholds) -> list[Observation]:
+        plain = Window(w.ticks).pair
+        mine = w.pair
+        got = (mine.primary_binlog, mine.primary_binlog_at, mine.replica_binlog,
+               mine.replica_binlog_at, mine.binlogs)
+        assert got == (plain.primary_binlog, plain.primary_binlog_at, plain.replica_binlog,
+                       plain.replica_binlog_at, plain.binlogs)
+        facts.append((len(w), got[1]))
+        return []
+
+    checks = [Check(id=f"probe{k}", title="probe", needs=(), thresholds=Thresholds,
+                    evaluate=probe, window=window) for k, window in enumerate((4.0, 10.0))]
+    engine = Engine(configure(checks))
+    for t in [*ticks, *ticks[:8]]:  # then seq starts again at 0: a new feed
+        for seen in engine.observe(t):
+            assert seen[0] != "engine", seen[1].title
+    lengths = {n for n, _ in facts}
+    assert lengths == {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+    assert (4, -1) in facts and (4, 3) in facts and (10, 9) in facts  # none in it, then one
