@@ -28,7 +28,7 @@ from typing import Any, NoReturn, TypeVar, cast
 from replmon.check import Window
 from replmon.model.base import SourceState
 from replmon.model.mysql import BinlogStatus
-from replmon.model.parts import kept_parts, thin
+from replmon.model.parts import DroppedPart, kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.pair import PairView
 
@@ -79,6 +79,8 @@ class BinlogMarks:
     def add(self, tick: Tick) -> None:
         for role in ("primary", "replica"):
             m = getattr(tick, role).mysql
+            if type(m) is DroppedPart:  # a re-run of checks that do not read MySQL
+                continue
             if m.binlog is not None and m.status.state is _OK:
                 self.at[role] = (m.binlog, self.added)
         self.added += 1

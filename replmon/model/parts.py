@@ -16,10 +16,16 @@ fails loudly (a "check failed" finding) instead of seeing an empty value.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import typing
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
-from replmon.model.tick import NodeTick, Tick
+import msgspec
+
+from replmon.model.tick import NodeTick, Tick, tick_from_json
+
+_setattr = object.__setattr__
 
 PARTS: dict[str, str] = {
     "host": "the host sample (CPU, memory, disks, NICs; tick.<role>.host)",
@@ -133,3 +139,62 @@ def thin(tick: Tick, keep: frozenset[str]) -> Tick:
     return out
 
 
+
+
+SAMPLES = ("host", "drbd", "mysql", "redis")
+
+
+def samples_read(keep: frozenset[str]) -> frozenset[str]:
+    """The samples a tick thinned to ``keep`` needs decoded: the kept ones, and those
+    whose rates are kept (rates are derived from them)."""
+    return frozenset(k for k in SAMPLES if k in keep or f"rates.{k}" in keep)
+
+
+@functools.cache
+def _partial_types(skipped: frozenset[str]) -> msgspec.json.Decoder[Any]:
+    """The decoder of a tick whose ``skipped`` samples are left as raw JSON (msgspec.Raw,
+    which only a msgspec Struct holds: their bytes are stepped over, nothing is built)."""
+
+    def fields_of(cls: type, swap: dict[str, Any]) -> list[tuple[Any, ...]]:
+        hints = typing.get_type_hints(cls)
+        out: list[tuple[Any, ...]] = []
+        for f in dataclasses.fields(cls):
+            if f.name in swap:
+                out.append((f.name, swap[f.name], msgspec.field(default_factory=msgspec.Raw)))
+            elif f.default is not dataclasses.MISSING:
+                out.append((f.name, hints[f.name], f.default))
+            elif f.default_factory is not dataclasses.MISSING:
+                out.append((f.name, hints[f.name],
+                            msgspec.field(default_factory=f.default_factory)))
+            else:
+                out.append((f.name, hints[f.name]))
+        return out
+
+    node = msgspec.defstruct("NodeTickPart", fields_of(NodeTick, dict.fromkeys(
+        skipped, msgspec.Raw)), kw_only=True)
+    tick = msgspec.defstruct("TickPart", fields_of(Tick, {"primary": node, "replica": node}),
+                             kw_only=True)
+    return msgspec.json.Decoder(tick)
+
+
+def tick_from_json_thinned(data: bytes, samples: frozenset[str]) -> Tick:
+    """``tick_from_json`` for a reader that needs only ``samples`` (``samples_read``):
+    the others are DroppedParts, their JSON stepped over unbuilt (a re-run of checks
+    that name what they read: building a tick's four samples is most of its decoding).
+    What is decoded is checked as strictly as by ``tick_from_json``."""
+    skipped = frozenset(SAMPLES) - samples
+    if not skipped:
+        return tick_from_json(data)
+    decoder = _partial_types(skipped)
+    part = decoder.decode(data)
+    nodes = {}
+    for role in ("primary", "replica"):
+        p = getattr(part, role)
+        node = object.__new__(NodeTick)
+        for name in NodeTick._field_names:
+            _setattr(node, name, _DROPPED[name] if name in skipped else getattr(p, name))
+        nodes[role] = node
+    tick = object.__new__(Tick)
+    for name in Tick._field_names:
+        _setattr(tick, name, nodes[name] if name in nodes else getattr(part, name))
+    return tick

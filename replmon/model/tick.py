@@ -9,7 +9,7 @@ collector computed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any, Literal
 
@@ -197,9 +197,12 @@ class RateTracker:
 
     def remember(self, node: NodeTick) -> None:
         """Take ``node``'s ok samples as the base of the next rates (without deriving)."""
+        self.remember_kinds(node, SOURCE_KINDS)
+
+    def remember_kinds(self, node: NodeTick, kinds: Iterable[str]) -> None:
         given = node.given or node.role
         last = self._last.setdefault(given, {})
-        for kind in SOURCE_KINDS:
+        for kind in kinds:
             sample = getattr(node, kind)
             if _ok(sample) or kind not in last:
                 last[kind] = sample

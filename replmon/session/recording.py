@@ -31,7 +31,7 @@ from replmon.model.drbd import derive_drbd_rates
 from replmon.model.findings import Finding
 from replmon.model.host_rates import derive_host_rates
 from replmon.model.mysql import derive_mysql_rates
-from replmon.model.parts import PARTS, thin
+from replmon.model.parts import PARTS, samples_read, thin, tick_from_json_thinned
 from replmon.model.redis import derive_redis_rates
 from replmon.model.tick import (
     NO_RATES,
@@ -127,6 +127,10 @@ class SomeRates(RateTracker):
         self.remember(node)
         return NodeRates.model_validate({**{k: getattr(NO_RATES, k) for k in SOURCE_KINDS},
                                          **values})
+
+    def remember(self, node: NodeTick) -> None:
+        """Only the kinds it derives: the others may not have been decoded."""
+        self.remember_kinds(node, self.kinds)
 
 
 class Recording:
@@ -410,7 +414,9 @@ class Recording:
         tracker = RateTracker() if parts is None else SomeRates(frozenset(
             p.removeprefix("rates.") for p in parts if p.startswith("rates.")))
         rates_kept = (parts or frozenset()) | {p for p in PARTS if not p.startswith("rates.")}
-        """Every sample is decoded whole: only the rates not derived must not be read."""
+        """The samples decoded are kept whole: only the rates not derived must not be read."""
+        samples = None if parts is None else samples_read(parts)
+        """The samples decoded (the others stepped over: ``tick_from_json_thinned``)."""
         keyed = False
         for fr, data in self._records(ci):
             try:
@@ -424,7 +430,8 @@ class Recording:
                     if parts is None:
                         yield self._decode_tick(data, tracker, fr)
                     else:  # no recorded update (a re-run does not read it); rates thinned
-                        entry = self._decode_tick(data, tracker, fr, update=False)
+                        entry = self._decode_tick(data, tracker, fr, update=False,
+                                                  samples=samples)
                         entry.tick = thin(entry.tick, rates_kept)
                         yield entry
             except (ValueError, ValidationError) as e:
@@ -445,10 +452,12 @@ class Recording:
         return out
 
     @staticmethod
-    def _decode_tick(record: bytes, tracker: RateTracker, fr: Frame, update: bool = True
-                     ) -> Entry:
+    def _decode_tick(record: bytes, tracker: RateTracker, fr: Frame, update: bool = True,
+                     samples: frozenset[str] | None = None) -> Entry:
+        """``samples``: only those decoded (``tick_from_json_thinned``), else all."""
         tick_json, _, extra_json = record.partition(b"\n")
-        tick = tick_from_json(tick_json)
+        tick = (tick_from_json(tick_json) if samples is None
+                else tick_from_json_thinned(tick_json, samples))
         extra: dict[str, Any] = json.loads(extra_json) if extra_json else {}
         stored = extra.get("r", {})
         nodes: dict[str, NodeTick] = {}

@@ -97,3 +97,47 @@ def test_bad_json_is_a_value_error_the_decoder_reports() -> None:
     assert issubclass(ValidationError, ValueError)
     with pytest.raises(msgspec.DecodeError, match="truncated"):
         tick_from_json(b'{"seq": 1, "interval"')
+
+
+@pytest.mark.parametrize("path", [p for p in SESSIONS if p.stem in {
+    "planned_switchover", "seed000_drbd_peer_disconnect", "redis_maxmemory_evictions"}],
+    ids=lambda p: p.stem)
+def test_a_tick_decoded_for_some_samples_only(path: Path) -> None:
+    """``tick_from_json_thinned`` (a re-run of checks that name what they read): the
+    samples asked for are tick_from_json's, value for value and type for type, the tick's
+    own fields too; every other sample is a DroppedPart, which refuses to be read."""
+    from replmon.model.parts import DroppedPart, DroppedPartError, tick_from_json_thinned
+
+    kinds = ("host", "drbd", "mysql", "redis")
+    for raw in recorded_tick_json(path)[::7]:
+        whole = tick_from_json(raw)
+        for keep in ({"drbd"}, {"mysql", "redis"}, {"host"}):
+            part = tick_from_json_thinned(raw, frozenset(keep))
+            assert (part.seq, part.wall, part.roles, part.lag) == (
+                whole.seq, whole.wall, whole.roles, whole.lag)
+            for role in ("primary", "replica"):
+                a, b = getattr(part, role), getattr(whole, role)
+                assert (a.role, a.name, a.given) == (b.role, b.name, b.given)
+                for kind in kinds:
+                    if kind in keep:
+                        assert list(leaves(getattr(a, kind))) == list(leaves(getattr(b, kind)))
+                    else:
+                        assert type(getattr(a, kind)) is DroppedPart
+                        with pytest.raises(DroppedPartError):
+                            _ = getattr(a, kind).status
+
+
+def test_a_tick_decoded_for_some_samples_refuses_what_tick_from_json_refuses() -> None:
+    """A wrong type in a sample decoded is a ValueError; in one stepped over, the JSON
+    must still be well formed."""
+    from replmon.model.parts import tick_from_json_thinned
+
+    raw = recorded_tick_json(SESSIONS[0])[3]
+    doc = json.loads(raw)
+    doc["primary"]["mysql"]["status"]["state"] = 7
+    bad = json.dumps(doc).encode()
+    with pytest.raises(ValueError, match="state"):
+        tick_from_json_thinned(bad, frozenset({"mysql"}))
+    tick_from_json_thinned(bad, frozenset({"drbd"}))  # not read: not judged
+    with pytest.raises(ValueError, match="truncated|malformed|Input data"):
+        tick_from_json_thinned(raw[:-40], frozenset({"drbd"}))
