@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from replmon.model.tick import NodeTick, Tick, tick_from_json
+from replmon.model.tick import NO_RATES, NodeTick, Tick, tick_from_json
 
 _setattr = object.__setattr__
 
@@ -114,17 +114,23 @@ def _copy(obj: Any, changes: dict[str, Any]) -> Any:
 
 
 def _thin_node(node: NodeTick, keep: frozenset[str]) -> NodeTick:
+    """``node`` thinned to ``keep``; itself when nothing changes (a tick decoded for some
+    samples only and then thinned by the engine's windows to the same parts)."""
     changes: dict[str, Any] = {}
     for kind in ("host", "drbd", "mysql", "redis"):
+        cur = getattr(node, kind)
         if kind not in keep:
-            changes[kind] = _DROPPED[kind]
+            if cur is not _DROPPED[kind]:
+                changes[kind] = _DROPPED[kind]
             continue
+        if type(cur) is DroppedPart:
+            continue  # not decoded (not kept by whoever thinned it first)
         sub = {f: _DROPPED[f"{kind}.{f}"] for f in _SUB.get(kind, ())
-               if f"{kind}.{f}" not in keep}
+               if f"{kind}.{f}" not in keep and getattr(cur, f) is not _DROPPED[f"{kind}.{f}"]}
         if sub:
-            changes[kind] = _copy(getattr(node, kind), sub)
+            changes[kind] = _copy(cur, sub)
     rates = {k: _DROPPED[f"rates.{k}"] for k in ("host", "drbd", "mysql", "redis")
-             if f"rates.{k}" not in keep}
+             if f"rates.{k}" not in keep and getattr(node.rates, k) is not _DROPPED[f"rates.{k}"]}
     if rates:
         changes["rates"] = _copy(node.rates, rates)
     out: NodeTick = _copy(node, changes) if changes else node
@@ -133,12 +139,19 @@ def _thin_node(node: NodeTick, keep: frozenset[str]) -> NodeTick:
 
 def thin(tick: Tick, keep: frozenset[str]) -> Tick:
     """``tick`` with only the parts in ``keep`` (``kept_parts``'s output) of each node; the
-    others are DroppedParts. What is kept is shared with ``tick``, not copied."""
-    out: Tick = _copy(tick, {"primary": _thin_node(tick.primary, keep),
-                             "replica": _thin_node(tick.replica, keep)})
+    others are DroppedParts. What is kept is shared with ``tick``, not copied; a tick
+    thinned so already is returned as is."""
+    primary, replica = _thin_node(tick.primary, keep), _thin_node(tick.replica, keep)
+    if primary is tick.primary and replica is tick.replica:
+        return tick
+    out: Tick = _copy(tick, {"primary": primary, "replica": replica})
     return out
 
 
+def rates_only(rates: dict[str, Any]) -> Any:
+    """NodeRates with ``rates`` (kind -> its rates) and the other kinds' rates dropped,
+    unvalidated (the rates a ``SomeRates`` tracker derives)."""
+    return _copy(NO_RATES, {**{k: _DROPPED[f"rates.{k}"] for k in SAMPLES}, **rates})
 
 
 SAMPLES = ("host", "drbd", "mysql", "redis")

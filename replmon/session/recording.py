@@ -31,11 +31,10 @@ from replmon.model.drbd import derive_drbd_rates
 from replmon.model.findings import Finding
 from replmon.model.host_rates import derive_host_rates
 from replmon.model.mysql import derive_mysql_rates
-from replmon.model.parts import PARTS, samples_read, thin, tick_from_json_thinned
+from replmon.model.parts import PARTS, rates_only, samples_read, thin, tick_from_json_thinned
 from replmon.model.redis import derive_redis_rates
 from replmon.model.tick import (
     NO_RATES,
-    SOURCE_KINDS,
     NodeRates,
     NodeTick,
     RateTracker,
@@ -110,8 +109,8 @@ _DERIVE: dict[str, Any] = {"host": derive_host_rates, "drbd": derive_drbd_rates,
 class SomeRates(RateTracker):
     """A RateTracker that derives the rates of some source kinds only: a re-run of checks
     that name what they read (``Check.reads``) needs no other, and deriving a tick's host
-    rates (every disk and NIC) costs more than decoding it. The others stay empty; the
-    tick is then thinned (``replmon.model.parts.thin``), so no check can read them."""
+    rates (every disk and NIC) costs more than decoding it. The others are DroppedParts
+    (``replmon.model.parts``), so no check can read them."""
 
     def __init__(self, kinds: frozenset[str]) -> None:
         super().__init__()
@@ -125,8 +124,8 @@ class SomeRates(RateTracker):
             values[kind] = (_DERIVE[kind](prev if prev is not None and prev.status.ok else None,
                                           cur) if cur.status.ok else getattr(NO_RATES, kind))
         self.remember(node)
-        return NodeRates.model_validate({**{k: getattr(NO_RATES, k) for k in SOURCE_KINDS},
-                                         **values})
+        rates: NodeRates = rates_only(values)  # the others dropped: no check reads them
+        return rates
 
     def remember(self, node: NodeTick) -> None:
         """Only the kinds it derives: the others may not have been decoded."""
