@@ -3,7 +3,9 @@
 group by group (a line that wraps in one column does not push the other's groups out of
 line), every visible finding's title whole, the header naming the worst finding's check;
 in every view (each group's detail, drift, graphs, who, help, a finding) no value broken
-inside a word and no Python literal; the views of the tick shown follow a step.
+inside a word and no Python literal; the views of the tick shown follow a step. Each
+view is opened once and the terminal resized under it through the three sizes (as a user
+resizes), the screen checked to be laid out at each before it is read.
 
 The screen is read as text from Textual's compositor (what a terminal would show)."""
 
@@ -11,11 +13,12 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from pathlib import Path
 
 import pytest
 from rich.console import Console
-from settle import settle, settle_still
+from settle import STILL_LIMIT_S, settle, settle_still
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -32,6 +35,8 @@ SESSIONS = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*.rmrec"
 SIZES = [(80, 24), (120, 40), (160, 50)]
 BORDERS = "│█▌▐▎▏╭╮╰╯┃"
 GROUPS = ("host ", "drbd ", "mysql", "redis")
+GROUPS_SHOWN = ("host", "drbd", "mysql", "redis")
+"""The detail's groups in the order tab shows them."""
 
 
 def screen_lines(app: ReplayApp) -> list[str]:
@@ -149,25 +154,46 @@ def busiest_tick(path: Path) -> int:
 async def test_every_view_fits(path: Path) -> None:
     tick = busiest_tick(path)
     rec = open_recording(path)
-    app = ReplayApp(rec, lambda: build_engine(rec.meta.checks))
+    # opened on it (replay --at: the jump done as it mounts, not after a first tick drawn)
+    app = ReplayApp(rec, lambda: build_engine(rec.meta.checks), start=tick)
     problems: list[str] = []
     async with app.run_test(size=SIZES[0]) as pilot:
         await settle(pilot, 10)
-        app._goto(tick)
-        await settle(pilot, 10)
         assert app.pos == tick
-        for size in SIZES:
-            await pilot.resize_terminal(*size)
-            await settle_still(pilot, lambda: screen_lines(app), 8)
+        for size in SIZES:  # the overview at each size
+            problems += await resized(app, pilot, size)
             if size == SIZES[0]:  # (before the views: they leave the list's cursor moved)
                 problems += [f"80x24 {p}" for p in overview_whole(screen_lines(app))]
-            last = size == SIZES[-1]  # there, the views of the tick shown follow a step
-            problems += [f"{size[0]}x{size[1]} {p}"
-                         for p in await views_fit(app, pilot, last, path == SESSIONS[0])]
-        await pilot.resize_terminal(*SIZES[0])
+            problems += [f"{size[0]}x{size[1]} {p}" for p in overview_fits(app)]
+        problems += await views_fit(app, pilot, tick, path == SESSIONS[0])
+        if tuple(app.size) != SIZES[0]:
+            await pilot.resize_terminal(*SIZES[0])
         problems += [f"80x24 {p}" for p in await after_the_heal(app, pilot, rec)]
     rec.close()
     assert not problems, "\n".join(problems)
+
+
+async def resized(app: ReplayApp, pilot: Pilot[None], size: tuple[int, int]) -> list[str]:
+    """The terminal at ``size`` (a resize under a view too: the view and what a modal
+    shows around it get the new size) and the screen on top settled there: its lines
+    as many and as wide as the terminal (else what is wrong: a screen still drawn at the
+    old size would be judged as if it were the new one)."""
+    if tuple(app.size) != size:
+        await pilot.resize_terminal(*size)
+
+    def laid_out() -> bool:
+        lines = screen_lines(app)
+        return len(lines) == size[1] and all(len(line) == size[0] for line in lines)
+
+    deadline = time.monotonic() + STILL_LIMIT_S
+    while not laid_out() and time.monotonic() < deadline:
+        await pilot.pause()
+    await settle_still(pilot, lambda: screen_lines(app), 8)
+    if laid_out():
+        return []
+    lines = screen_lines(app)
+    return [f"{type(app.screen).__name__} not laid out at {size[0]}x{size[1]}: "
+            f"{len(lines)} lines of {sorted({len(line) for line in lines})} cells"]
 
 
 SCROLLBAR = "▁▂▃▄▅▆▇█▔"
@@ -239,11 +265,10 @@ async def after_the_heal(app: ReplayApp, pilot: Pilot[None], rec: Recording) -> 
     return problems + overview_whole(lines)
 
 
-async def views_fit(app: ReplayApp, pilot: Pilot[None], follow: bool,
-                    help_too: bool = True) -> list[str]:
-    """What is cut or out of line in the overview and in each view opened from it (and,
-    ``follow``, a view of the tick shown that does not follow a step). The help is the
-    same text in every session: ``help_too`` on one session is enough."""
+def overview_fits(app: ReplayApp) -> list[str]:
+    """What is cut or out of line in the overview: a text cut with room, the node columns'
+    groups out of line, a finding's title cut, the header without the worst finding's
+    check, no finding row visible."""
     lines = screen_lines(app)
     problems = [f"overview cut: {x}" for x in cuts_with_room(lines)]
     problems += [f"overview columns out of line: {x}" for x in misaligned(lines)]
@@ -263,45 +288,102 @@ async def views_fit(app: ReplayApp, pilot: Pilot[None], follow: bool,
             problems.append(f"header lost the worst finding's check: {lines[0]!r}")
         if " ".join(worst.headline.split()[:3]) not in shown:
             problems.append(f"no finding row visible: {shown!r}")
-    views = {
+    return problems
+
+
+async def views_fit(app: ReplayApp, pilot: Pilot[None], tick: int,
+                    help_too: bool = True) -> list[str]:
+    """What is wrong in each view opened from the overview (at tick index ``tick``): each
+    opened once and checked at every size, the terminal resized under it (the sizes one
+    way for a view, the other way for the next: no resize between two views). At the
+    largest size, a view of the tick shown follows a step (then the replay goes back to
+    ``tick``). The help is the same text in every session: ``help_too`` on one session
+    is enough."""
+    views = {  # (those that follow a step last: the others are checked at ``tick``)
         "finding": lambda: app.push_screen(FindingScreen(app.findings[0])),
+        "who": app.action_processlist,
+        "help": app.action_help,
         "detail": lambda: app.action_detail("host"),
         "graphs": app.action_graphs,
         "drift": app.action_drift,
-        "who": app.action_processlist,
-        "help": app.action_help,
     }
+    if not app.findings:
+        del views["finding"]
+    if not help_too:
+        del views["help"]
+    problems: list[str] = []
     for name, open_view in views.items():
-        if (name == "finding" and not app.findings) or (name == "help" and not help_too):
-            continue
+        sizes = SIZES if tuple(app.size) == SIZES[0] else SIZES[::-1]
         open_view()
         await settle_still(pilot, lambda: screen_lines(app), 8)
         if len(app.screen_stack) < 2:
             problems.append(f"{name} did not open")
             continue
-        problems += [f"{name} {x}" for x in view_problems(app)]
-        if isinstance(app.screen, DetailScreen):
-            problems += await other_groups(app, pilot)
-        if follow and isinstance(app.screen, DetailScreen | DriftScreen | GraphScreen):
-            problems += await follows_a_step(app, pilot)
+        view = app.screen
+        for size in sizes:
+            at = f"{size[0]}x{size[1]}"
+            problems += [f"{at} {name} {x}" for x in await resized(app, pilot, size)]
+            if app.screen is not view:
+                problems.append(f"{at} {name} no longer on top after a resize")
+                break
+            if isinstance(view, DetailScreen):  # each group, tab after tab
+                problems += [f"{at} {x}" for x in await every_group(app, pilot)]
+            else:
+                problems += [f"{at} {name} {x}" for x in view_problems(app)]
+            if size == SIZES[-1] and isinstance(view, DetailScreen | DriftScreen | GraphScreen):
+                if isinstance(view, DetailScreen):  # (as the last size's walk left it)
+                    await to_group(app, pilot, "mysql")
+                problems += [f"{at} {x}" for x in await follows_a_step(app, pilot)]
+                if size != sizes[-1] or name != list(views)[-1]:  # more to check at ``tick``
+                    await back_to(app, pilot, tick)
         app.pop_screen()
         await settle(pilot, 3)
     return problems
 
 
-async def other_groups(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
-    """The detail's other groups (tab: the same screen, redrawn), each checked as a view;
-    the mysql group's binlog position too. It ends on the mysql group."""
-    problems = []
+async def back_to(app: ReplayApp, pilot: Pilot[None], tick: int) -> None:
+    """The replay back on tick index ``tick`` (a jump), the view on top redrawn there (the
+    graphs: once their redraw, due within REPLAY_REDRAW_S, is done)."""
+    drawn = getattr(app.screen, "drawn", None)
+    app._goto(tick)
+    for _ in range(50):
+        if drawn is None or getattr(app.screen, "drawn", 0) > drawn:
+            break
+        await pilot.pause(0.1)
+    await settle_still(pilot, lambda: screen_lines(app), 3)
+    assert app.pos == tick
+
+
+async def every_group(app: ReplayApp, pilot: Pilot[None]) -> list[str]:
+    """The detail's groups (tab: the same screen, redrawn), each checked as a view: the
+    one shown, then the 3 others tab after tab (it ends on the group before the first);
+    the mysql group's binlog position too."""
     assert isinstance(app.screen, DetailScreen)
-    for _ in range(3):  # host -> drbd -> mysql -> redis
-        await pilot.press("tab")
-        await settle_still(pilot, lambda: screen_lines(app), 3)
+    problems, seen = [], []
+    for k in range(len(GROUPS_SHOWN)):
+        if k:
+            await pilot.press("tab")
+            await settle_still(pilot, lambda: screen_lines(app), 3)
+        seen.append(app.screen.group)
         problems += [f"{app.screen.group} detail {x}" for x in view_problems(app)]
         if app.screen.group == "mysql":
             problems += binlog_shown(app)
-    await pilot.press("shift+tab")
+    if sorted(seen) != sorted(GROUPS_SHOWN):
+        problems.append(f"tab did not show every group of the detail: {seen}")
     return problems
+
+
+async def to_group(app: ReplayApp, pilot: Pilot[None], group: str) -> None:
+    """The detail on ``group`` (tab or shift+tab, the fewer presses), redrawn."""
+    assert isinstance(app.screen, DetailScreen)
+    ahead = (GROUPS_SHOWN.index(group) - GROUPS_SHOWN.index(app.screen.group)) % len(GROUPS_SHOWN)
+    if not ahead:
+        return
+    key, n = ("tab", ahead) if ahead <= len(GROUPS_SHOWN) // 2 else (
+        "shift+tab", len(GROUPS_SHOWN) - ahead)
+    await pilot.press(*[key] * n)
+    await settle_still(pilot, lambda: screen_lines(app), 3)
+    assert app.screen.group == group
 
 
 def binlog_shown(app: ReplayApp) -> list[str]:
