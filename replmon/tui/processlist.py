@@ -170,6 +170,10 @@ class ProcesslistScreen(Screen[None]):
         self.query_one("#processlist-body", Static).update(self.body())
         self.drawn += 1
 
+    def on_resize(self) -> None:
+        """Laid out again for the new width (in a replay nothing else redraws it)."""
+        self.query_one("#processlist-body", Static).update(self.body())
+
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         if self.want is not None:
             self.want(0)

@@ -386,3 +386,36 @@ async def test_after_the_heal_the_closed_findings_stay_listed_with_their_times()
             assert re.search(rf"{f.check}: closed \d\d:\d\d:\d\d after \d+ s: .*\(as of "
                              rf"\d\d:\d\d:\d\d\)", shown), (f.check, shown)
         assert " OK " in lines[0]  # nothing open: the header says so
+
+
+async def test_the_who_view_of_a_replay_is_laid_out_again_when_the_terminal_is_resized() -> None:
+    """In a replay nothing redraws the who view every second (live, its reads do): a
+    resize must, or the rows stay cut for the width it opened at."""
+    from textual.app import App
+    from tickdata import with_processlists
+
+    from replmon.tui.processlist import ProcesslistScreen, Snapshot
+
+    tick = with_processlists(TICKS[3])
+    snaps = {n.role: Snapshot.of(n, tick.wall) for n in tick.nodes}
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(ProcesslistScreen(lambda: (snaps, tick.wall), want=None,
+                                               clock=lambda: tick.wall))
+
+    def backup_rows(app: App[None]) -> list[str]:
+        lines = [s.text for s in app.screen._compositor.render_strips()]
+        at = next(i for i, line in enumerate(lines) if "backup" in line)
+        return lines[at:at + 2]
+
+    app = Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        narrow = backup_rows(app)
+        assert "FLUSH TABLES WITH READ LOCK" in narrow[1]  # under its row at 80 columns
+        await pilot.resize_terminal(160, 50)
+        await pilot.pause()
+        await pilot.pause()
+        wide = backup_rows(app)
+        assert "127.0.0.1:40112" in wide[0] and "FLUSH TABLES WITH READ LOCK" in wide[0]
