@@ -234,7 +234,6 @@ def replay(path: str, *, play: bool, at: str | None = None) -> int:
     from replmon.session.cursor import index_at, position
     from replmon.session.recording import open_recording
     from replmon.session.rerun import PARALLEL_MIN_TICKS, rerun_file, start_workers_early
-    from replmon.tui.replay import ReplayApp
 
     rec = open_recording(path)
     say_problems(rec.problems)
@@ -263,6 +262,8 @@ def replay(path: str, *, play: bool, at: str | None = None) -> int:
         return 0
     if len(rec) >= PARALLEL_MIN_TICKS:  # n / N re-run the file in worker processes
         start_workers_early()
+    from replmon.tui.replay import ReplayApp  # (Textual: only now, half a second)
+
     ReplayApp(rec, lambda: build_engine(rec.meta.checks), play=play, start=start,
               rerun=lambda stop: rerun_file(rec.path, should_stop=stop)).run()
     return 0

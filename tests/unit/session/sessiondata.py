@@ -1,12 +1,16 @@
 """Realistic ticks for the recording tests: the real lab ticks of
 tests/fixtures/ticks/lab_pair.jsonl (all sources but DRBD), with a real parsed
 /proc/drbd sample (tests/fixtures/drbd) added to both nodes, looped into longer
-sessions by replmon.testing.synthetic."""
+sessions by replmon.testing.synthetic; and those with a DRBD peer that flaps
+(flapping_ticks, the recording of test_rerun, test_stored_observations, test_cursor)."""
 
 from __future__ import annotations
 
+import functools
+import random
 from pathlib import Path
 
+from replmon.model.drbd import DrbdSample
 from replmon.model.tick import Tick
 from replmon.sources.drbd_parse import parse_proc_drbd
 from replmon.testing.synthetic import loop_ticks, with_drbd
@@ -27,3 +31,53 @@ def four_source_ticks(count: int) -> list[Tick]:
     replica = parse_proc_drbd((FIXTURES / "drbd" / "s1_846_replica_connected.txt").read_text())
     dicts = with_drbd(lab_ticks(), {"primary": primary, "replica": replica})
     return list(loop_ticks(dicts, count, rates=True))
+
+
+TICKS = 1200
+CHUNK = 30  # 40 chunks; the engine's 300-tick window spans 10 of them
+"""The flapping recording's length and chunk (test_rerun, test_stored_observations,
+test_cursor)."""
+
+
+def _drbd(name: str, edit: tuple[str, str] | None = None) -> DrbdSample:
+    text = (FIXTURES / "drbd" / name).read_text(encoding="utf-8")
+    if edit:
+        assert edit[0] in text
+        text = text.replace(*edit)
+    return parse_proc_drbd(text)
+
+
+def flapping_ticks() -> list[Tick]:
+    """The lab pair's ticks, looped, with the primary's DRBD peer (seed 844's real
+    /proc/drbd) WFConnection or, edited to the connected state, Connected, in runs
+    of 1 to 12 ticks; and down from tick 540 to 700, across the part boundary at
+    600, so what the checks say there ("down for 130 s") needs the ticks before it."""
+    return list(_flapping_ticks())
+
+
+@functools.cache
+def _flapping_ticks() -> tuple[Tick, ...]:
+    """flapping_ticks, made once in a process (four test modules use them; Ticks are
+    immutable)."""
+    down = _drbd("seed_844_primary_wfconnection.txt")
+    up = _drbd("seed_844_primary_wfconnection.txt",
+               ("cs:WFConnection ro:Primary/Unknown ds:UpToDate/DUnknown",
+                "cs:Connected ro:Primary/Secondary ds:UpToDate/UpToDate"))
+    replica = _drbd("seed_844_replica_connected.txt")
+    base = list(loop_ticks(with_drbd(lab_ticks(), {"primary": down, "replica": replica}),
+                           TICKS))
+    rnd = random.Random(7)
+    out: list[Tick] = []
+    state = False
+    while len(out) < TICKS:
+        state = not state
+        for _ in range(rnd.randint(1, 12)):
+            if len(out) == TICKS:
+                break
+            t = base[len(out)]
+            if state and not 540 <= len(out) <= 700:
+                d = up.model_copy(update={"wall": t.primary.drbd.wall,
+                                          "mono": t.primary.drbd.mono})
+                t = t.model_copy(update={"primary": t.primary.model_copy(update={"drbd": d})})
+            out.append(t)
+    return tuple(out)

@@ -26,9 +26,15 @@ def sequential(path: Path) -> list[list[Finding]]:
         return [engine.feed(t).open for t in rec.ticks()]
 
 
-@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
-def test_stepping_is_the_sequential_run(path: Path) -> None:
-    want = sequential(path)
+@pytest.fixture(scope="module", params=SESSIONS, ids=lambda p: p.stem)
+def shipped(request: pytest.FixtureRequest) -> tuple[Path, list[list[Finding]]]:
+    """A shipped session and what the sequential run has open at each tick: worked out
+    once for both tests of it (pytest runs them one after the other)."""
+    return request.param, sequential(request.param)
+
+
+def test_stepping_is_the_sequential_run(shipped: tuple[Path, list[list[Finding]]]) -> None:
+    path, want = shipped
     with open_recording(path) as rec:
         cur = ReplayCursor(rec, lambda: build_engine(entry_points=False))
         got = []
@@ -39,9 +45,9 @@ def test_stepping_is_the_sequential_run(path: Path) -> None:
     assert [[f.since_seq for f in x] for x in got] == [[f.since_seq for f in x] for x in want]
 
 
-@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
-def test_seek_anywhere_shows_what_a_run_from_the_start_shows(path: Path) -> None:
-    want = sequential(path)
+def test_seek_anywhere_shows_what_a_run_from_the_start_shows(
+        shipped: tuple[Path, list[list[Finding]]]) -> None:
+    path, want = shipped
     with open_recording(path) as rec:
         n = len(rec)
         cur = ReplayCursor(rec, lambda: build_engine(entry_points=False))
@@ -82,17 +88,11 @@ def test_intact_before_is_the_ticks_before_the_position() -> None:
             assert got == [rec.tick_at(j).seq for j in range(max(0, index - k), index)]
 
 
-def test_seek_in_a_long_recording_warms_on_the_window_before(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("flap_recording")  # test_rerun's worker: the recording is there
+def test_seek_in_a_long_recording_warms_on_the_window_before(flap_recording: Path) -> None:
     """1,200 ticks with a DRBD peer flapping and down from 540 to 700 (test_rerun's
     recording): a seek past the 300-tick window shows what the run from tick 0 shows."""
-    from test_rerun import CHUNK, flapping_ticks
-
-    from replmon.session import RecordingWriter, meta_for
-
-    path = tmp_path / "flap.rmrec"
-    with RecordingWriter(path, meta_for(interval=1.0), chunk_ticks=CHUNK, rates="derive") as w:
-        for t in flapping_ticks():
-            w.write(t)
+    path = flap_recording
     want = sequential(path)
     with open_recording(path) as rec:
         cur = ReplayCursor(rec, lambda: build_engine(entry_points=False))

@@ -7,73 +7,27 @@ damaged."""
 from __future__ import annotations
 
 import multiprocessing
-import random
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiondata import FIXTURES, lab_ticks
+from sessiondata import CHUNK, TICKS
 
 from replmon.engine import Update
-from replmon.model.drbd import DrbdSample
-from replmon.model.tick import Tick
-from replmon.session import RecordingWriter, meta_for, open_recording
+from replmon.session import open_recording
 from replmon.session.format import HEADER_SIZE, MAGIC, read_frame
 from replmon.session.rerun import Rerun, _parts
-from replmon.sources.drbd_parse import parse_proc_drbd
-from replmon.testing.synthetic import loop_ticks, with_drbd
 
-TICKS = 1200
-CHUNK = 30  # 40 chunks; the engine's 300-tick window spans 10 of them
-
-
-def _drbd(name: str, edit: tuple[str, str] | None = None) -> DrbdSample:
-    text = (FIXTURES / "drbd" / name).read_text(encoding="utf-8")
-    if edit:
-        assert edit[0] in text
-        text = text.replace(*edit)
-    return parse_proc_drbd(text)
+pytestmark = pytest.mark.xdist_group("flap_recording")
+"""With test_cursor's long-recording test, on one worker: the recording (conftest's
+``flap_recording``, ~1 s of CPU) is then written once, not once per worker."""
 
 
-def flapping_ticks() -> list[Tick]:
-    """The lab pair's ticks, looped, with the primary's DRBD peer (seed 844's real
-    /proc/drbd) WFConnection or, edited to the connected state, Connected, in runs
-    of 1 to 12 ticks; and down from tick 540 to 700, across the part boundary at
-    600, so what the checks say there ("down for 130 s") needs the ticks before it."""
-    down = _drbd("seed_844_primary_wfconnection.txt")
-    up = _drbd("seed_844_primary_wfconnection.txt",
-               ("cs:WFConnection ro:Primary/Unknown ds:UpToDate/DUnknown",
-                "cs:Connected ro:Primary/Secondary ds:UpToDate/UpToDate"))
-    replica = _drbd("seed_844_replica_connected.txt")
-    base = list(loop_ticks(with_drbd(lab_ticks(), {"primary": down, "replica": replica}),
-                           TICKS))
-    rnd = random.Random(7)
-    out: list[Tick] = []
-    state = False
-    while len(out) < TICKS:
-        state = not state
-        for _ in range(rnd.randint(1, 12)):
-            if len(out) == TICKS:
-                break
-            t = base[len(out)]
-            if state and not 540 <= len(out) <= 700:
-                d = up.model_copy(update={"wall": t.primary.drbd.wall,
-                                          "mono": t.primary.drbd.mono})
-                t = t.model_copy(update={"primary": t.primary.model_copy(update={"drbd": d})})
-            out.append(t)
-    return out
-
-
-@pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("rerun") / "flap.rmrec"
-    with RecordingWriter(path, meta_for(interval=1.0), chunk_ticks=CHUNK,
-                         rates="derive") as w:
-        for t in flapping_ticks():
-            w.write(t)
-    return path
+@pytest.fixture
+def recording(flap_recording: Path) -> Path:
+    return flap_recording
 
 
 def run(path: Path, workers: int) -> tuple[list[Any], list[str]]:

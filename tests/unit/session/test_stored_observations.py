@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_rerun import CHUNK, TICKS, dump, flapping_ticks
+from sessiondata import CHUNK, TICKS, flapping_ticks
+from test_rerun import dump
 
 from replmon.engine import build_engine
 from replmon.model.tick import Tick
@@ -189,10 +190,20 @@ def test_every_sample_session(sample: Path, tmp_path: Path) -> None:
     with open_recording(sample) as rec:
         ticks = list(rec.ticks())
         interval = rec.meta.interval
-    n = int(900 / interval) + 2 * CHUNK
+    # The stored observations of a chunk are usable once the window before it (300 s,
+    # 299 ticks) is intact: from chunk ``warm`` on. Loop for that and then at least one
+    # whole lap of the session in chunks used (3 at the least): every finding the
+    # session opens, holds and closes is then also met where they are used, across
+    # several of their chunks. (The 900 s it looped before met the same ticks of the
+    # session, lap after lap.)
+    engine = build_engine(entry_points=False)
+    warm = -(-(engine.window_ticks(interval) - 1) // CHUNK)
+    used = max(3, -(-len(ticks) // CHUNK))
+    n = (warm + used) * CHUNK
     path = record_live(tmp_path / "live.rmrec", list(loop_ticks(ticks, n, rates=True)))
     with open_recording(path) as rec:
-        assert stored_usable(rec, build_engine(entry_points=False), 0, len(rec.chunks))
+        usable = stored_usable(rec, engine, 0, len(rec.chunks))
+        assert sorted(usable) == list(range(warm, warm + used)) and len(usable) >= 3
     again, _ = run(path, stored=False)
     fast, _ = run(path, stored=True)
     assert len(fast) == n and fast == again
