@@ -597,5 +597,8 @@ def raw_records(path: str | Path) -> Iterator[bytes]:
     with open_recording(path) as rec:
         yield bytes(rec._buf[:rec._data_start])
         for ci in range(len(rec.chunks)):
-            for _, data in rec._records(ci):
+            for fr, data in rec._records(ci):
+                if fr.kind in (KIND_OBS, KIND_FACTS):  # zlib streams of their own
+                    with contextlib.suppress(zlib.error):  # else as stored
+                        data = zlib.decompressobj().decompress(data, MAX_RECORD)
                 yield data
