@@ -8,7 +8,8 @@
   (the write load's);
 * Redis master + replica (``redis-server``), both password-protected;
 
-and tears everything down on ``stop()`` / context exit, also after a failed
+(``Lab(mysql=None)``: the Redis pair alone, for the tests of a Redis version that need
+no MySQL beside it) and tears everything down on ``stop()`` / context exit, also after a failed
 test. Binaries come from Debian's mariadb-server and redis-server packages;
 when one is missing, ``Lab.start()`` raises LabError saying which.
 
@@ -67,8 +68,10 @@ class Lab:
     read_only=ON stops it as it stops an application."""
 
     def __init__(self, base_dir: str | Path | None = None, *, keep: bool = False,
-                 mysql: str = DEFAULT_MYSQL, redis: str = DEFAULT_REDIS) -> None:
-        self.mysql_server: ServerVersion = mysql_server(mysql)
+                 mysql: str | None = DEFAULT_MYSQL, redis: str = DEFAULT_REDIS) -> None:
+        self.mysql_server: ServerVersion | None = (mysql_server(mysql) if mysql is not None
+                                                   else None)
+        """None: a lab without MySQL (no server started, none in ``settings()``)."""
         self.redis_server: ServerVersion = redis_server(redis)
         self._own_dir = base_dir is None
         self.dir = (Path(tempfile.mkdtemp(prefix="replmon-lab-")) if base_dir is None
@@ -173,15 +176,26 @@ class Lab:
         self.started = True
 
     @property
+    def has_mysql(self) -> bool:
+        """The lab runs a MySQL/MariaDB pair (not ``Lab(mysql=None)``)."""
+        return self.mysql_server is not None
+
+    def mysql_version(self) -> ServerVersion:
+        """The MySQL server of the lab; LabError for a lab without MySQL."""
+        if self.mysql_server is None:
+            raise LabError("this lab runs no MySQL (Lab(mysql=None))")
+        return self.mysql_server
+
+    @property
     def is_mysql(self) -> bool:
         """Oracle MySQL (not MariaDB): its GTIDs, its words, performance_schema."""
-        return self.mysql_server.product == "mysql"
+        return self.mysql_server is not None and self.mysql_server.product == "mysql"
 
     def mysql_template(self) -> Path:
         """An Oracle MySQL datadir initialised once in the chroot (``--initialize-insecure``:
         root@localhost without a password, reached over the socket only), for nodes to copy."""
         root = self.mysql_root
-        template = root.outside(f"/var/lib/replmon-{self.mysql_server.name}-template")
+        template = root.outside(f"/var/lib/replmon-{self.mysql_version().name}-template")
         if (template / ".replmon-ready").exists():
             return template
         with locked(template.parent / f"{template.name}.lock"):
@@ -203,14 +217,26 @@ class Lab:
         p, r = self.primary, self.replica
         for layer in LAYERS:
             self._primaries[layer] = p
-        self.mysql_root = prepare(self.mysql_server)
         self.redis_root = prepare(self.redis_server)
-        if self.mysql_root.dir is not None:
-            self.mysql_home = Path(tempfile.mkdtemp(prefix="replmon-lab-",
-                                                    dir=self.mysql_root.tmp()))
         if self.redis_root.dir is not None:
             self.redis_home = Path(tempfile.mkdtemp(prefix="replmon-lab-",
                                                     dir=self.redis_root.tmp()))
+        if self.mysql_server is not None:
+            self._start_mysql_pair(self.mysql_server)
+        p.start_redis()
+        r.start_redis(replica_of=p.redis_port)
+        self._check_redis_version(p)
+        if self.mysql_server is not None:
+            self.wait_replica_caught_up(timeout=30)
+        self._wait_redis_link(timeout=30)
+
+    def _start_mysql_pair(self, server: ServerVersion) -> None:
+        """Both MySQL servers, their accounts and schema, the replica replicating."""
+        p, r = self.primary, self.replica
+        self.mysql_root = prepare(server)
+        if self.mysql_root.dir is not None:
+            self.mysql_home = Path(tempfile.mkdtemp(prefix="replmon-lab-",
+                                                    dir=self.mysql_root.tmp()))
         p.install_mysql()
         r.install_mysql()
         p.start_mysql()
@@ -254,18 +280,14 @@ class Lab:
             )
         r.sql("SET GLOBAL read_only=ON")
         r.sql("START REPLICA")
-        p.start_redis()
-        r.start_redis(replica_of=p.redis_port)
-        self._check_redis_version(p)
-        self.wait_replica_caught_up(timeout=30)
-        self._wait_redis_link(timeout=30)
 
     def _check_version(self, node: LabNode) -> None:
         """The server is the version asked for (a Debian suite moves on)."""
         version = str(node.sql("SELECT VERSION()")[0][0])
-        if not version.startswith(self.mysql_server.version_prefix):
-            raise LabError(f"{self.mysql_server.name}: the server says {version}; its Debian "
-                           f"suite ({self.mysql_server.suite or 'this machine'}) has moved on")
+        server = self.mysql_version()
+        if not version.startswith(server.version_prefix):
+            raise LabError(f"{server.name}: the server says {version}; its Debian "
+                           f"suite ({server.suite or 'this machine'}) has moved on")
 
     def _check_redis_version(self, node: LabNode) -> None:
         with node.redis() as rc:
@@ -297,22 +319,28 @@ class Lab:
                 shutil.rmtree(home, ignore_errors=True)
         self.started = False
 
-    def settings(self, interval: float = 1.0) -> dict[str, Any]:
+    def settings(self, interval: float = 1.0, *, mysql: bool = True) -> dict[str, Any]:
         """Config keys (for config.build_config) that point replmon at this lab, with the
-        monitor account's password (never printed: it is a SecretStr once validated)."""
+        monitor account's password (never printed: it is a SecretStr once validated).
+        MySQL is switched off (``enabled = false``: its source "absent") when ``mysql`` is
+        False or the lab runs none."""
         data: dict[str, Any] = {"interval": interval}
         for node in (self.primary, self.replica):
             data[node.name] = {
                 "host": node.host, "name": f"lab-{node.name}",
-                "mysql": {"port": node.mysql_port, "user": self.monitor_user,
-                          "password": self.monitor_password},
+                "mysql": ({"port": node.mysql_port, "user": self.monitor_user,
+                           "password": self.monitor_password}
+                          if mysql and self.has_mysql else {"enabled": False}),
                 "redis": {"port": node.redis_port, "password": self.redis_password},
             }
         return data
 
     def wait_replica_caught_up(self, timeout: float = 10.0) -> None:
         """Wait until the MySQL replica's SQL thread has applied the current primary's
-        GTID position (the current roles: ``mysql_primary``, ``mysql_replica``)."""
+        GTID position (the current roles: ``mysql_primary``, ``mysql_replica``); at once
+        on a lab without MySQL."""
+        if not self.has_mysql:
+            return
         primary, replica = self.mysql_primary, self.mysql_replica
         if self.is_mysql:
             pos = primary.sql("SELECT @@GLOBAL.gtid_executed")[0][0]

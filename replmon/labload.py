@@ -49,7 +49,7 @@ class WriteLoad:
     def __init__(self, lab: Lab, *, rate: float = 200.0, rows: int = 1000,
                  table: str = "lab.t", id_max: int | None = None,
                  redis: bool = True, mysql: bool = True) -> None:
-        import multiprocessing
+        from replmon.forking import context
 
         self.lab = lab
         self.rate = rate
@@ -60,10 +60,13 @@ class WriteLoad:
         self.mysql = mysql
         if not (mysql or redis):
             raise ValueError("WriteLoad: mysql=False and redis=False write nothing")
-        # A separate (spawned) process, not a thread: the load must not share a GIL with
-        # the replmon under test, or its round-trip times and CPU figures would include
-        # the load's own work (measured: Redis PING 5-16 ms on loopback with a thread).
-        ctx = multiprocessing.get_context("spawn")
+        # A separate process, not a thread: the load must not share a GIL with the
+        # replmon under test, or its round-trip times and CPU figures would include the
+        # load's own work (measured: Redis PING 5-16 ms on loopback with a thread). Forked
+        # from the fork server with this module imported (replmon.forking): a spawned
+        # process cost ~0.2 s of CPU to start (a fresh interpreter importing pymysql and
+        # redis), a fork a few ms.
+        ctx = context()
         # Flags, not a multiprocessing.Event: Event.set() waits for every process
         # waiting on it to wake, forever for one that died waiting (the load killed by
         # the terminal's SIGHUP: replmon --lab then hung in its teardown, lab left running)
@@ -170,8 +173,9 @@ class WriteLoad:
         self._follow("mysql", self.lab.mysql_primary)  # a switch since __init__
         self._follow("redis", self.lab.redis_primary)
         self._proc.start()
-        # Spawning takes ~0.5 s (imports): return once the load is actually running,
-        # so "the load started" is a moment tests can count ticks from.
+        # Starting takes a moment (~0.5 s when the fork server starts first, importing):
+        # return once the load is actually running, so "the load started" is a moment
+        # tests can count ticks from.
         deadline = time.monotonic() + 15
         while self.statements < 5:
             if not self._proc.is_alive() or time.monotonic() > deadline:

@@ -36,7 +36,7 @@ class Lab(Protocol):
 
     started: bool
     dir: Path
-    mysql_server: ServerVersion
+    mysql_server: ServerVersion | None
     redis_server: ServerVersion
     mysql_root: Root
     redis_root: Root
@@ -47,6 +47,8 @@ class Lab(Protocol):
     monitor_password: str
 
     def mysql_template(self) -> Path: ...
+
+    def mysql_version(self) -> ServerVersion: ...
 
     @property
     def mysql_primary(self) -> LabNode: ...
@@ -212,7 +214,7 @@ class LabNode:
 
     def install_mysql(self) -> None:
         self.mysql_tmp.mkdir(parents=True, exist_ok=True)
-        if self.lab.mysql_server.product == "mysql":
+        if self.lab.mysql_version().product == "mysql":
             # A datadir initialised once per chroot, copied: 1-2 s instead of ~5 s a node.
             shutil.copytree(self.lab.mysql_template(), self.datadir, symlinks=True)
             (self.datadir / "auto.cnf").unlink(missing_ok=True)  # its own server_uuid
@@ -243,7 +245,7 @@ class LabNode:
                 self.mysql_port = free_port()
 
     def _start_mysql(self) -> None:
-        root, product = self.lab.mysql_root, self.lab.mysql_server.product
+        root, product = self.lab.mysql_root, self.lab.mysql_version().product
         inside = root.inside
         common = [
             f"--datadir={inside(self.datadir)}", f"--socket={inside(self.mysql_socket)}",
@@ -283,7 +285,7 @@ class LabNode:
             if self.mysql_proc is not None and self.mysql_proc.poll() is not None:
                 if "already in use" in self._mysql_log_tail():
                     raise PortTaken(f"{self.name}: MySQL port {self.mysql_port} taken")
-                raise LabError(f"{self.lab.mysql_server.name} ({self.name}) exited at start:"
+                raise LabError(f"{self.lab.mysql_version().name} ({self.name}) exited at start:"
                                f"\n{self._mysql_log_tail()}")
             if _accepts(self.mysql_socket):
                 try:
@@ -292,7 +294,7 @@ class LabNode:
                 except pymysql.err.OperationalError:
                     pass
             time.sleep(0.1)
-        raise LabError(f"{self.lab.mysql_server.name} ({self.name}) not ready in "
+        raise LabError(f"{self.lab.mysql_version().name} ({self.name}) not ready in "
                        f"{timeout:.0f} s:\n"
                        f"{self._mysql_log_tail()}")
 

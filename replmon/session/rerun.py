@@ -11,8 +11,8 @@ tick: ``tests/unit/session/test_rerun.py`` compares them.
 
 Short recordings, and machines with one core, run in this process: starting
 workers costs about half a second. Workers fork from a clean "forkserver"
-process, never from this one (which may run threads: the TUI, logging); like
-any multiprocessing user, a script that calls this needs the
+process (replmon.forking), never from this one (which may run threads: the TUI,
+logging); like any multiprocessing user, a script that calls this needs the
 ``if __name__ == "__main__":`` guard.
 """
 
@@ -302,9 +302,9 @@ def _parts(recording: Recording, n: int) -> list[tuple[int, int]]:
 
 
 def _context() -> Any:
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__])  # workers fork with replmon already imported
-    return ctx
+    from replmon.forking import context
+
+    return context()  # workers fork with this module already imported
 
 
 def start_workers_early() -> None:

@@ -66,6 +66,10 @@ class LabScenario:
     deadline_s: float | None = None
     """Seconds within which the condition must be seen, when the check's design sets a
     longer bound than ONSET_S (a reading taken every 2 s): None = onset_deadline_s."""
+    mysql: bool = True
+    """False: a Redis scenario run without MySQL, neither written (the load's
+    ``mysql=False``) nor sampled (the collector's MySQL source switched off, "absent"),
+    on a lab with MySQL or without (``Lab(mysql=None)``)."""
 
 
 ONSET_S = 3.0
@@ -183,9 +187,11 @@ async def run_lab_scenario(lab: Any, sc: LabScenario,
         if sc.setup is not None:
             stack.enter_context(sc.setup(lab))
         if sc.load:
-            stack.enter_context(WriteLoad(lab, **sc.load))
+            load = sc.load if sc.mysql else {**sc.load, "mysql": False}
+            stack.enter_context(WriteLoad(lab, **load))
         situation = stack.enter_context(contextlib.ExitStack())
-        async with build_collector(build_config(lab.settings(sc.interval))) as c:
+        settings = lab.settings(sc.interval, mysql=sc.mysql)
+        async with build_collector(build_config(settings)) as c:
             async for t in c.ticks():
                 ticks.append(t)
                 upd = eng.feed(t)
