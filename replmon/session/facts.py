@@ -13,7 +13,6 @@ checks. A day at 1 s is 86,400 ticks: ``report`` read them (decoded, rates deriv
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from replmon.engine import Update
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
+from replmon.session.format import pack_zjson, unpack_zjson
 
 PEAKS: dict[str, str] = {
     "mysql qps": "rates.mysql.qps",
@@ -34,10 +34,6 @@ PEAKS: dict[str, str] = {
     "net send bytes/s": "rates.host.net_total.send_bytes_per_s",
 }
 """Key rates whose peak (lowest for idle CPU) the report shows, per node."""
-
-MAX_FACTS = 16 << 20
-"""Largest decompressed F payload a reader accepts (guards against zlib bombs)."""
-
 
 def metric(tick: Tick | NodeTick, path: str) -> Any:
     """Value at a dotted path (``primary.rates.mysql.qps``, ``replica.mysql.counters.Questions``,
@@ -162,16 +158,9 @@ class FactsCollector:
 
 
 def pack_facts(facts: ChunkFacts) -> bytes:
-    return zlib.compress(facts.model_dump_json().encode(), 6)
+    return pack_zjson(facts)
 
 
 def unpack_facts(payload: bytes) -> ChunkFacts:
     """ValueError (zlib, JSON, validation) when the payload is not one."""
-    z = zlib.decompressobj()
-    try:
-        data = z.decompress(payload, MAX_FACTS)
-    except zlib.error as e:
-        raise ValueError(f"facts do not decompress: {e}") from None
-    if z.unconsumed_tail:
-        raise ValueError(f"facts larger than {MAX_FACTS} bytes")
-    return ChunkFacts.model_validate_json(data)  # ValidationError is a ValueError
+    return unpack_zjson(payload, ChunkFacts, "facts")

@@ -27,7 +27,7 @@ import json
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -316,17 +316,31 @@ class ChunkObservations(BaseModel):
     """Offset in the chunk -> the observations at that tick."""
 
 
-def pack_observations(obs: ChunkObservations) -> bytes:
-    return zlib.compress(obs.model_dump_json().encode(), 6)
+M = TypeVar("M", bound=BaseModel)
 
 
-def unpack_observations(payload: bytes) -> ChunkObservations:
-    """ValueError (zlib, JSON, validation) when the payload is not one."""
+def pack_zjson(model: BaseModel) -> bytes:
+    """A frame payload of its own (O, F): the model's JSON in one zlib stream."""
+    return zlib.compress(model.model_dump_json().encode(), 6)
+
+
+def unpack_zjson(payload: bytes, cls: type[M], what: str) -> M:
+    """``pack_zjson``'s model back; ValueError (zlib, JSON, validation, size: at most
+    MAX_RECORD bytes unpacked) when the payload is not one."""
     z = zlib.decompressobj()
     try:
         data = z.decompress(payload, MAX_RECORD)
     except zlib.error as e:
-        raise ValueError(f"observations do not decompress: {e}") from None
+        raise ValueError(f"{what} do not decompress: {e}") from None
     if z.unconsumed_tail:
-        raise ValueError(f"observations larger than {MAX_RECORD} bytes")
-    return ChunkObservations.model_validate_json(data)  # ValidationError is a ValueError
+        raise ValueError(f"{what} larger than {MAX_RECORD} bytes")
+    return cls.model_validate_json(data)  # ValidationError is a ValueError
+
+
+def pack_observations(obs: ChunkObservations) -> bytes:
+    return pack_zjson(obs)
+
+
+def unpack_observations(payload: bytes) -> ChunkObservations:
+    """ValueError (zlib, JSON, validation) when the payload is not one."""
+    return unpack_zjson(payload, ChunkObservations, "observations")

@@ -18,7 +18,7 @@ import mmap
 import os
 import stat
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -371,40 +371,37 @@ class Recording:
         """Chunk ``ci``'s O frame (None when it has none, or it is damaged or does not
         match the chunk's ticks) and the wall times of its intact ticks, reading frames
         only (checksums, no decompression of ticks)."""
-        obs: ChunkObservations | None = None
-        walls: list[float] = []
-        for fr in self._frames(ci):
-            if fr.kind == KIND_TICK:
-                walls.append(fr.wall)
-            elif fr.kind == KIND_OBS:
-                try:
-                    obs = unpack_observations(fr.payload)
-                except ValueError as e:
-                    self._problem(FrameError(fr.offset, f"bad observations: {e}"),
+        obs, walls = self._beside(ci, KIND_OBS, unpack_observations, "bad observations",
                                   "no tick lost; the checks are run again on this chunk")
-        if obs is not None and (obs.first != self.chunks[ci].first or obs.count != len(walls)):
-            obs = None
         return obs, walls
 
     def chunk_facts(self, ci: int) -> tuple[ChunkFacts | None, list[float]]:
         """Chunk ``ci``'s F frame (None when it has none, or it is damaged or does not
-        match the chunk's intact ticks) and those ticks' wall times, reading frames only,
-        as ``chunk_observations``."""
-        facts: ChunkFacts | None = None
+        match the chunk's intact ticks) and those ticks' wall times, as
+        ``chunk_observations``."""
+        facts, walls = self._beside(ci, KIND_FACTS, unpack_facts, "bad report facts",
+                                    "no tick lost; the report decodes this chunk's ticks")
+        return facts, walls
+
+    def _beside(self, ci: int, kind: bytes, unpack: Callable[[bytes], Any], bad: str,
+                costs: str) -> tuple[Any, list[float]]:
+        """The frame of ``kind`` written after chunk ``ci``'s ticks (unpacked; None when
+        absent, damaged, or not of the chunk's first tick and intact tick count) and the
+        walls of those ticks."""
+        found: Any = None
         walls: list[float] = []
         for fr in self._frames(ci):
             if fr.kind == KIND_TICK:
                 walls.append(fr.wall)
-            elif fr.kind == KIND_FACTS:
+            elif fr.kind == kind:
                 try:
-                    facts = unpack_facts(fr.payload)
+                    found = unpack(fr.payload)
                 except ValueError as e:
-                    self._problem(FrameError(fr.offset, f"bad report facts: {e}"),
-                                  "no tick lost; the report decodes this chunk's ticks")
-        if facts is not None and (facts.first != self.chunks[ci].first
-                                  or facts.count != len(walls)):
-            facts = None
-        return facts, walls
+                    self._problem(FrameError(fr.offset, f"{bad}: {e}"), costs)
+        if found is not None and (found.first != self.chunks[ci].first
+                                  or found.count != len(walls)):
+            found = None
+        return found, walls
 
     def chunk_entries(self, ci: int, parts: frozenset[str] | None = None) -> Iterator[Entry]:
         """Decode chunk ``ci`` tick by tick; a damaged frame ends it (with a problem).
