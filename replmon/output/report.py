@@ -21,8 +21,8 @@ from replmon.model.incidents import FindingId, IncidentTracker, causality, findi
 from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, timeline
 from replmon.session.cut import in_window
+from replmon.session.facts import better, metric, values_of, versions_of
 from replmon.session.facts import findings_of as facts_findings
-from replmon.session.facts import metric, values_of, versions_of
 from replmon.session.format import RecordingMeta
 from replmon.session.recording import Entry, Recording
 from replmon.session.rerun import Extract, Rerun
@@ -158,8 +158,7 @@ def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
             versions.setdefault(key, set()).add(v)
         for key, val, name, role in t.values:
             best = peaks.get(key)
-            low = "lowest" in key
-            if best is None or (val < best["value"] if low else val > best["value"]):
+            if better(key, val, None if best is None else best["value"]):
                 peaks[key] = {"value": val, "at": t.wall, "time": iso(t.wall), "node": name,
                               "role": role, "what": key.partition(" ")[2]}
         if prev is not None:
