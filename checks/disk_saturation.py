@@ -39,6 +39,7 @@ await is the better judge there, which is why util alone never fires.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from statistics import fmean, pstdev
 from typing import cast
 
@@ -48,6 +49,8 @@ from replmon.check import (
     Check,
     DiskRates,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -58,6 +61,7 @@ from replmon.check import (
     fmt,
     numbers,
     source_ok,
+    up,
 )
 
 _BCACHE = re.compile(r"bcache\d+")
@@ -170,6 +174,50 @@ def _disk(w: Window, role: Role, name: str, t: Limits, wai: float | None) -> Obs
     )
 
 
+def _top(values: Iterable[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return max(got) if got else None
+
+
+def _top_iops(n: NodeTick) -> float | None:
+    """The largest IOPS of any disk of the node at its tick (not only the judged ones:
+    the erratic test reads a disk's older ticks whatever they were)."""
+    return _top([_iops(d) for d in n.rates.host.disks.values()])
+
+
+def _top_util(n: NodeTick) -> float | None:
+    return _top([d.util_pct for d in n.rates.host.disks.values()])
+
+
+def gauges(w: Window) -> Gauges:
+    """(the worst iowait %, the worst await ms of a disk with IOPS, the largest IOPS and
+    the largest util % of any disk over the window), both nodes, rounded up."""
+    wai: list[float | None] = []
+    aw: list[float | None] = []
+    for role in ("primary", "replica"):
+        node = w.node(role)
+        if not source_ok(node, "host"):
+            continue
+        h = node.rates.host
+        wai.append(h.cpu_iowait_pct)
+        aw.extend(d.await_ms for n in _disks(node) if (d := h.disks.get(n)) is not None
+                  and _iops(d) is not None)
+    return (up(_top(wai)), up(_top(aw)),
+            up(_top(v for role in ("primary", "replica") for v in w.series(role, _top_iops))),
+            up(_top(v for role in ("primary", "replica") for v in w.series(role, _top_util))))
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """No iowait at the limit, no disk slow enough to be busy or critical (whatever its
+    IOPS and util), and no disk's IOPS or util high enough over the window for the
+    erratic test (a mean is at most the largest value)."""
+    wai, aw, iops, util = g
+    return ((wai is None or wai < t.iowait_pct)
+            and (aw is None or aw < min(t.await_ms, t.critical_await_ms))
+            and (iops is None or iops < t.cv_min_iops or util is None
+                 or util < t.cv_min_util_pct))
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     for role in ("primary", "replica"):
@@ -216,4 +264,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="disk_saturation", title="Disk saturation", needs=("host",),
-              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))

@@ -48,6 +48,8 @@ from replmon.check import (
     BinlogStatus,
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
     ReplicaChannel,
@@ -60,6 +62,7 @@ from replmon.check import (
     gtid,
     numbers,
     source_ok,
+    up,
 )
 from replmon.truelag import covered
 
@@ -158,10 +161,12 @@ def _heartbeat_lag(p: BinlogStatus, r: BinlogStatus | None) -> float | None:
     return None if mine is None or theirs is None else max(0.0, mine - theirs)
 
 
-def evaluate(w: Window, t: Limits) -> list[Observation]:
+def _judged(w: Window) -> tuple[Measure, float | None, str, str] | None:
+    """The measure, the lag judged (s), how it was measured and "at least " when it is a
+    lower bound; None without a measure."""
     m = measure(w)
     if m is None:
-        return []
+        return None
     lag = m.hb_lag_s if m.hb_lag_s is not None else m.lag_s
     how = "by pt-heartbeat" if m.hb_lag_s is not None else "measured on both nodes"
     at_least = "at least " if m.open and m.hb_lag_s is None else ""
@@ -171,6 +176,24 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         # the history covers the lag
         how = "by pt-heartbeat" if true.source == "heartbeat" else f"by the {true.source_words}"
         lag, at_least = true.seconds, ""
+    return m, lag, how, at_least
+
+
+def gauges(w: Window) -> Gauges:
+    """(the lag judged, s, rounded up; None without one)."""
+    j = _judged(w)
+    return (None if j is None else up(j[1]),)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    return g[0] is None or g[0] < t.lag_after
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    j = _judged(w)
+    if j is None:
+        return []
+    m, lag, how, at_least = j
     if lag is None or lag < t.lag_after:
         return []
     ch = m.channel
@@ -218,4 +241,4 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 CHECK = Check(id="pair_lag", title="Pair lag", needs=("mysql",), thresholds=Limits,
               evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("mysql",))
+              reads=("mysql",), gate=Gate(gauges, quiet))

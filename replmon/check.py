@@ -28,6 +28,7 @@ through one.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ from replmon.units import (
 __all__ = [
     # the contract
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
+    "Gate", "Gauges", "up",  # a check's quick test (optional): see Gate
     "Explains",  # what a check's findings can explain (replmon.model.incidents)
     "PairView",  # w.pair (replmon.pair)
     # helpers
@@ -106,6 +108,32 @@ class Thresholds(BaseModel):
 T = TypeVar("T", bound=Thresholds)
 V = TypeVar("V")
 
+Gauges = tuple[float | None, ...]
+"""A check's gauges at one tick (``Gate.measure``): numbers, None where unknown."""
+
+
+@dataclass(frozen=True)
+class Gate(Generic[T]):
+    """A check's quick test, so that a re-check with other thresholds need not decode
+    the ticks where the check cannot see anything (optional; docs/checks.md, "A gate").
+
+    ``measure(w)`` gives a few numbers of the window that do not depend on the
+    thresholds (the worst iowait of the two nodes, the measured lag): the engine
+    computes them every tick, live and in a re-run, and the recorder stores them in
+    the chunk's O frame. ``quiet(gauges, t)`` says from those numbers alone that
+    ``evaluate(w, t)`` would return nothing: the engine then does not call
+    ``evaluate``. Because the engine skips ``evaluate`` on ``quiet`` live and in every
+    re-run alike, a re-check that reads the stored gauges instead of the ticks finds
+    exactly what observing every tick again finds. ``quiet`` must only be True where
+    ``evaluate`` finds nothing: else the gate hides what the check would have seen
+    (tests/unit/test_gates.py runs every gate against its check's ``evaluate`` on real
+    ticks, with the default thresholds and with others). Round a gauge that ``quiet``
+    compares from below (``gauge < limit``) up with ``up``, so that it stays short in
+    the recording and ``quiet`` stays on the safe side."""
+
+    measure: Callable[[Window], Gauges]
+    quiet: Callable[[Gauges, T], bool]
+
 _set = object.__setattr__
 """How a Window sets its own attributes (its ``__setattr__`` refuses)."""
 
@@ -136,6 +164,10 @@ class Check(Generic[T]):
     440 MB at 200 pairs). Reading a part it did not name raises DroppedPartError (the engine shows a
     "check failed" finding); tests/unit/test_check_reads.py runs every check on ticks
     thinned to its own list."""
+
+    gate: Gate[T] | None = None
+    """The check's quick test (``Gate``); None: ``evaluate`` runs every tick, and a
+    re-check with other thresholds decodes every tick for it."""
 
     def __post_init__(self) -> None:
         if self.reads is not None:
@@ -243,6 +275,19 @@ class Window:
         fresh lambda per call costs what a module-level function does."""
         ticks = self.ticks if n is None or n >= len(self.ticks) else self.ticks[-n:]
         return tuple([get(getattr(t, role)) for t in ticks])
+
+
+def up(value: float | None, digits: int = 3) -> float | None:
+    """``value`` rounded up (toward +infinity) to ``digits`` significant digits:
+    1234.5 -> 1240.0, 0.01231 -> 0.0124, -2.345 -> -2.34. A gauge compared as ``gauge <
+    limit`` is short in the recording and never smaller than the value it stands for."""
+    if value is None or value == 0 or not math.isfinite(value):
+        return value
+    step = 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)
+    out = math.ceil(value / step) * step
+    while out < value:  # a float step can land just below: one more step up
+        out += step
+    return float(f"{out:.{digits}g}") if float(f"{out:.{digits}g}") >= value else out
 
 
 def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks: int,

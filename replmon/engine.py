@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from replmon import __version__
-from replmon.check import Check, Thresholds, span_ticks
+from replmon.check import Check, Gauges, Thresholds, span_ticks
 from replmon.errors import ConfigError
 from replmon.model.findings import Finding, Observation, Severity
 from replmon.model.tick import Tick
@@ -94,6 +94,9 @@ class Update:
     alone). A recorder stores them so a re-run by the same checks can reuse them."""
     checks_id: str = ""
     """``Engine.checks_id`` of the engine that saw them ("" when unknown)."""
+    gauges: dict[str, Gauges | None] = field(default_factory=dict)
+    """Each gated check's gauges at this tick (``Engine.feed``; ``check.Gate``): the
+    recorder stores them so a re-check with other thresholds can skip quiet ticks."""
 
 
 def configure(checks: Iterable[Check[Any]],
@@ -138,6 +141,8 @@ class Engine:
         """Wall times a finding opened, per ident, within FLAP_WINDOW_S (flap detection)."""
         self._limits = {c.id: th for c, th in self.checks}
         self._tracks: dict[tuple[str, str, str], _Track] = {}
+        self.gauges: dict[str, Gauges | None] = {}
+        """The gated checks' gauges at the last tick observed."""
         self._replan(1.0)
         self.history: deque[Finding] = deque(maxlen=HISTORY)
         """The last HISTORY findings that closed, in closing order (bounded: a live
@@ -203,8 +208,15 @@ class Engine:
                 title=f"check {f.name} did not load: {f.error}",
                 cause="a broken or incompatible check module",
                 next_step="fix or remove the module; the other checks still run")))
+        gauges: dict[str, Gauges | None] = {}
+        """Each gated check's gauges at this tick (None: its measure raised)."""
         for c, th, n in self._plan:
             try:
+                if c.gate is not None:
+                    gauges[c.id] = None
+                    g = gauges[c.id] = c.gate.measure(windows[n])
+                    if c.gate.quiet(g, th):
+                        continue  # nothing to see: what a re-check from stored gauges skips
                 obs = c.evaluate(windows[n], th)
             except Exception as e:  # a buggy check must not stop the others; shown as a finding
                 log.exception("check %s raised", c.id)
@@ -217,6 +229,7 @@ class Engine:
             if obs:
                 seen.extend([(c.id, _named(o, tick)) for o in obs])
         self._windows.done(tick)
+        self.gauges = gauges
         return seen
 
     def apply(self, seq: int, wall: float, seen: Iterable[Seen], interval: float = 1.0
@@ -300,6 +313,7 @@ class Engine:
         seen = self.observe(tick)
         upd = self.apply(tick.seq, tick.wall, seen, tick.interval)
         upd.seen = seen
+        upd.gauges = self.gauges
         upd.checks_id = self.checks_id
         return upd
 

@@ -314,6 +314,10 @@ class ChunkObservations(BaseModel):
     """Every tick of the chunk has this interval (otherwise no O frame)."""
     seen: dict[int, list[Packed]] = Field(default_factory=dict)
     """Offset in the chunk -> the observations at that tick."""
+    gauges: dict[str, list[tuple[float | None, ...] | None]] = Field(default_factory=dict)
+    """Gated check id -> its gauges at each tick of the chunk (``check.Gate``; None at a
+    tick whose measure raised). Absent in files written before gates: a re-check then
+    decodes every tick for the checks it observes again."""
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -26,6 +26,7 @@ import zlib
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from replmon.check import Gauges
 from replmon.engine import Update
 from replmon.errors import SessionError
 from replmon.model.base import SourceState
@@ -248,6 +249,7 @@ class _ChunkSeen:
         self.interval = 0.0
         self.usable = True
         self.seen: dict[int, list[Packed]] = {}
+        self.gauges: dict[str, list[Gauges | None]] = {}
 
     def add(self, tick: Tick, update: Update | None) -> None:
         if not self.usable:
@@ -257,19 +259,25 @@ class _ChunkSeen:
             return
         if self.count == 0:
             self.checks_id, self.seq0, self.interval = update.checks_id, tick.seq, tick.interval
+            self.gauges = {cid: [] for cid in update.gauges}
         elif (update.checks_id != self.checks_id or tick.seq != self.seq0 + self.count
               or tick.interval != self.interval):
             self.usable = False  # another engine, a gap in seq, or a new interval
             return
         if update.seen:
             self.seen[self.count] = pack_seen(update.seen)
+        if update.gauges.keys() != self.gauges.keys():
+            self.gauges = {}  # not the same gated checks (same checks_id: never seen)
+        for cid, column in self.gauges.items():
+            column.append(update.gauges[cid])
         self.count += 1
 
     def frame(self) -> bytes | None:
         if not self.usable or not self.count or self.checks_id is None:
             return None
         obs = ChunkObservations(checks_id=self.checks_id, first=self.first, seq0=self.seq0,
-                                count=self.count, interval=self.interval, seen=self.seen)
+                                count=self.count, interval=self.interval, seen=self.seen,
+                                gauges=self.gauges)
         return pack_frame(KIND_OBS, pack_observations(obs), self.first)
 
 

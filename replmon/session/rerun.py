@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replmon.check import Thresholds
+from replmon.check import Check, Thresholds
 from replmon.engine import ENGINE_ID, Engine, Update, build_engine
 from replmon.errors import ConfigError
 from replmon.model.parts import kept_parts, thin
@@ -146,6 +146,29 @@ class Reuse:
     that check's ("check X failed"), any other one of a module that did not load."""
     parts: frozenset[str] | None = None
     """The tick parts the ``again`` checks read (None: whole ticks), decoded alone."""
+    _subsets: dict[frozenset[str], tuple[Engine, frozenset[str] | None]] = field(
+        default_factory=dict)
+    """Ids of ``again`` checks -> an engine of those alone and the parts they read."""
+
+    def loud(self, obs: ChunkObservations) -> tuple[Engine, frozenset[str] | None] | None:
+        """The ``again`` checks that must observe the chunk's ticks (an engine of them and
+        the parts they read), None when none: a gated check whose stored gauges are
+        ``quiet`` at every tick of the chunk with its new thresholds finds nothing there
+        (the engine skips ``evaluate`` on the same test), so its ticks need no decoding."""
+        assert self.again is not None
+        ids = frozenset(c.id for c, th in self.again.checks if not _quiet_chunk(c, th, obs))
+        if not ids:
+            return None
+        if ids == frozenset(self.again.limits):
+            return self.again, self.parts
+        got = self._subsets.get(ids)
+        if got is None:
+            checks = [(c, th) for c, th in self.again.checks if c.id in ids]
+            reads = [c.reads for c, _ in checks]
+            parts = (None if any(r is None for r in reads)
+                     else kept_parts(p for r in reads for p in r or ()))
+            got = self._subsets[ids] = (Engine(checks), parts)
+        return got
 
     def merge(self, stored: list[Packed], fresh: list[Packed]) -> list[Packed]:
         """One tick's observations as ``engine.observe`` gives them: the stored ones of the
@@ -160,6 +183,17 @@ class Reuse:
         if not fresh:
             return kept
         return sorted(kept + fresh, key=lambda p: rank.get(_owner(p, known), -1))
+
+
+def _quiet_chunk(check: Check[Any], th: Thresholds, obs: ChunkObservations) -> bool:
+    """Whether ``check``'s gate is quiet with ``th`` at every tick of the chunk, from the
+    gauges its O frame stored (False without a gate or without stored gauges)."""
+    gate = check.gate
+    column = obs.gauges.get(check.id)
+    if gate is None or column is None or len(column) != obs.count:
+        return False
+    quiet = gate.quiet
+    return all(g is not None and quiet(g, th) for g in column)
 
 
 def _owner(p: Packed, known: frozenset[str]) -> str:
@@ -252,12 +286,13 @@ def _stored_chunk(rec: Recording, ci: int, reuse: Reuse, extract: Extract,
     obs, walls = reuse.use[ci]
     first = rec.chunks[ci].first
     again = reuse.again
-    if again is not None and again.checks:
-        _warm(rec, again, ci, fed, reuse.parts)
-        entries = rec.chunk_entries(ci, None if extract is not _none else reuse.parts)
+    loud = reuse.loud(obs) if again is not None and again.checks else None
+    if loud is not None:
+        again, parts = loud
+        _warm(rec, again, ci, fed, parts)
+        entries = rec.chunk_entries(ci, None if extract is not _none else parts)
         for k, e in enumerate(entries):
-            tick = e.tick if reuse.parts is None or extract is _none else thin(e.tick,
-                                                                                reuse.parts)
+            tick = e.tick if parts is None or extract is _none else thin(e.tick, parts)
             seen = reuse.merge(obs.seen.get(k, []), pack_seen(again.observe(tick)))
             fed[id(again)] = e.index + 1
             yield e.index, e.tick.seq, e.tick.wall, e.tick.interval, seen, extract(e)
