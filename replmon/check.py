@@ -66,7 +66,7 @@ from replmon.units import (
 __all__ = [
     # the contract
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
-    "Gate", "Gauges", "up",  # a check's quick test (optional): see Gate
+    "Gate", "Gauges", "down", "up",  # a check's quick test (optional): see Gate
     "Explains",  # what a check's findings can explain (replmon.model.incidents)
     "PairView",  # w.pair (replmon.pair)
     # helpers
@@ -128,8 +128,9 @@ class Gate(Generic[T]):
     ``evaluate`` finds nothing: else the gate hides what the check would have seen
     (tests/unit/test_gates.py runs every gate against its check's ``evaluate`` on real
     ticks, with the default thresholds and with others). Round a gauge that ``quiet``
-    compares from below (``gauge < limit``) up with ``up``, so that it stays short in
-    the recording and ``quiet`` stays on the safe side."""
+    compares from below (``gauge < limit``) up with ``up`` (one compared from above with
+    ``down``), so that it stays short in the recording and ``quiet`` stays on the safe
+    side."""
 
     measure: Callable[[Window], Gauges]
     quiet: Callable[[Gauges, T], bool]
@@ -288,6 +289,13 @@ def up(value: float | None, digits: int = 3) -> float | None:
     while out < value:  # a float step can land just below: one more step up
         out += step
     return float(f"{out:.{digits}g}") if float(f"{out:.{digits}g}") >= value else out
+
+
+def down(value: float | None, digits: int = 3) -> float | None:
+    """``value`` rounded down (toward -infinity) to ``digits`` significant digits: for a
+    gauge that ``quiet`` compares from above (``gauge >= limit``)."""
+    got = up(None if value is None else -value, digits)
+    return None if got is None else -got
 
 
 def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks: int,

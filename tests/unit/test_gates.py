@@ -65,6 +65,7 @@ def test_a_gate_is_quiet_only_where_the_check_sees_nothing(check: Check[Any]) ->
     assert len(limits) > 2
     hidden: list[str] = []
     seen = quiet = judged = 0
+    where = [""]  # the input being run
 
     def probe(w: Window, _t: Thresholds) -> list[Any]:
         nonlocal seen, quiet, judged
@@ -76,16 +77,15 @@ def test_a_gate_is_quiet_only_where_the_check_sees_nothing(check: Check[Any]) ->
             if gate.quiet(g, t):
                 quiet += 1
                 if found:
-                    hidden.append(f"{name} tick {w.last.seq}: {t.model_dump()} gauges {g}: "
+                    hidden.append(f"{where[0]} tick {w.last.seq}: {t.model_dump()} gauges {g}: "
                                   f"{found[0].title}")
         return []
 
     probing = replace(check, evaluate=probe, gate=None)
-    for name, ticks in _inputs():
+    for where[0], ticks in _inputs():
         engine = Engine([(probing, check.thresholds())])
         for t in ticks:
             engine.observe(t)
     assert not hidden, f"{len(hidden)} hidden, first: {hidden[:3]}"
     assert seen, f"{check.id} saw nothing with any thresholds: the test proves little"
-    print(check.id, seen, quiet, judged)
     assert quiet > judged // 2, f"{check.id}'s gate is quiet on {quiet}/{judged} only"
