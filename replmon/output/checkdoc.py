@@ -269,6 +269,20 @@ What each part does:
    0 or as fine in a title.
 7. **Raising is a bug**: a check that raises is reported as a finding of check `engine`,
    and the other checks still run.
+8. **A gate (optional) makes a re-check fast**: `Check(..., gate=Gate(measure, quiet))`.
+   `measure(w)` returns a few numbers of the window that do not depend on the thresholds
+   (a tuple of floats or None: the worst iowait of both nodes, the lag judged);
+   `quiet(gauges, t)` says from them alone that `evaluate(w, t)` would return nothing. The
+   engine computes the gauges every tick, skips `evaluate` where `quiet` is True (live
+   and in every re-run), and the recorder stores the gauges in each chunk's O frame: a
+   re-check with other thresholds decodes only the chunks where a changed check is not
+   quiet, and finds exactly what observing every tick again finds. `quiet` must be True
+   only where `evaluate` finds nothing, for any thresholds: a condition over a span of
+   the window is bounded by the largest value over the whole window (a mean is at most
+   it); a threshold that only sets the severity cannot make the check quiet. Round a
+   gauge compared as `gauge < limit` with `up`, one compared as `gauge >= limit` with
+   `down`. `tests/unit/test_gates.py` runs every gate against its check's `evaluate` on
+   every shipped recording and seed scenario, with thresholds from 0.1x to 10x.
 
 Test a check on ticks built from numbers (`replmon.testing.synth`: `node`, `series`,
 `observe`, `run_check`) and on recorded ones; then regenerate this page with

@@ -176,6 +176,61 @@ def test_stored_rerun_of_a_damaged_file(live: Path, tmp_path: Path, kind: bytes,
         assert len(fast) == TICKS and any("no tick lost" in p for p in problems_fast)
 
 
+GATED: dict[str, tuple[dict[str, dict[str, Any]], set[str]]] = {
+    "quiet": ({"pair_lag": {"lag_after": "5s"}}, set()),
+    "one-of-two-loud": ({"pair_lag": {"lag_after": "5s"},
+                         "disk_saturation": {"iowait_pct": 1.0}}, {"disk_saturation"}),
+}
+"""pair_lag with a limit above every lag of the file (the lab's: 0 s): quiet everywhere,
+no chunk decoded. With disk_saturation's iowait limit under the lab's (1.55 % every 12th
+tick) too: every chunk is decoded, by an engine of disk_saturation alone."""
+
+
+@SHARES_LIVE
+@pytest.mark.parametrize("case", list(GATED))
+def test_a_gated_check_is_observed_again_only_where_its_gate_is_not_quiet(
+        live: Path, case: str) -> None:
+    """The recorder stored each gated check's gauges for every tick of every chunk; a
+    re-check with other limits decodes only the chunks where a changed check's gate is
+    not quiet with them, for those checks alone, and gives what observing every tick
+    again gives."""
+    settings, loud_ids = GATED[case]
+    with open_recording(live) as rec:
+        reuse = plan_reuse(rec, build_engine(settings, entry_points=False), 0,
+                           len(rec.chunks), entry_points=False)
+        assert len(reuse.use) == 30
+        assert all(len(obs.gauges[cid]) == obs.count for obs, _ in reuse.use.values()
+                   for cid in settings)
+        loud = [reuse.loud(obs) for obs, _ in reuse.use.values()]
+    assert {frozenset(c.id for c, _ in got[0].checks) for got in loud if got} == (
+        {frozenset(loud_ids)} if loud_ids else set())
+    assert sum(got is not None for got in loud) == (30 if loud_ids else 0)
+    again, _ = run(live, stored=False, settings=settings)
+    fast, _ = run(live, stored=True, settings=settings)
+    assert fast == again
+
+
+def test_a_file_without_gauges_is_observed_again(tmp_path: Path) -> None:
+    """A recording whose O frames hold no gauges (written before gates, or by an engine
+    whose checks had none): a re-check with other limits decodes every chunk for the
+    changed check, and still gives what observing every tick again gives."""
+    engine = build_engine(entry_points=False)
+    path = tmp_path / "old.rmrec"
+    with RecordingWriter(path, meta_for(interval=1.0), chunk_ticks=CHUNK) as w:
+        for t in flapping_ticks()[:480]:
+            upd = engine.feed(t)
+            upd.gauges = {}
+            w.write(t, upd)
+    settings = {"pair_lag": {"lag_after": "5s"}, "disk_saturation": {"iowait_pct": 30.0}}
+    with open_recording(path) as rec:
+        reuse = plan_reuse(rec, build_engine(settings, entry_points=False), 0,
+                           len(rec.chunks), entry_points=False)
+        assert len(reuse.use) == 6 and all(not obs.gauges for obs, _ in reuse.use.values())
+        assert all(reuse.loud(obs) == (reuse.again, None) for obs, _ in reuse.use.values())
+    assert run(path, stored=True, settings=settings) == run(path, stored=False,
+                                                            settings=settings)
+
+
 OTHER_THRESHOLDS_ON = {"replica_lag_growing", "redis_link_down_full_resync",
                        "seed000_drbd_peer_disconnect"}
 """The sessions re-checked with other thresholds too (~3 s of CPU each): one whose lag
