@@ -29,19 +29,21 @@ from replmon.model.tick import Tick
 from replmon.session.recording import Recording
 
 
-def intact_before(rec: Recording, index: int, n: int) -> list[Tick]:
+def intact_before(rec: Recording, index: int, n: int,
+                  parts: frozenset[str] | None = None) -> list[Tick]:
     """Up to ``n`` intact ticks right before tick ``index`` (damaged ones skipped), oldest
-    first, read by whole chunks from the newest back."""
+    first, read by whole chunks from the newest back; ``parts``: decoded thinned to them
+    (``Recording.chunk_entries``)."""
     if n <= 0 or not rec.chunks:
         return []
     ci = rec.chunk_of(index) if index < len(rec) else len(rec.chunks)
     out: list[Tick] = []
     if ci < len(rec.chunks) and rec.chunks[ci].first < index:
         out = [e.tick for e in itertools.takewhile(lambda e: e.index < index,
-                                                   rec.chunk_entries(ci))]
+                                                   rec.chunk_entries(ci, parts))]
     while ci > 0 and len(out) < n:
         ci -= 1
-        out[:0] = [e.tick for e in rec.chunk_entries(ci)]
+        out[:0] = [e.tick for e in rec.chunk_entries(ci, parts)]
     return out[-n:]
 
 

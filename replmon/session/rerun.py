@@ -146,28 +146,36 @@ class Reuse:
     that check's ("check X failed"), any other one of a module that did not load."""
     parts: frozenset[str] | None = None
     """The tick parts the ``again`` checks read (None: whole ticks), decoded alone."""
-    _subsets: dict[frozenset[str], tuple[Engine, frozenset[str] | None]] = field(
+    _each: dict[str, tuple[Engine, frozenset[str] | None]] = field(default_factory=dict)
+    """``again`` check id -> an engine of that check alone and the parts it reads."""
+    _loud: dict[int, list[tuple[Engine, frozenset[str] | None]]] = field(
         default_factory=dict)
-    """Ids of ``again`` checks -> an engine of those alone and the parts they read."""
+    """A chunk's first tick -> ``loud``'s answer."""
 
-    def loud(self, obs: ChunkObservations) -> tuple[Engine, frozenset[str] | None] | None:
-        """The ``again`` checks that must observe the chunk's ticks (an engine of them and
-        the parts they read), None when none: a gated check whose stored gauges are
-        ``quiet`` at every tick of the chunk with its new thresholds finds nothing there
-        (the engine skips ``evaluate`` on the same test), so its ticks need no decoding."""
+    def loud(self, obs: ChunkObservations) -> list[tuple[Engine, frozenset[str] | None]]:
+        """The ``again`` checks that must observe the chunk's ticks, each as an engine of
+        its own with the parts it reads; none when every one is quiet there. A gated
+        check whose stored gauges are ``quiet`` at every tick of the chunk with its new
+        thresholds finds nothing there (the engine skips ``evaluate`` on the same test),
+        so its ticks need no decoding. One engine per check, not one of the loud ones
+        together: which checks are loud changes from chunk to chunk, and an engine that
+        did not observe the chunk before must first be warmed on its window (up to 300
+        ticks decoded); each check's own engine warms only when that check was quiet in
+        the chunk before, on its own window and parts."""
         assert self.again is not None
-        ids = frozenset(c.id for c, th in self.again.checks if not _quiet_chunk(c, th, obs))
-        if not ids:
-            return None
-        if ids == frozenset(self.again.limits):
-            return self.again, self.parts
-        got = self._subsets.get(ids)
+        got = self._loud.get(obs.first)
         if got is None:
-            checks = [(c, th) for c, th in self.again.checks if c.id in ids]
-            reads = [c.reads for c, _ in checks]
-            parts = (None if any(r is None for r in reads)
-                     else kept_parts(p for r in reads for p in r or ()))
-            got = self._subsets[ids] = (Engine(checks), parts)
+            got = self._loud[obs.first] = [
+                self._engine_of(c, th) for c, th in self.again.checks
+                if not _quiet_chunk(c, th, obs)]
+        return got
+
+    def _engine_of(self, check: Check[Any], th: Thresholds
+                   ) -> tuple[Engine, frozenset[str] | None]:
+        got = self._each.get(check.id)
+        if got is None:
+            parts = None if check.reads is None else kept_parts(check.reads)
+            got = self._each[check.id] = (Engine([(check, th)]), parts)
         return got
 
     def merge(self, stored: list[Packed], fresh: list[Packed]) -> list[Packed]:
@@ -272,10 +280,8 @@ def _warm(rec: Recording, engine: Engine, ci: int, fed: dict[int, int],
     if fed.get(id(engine)) == first:
         return
     engine.reset_window()
-    ticks = intact_before(rec, first, engine.window_ticks(rec.meta.interval) - 1)
-    if parts is not None:
-        ticks = [thin(t, parts) for t in ticks]
-    warm_up(engine, ticks, hysteresis=False)
+    warm_up(engine, intact_before(rec, first, engine.window_ticks(rec.meta.interval) - 1,
+                                  parts), hysteresis=False)
 
 
 def _stored_chunk(rec: Recording, ci: int, reuse: Reuse, extract: Extract,
@@ -286,15 +292,20 @@ def _stored_chunk(rec: Recording, ci: int, reuse: Reuse, extract: Extract,
     obs, walls = reuse.use[ci]
     first = rec.chunks[ci].first
     again = reuse.again
-    loud = reuse.loud(obs) if again is not None and again.checks else None
-    if loud is not None:
-        again, parts = loud
-        _warm(rec, again, ci, fed, parts)
-        entries = rec.chunk_entries(ci, None if extract is not _none else parts)
+    loud = reuse.loud(obs) if again is not None and again.checks else []
+    if loud:
+        for eng, parts in loud:
+            _warm(rec, eng, ci, fed, parts)
+        read = [p for _, p in loud]
+        union = None if None in read else kept_parts(p for r in read for p in r or ())
+        entries = rec.chunk_entries(ci, None if extract is not _none else union)
         for k, e in enumerate(entries):
-            tick = e.tick if parts is None or extract is _none else thin(e.tick, parts)
-            seen = reuse.merge(obs.seen.get(k, []), pack_seen(again.observe(tick)))
-            fed[id(again)] = e.index + 1
+            fresh: list[Packed] = []
+            for eng, parts in loud:
+                fresh += pack_seen(eng.observe(e.tick if parts is None else
+                                               thin(e.tick, parts)))
+                fed[id(eng)] = e.index + 1
+            seen = reuse.merge(obs.seen.get(k, []), fresh)
             yield e.index, e.tick.seq, e.tick.wall, e.tick.interval, seen, extract(e)
         return
     def seen_at(k: int) -> list[Packed]:
@@ -397,8 +408,10 @@ class Rerun:
             if self.stored and not decode_all and len(rec) >= PARALLEL_MIN_TICKS:
                 self._reuse = plan_reuse(rec, self.engine, 0, len(rec.chunks),
                                          self.entry_points)
-                if self._reuse.again is None or not self._reuse.again.checks:
-                    to_decode -= sum(obs.count for obs, _ in self._reuse.use.values())
+                reuse = self._reuse
+                quiet = (reuse.use.values() if reuse.again is None or not reuse.again.checks
+                         else (u for u in reuse.use.values() if not reuse.loud(u[0])))
+                to_decode -= sum(obs.count for obs, _ in quiet)
             workers = min(cpus(), MAX_WORKERS) if to_decode >= PARALLEL_MIN_TICKS else 1
         return max(1, min(workers, len(rec.chunks) or 1))
 
