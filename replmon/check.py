@@ -281,14 +281,20 @@ class Window:
 def up(value: float | None, digits: int = 3) -> float | None:
     """``value`` rounded up (toward +infinity) to ``digits`` significant digits:
     1234.5 -> 1240.0, 0.01231 -> 0.0124, -2.345 -> -2.34. A gauge compared as ``gauge <
-    limit`` is short in the recording and never smaller than the value it stands for."""
+    limit`` is short in the recording and never smaller than the value it stands for.
+    Arithmetic only (~0.4 us): the engine rounds every gated check's gauges every tick."""
     if value is None or value == 0 or not math.isfinite(value):
         return value
-    step = 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)
-    out = math.ceil(value / step) * step
-    while out < value:  # a float step can land just below: one more step up
-        out += step
-    return float(f"{out:.{digits}g}") if float(f"{out:.{digits}g}") >= value else out
+    places = digits - 1 - math.floor(math.log10(abs(value)))
+    if places > 0:  # k / 10**places: the float nearest a short decimal (its repr is short)
+        scale = 10.0 ** places
+        k = math.ceil(value * scale)
+        out = k / scale
+        return out if out >= value else (k + 1) / scale  # the product rounded down
+    step = 10.0 ** -places
+    k = math.ceil(value / step)
+    out = k * step
+    return float(out if out >= value else (k + 1) * step)
 
 
 def down(value: float | None, digits: int = 3) -> float | None:
