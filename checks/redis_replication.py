@@ -70,6 +70,9 @@ why the link drops, and keep the master's memory well under half the host's RAM.
 
 from __future__ import annotations
 
+import math
+from operator import attrgetter
+
 from pydantic import AliasChoices, Field
 
 from replmon.check import (
@@ -88,13 +91,11 @@ from replmon.check import (
     Thresholds,
     Tick,
     Window,
-    down,
     fmt,
     fmt_byte_rate,
     fmt_bytes,
     numbers,
     source_ok,
-    up,
 )
 
 MIB = 1024 * 1024
@@ -345,6 +346,9 @@ def _syncs(node: NodeTick) -> tuple[int, int] | None:
     return NO_SYNCS
 
 
+_wall = attrgetter("wall")
+
+
 def _syncing(p: NodeTick, r: NodeTick) -> tuple[list[str], bool]:
     """(the replicas the master lists in a full sync now, whether a full sync runs now:
     the master lists one, or the replica says so); the master's Redis read."""
@@ -367,7 +371,8 @@ def _full_sync_age(w: Window) -> float | None:
     if newest is None:
         return None  # only partial resyncs refused
     ticks = w.ticks
-    return ticks[-1].wall - max(tk.wall for tk in ticks[:newest + 1])
+    youngest: float = max(map(_wall, ticks[:newest + 1]))  # (attrgetter: a C call a tick)
+    return ticks[-1].wall - youngest
 
 
 def full_resync(w: Window, t: Limits) -> Observation | None:
@@ -437,16 +442,17 @@ def writable(r: NodeTick) -> Observation | None:
 
 def gauges(w: Window) -> Gauges:
     """(1 when a finding is there whatever the thresholds: the link's state, a writable
-    replica, a full sync running now; else 0; the last tick's offset lag in bytes, rounded
-    up; the seconds since the newest full sync served in the window, rounded down)."""
+    replica, a full sync running now; else 0; the last tick's offset lag in bytes, as is;
+    the seconds since the newest full sync served in the window, rounded down to whole
+    seconds: math.floor, not ``check.down``, which costs ~2 us a call)."""
     last = w.last
     p, r = last.primary, last.replica
     master_ok = source_ok(p, "redis")
     there = (link(p, r, last.wall) is not None or writable(r) is not None
              or (master_ok and _syncing(p, r)[1]))
     lag_now = _lag_at(last)
-    return (1.0 if there else 0.0, None if lag_now is None else up(float(lag_now)),
-            down(_full_sync_age(w)) if master_ok else None)
+    age = _full_sync_age(w) if master_ok else None
+    return (1 if there else 0, lag_now, None if age is None else math.floor(age))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -457,7 +463,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     full syncs over it is not 0 only if one is in it; ``fork_memory_critical_pct`` is the
     severity)."""
     there, lag_now, age = g
-    return (there == 0.0 and (lag_now is None or lag_now < t.lag_warning_bytes)
+    return (there == 0 and (lag_now is None or lag_now < t.lag_warning_bytes)
             and (age is None or age > t.resync_hold_s))
 
 
