@@ -138,7 +138,7 @@ def gauges(w: Window) -> Gauges:
         return (math.ceil(w.last.wall - half[1]), None, None)
     if r.since is not None:
         return (None, math.floor(w.last.wall - r.since), None)
-    return (None, None, 1.0 if r.swapped else 0.0)
+    return (None, None, 1 if r.swapped else 0)
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
