@@ -130,12 +130,12 @@ def _rate_since(w: Window, first: int, end: tuple[str | None, int]
 def gauges(w: Window) -> Gauges:
     """(the window's span, s, rounded up; the offset's growth rate over it, bytes/s,
     rounded up; the seconds of outage the backlog covers at that rate, rounded down,
-    None when a full sync at that rate overflows the output buffer limit), whole
-    numbers (math.ceil/floor: ``check.up`` costs ~2 us a call, more than ``evaluate``
-    on a quiet tick); all None
+    None when a full sync at that rate overflows the output buffer limit); all None
     when nothing is judged whatever the thresholds (no master's offset, no replica, no
     backlog). The rate is the one ``evaluate`` measures when ``rate_window`` covers the
-    whole window: from its first tick (or the restart after it)."""
+    whole window: from its first tick (or the restart after it). Whole numbers
+    (math.ceil/floor: ``check.up`` costs ~2 us a call, more than ``evaluate`` on a
+    quiet tick)."""
     p = w.node("primary")
     end = _offset(p)
     rs = p.redis
@@ -155,8 +155,9 @@ def gauges(w: Window) -> Gauges:
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
-    """Nothing to judge; or a ``rate_window`` that reaches the window's first tick (the
-    tick ``start_within`` gives is then the first: the gauges' rate is the one judged,
+    """Nothing to judge; or a ``rate_window`` that reaches the window's first tick
+    (``start_within`` gives the first tick exactly when last wall - first wall <= it,
+    walls in order or not: the gauges' rate is then the one judged,
     whatever ``min_rate_span``, which can only make it None) and that rate idle (under
     ``min_rate_bytes_s``, or 0) or with a backlog covering ``warning_headroom_s`` and no
     output buffer overflow (``critical_headroom_s`` is the severity). A shorter
