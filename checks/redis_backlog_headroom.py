@@ -44,9 +44,13 @@ transfer and load) so the full syncs it cannot avoid can finish.
 
 from __future__ import annotations
 
+import math
+
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
     RedisSample,
@@ -92,12 +96,20 @@ def offset_rate(w: Window, t: Limits, end: tuple[str | None, int] | None = None
     """(bytes/s, seconds measured over) of the primary's replication offset over the
     trailing run of readings within ``rate_window`` (since a restart, if one); ``end``:
     the last tick's ``_offset`` when the caller has it."""
-    first = w.start_within(t.rate_window)
-    ticks = w.ticks
     if end is None:
-        end = _offset(ticks[-1].primary)
+        end = _offset(w.last.primary)
         if end is None:
             return None
+    measured = _rate_since(w, w.start_within(t.rate_window), end)
+    return None if measured is None or measured[1] < t.min_rate_span else measured
+
+
+def _rate_since(w: Window, first: int, end: tuple[str | None, int]
+                ) -> tuple[float, float] | None:
+    """(bytes/s, seconds measured over) of the primary's offset from the window's tick
+    ``first`` (or the restart after it) to the last tick, whose ``_offset`` is ``end``;
+    None over no time."""
+    ticks = w.ticks
     start = _offset(ticks[first].primary)  # the usual case: one reading a minute old
     i = first
     if start is None or start[0] != end[0] or start[1] > end[1]:  # walk to the restart
@@ -110,9 +122,54 @@ def offset_rate(w: Window, t: Limits, end: tuple[str | None, int] | None = None
             i -= 1
         start = offsets[i]
     span = ticks[-1].wall - ticks[i].wall
-    if span < t.min_rate_span or start is None:
+    if span <= 0 or start is None:
         return None
     return (end[1] - start[1]) / span, span
+
+
+def gauges(w: Window) -> Gauges:
+    """(the window's span, s, rounded up; the offset's growth rate over it, bytes/s,
+    rounded up; the seconds of outage the backlog covers at that rate, rounded down,
+    None when a full sync at that rate overflows the output buffer limit); all None
+    when nothing is judged whatever the thresholds (no master's offset, no replica, no
+    backlog). The rate is the one ``evaluate`` measures when ``rate_window`` covers the
+    whole window: from its first tick (or the restart after it). Whole numbers
+    (math.ceil/floor: ``check.up`` costs ~2 us a call, more than ``evaluate`` on a
+    quiet tick)."""
+    p = w.node("primary")
+    end = _offset(p)
+    rs = p.redis
+    if end is None or not rs.connected_replicas or not rs.repl_backlog_size:
+        return (None, None, None)
+    ticks = w.ticks
+    span = math.ceil(ticks[-1].wall - ticks[0].wall)
+    measured = _rate_since(w, 0, end)
+    if measured is None:
+        return (span, None, None)
+    rate = measured[0]
+    if rate <= 0:
+        return (span, 0, None)
+    covered = (None if _cut(rs, rate) is not None
+               else math.floor(rs.repl_backlog_size / rate))
+    return (span, math.ceil(rate), covered)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """Nothing to judge; or a ``rate_window`` that reaches the window's first tick
+    (``start_within`` gives the first tick exactly when last wall - first wall <= it,
+    walls in order or not: the gauges' rate is then the one judged,
+    whatever ``min_rate_span``, which can only make it None) and that rate idle (under
+    ``min_rate_bytes_s``, or 0) or with a backlog covering ``warning_headroom_s`` and no
+    output buffer overflow (``critical_headroom_s`` is the severity). A shorter
+    ``rate_window`` measures from another tick: never quiet then, unless nothing is
+    judged."""
+    span, rate, covered = g
+    if span is None:
+        return True
+    if not span <= t.rate_window:
+        return False
+    return (rate is None or rate <= 0 or rate < t.min_rate_bytes_s
+            or (covered is not None and covered >= t.warning_headroom_s))
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -127,27 +184,37 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     if measured is None:
         return []
     rate, span = measured
-    if rate < t.min_rate_bytes_s:
-        return []
+    if rate <= 0 or rate < t.min_rate_bytes_s:
+        return []  # idle (with min_rate_bytes_s <= 0, a rate of 0 has no headroom to divide)
     return [o for o in (_backlog(rs, rate, span, t), _output_buffer(rs, rate)) if o is not None]
 
 
-def _output_buffer(rs: RedisSample, rate: float) -> Observation | None:
-    """A full sync the replica output-buffer limit would cut off (see the docstring)."""
+def _cut(rs: RedisSample, rate: float) -> str | None:
+    """Why a full sync at ``rate`` (> 0) passes the replica output-buffer limit, which
+    cuts it off (see the docstring); None when it does not."""
     if rs.replica_buffer_limit is None:
         return None
     hard, soft, soft_s = rs.replica_buffer_limit
     sync_s = float(max(1, rs.rdb_last_bgsave_time_s or 0))
     need = rate * sync_s
     if hard and need >= hard:
-        why = (f"{fmt_bytes(need)} of writes during a sync of at least {fmt(sync_s)} s "
-               f"passes the hard limit of {fmt_bytes(hard)}")
-    elif soft and soft_s and sync_s >= soft_s + soft / rate:
-        why = (f"the buffer passes the soft limit of {fmt_bytes(soft)} after "
-               f"{fmt(soft / rate, 1)} s and stays above it for {fmt(soft_s)} s before a sync "
-               f"of at least {fmt(sync_s)} s ends")
-    else:
+        return (f"{fmt_bytes(need)} of writes during a sync of at least {fmt(sync_s)} s "
+                f"passes the hard limit of {fmt_bytes(hard)}")
+    if soft and soft_s and sync_s >= soft_s + soft / rate:
+        return (f"the buffer passes the soft limit of {fmt_bytes(soft)} after "
+                f"{fmt(soft / rate, 1)} s and stays above it for {fmt(soft_s)} s before a "
+                f"sync of at least {fmt(sync_s)} s ends")
+    return None
+
+
+def _output_buffer(rs: RedisSample, rate: float) -> Observation | None:
+    """A full sync the replica output-buffer limit would cut off (see the docstring)."""
+    why = _cut(rs, rate)
+    if why is None or rs.replica_buffer_limit is None:
         return None
+    hard, soft, soft_s = rs.replica_buffer_limit
+    sync_s = float(max(1, rs.rdb_last_bgsave_time_s or 0))
+    need = rate * sync_s
     return Observation(
         key="output_buffer", node="primary", severity=Severity.WARNING,
         title=(f"a full sync to the replica cannot finish: {why} "
@@ -203,4 +270,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="redis_backlog_headroom", title="Redis backlog headroom", needs=("redis",),
-              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))

@@ -70,11 +70,16 @@ why the link drops, and keep the master's memory well under half the host's RAM.
 
 from __future__ import annotations
 
+import math
+from operator import attrgetter
+
 from pydantic import AliasChoices, Field
 
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Number,
     Observation,
@@ -341,6 +346,35 @@ def _syncs(node: NodeTick) -> tuple[int, int] | None:
     return NO_SYNCS
 
 
+_wall = attrgetter("wall")
+
+
+def _syncing(p: NodeTick, r: NodeTick) -> tuple[list[str], bool]:
+    """(the replicas the master lists in a full sync now, whether a full sync runs now:
+    the master lists one, or the replica says so); the master's Redis read."""
+    now = [e.addr for e in p.redis.replicas if e.state in SYNCING]
+    return now, bool(now) or (source_ok(r, "redis") and bool(r.redis.sync_in_progress))
+
+
+def _full_sync_age(w: Window) -> float | None:
+    """Seconds from the newest tick of the window whose master served a full sync to
+    the last tick (None: no such tick). Precisely: the least age of that tick and of every
+    tick before it, which is its own age since walls only grow; with a wall that went
+    back, still a bound: ``start_within(s)`` only returns a tick at most ``s`` old, so a
+    slice from it reaches the full sync only if some tick up to it is that young."""
+    col = w.series("primary", _syncs)
+    n, idle = len(col), col.count(NO_SYNCS)
+    if idle == n or idle + col.count(None) == n:
+        return None  # the usual window: not one sync in it (C loops, no tick read)
+    newest = next((k for k in range(n - 1, -1, -1)
+                   if (s := col[k]) is not None and s[0]), None)
+    if newest is None:
+        return None  # only partial resyncs refused
+    ticks = w.ticks
+    youngest: float = max(map(_wall, ticks[:newest + 1]))  # (attrgetter: a C call a tick)
+    return ticks[-1].wall - youngest
+
+
 def full_resync(w: Window, t: Limits) -> Observation | None:
     last = w.last
     p, r = last.primary, last.replica
@@ -354,8 +388,7 @@ def full_resync(w: Window, t: Limits) -> Observation | None:
                 count += syncs[0]
                 refused += syncs[1]
     pr = p.redis
-    now = [e.addr for e in pr.replicas if e.state in SYNCING]
-    syncing = bool(now) or (source_ok(r, "redis") and bool(r.redis.sync_in_progress))
+    now, syncing = _syncing(p, r)
     if count == 0 and not syncing:
         return None
     fork_ms = None if pr.latest_fork_usec is None else pr.latest_fork_usec / 1000
@@ -407,6 +440,33 @@ def writable(r: NodeTick) -> Observation | None:
                   "commandstats).")
 
 
+def gauges(w: Window) -> Gauges:
+    """(1 when a finding is there whatever the thresholds: the link's state, a writable
+    replica, a full sync running now; else 0; the last tick's offset lag in bytes, as is;
+    the seconds since the newest full sync served in the window, rounded down to whole
+    seconds: math.floor, not ``check.down``, which costs ~2 us a call)."""
+    last = w.last
+    p, r = last.primary, last.replica
+    master_ok = source_ok(p, "redis")
+    there = (link(p, r, last.wall) is not None or writable(r) is not None
+             or (master_ok and _syncing(p, r)[1]))
+    lag_now = _lag_at(last)
+    age = _full_sync_age(w) if master_ok else None
+    return (1 if there else 0, lag_now, None if age is None else math.floor(age))
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """Nothing there on facts alone (the link finding is there in every state it names:
+    ``sync_stalled_after`` only makes it critical; a writable replica, a sync running now),
+    the last tick's lag under ``lag_warning_bytes`` (every tick of ``lag_window`` must be
+    above it, the last one too) and no full sync within ``resync_hold_s`` (the sum of the
+    full syncs over it is not 0 only if one is in it; ``fork_memory_critical_pct`` is the
+    severity)."""
+    there, lag_now, age = g
+    return (there == 0 and (lag_now is None or lag_now < t.lag_warning_bytes)
+            and (age is None or age > t.resync_hold_s))
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     found = [full_resync(w, t),
              link(w.node("primary"), w.node("replica"), w.last.wall, t.sync_stalled_after),
@@ -427,4 +487,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="redis_replication", title="Redis replication", needs=("redis",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("redis", "redis.counters", "rates.redis"))
+              reads=("redis", "redis.counters", "rates.redis"), gate=Gate(gauges, quiet))

@@ -44,10 +44,14 @@ primary only.
 
 from __future__ import annotations
 
+import math
+
 from replmon.check import (
     LAYER_NAMES,
     Check,
     Explains,
+    Gate,
+    Gauges,
     LayerRole,
     Observation,
     Roles,
@@ -118,6 +122,37 @@ def _sentinel(w: Window, t: Limits) -> tuple[str, dict[str, str | int | None]]:
     return (f"Sentinel promoted {who} at {tick_clock(sw.wall)}{epoch}",
             {"sentinel_promoted": who, "sentinel_at": tick_clock(sw.wall),
              "sentinel_epoch": sw.epoch})
+
+
+def gauges(w: Window) -> Gauges:
+    """(seconds the layers have been at odds, rounded up; seconds since a completed
+    change, rounded down; 1 when the roles are the other way round from the start): the
+    one of the three that ``evaluate`` judges at this tick, None for the others; all None
+    without roles. Whole seconds (math.ceil/floor: ``check.up`` costs ~2 us a call, more
+    than ``evaluate`` on a healthy tick)."""
+    r = w.last.roles
+    if r is None:
+        return (None, None, None)
+    half = _half_done(r)
+    if half is not None:
+        return (math.ceil(w.last.wall - half[1]), None, None)
+    if r.since is not None:
+        return (None, math.floor(w.last.wall - r.since), None)
+    return (None, None, 1 if r.swapped else 0)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """The three cases of ``evaluate`` exclude each other on facts alone (layers at odds,
+    a change with a time, neither): at odds, it says nothing before ``settle`` (``hold``
+    and ``critical_after`` only set the severity); after a change, nothing from
+    ``show_for`` on; else only a swapped start is said, whatever the thresholds (the
+    Sentinel's ``show_for`` only adds words)."""
+    held, since, swapped = g
+    if held is not None:
+        return held < t.settle
+    if since is not None:
+        return since >= t.show_for
+    return not swapped
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -202,4 +237,5 @@ EXPLAINS: tuple[Explains, ...] = tuple(
 
 
 CHECK = Check(id="roles", title="Roles", needs=("mysql", "redis", "drbd"),
-              thresholds=Limits, evaluate=evaluate, window=5.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=5.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))

@@ -11,7 +11,7 @@ models, so a synthetic tick is indistinguishable in shape from a live one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from replmon.check import Check, Thresholds, Window, span_ticks
@@ -104,6 +104,40 @@ def observe(check: Check[Any], ticks: Sequence[Tick], **limits: Any) -> list[Obs
     ticks = list(ticks)
     n = span_ticks(check.window, ticks[-1].interval)  # the engine's span of the window
     return check.evaluate(Window(ticks[-n:]), th)
+
+
+def gate_hides(check: Check[Any], ticks: Iterable[Tick], limits: Iterable[Mapping[str, Any]]
+               ) -> tuple[list[str], int]:
+    """Where ``check``'s gate is quiet with some of ``limits`` (each a ``[checks.<id>]``
+    table) though ``evaluate`` sees something there, on the windows an engine feeding
+    ``ticks`` hands the check; and how many (window, limits) pairs saw something. What
+    tests/unit/test_gates.py asks of every gate on the shipped inputs, for a test's own
+    ticks (a state those inputs lack)."""
+    from dataclasses import replace
+
+    from replmon.engine import Engine
+
+    gate = check.gate
+    assert gate is not None, f"{check.id} has no gate"
+    ths = [check.thresholds.model_validate(x) for x in limits]
+    hidden: list[str] = []
+    seen = 0
+
+    def probe(w: Window, _t: Thresholds) -> list[Observation]:
+        nonlocal seen
+        g = gate.measure(w)
+        for th in ths:
+            found = check.evaluate(w, th)
+            seen += bool(found)
+            if found and gate.quiet(g, th):
+                hidden.append(f"tick {w.last.seq} {th.model_dump()} gauges {g}: "
+                              f"{found[0].title}")
+        return []
+
+    eng = Engine([(replace(check, evaluate=probe, gate=None), check.thresholds())])
+    for t in ticks:
+        eng.observe(t)
+    return hidden, seen
 
 
 def run_check(check: Check[Any], ticks: Iterable[Tick], **limits: Any

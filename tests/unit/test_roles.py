@@ -14,7 +14,7 @@ from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel
 from replmon.model.redis import RedisSample
 from replmon.model.tick import NodeTick, Tick
 from replmon.roles import Orienter, mysql_says, redis_says
-from replmon.testing.synth import T0, node, run_check, status
+from replmon.testing.synth import T0, gate_hides, node, run_check, status
 
 A, B = "db163", "db162"
 
@@ -195,6 +195,23 @@ def test_roles_given_the_other_way_round_are_said_once_and_shown_as_they_are() -
 
 def test_a_healthy_pair_as_given_says_nothing() -> None:
     assert run_check(roles.CHECK, ticks([AS_GIVEN] * 30))[0] == []
+
+
+def test_the_gate_hides_no_change_half_done_completed_or_swapped() -> None:
+    """The shipped recordings hold a completed switchover only: here a half-done one (at
+    odds from the 4th tick), a completed one, a switch back and roles the other way round
+    from the start, each threshold from 1/10 to 10 times its default: where the gate is
+    quiet, ``evaluate`` sees nothing."""
+    redis_only = pair(mysql(A, read_only=False), mysql(B, follows=A, read_only=True),
+                      "replica", "master")
+    cases = [[AS_GIVEN] * 3 + [MYSQL_ONLY] * 200, [AS_GIVEN] * 3 + [redis_only] * 40,
+             [AS_GIVEN] * 5 + [MID] + [SWITCHED] * 200 + [AS_GIVEN] * 30, [SWITCHED] * 20]
+    limits = [{}] + [{k: v * f} for k, v in roles.Limits().model_dump().items()
+                     if k in ("show_for", "settle", "hold", "critical_after")
+                     for f in (0.1, 0.5, 2.0, 10.0)]
+    for states in cases:
+        hidden, seen = gate_hides(roles.CHECK, ticks(states), limits)
+        assert seen and not hidden, hidden[:3]
 
 
 def maria(binlog_state: str, slave_pos: str = "", sid: int = 1) -> BinlogStatus:

@@ -8,7 +8,7 @@ from test_redis_replication import MASTER, REPLICA_UP, primary, replica
 
 from replmon.model.findings import Severity
 from replmon.model.tick import Tick
-from replmon.testing.synth import observe, tick
+from replmon.testing.synth import gate_hides, observe, tick
 
 
 def run(rate: float, n: int = 40, backlog: int | None = None, restart_at: int | None = None
@@ -90,3 +90,24 @@ def test_the_soft_limit_held_longer_than_its_seconds_is_a_warning() -> None:
 def test_no_limit_or_no_reading_is_quiet() -> None:
     assert [o.key for o in observe(CHECK, limited(1e6, (0, 0, 0), bgsave_s=600))] == ["backlog"]
     assert observe(CHECK, run(10_700)) == []  # replica_buffer_limit None: not read
+
+
+def test_the_gate_hides_no_output_buffer_or_short_rate_window_finding() -> None:
+    """The shipped recordings hold no output buffer finding and no rate that changes
+    within a minute: here the limits of the tests above, and a master idle for a minute
+    that then writes 40 kB/s (a 6 s or 30 s ``rate_window`` sees 26 s of headroom while
+    the whole window still averages over the idle ticks);
+    each threshold from 1/10 to 10 times its default: where the gate is quiet,
+    ``evaluate`` sees nothing."""
+    jump = run(0, 60) + [t.model_copy(update={"seq": 60 + t.seq, "wall": t.wall + 60})
+                         for t in run(40_000, 60)]
+    cases = [jump, limited(10_700, (8192, 4096, 1)), limited(40_000, (0, 1 << 20, 3), 30),
+             limited(40_000, (0, 1 << 20, 10), 30), limited(1e6, (0, 0, 0), 600),
+             run(40_000, n=60, restart_at=35)]
+    base = CHECK.thresholds().model_dump()
+    limits = [{}] + [{k: v * f} for k, v in base.items()
+                     if k not in ("enabled", "open_after", "open_min_samples", "close_after")
+                     for f in (0.1, 0.5, 2.0, 10.0)]
+    for ticks in cases:
+        hidden, seen = gate_hides(CHECK, ticks, limits)
+        assert seen and not hidden, hidden[:3]
