@@ -204,6 +204,13 @@ def recheck(path: Path, hour: Path | None = None, rechecks: bool = True) -> None
     ref's code (``--recheck FILE``)."""
     from replmon.output.report import report as build_report
 
+    with open_recording(path) as rec:
+        obs = next((o for ci in range(len(rec.chunks))
+                    if (o := rec.chunk_observations(ci)[0]) is not None), None)
+    if obs is None or obs.checks_id != build_engine().checks_id:
+        print("note: this code's checks_id is not the file's (engine.checks_id hashes its "
+              "sources in the order of their full paths: a tree laid out otherwise, as "
+              "--baseline's, differs): every tick is observed again", flush=True)
     for which in ("pair_lag", "disk_saturation", "all") if rechecks else ():
         settings = other_thresholds(which)
         with open_recording(path) as rec:
