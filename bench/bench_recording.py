@@ -138,7 +138,9 @@ def cached_file(ticks: list[Tick], tmp: Path, count: int, cache: str | None,
     import hashlib
 
     key = hashlib.sha256("".join(t.model_dump_json() for t in ticks).encode()).hexdigest()[:12]
-    session = ROOT / "replmon" / "session"
+    import replmon.session.recorder as recorder
+
+    session = Path(recorder.__file__).parent  # the code that writes the file
     facts = hashlib.sha256(b"".join((session / f).read_bytes() for f in ("facts.py", "series.py")
                                     if (session / f).exists())).hexdigest()[:8]
     kept = Path(cache) / f"{name}-{count}-{key}-{build_engine().checks_id}-{facts}.rmrec"
