@@ -162,8 +162,8 @@ def report(recording: Recording, more: Extract | None = None,
     first: TickFacts | None = None
     prev: TickFacts | None = None
     count = 0
-    stored = (stored_facts(recording, more_stored)
-              if more is None or more_stored is not None else None)
+    stored = (stored_facts(recording) if more is None
+              else stored_facts(recording, more_stored) if more_stored is not None else None)
     passes = (run.with_facts(extract) if stored is None else _facts_beside(run, stored))
     for _, upd, t in passes:
         count += 1
