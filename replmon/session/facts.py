@@ -12,7 +12,8 @@ checks. A day at 1 s is 86,400 ticks: ``report`` read them (decoded, rates deriv
 
 ``report --html`` also charts every tick: the F frame holds each chart series' value at
 each tick (``replmon.session.series``), rounded as the page shows them, so the page is
-the one decoding gives, without decoding a tick.
+the one decoding gives, without decoding a tick (a day: 3.1 s against 26-36 s; ~14
+bytes and ~22 us of the writer's CPU a tick).
 """
 
 from __future__ import annotations
