@@ -21,10 +21,16 @@
 6. --baseline GITREF: the same figures from that commit's own bench on the same ticks
    (a git worktree on the same interpreter), and the ratios.
 7. --cache DIR keeps the built day (and week) file, named by the ticks and the checks'
-   ``checks_id``, for the next run. --recheck-only (with --cache): only ``check
-   --replay`` with other thresholds (pair_lag's, disk_saturation's, one limit of every
-   check) and ``report`` on the day, with --baseline first that ref's code on the same
-   file; --identity also compares two re-checks with observing every tick again.
+   ``checks_id`` and what the F frames hold (facts.py, series.py), for the next run.
+   --recheck-only (with --cache): only ``check --replay`` with other thresholds
+   (pair_lag's, disk_saturation's, one limit of every check), ``report`` and ``report
+   --html`` on the day (and the page of a 1 h file), with --baseline first that ref's
+   code on the same files; --report-only leaves the re-checks out; --identity also
+   compares two re-checks with observing every tick again. A baseline whose
+   ``checks_id`` is not the file's (a git worktree: engine.checks_id hashes its sources
+   in the order of their full paths) observes every tick again, and says so: to time
+   another ref on its own stored observations, run this script with PYTHONPATH=<its
+   tree> and another --cache (the day is then built by its code).
 """
 
 from __future__ import annotations
