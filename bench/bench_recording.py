@@ -21,10 +21,16 @@
 6. --baseline GITREF: the same figures from that commit's own bench on the same ticks
    (a git worktree on the same interpreter), and the ratios.
 7. --cache DIR keeps the built day (and week) file, named by the ticks and the checks'
-   ``checks_id``, for the next run. --recheck-only (with --cache): only ``check
-   --replay`` with other thresholds (pair_lag's, disk_saturation's, one limit of every
-   check) and ``report`` on the day, with --baseline first that ref's code on the same
-   file; --identity also compares two re-checks with observing every tick again.
+   ``checks_id`` and what the F frames hold (facts.py, series.py), for the next run.
+   --recheck-only (with --cache): only ``check --replay`` with other thresholds
+   (pair_lag's, disk_saturation's, one limit of every check), ``report`` and ``report
+   --html`` on the day (and the page of a 1 h file), with --baseline first that ref's
+   code on the same files; --report-only leaves the re-checks out; --identity also
+   compares two re-checks with observing every tick again. A baseline whose
+   ``checks_id`` is not the file's (a git worktree: engine.checks_id hashes its sources
+   in the order of their full paths) observes every tick again, and says so: to time
+   another ref on its own stored observations, run this script with PYTHONPATH=<its
+   tree> and another --cache (the day is then built by its code).
 """
 
 from __future__ import annotations
@@ -128,15 +134,22 @@ def cached_file(ticks: list[Tick], tmp: Path, count: int, cache: str | None,
                 name: str) -> tuple[Path, float | None]:
     """``build_file`` into ``tmp``, or a copy kept in ``cache`` from an earlier run of
     the same ticks and the same checks (``checks_id`` in the name: a change to the
-    checks' code makes a new file, whose stored observations are today's). Returns the
-    path and the build's seconds (None: taken from the cache)."""
+    checks' code makes a new file, whose stored observations are today's; and a digest
+    of what F frames hold, ``facts.py`` and ``series.py``: a change there makes a new
+    file too, whose F frames are today's). Returns the path and the build's seconds
+    (None: taken from the cache)."""
     if not cache:
         path = tmp / f"{name}.rmrec"
         return path, build_file(ticks, path, count)
     import hashlib
 
     key = hashlib.sha256("".join(t.model_dump_json() for t in ticks).encode()).hexdigest()[:12]
-    kept = Path(cache) / f"{name}-{count}-{key}-{build_engine().checks_id}.rmrec"
+    import replmon.session.recorder as recorder
+
+    session = Path(recorder.__file__).parent  # the code that writes the file
+    facts = hashlib.sha256(b"".join((session / f).read_bytes() for f in ("facts.py", "series.py")
+                                    if (session / f).exists())).hexdigest()[:8]
+    kept = Path(cache) / f"{name}-{count}-{key}-{build_engine().checks_id}-{facts}.rmrec"
     if kept.exists():
         return kept, None
     kept.parent.mkdir(parents=True, exist_ok=True)
@@ -192,13 +205,21 @@ def other_thresholds(which: str) -> dict[str, dict[str, object]]:
     return out
 
 
-def recheck(path: Path) -> None:
-    """``check --replay`` with other thresholds (one check's, every check's) and
-    ``report``, timed on ``path``; also run by ``--baseline`` on the same file with
-    that ref's code (``--recheck FILE``)."""
+def recheck(path: Path, hour: Path | None = None, rechecks: bool = True) -> None:
+    """``check --replay`` with other thresholds (one check's, every check's; not with
+    ``rechecks`` False), ``report`` and ``report --html``, timed on ``path`` (and the
+    page's size for ``hour`` too); also run by ``--baseline`` on the same files with that
+    ref's code (``--recheck FILE``)."""
     from replmon.output.report import report as build_report
 
-    for which in ("pair_lag", "disk_saturation", "all"):
+    with open_recording(path) as rec:
+        obs = next((o for ci in range(len(rec.chunks))
+                    if (o := rec.chunk_observations(ci)[0]) is not None), None)
+    if obs is None or obs.checks_id != build_engine().checks_id:
+        print("note: this code's checks_id is not the file's (engine.checks_id hashes its "
+              "sources in the order of their full paths: a tree laid out otherwise, as "
+              "--baseline's, differs): every tick is observed again", flush=True)
+    for which in ("pair_lag", "disk_saturation", "all") if rechecks else ():
         settings = other_thresholds(which)
         with open_recording(path) as rec:
             t0 = time.perf_counter()
@@ -211,16 +232,25 @@ def recheck(path: Path) -> None:
         t0 = time.perf_counter()
         build_report(rec)
         print(f"report: {time.perf_counter() - t0:.1f} s", flush=True)
+    html_s, html_mb = html_report_s(path)
+    print(f"report --html: {html_s:.1f} s, page {html_mb:.2f} MB", flush=True)
+    if hour is not None:
+        html_s, html_mb = html_report_s(hour)
+        print(f"report --html of a 1 h file: {html_s:.1f} s, page {html_mb:.2f} MB "
+              "(target <= 2 MB)", flush=True)
 
 
-def recheck_baseline(ref: str, path: Path) -> None:
+def recheck_baseline(ref: str, path: Path, hour: Path | None = None,
+                     rechecks: bool = True) -> None:
     """``recheck`` on ``path`` with ``ref``'s code (this script, run in its tree)."""
     import subprocess
 
+    more = ([] if hour is None else ["--hour", str(hour)]) + ([] if rechecks
+                                                              else ["--report-only"])
     with worktree(ref) as tree:
         env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
         out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--recheck",
-                              str(path)], env=env, check=True, capture_output=True,
+                              str(path), *more], env=env, check=True, capture_output=True,
                              text=True, cwd=tree).stdout
     for line in out.splitlines():
         print(f"  {ref}: {line}", flush=True)
@@ -294,11 +324,16 @@ def main() -> int:
                     "thresholds and report on this recording (what --baseline runs)")
     ap.add_argument("--recheck-only", action="store_true", help="with --cache: the day, "
                     "then re-checks and report (before with --baseline, then after) only")
+    ap.add_argument("--report-only", action="store_true", help="with --recheck-only or "
+                    "--recheck: time report and report --html only (no re-check)")
+    ap.add_argument("--hour", metavar="FILE", help="with --recheck: also the page of this "
+                    "1 h recording")
     ap.add_argument("--identity", action="store_true", help="with --recheck-only: also "
                     "compare re-checks with observing every tick again (slow)")
     args = ap.parse_args()
     if args.recheck:
-        recheck(Path(args.recheck))
+        recheck(Path(args.recheck), Path(args.hour) if args.hour else None,
+                rechecks=not args.report_only)
         return 0
     if args.ticks_from:
         real = [Tick.model_validate_json(x) for x in Path(args.ticks_from).read_text().splitlines()]
@@ -309,11 +344,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if args.recheck_only:
-            day, _ = cached_file(ticks, tmp, DAY, args.cache, "day")
+            day, build_s = cached_file(ticks, tmp, DAY, args.cache, "day")
+            if build_s is not None:
+                print(f"built {day} in {build_s:.0f} s", flush=True)
+            hour, _ = cached_file(ticks, tmp, 3600, args.cache, "hour")
             if args.baseline:
-                recheck_baseline(args.baseline, day)
+                recheck_baseline(args.baseline, day, hour, rechecks=not args.report_only)
             print(f"this tree ({cpus()} cores), {day}:", flush=True)
-            recheck(day)
+            recheck(day, hour, rechecks=not args.report_only)
             if args.identity:
                 for which in ("drbd_peer", "all"):
                     other = other_thresholds(which)

@@ -9,7 +9,9 @@ the data are inlined, nothing is fetched. Every text is escaped (``html.escape``
 data as JSON in a script tag with ``</`` escaped).
 
 The data comes from ``report`` (report.py), in its one pass over the recording (the
-re-run of the checks), with ``html_series.chart_point`` as its extra Extract.
+re-run of the checks), with ``html_series.chart_point`` as its extra Extract, or, where
+every chunk's F frame holds the charts' values, ``html_series.stored_points``: then no
+tick is decoded (a day: 27 s decoding, see docs/recording.md).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from replmon.output.html_series import (
     chart_point,
     charts_for,
     fit,
+    stored_points,
     with_gaps,
 )
 from replmon.output.report import report
@@ -290,8 +293,9 @@ def _page(rep: dict[str, Any], zone: str, charts: list[dict[str, Any]], overview
 
 
 def html_report(recording: Recording) -> str:
-    """The page of a recording: the report's one pass, with the charts' points."""
-    return render_html(report(recording, more=chart_point))
+    """The page of a recording: the report's one pass, with the charts' points (from the
+    F frames where every chunk holds them: no tick decoded; else from every tick)."""
+    return render_html(report(recording, more=chart_point, more_stored=stored_points))
 
 
 PAGE = """<!DOCTYPE html>

@@ -10,7 +10,7 @@ longer than twice the interval).
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TextIO
@@ -21,7 +21,7 @@ from replmon.model.incidents import FindingId, IncidentTracker, causality, findi
 from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, timeline
 from replmon.session.cut import in_window
-from replmon.session.facts import better, metric, values_of, versions_of
+from replmon.session.facts import ChunkFacts, better, metric, values_of, versions_of
 from replmon.session.facts import findings_of as facts_findings
 from replmon.session.format import RecordingMeta
 from replmon.session.recording import Entry, Recording
@@ -81,10 +81,18 @@ def tick_facts(e: Entry) -> TickFacts:
                      _events(e.update, t.wall) if e.update is not None else [])
 
 
-def stored_facts(recording: Recording) -> Iterator[tuple[int, TickFacts]] | None:
+StoredMore = Callable[[ChunkFacts, list[float]], list[Any] | None]
+"""What a caller's Extract (``report(rec, more=...)``) gives for each tick of a chunk,
+taken from its F frame and its ticks' walls instead of the decoded ticks; None when the
+frame cannot give it (the ticks are decoded then)."""
+
+
+def stored_facts(recording: Recording, more: StoredMore | None = None
+                 ) -> Iterator[tuple[int, TickFacts]] | None:
     """(index, TickFacts) of every intact tick from the recorder's F frames, without
     decoding a tick: None unless every chunk has one (a recording of an older version,
-    one written from derived rates, or a damaged chunk: the ticks are decoded then).
+    one written from derived rates, or a damaged chunk: the ticks are decoded then),
+    and, with ``more``, unless it gives each chunk's ``more`` too.
     A tick carries only the values that are its chunk's peaks (the report wants no
     other), and the chunk's versions on its first tick."""
     chunks = []
@@ -92,10 +100,13 @@ def stored_facts(recording: Recording) -> Iterator[tuple[int, TickFacts]] | None
         facts, walls = recording.chunk_facts(ci)
         if facts is None:
             return None
-        chunks.append((facts, walls))
+        extra = more(facts, walls) if more is not None else None
+        if more is not None and (extra is None or len(extra) != len(walls)):
+            return None
+        chunks.append((facts, walls, extra))
 
     def ticks() -> Iterator[tuple[int, TickFacts]]:
-        for facts, walls in chunks:
+        for facts, walls, extra in chunks:
             values: dict[int, list[tuple[str, float, str, str]]] = {}
             for key, (val, k, name, role) in facts.peaks.items():
                 values.setdefault(k, []).append((key, val, name, role))
@@ -105,7 +116,8 @@ def stored_facts(recording: Recording) -> Iterator[tuple[int, TickFacts]] | None
                             if events else [])
                 yield facts.first + k, TickFacts(
                     wall, facts.interval[k], facts.missed[k], facts.seq[k],
-                    list(facts.versions) if k == 0 else [], values.get(k, []), recorded)
+                    list(facts.versions) if k == 0 else [], values.get(k, []), recorded,
+                    None if extra is None else extra[k])
     return ticks()
 
 
@@ -127,11 +139,14 @@ def tick_facts_and(more: Extract, e: Entry) -> TickFacts:
     return replace(tick_facts(e), more=more(e))
 
 
-def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
+def report(recording: Recording, more: Extract | None = None,
+           more_stored: StoredMore | None = None) -> dict[str, Any]:
     """Everything ``replmon report`` prints, as JSON-ready data. One pass: the checks
     re-run and the facts are taken together (on every core, for a long recording).
     ``more``: also take this from every intact tick, where it is decoded; the report's
-    "more" is then the list of what it returned, in tick order (the HTML page's charts)."""
+    "more" is then the list of what it returned, in tick order (the HTML page's charts).
+    ``more_stored``: what gives the same from the F frames; with it, a recording whose
+    every chunk has them decodes no tick (without it, ``more`` decodes every tick)."""
     meta = recording.meta
     run = Rerun(recording)
     extract = tick_facts if more is None else partial(tick_facts_and, more)
@@ -147,7 +162,8 @@ def report(recording: Recording, more: Extract | None = None) -> dict[str, Any]:
     first: TickFacts | None = None
     prev: TickFacts | None = None
     count = 0
-    stored = stored_facts(recording) if more is None else None
+    stored = (stored_facts(recording) if more is None
+              else stored_facts(recording, more_stored) if more_stored is not None else None)
     passes = (run.with_facts(extract) if stored is None else _facts_beside(run, stored))
     for _, upd, t in passes:
         count += 1
