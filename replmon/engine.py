@@ -325,8 +325,10 @@ class Engine:
         things in the same window, so a recording's stored observations can stand in
         for a re-run (``session.rerun``)."""
         h = hashlib.sha256(__version__.encode())
-        for path in sorted(_observing_sources()):
-            h.update(_file_digest(path))
+        # by content, not path: the same code checked out elsewhere (a worktree, an
+        # installed package with checks/ inside) has the same id
+        for digest in sorted(_file_digest(path) for path in _observing_sources()):
+            h.update(digest)
         for c, th in self.checks:
             h.update(c.id.encode())
             module = sys.modules.get(c.evaluate.__module__)
