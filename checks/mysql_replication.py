@@ -327,10 +327,16 @@ def gauges(w: Window) -> Gauges:
                 continue
             lag = now if lag is None else max(lag, now)
             lags = _lags(w, role, ch.name)
-            if lags[-1] is None:
+            last = lags[-1]
+            if last is None:
                 continue  # lag_trend's run is empty: no growth
-            start = len(lags) - lags[::-1].index(None) if None in lags else 0
-            up_by = lags[-1] - min(cast("Sequence[int]", lags[start:]))
+            up_by = 0  # lags are at least 0: none rose to a last lag of 0
+            if last > 0:
+                try:
+                    up_by = last - min(cast("Sequence[int]", lags))
+                except TypeError:  # a tick without a lag: the run starts after the last
+                    run = lags[len(lags) - lags[::-1].index(None):]
+                    up_by = last - min(cast("Sequence[int]", run))
             rise = up_by if rise is None else max(rise, up_by)
     return (1.0 if loud else 0.0, up(lag), up(rise))
 
