@@ -32,6 +32,8 @@ from __future__ import annotations
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
     ReplicaChannel,
@@ -43,6 +45,7 @@ from replmon.check import (
     fmt_bytes,
     numbers,
     source_ok,
+    up,
 )
 
 Position = tuple[str, int | None, str]
@@ -118,9 +121,13 @@ def _pos(p: Position) -> str:
     return f"{p[0]}:{fmt(p[1])}" if p[0] else (p[2] or "?")
 
 
-def evaluate(w: Window, t: Limits) -> list[Observation]:
+def _stalled(w: Window) -> list[tuple[ReplicaChannel, float, Position, Position]]:
+    """(channel, seconds its executed position has not moved, executed, received) for each
+    replica channel that is applying, holds unexecuted work and did not move since the
+    last tick (``stuck``): what ``evaluate`` judges against ``stall_after``, and the
+    gate measures."""
     ticks = w.ticks
-    out: list[Observation] = []
+    out: list[tuple[ReplicaChannel, float, Position, Position]] = []
     before = ticks[-2].replica.mysql.replication if len(ticks) > 1 else []
     for k, ch in enumerate(w.pair.channels):  # () when the replica's MySQL is not read
         if not _applying(ch):
@@ -133,9 +140,29 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         if not _behind(_executed(ch), _received(ch)):
             continue  # nothing waiting: an idle replica, no history needed either
         found = stuck(w, ch.name)
-        if found is None or found[0] < t.stall_after:
+        if found is not None:
+            out.append((ch, *found))
+    return out
+
+
+def gauges(w: Window) -> Gauges:
+    """(the longest stall of a channel with work waiting, s, rounded up; None: none)."""
+    secs = [s for _, s, _, _ in _stalled(w)]
+    return (up(max(secs)) if secs else None,)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """``evaluate`` reports a channel of ``_stalled`` only when its stall is at least
+    ``stall_after`` (``stall_critical_after`` sets the severity alone): below it for the
+    longest one, or with no channel stalled (None), nothing. A NaN limit is never quiet."""
+    return g[0] is None or g[0] < t.stall_after
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out: list[Observation] = []
+    for ch, secs, executed, received in _stalled(w):
+        if secs < t.stall_after:
             continue
-        secs, executed, received = found
         backlog = ch.applier_backlog_bytes
         state = ch.sql_state or "no state text"
         sbm = "NULL" if ch.seconds_behind is None else f"{fmt(ch.seconds_behind)} s"
@@ -179,4 +206,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="applier_progress", title="Applier progress", needs=("mysql",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("mysql",))
+              reads=("mysql",), gate=Gate(gauges, quiet))

@@ -37,7 +37,7 @@ replication, else info). One finding per node.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import isfinite
 from statistics import median
 from typing import cast
@@ -47,8 +47,11 @@ from pydantic import AliasChoices, Field
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
+    Role,
     Seconds,
     Severity,
     Thresholds,
@@ -56,6 +59,8 @@ from replmon.check import (
     fmt,
     numbers,
     source_ok,
+    span_ticks,
+    up,
 )
 
 SOURCES = (("mysql", "MySQL"), ("redis", "Redis"))
@@ -120,6 +125,11 @@ def lowest_rtt(node: NodeTick) -> float | None:
     return low
 
 
+def link_rtt(node: NodeTick) -> float | None:
+    """The primary's own timing of a TCP connect to the replica (HostSample.peer_rtt_ms)."""
+    return node.host.peer_rtt_ms if source_ok(node, "host") else None
+
+
 def _bound(rtt: float, modes: list[str]) -> str:
     text = (f"each statement or command waits one round trip: at most ~{fmt(1000 / rtt)}/s "
             f"per connection without pipelining")
@@ -165,6 +175,122 @@ def _judge(series: Sequence[float | None], t: Limits, n_recent: int
             and cur - base >= t.rise_min_ms):
         return None, cur, base
     return None
+
+
+BANDS = (2, 4)
+"""The gate's bands of recent spans, in readings: 1-2 (their median follows a single
+spike), 3-4 (the default ``recent``: 3 s at 1 s) and longer. Each has its own rise
+bound: a spike now, which a ``recent`` of one tick sees, leaves the default quiet, and
+the looser bound of the long spans stays with them."""
+
+NEAR = 16
+"""Spans of 5 to NEAR readings are bounded by the order statistics of the last NEAR
+readings (a spike a minute ago does not count), longer ones by the whole window's."""
+
+
+def _max(*values: float | None) -> float | None:
+    """The largest of the values that are not None (None: all are)."""
+    got = [v for v in values if v is not None]
+    return max(got) if got else None
+
+
+def _rise_bounds(series: Sequence[float | None]
+                 ) -> tuple[float, float | None, float | None, float | None]:
+    """(the last reading; for each of the three spans of BANDS, the largest rise of the
+    recent median over the earlier median, None where no split has that many recent
+    readings and at least one earlier one).
+
+    Upper bounds over every split of the n readings into m earlier and k recent ones:
+    the earlier median is at least the ceil(m/2)-th smallest reading; the recent median
+    is itself for k <= 4, else at most the ceil(k/2)-th largest of the last k readings,
+    taken for a doubling range of k at once (5-8, 9-16, 17-32...: the largest for the
+    shortest k among the last readings of the longest, NEAR or all of them; the earlier
+    bound of the longest). ``recent`` counts ticks, not readings: with a tick without a
+    reading among the last 4, a span of 3-4 ticks may hold 1-2 readings, and with one
+    anywhere a longer span fewer than 5, so the bands take the shorter spans' bounds
+    then. The series' last value must be a reading."""
+    now = cast("float", series[-1])
+    vals = cast("Sequence[float]", series)
+    try:
+        asc = sorted(vals)
+    except TypeError:  # a tick without a reading: left out, as _judge leaves it out
+        vals = [x for x in series if x is not None]
+        asc = sorted(vals)
+    n = len(asc)
+    mid = far = None
+    # asc[(n - k + 1) // 2 - 1], the ceil((n - k)/2)-th smallest, bounds the earlier
+    # median of the n - k readings before the last k; medians as statistics.median's
+    short = now - asc[n // 2 - 1] if n > 1 else None
+    if n > 2:
+        two = (vals[-2] + vals[-1]) / 2 - asc[(n - 1) // 2 - 1]
+        short = two if two > short else short  # type: ignore[operator]
+    if n > 3:
+        mid = sorted(vals[-3:])[1] - asc[n // 2 - 2]
+    if n > 4:
+        last = sorted(vals[-4:])
+        four = (last[1] + last[2]) / 2 - asc[(n - 3) // 2 - 1]
+        mid = four if four > mid else mid  # type: ignore[operator]
+        lo = 5
+        while lo < n:  # k in lo..hi: 5-8, 9-16, 17-32, ...
+            hi = 2 * lo - 2 if 2 * lo - 2 < n else n - 1
+            top = sorted(vals[-hi:]) if hi <= NEAR and hi < n - 1 else asc
+            rise = top[-((lo + 1) // 2)] - asc[(n - hi + 1) // 2 - 1]
+            far = rise if far is None or rise > far else far
+            lo = hi + 1
+    if vals is not series:  # readings missing
+        if None in series[-4:]:
+            mid = _max(mid, short)
+        far = _max(far, mid, short)
+    return now, short, mid, far
+
+
+_SERIES: tuple[tuple[Role, Callable[[NodeTick], float | None]], ...] = (
+    ("primary", lowest_rtt), ("replica", lowest_rtt), ("primary", link_rtt))
+"""The round trips ``evaluate`` judges: each node's, and the link timed from the primary."""
+
+
+def gauges(w: Window) -> Gauges:
+    """(the highest last round trip, ms; the tick's interval, s, which turns ``recent``
+    into ticks as ``_judge`` does; the largest rise bound of each span of BANDS,
+    ``_rise_bounds``, ms, None without one) over the primary's and the replica's round
+    trips and the link, rounded up."""
+    high = short = mid = far = None
+    for role, get in _SERIES:
+        series = w.series(role, get)
+        if series[-1] is None:
+            continue  # _judge: nothing
+        now, s, m, f = _rise_bounds(series)
+        if high is None or now > high:
+            high = now
+        if s is not None and (short is None or s > short):
+            short = s
+        if m is not None and (mid is None or m > mid):
+            mid = m
+        if f is not None and (far is None or f > far):
+            far = f
+    return up(high), w.last.interval, up(short), up(mid), up(far)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """A series is reported when its last round trip is at least ``warning_ms``
+    (``critical_ms`` sets the severity alone), or when it rises: its median over
+    ``recent`` at least ``rise_min_ms`` above the median before (and ``rise_factor``
+    times it, not gauged: quiet only keeps more quiet with it, as does
+    ``min_baseline_ticks``). ``recent`` is a number of ticks at the tick's interval, as
+    ``_judge`` counts it, which picks the band: its rise bound below ``rise_min_ms`` (or
+    None: no such split) is quiet. Quiet too without any reading now (no high); never
+    with a NaN limit or an interval not above 0."""
+    high, interval, *bounds = g
+    if high is None:
+        return True  # no series has a reading now: _judge returns None for each
+    if not high < t.warning_ms or interval is None or not interval > 0:
+        return False
+    try:
+        k = span_ticks(t.recent, interval)
+    except (OverflowError, ValueError):  # an infinite recent: evaluate raises too
+        return False
+    rise = bounds[0] if k <= BANDS[0] else bounds[1] if k <= BANDS[1] else bounds[2]
+    return rise is None or rise < t.rise_min_ms
 
 
 def _severity(judged: Severity | None, modes: list[str]) -> Severity:
@@ -215,11 +341,6 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return out
 
 
-def link_rtt(node: NodeTick) -> float | None:
-    """The primary's own timing of a TCP connect to the replica (HostSample.peer_rtt_ms)."""
-    return node.host.peer_rtt_ms if source_ok(node, "host") else None
-
-
 def _link(w: Window, t: Limits, modes: list[str] | None) -> Observation | None:
     """The replication link itself, timed from the primary (node "pair", key "link")."""
     series = w.series("primary", link_rtt)
@@ -258,4 +379,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="latency_bound", title="Latency bound", needs=("mysql", "redis", "drbd"),
-              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))

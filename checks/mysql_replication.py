@@ -69,11 +69,14 @@ to go at that rate).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Number,
     Observation,
@@ -87,6 +90,7 @@ from replmon.check import (
     fmt,
     numbers,
     source_ok,
+    up,
 )
 
 from ._mysql_replication_advice import Part, io_advice, since, sql_stopped, stopped_by_hand
@@ -144,12 +148,18 @@ def _io_states(node: NodeTick) -> dict[str, str | None] | None:
     return out
 
 
+def _lags(w: Window, role: Role, name: str) -> Sequence[int | None]:
+    """One channel's effective lag over the window (``_lag``): one column of the engine's
+    cache, shared by ``lag_trend`` and the gate."""
+    return w.series(role, lambda n: _lag(n, name))
+
+
 def lag_trend(w: Window, role: Role, name: str, t: Limits, *, min_rise: float | None = None
               ) -> tuple[float, float, float, bool] | None:
     """(slope s/min, rise s, span s, steady) over the trailing run of lag readings within
     growth_window_s; None when that run spans less than growth_min_span_s, or rose less
     than ``min_rise`` s (when only growth matters, the fit is not worth computing)."""
-    lags = w.series(role, lambda n: _lag(n, name))
+    lags = _lags(w, role, name)
     recent = lags[w.start_within(t.growth_window_s):]
     if None in recent:  # the run starts after the last tick without a reading
         recent = recent[len(recent) - recent[::-1].index(None):]
@@ -291,6 +301,60 @@ def _merge(role: Role, ch: ReplicaChannel, parts: list[Part], nums: dict[str, Nu
         next_step=parts[0][3])
 
 
+def gauges(w: Window) -> Gauges:
+    """(1 when the window holds something reported whatever the thresholds, else 0; the
+    largest lag of a channel judged by its lag, s; the largest rise of such a channel's
+    lag over its trailing run of readings in the window, s: the lag now minus the run's
+    lowest), lags rounded up; None without such a channel."""
+    loud = w.node("replica").mysql.status.state not in (SourceState.OK, SourceState.ABSENT)
+    lag: int | None = None
+    rise: int | None = None
+    primary_ok = source_ok(w.node("primary"), "mysql")
+    for role in ("primary", "replica"):
+        node = w.node(role)
+        if not source_ok(node, "mysql"):
+            continue
+        m = node.mysql
+        if m.replication_error or (role == "replica" and not m.replication and primary_ok):
+            loud = True
+            continue
+        for ch in m.replication:
+            if ch.group_replication:
+                continue
+            now = effective_lag(ch)
+            if now is None:  # a thread not running or no lag: reported, as judge_channel
+                loud = True
+                continue
+            lag = now if lag is None else max(lag, now)
+            lags = _lags(w, role, ch.name)
+            last = lags[-1]
+            if last is None:
+                continue  # lag_trend's run is empty: no growth
+            up_by = 0  # lags are at least 0: none rose to a last lag of 0
+            if last > 0:
+                try:
+                    up_by = last - min(cast("Sequence[int]", lags))
+                except TypeError:  # a tick without a lag: the run starts after the last
+                    run = lags[len(lags) - lags[::-1].index(None):]
+                    up_by = last - min(cast("Sequence[int]", run))
+            rise = up_by if rise is None else max(rise, up_by)
+    return (1.0 if loud else 0.0, up(lag), up(rise))
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """Reported whatever the thresholds (the replica's MySQL unreadable, replication
+    status unreadable, no channel, a thread not running, the lag NULL): never quiet.
+    Else a channel is reported only for a lag of at least ``lag_warning_s`` or
+    ``lag_critical_s`` (``connecting_critical_s`` sets a severity alone), or for growth:
+    a rise of at least ``growth_min_rise_s`` from the first reading of a trailing run
+    within ``growth_window_s``, which is a part of the whole window's trailing run, so
+    at most the rise measured over that. NaN limits are never quiet."""
+    loud, lag, rise = g
+    return (loud == 0.0
+            and (lag is None or (lag < t.lag_warning_s and lag < t.lag_critical_s))
+            and (rise is None or rise < t.growth_min_rise_s))
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     last = w.last
@@ -350,4 +414,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="mysql_replication", title="MySQL replication", needs=("mysql",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("mysql",))
+              reads=("mysql",), gate=Gate(gauges, quiet))

@@ -34,12 +34,15 @@ INNODB STATUS; Redis: SLOWLOG GET, LATENCY LATEST; both: the host's swap and dis
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from statistics import median
+from typing import cast
 
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Number,
     Observation,
@@ -48,9 +51,11 @@ from replmon.check import (
     Thresholds,
     Window,
     baseline_drop,
+    down,
     fmt,
     numbers,
     source_ok,
+    up,
 )
 
 Getter = Callable[[NodeTick], float | None]
@@ -84,6 +89,88 @@ def drop(w: Window, role: Role, rate: Getter, t: Limits
     below warning_ratio of the median of the earlier loaded ticks."""
     return baseline_drop(w.series(role, rate), min_rate=t.min_baseline_per_s,
                          min_ticks=t.min_baseline_ticks, ratio=t.warning_ratio)
+
+
+LEVELS = (1.0, 10.0, 100.0)
+"""Rates (/s) above which the gate gives the lowest "now / earlier peak" of a series (one
+gauge each): an idle source's rate jitters around a few per second (0 now after 3 a
+second ago is a 100 % fall) below min_baseline_per_s, so the lowest fall of all series
+alone would keep the gate loud wherever one source is idle."""
+
+
+def _peak_and_now(values: Sequence[float | None]) -> tuple[float, float] | None:
+    """(the largest earlier rate, the rate now) of a series; None without either."""
+    now = values[-1] if values else None
+    if now is None or len(values) < 2:
+        return None
+    earlier = values[:-1]
+    try:
+        peak = max(cast("Sequence[float]", earlier))
+    except TypeError:  # a tick without a rate (max of one None gives None)
+        peak = None
+    if peak is None:
+        got = [v for v in earlier if v is not None]
+        return (max(got), now) if got else None
+    return peak, now
+
+
+def gauges(w: Window) -> Gauges:
+    """(the largest earlier rate of a series judged, /s, rounded up: 0 without one; then
+    for each of LEVELS the lowest rate now / largest earlier rate of a series whose
+    largest earlier rate is at least that, rounded down a hair more: None without one).
+    A series is one source of one node, read at the last tick, as ``evaluate`` takes
+    them; one whose earlier rates are all 0 is left out (``quiet`` is never True where
+    it counts)."""
+    top = 0.0
+    lows: list[float | None] = [None] * len(LEVELS)
+    for role in ("primary", "replica"):
+        node = w.node(role)
+        for kind, (_, rate, _) in SOURCES.items():
+            if not source_ok(node, kind):
+                continue
+            got = _peak_and_now(w.series(role, rate))
+            if got is None or not got[0] > 0:
+                continue
+            peak, now = got
+            fall = now / peak
+            if peak > top:
+                top = peak
+            for i, level in enumerate(LEVELS):
+                low = lows[i]
+                if peak >= level and (low is None or fall < low):
+                    lows[i] = fall
+    # 1e-9 below: ``quiet`` compares the fall with the ratio, the check the rate now with
+    # the ratio times the baseline: a float product could land a hair above a quotient
+    out: list[float | None] = [up(top)]
+    last = rounded = None
+    for low in lows:  # down once for a run of equal ones (one series' often): ~0.75 us
+        if low is not None and low != last:
+            last, rounded = low, down(low * (1 - 1e-9))
+        out.append(None if low is None else rounded)
+    return tuple(out)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """A series is reported only when the rate now is below ``warning_ratio`` times the
+    median of its earlier rates of at least ``min_baseline_per_s`` (``critical_ratio``
+    sets the severity alone; ``min_baseline_ticks`` and the clients only keep more
+    quiet, and are not gauged). That median is at most the largest earlier rate, which
+    must then be at least ``min_baseline_per_s``. Quiet when no series has such a rate
+    (the largest below the limit), or when the lowest fall among the series whose
+    largest earlier rate reaches the highest of LEVELS not above ``min_baseline_per_s``
+    is at least ``warning_ratio``: every series judged is among them, and rates are at
+    least 0 (a ratio of 0 or less is never reached from a positive baseline). Never
+    quiet for a ``min_baseline_per_s`` below 1 that the largest rate reaches (series
+    at 0 are left out of the gauges: they count only when it is 0 or less), nor for a
+    NaN limit."""
+    top, *lows = g
+    least = t.min_baseline_per_s
+    if top is not None and top < least:
+        return True
+    for level, low in reversed(list(zip(LEVELS, lows, strict=True))):
+        if level <= least:
+            return low is None or low >= t.warning_ratio
+    return False
 
 
 def hints(node: NodeTick, kind: str) -> tuple[list[str], dict[str, Number]]:
@@ -184,4 +271,5 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 
 CHECK = Check(id="throughput_collapse", title="Throughput collapse", needs=("mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from replmon.checks.throughput_collapse import CHECK
 
+from replmon.check import Window
 from replmon.model.findings import Severity
 from replmon.model.host import HostRates
 from replmon.model.mysql import MysqlRates, MysqlSample
@@ -130,3 +131,49 @@ def test_opens_after_three_ticks_and_closes_when_throughput_returns() -> None:
     assert open_now[0].since_seq == 5
     closed, _ = run_check(CHECK, ticks)
     assert closed == []
+
+
+def test_the_gate_is_quiet_only_where_nothing_is_reported() -> None:
+    """The gate (``quiet`` from the gauges alone) on a MySQL and a Redis series whose
+    earlier rates sit on, between and below its LEVELS (1, 10, 100/s) and fall to 5 %-100 % of them,
+    with a baseline floor between and on the levels: never quiet where ``evaluate``
+    reports, and quiet where an idle source's jitter is below the floor (the case the
+    levels are for)."""
+    gate = CHECK.gate
+    assert gate is not None
+    peaks = (0.5, 1.0, 5.0, 10.0, 50.0, 100.0, 500.0)  # on, between and below the levels
+    falls = (0.05, 0.3, 1.0)
+    limits = [CHECK.thresholds(min_baseline_per_s=least, warning_ratio=ratio)
+              for least in (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 150.0, 500.0, 1000.0)
+              for ratio in (0.1, 0.3, 0.8)]
+    hidden, quiet, silent = [], 0, 0
+    for q_peak in peaks:
+        for q_fall in falls:
+            for ops_peak in peaks:
+                for ops_fall in falls:
+                    def both(qps: float, ops: float) -> NodeTick:
+                        return node("primary", redis=RedisSample(role="master",  # type: ignore[arg-type]
+                                                                 connected_clients=10),
+                                    mysql=MysqlSample(gauges={"Threads_connected": 20}),
+                                    rates=NodeRates(redis=RedisRates(ops_per_s=ops),
+                                                    mysql=MysqlRates(qps=qps)))
+                    w = Window(prim(*[both(q_peak, ops_peak)] * 5,
+                                    both(q_peak * q_fall, ops_peak * ops_fall)))
+                    g = gate.measure(w)
+                    for t in limits:
+                        found = CHECK.evaluate(w, t)
+                        silent += not found
+                        if gate.quiet(g, t):
+                            quiet += 1
+                            if found:
+                                hidden.append((q_peak, q_fall, ops_peak, ops_fall, t, g))
+    assert not hidden, hidden[:3]
+    assert quiet > 0.8 * silent, (quiet, silent)  # 7,848 of 9,387 when written
+    # a busy source holding its rate and an idle one falling to 0: quiet at the defaults
+    w = Window(prim(*[rd(5000.0, qps=3.0)] * 5, rd(5000.0, qps=0.0)))
+    assert gate.quiet(gate.measure(w), CHECK.thresholds())
+    # a rate a hair below warning_ratio x baseline whose quotient rounds to the ratio
+    # itself (29,951.999999999996 / 99,840 == 0.3): reported, so never quiet
+    w = Window(prim(*[my(99840.0)] * 5, my(29951.999999999996)))
+    t = CHECK.thresholds(warning_ratio=0.3)
+    assert CHECK.evaluate(w, t) and not gate.quiet(gate.measure(w), t)

@@ -332,3 +332,37 @@ def test_check_replay_with_a_config_s_thresholds(tmp_path: Path) -> None:
     other.write_text("[checks.mysql_replication]\nlag_warning = 200\n")
     with pytest.raises(ConfigError, match="lag_warning"):
         check_replay(str(sample), str(other))
+
+
+MYSQL_GATED: dict[str, tuple[dict[str, dict[str, Any]], int]] = {
+    "applier_progress": ({"applier_progress": {"stall_after": "10s"}}, 0),
+    "mysql_replication": ({"mysql_replication": {"lag_warning_s": 10,
+                                                 "growth_min_rise_s": 5}}, 0),
+    "stmt_vs_rows": ({"stmt_vs_rows": {"max_rows_per_statement": 0.9,
+                                       "min_statements_per_s": 50}}, 0),
+    "throughput_collapse": ({"throughput_collapse": {"warning_ratio": 0.5}}, 0),
+    "latency_bound": ({"latency_bound": {"rise_min_ms": 3.0}}, 0),
+    "latency_bound-loud": ({"latency_bound": {"rise_min_ms": 1.0, "warning_ms": 4.0}}, 30),
+}
+"""A gated check of the MySQL side re-checked with other observing limits, and how many
+of the 30 chunks its gate is loud in: the lab's replication is idle and its round trips
+spike to 1-4 ms (at 1 ms a rise, at 4 ms a high one, in every chunk)."""
+
+
+@SHARES_LIVE
+@pytest.mark.parametrize("case", list(MYSQL_GATED))
+def test_the_mysql_gates_in_a_recheck(live: Path, case: str) -> None:
+    """The gauges of applier_progress, mysql_replication, stmt_vs_rows,
+    throughput_collapse and latency_bound, stored by the recorder and read back, keep a
+    re-check with other limits from decoding the chunks where the gate is quiet, and the
+    re-check gives what observing every tick again gives."""
+    settings, loud_chunks = MYSQL_GATED[case]
+    with open_recording(live) as rec:
+        reuse = plan_reuse(rec, build_engine(settings, entry_points=False), 0,
+                           len(rec.chunks), entry_points=False)
+        assert len(reuse.use) == 30
+        loud = [reuse.loud(obs) for obs, _ in reuse.use.values()]
+    assert sum(got is not None for got in loud) == loud_chunks
+    again, _ = run(live, stored=False, settings=settings)
+    fast, _ = run(live, stored=True, settings=settings)
+    assert fast == again
