@@ -30,6 +30,8 @@ from __future__ import annotations
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     Observation,
     Seconds,
     Severity,
@@ -40,6 +42,7 @@ from replmon.check import (
     numbers,
     redis_clock,
     source_ok,
+    up,
 )
 
 
@@ -52,42 +55,72 @@ class Limits(Thresholds):
     """Seconds (s) of readings the tightest one is picked from."""
 
 
-def _agree(offset: float | None, bound: float | None, t: Limits) -> bool:
-    """This reading of the two clocks (primary's minus the replica's, bound) proves they
-    agree within ``max_skew_s``."""
-    return offset is not None and bound is not None and abs(offset) + bound <= t.max_skew_s
+def _proof(w: Window) -> float | None:
+    """Seconds within which this tick's readings prove the clocks agree (|skew| plus
+    its bound): each node's own Redis reading (``redis_clock``, every tick) or each
+    node's tighter one (``w.pair``), the smaller; None without either."""
+    last = w.last
+    p, r = redis_clock(last.primary), redis_clock(last.replica)
+    out = None if p is None or r is None else abs(p[0] - r[0]) + p[1] + r[1]
+    pair = w.pair
+    offset, bound = pair.clock_offset_s, pair.clock_bound_s
+    if offset is not None and bound is not None:
+        both = abs(offset) + bound
+        out = both if out is None or both < out else out
+    return out
 
 
-def _redis_agree(p: tuple[float, float] | None, r: tuple[float, float] | None,
-                 t: Limits) -> bool:
-    """As ``_agree``, from each node's own Redis reading (``redis_clock``)."""
-    return p is not None and r is not None and abs(p[0] - r[0]) + p[1] + r[1] <= t.max_skew_s
+def _silent(w: Window) -> bool:
+    """A node answers neither Redis nor MySQL now: source_health says so, not this."""
+    return any(not (source_ok(n, "redis") or source_ok(n, "mysql"))
+               for n in (w.last.primary, w.last.replica))
+
+
+def _readings(w: Window, first: int = 0) -> list[tuple[float, float]]:
+    """(primary's clock minus the replica's, bound) of each tick from ``first`` on where
+    both nodes have a reading (``node_clock``)."""
+    return [(p[0] - r[0], p[1] + r[1]) for p, r in
+            zip(w.series("primary", node_clock)[first:],
+                w.series("replica", node_clock)[first:], strict=True)
+            if p is not None and r is not None]
 
 
 def skew(w: Window, t: Limits) -> tuple[float, float] | None:
     """(primary's clock minus the replica's, bound) from the newest of the tightest
     readings within ``window`` (bound at most twice the tightest, plus 1 ms: a clock
     that jumped is seen at once); None without any."""
-    first = w.start_within(t.window)
-    readings = [(p[0] - r[0], p[1] + r[1]) for p, r in
-                zip(w.series("primary", node_clock)[first:],
-                    w.series("replica", node_clock)[first:], strict=True)
-                if p is not None and r is not None]
+    readings = _readings(w, w.start_within(t.window))
     if not readings:
         return None
     tight = 2 * min(b for _, b in readings) + 0.001
     return next(x for x in reversed(readings) if x[1] <= tight)
 
 
+def gauges(w: Window) -> Gauges:
+    """(``_proof``, rounded up; the largest |skew| minus its bound of any reading of the
+    window, rounded up, None when there is none or a node is ``_silent``)."""
+    readings = [] if _silent(w) else _readings(w)
+    apart = max([abs(diff) - bound for diff, bound in readings]) if readings else None
+    return up(_proof(w)), up(apart)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """This tick proves the clocks agree within ``max_skew_s``, or no reading of the
+    window is further apart than it beyond its bound: the reading ``skew`` judges is one
+    of the window's whatever ``window`` (a longer one is the check's whole window), so
+    it is not either. ``critical_skew_s`` only makes it critical."""
+    proof, apart = g
+    return ((proof is not None and proof <= t.max_skew_s)
+            or apart is None or apart <= t.max_skew_s)
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
-    last = w.last
-    if _redis_agree(redis_clock(last.primary), redis_clock(last.replica), t) \
-            or _agree(w.pair.clock_offset_s, w.pair.clock_bound_s, t):
-        return []  # this tick's readings prove the clocks agree now (the usual tick: by
-        # Redis's alone, read every tick; a proof is one, tightest or not)
-    for n in (last.primary, last.replica):
-        if not (source_ok(n, "redis") or source_ok(n, "mysql")):
-            return []  # a node that answers neither now: source_health says so
+    proof = _proof(w)
+    if proof is not None and proof <= t.max_skew_s:
+        return []  # this tick's readings prove the clocks agree now (a proof is one,
+        # tightest or not)
+    if _silent(w):
+        return []
     found = skew(w, t)
     if found is None:
         return []
@@ -117,4 +150,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="clock_skew", title="Clock skew", needs=("redis", "mysql"),
-              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))
