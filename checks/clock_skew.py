@@ -27,9 +27,13 @@ an NTP source unreachable, a VM paused and resumed, a host that never synced.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     Observation,
     Seconds,
     Severity,
@@ -40,6 +44,7 @@ from replmon.check import (
     numbers,
     redis_clock,
     source_ok,
+    up,
 )
 
 
@@ -52,16 +57,36 @@ class Limits(Thresholds):
     """Seconds (s) of readings the tightest one is picked from."""
 
 
-def _agree(offset: float | None, bound: float | None, t: Limits) -> bool:
-    """This reading of the two clocks (primary's minus the replica's, bound) proves they
-    agree within ``max_skew_s``."""
-    return offset is not None and bound is not None and abs(offset) + bound <= t.max_skew_s
+Clock = tuple[float, float] | None
+"""A node's clock reading (``node_clock``): its offset from replmon's clock and bound."""
 
 
-def _redis_agree(p: tuple[float, float] | None, r: tuple[float, float] | None,
-                 t: Limits) -> bool:
-    """As ``_agree``, from each node's own Redis reading (``redis_clock``)."""
-    return p is not None and r is not None and abs(p[0] - r[0]) + p[1] + r[1] <= t.max_skew_s
+def _clocks(w: Window) -> tuple[Sequence[Clock], Sequence[Clock]]:
+    """Each node's reading at each tick of the window (kept by the engine tick to tick)."""
+    return w.series("primary", node_clock), w.series("replica", node_clock)
+
+
+def _within(p: Clock, r: Clock) -> float | None:
+    """Seconds within which the two nodes' readings prove their clocks agree: |skew| plus
+    its bound; None without both."""
+    return None if p is None or r is None else abs(p[0] - r[0]) + (p[1] + r[1])
+
+
+def _proof(w: Window, p_now: Clock, r_now: Clock) -> float | None:
+    """``_within`` of this tick's readings: each node's own Redis reading
+    (``redis_clock``, every tick) or each node's tighter one (``p_now``, ``r_now``:
+    ``node_clock``, as ``w.pair``'s ``clock_offset_s``), the smaller; None without."""
+    last = w.last
+    out = _within(redis_clock(last.primary), redis_clock(last.replica))
+    both = _within(p_now, r_now)
+    return both if out is None or (both is not None and both < out) else out
+
+
+def _silent(w: Window) -> bool:
+    """A node answers neither Redis nor MySQL now: source_health says so, not this."""
+    p, r = w.last.primary, w.last.replica
+    return not (source_ok(p, "redis") or source_ok(p, "mysql")) \
+        or not (source_ok(r, "redis") or source_ok(r, "mysql"))
 
 
 def skew(w: Window, t: Limits) -> tuple[float, float] | None:
@@ -69,9 +94,8 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
     readings within ``window`` (bound at most twice the tightest, plus 1 ms: a clock
     that jumped is seen at once); None without any."""
     first = w.start_within(t.window)
-    readings = [(p[0] - r[0], p[1] + r[1]) for p, r in
-                zip(w.series("primary", node_clock)[first:],
-                    w.series("replica", node_clock)[first:], strict=True)
+    ps, rs = _clocks(w)
+    readings = [(p[0] - r[0], p[1] + r[1]) for p, r in zip(ps[first:], rs[first:], strict=True)
                 if p is not None and r is not None]
     if not readings:
         return None
@@ -79,15 +103,43 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
     return next(x for x in reversed(readings) if x[1] <= tight)
 
 
-def evaluate(w: Window, t: Limits) -> list[Observation]:
+def gauges(w: Window) -> Gauges:
+    """(a ``max_skew_s`` from which the check is quiet here, s, rounded up: ``_within``
+    of this tick's Redis readings (read every tick), else of each node's tighter one,
+    else, at a tick without a reading (MySQL's come every ``positions_every``), the
+    largest |skew| minus its bound of any reading of the window (as ``skew`` works them
+    out); None without any reading in the window: nothing is reported whatever the
+    thresholds). The first found, not the smallest (an upper bound, cheap on the usual
+    tick): a tighter proof can only make it quiet more often."""
     last = w.last
-    if _redis_agree(redis_clock(last.primary), redis_clock(last.replica), t) \
-            or _agree(w.pair.clock_offset_s, w.pair.clock_bound_s, t):
-        return []  # this tick's readings prove the clocks agree now (the usual tick: by
-        # Redis's alone, read every tick; a proof is one, tightest or not)
-    for n in (last.primary, last.replica):
-        if not (source_ok(n, "redis") or source_ok(n, "mysql")):
-            return []  # a node that answers neither now: source_health says so
+    found = _within(redis_clock(last.primary), redis_clock(last.replica))
+    if found is None:
+        ps, rs = _clocks(w)
+        found = _within(ps[-1], rs[-1])
+        if found is None:
+            apart = [abs(p[0] - r[0]) - (p[1] + r[1]) for p, r in zip(ps, rs, strict=True)
+                     if p is not None and r is not None]
+            found = max(apart) if apart else None
+    return (up(found),)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """``max_skew_s`` at or above the gauge: this tick proves the clocks agree within it
+    (``evaluate``'s first test, by the same or a tighter proof), or no reading of the
+    window is further apart than it beyond its bound, and the reading ``skew`` judges is
+    one of the window's whatever ``window`` (a longer one is the check's whole window).
+    ``critical_skew_s`` only makes it critical."""
+    return g[0] is None or g[0] <= t.max_skew_s
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    ps, rs = _clocks(w)
+    proof = _proof(w, ps[-1], rs[-1])
+    if proof is not None and proof <= t.max_skew_s:
+        return []  # this tick's readings prove the clocks agree now (a proof is one,
+        # tightest or not)
+    if _silent(w):
+        return []
     found = skew(w, t)
     if found is None:
         return []
@@ -117,4 +169,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="clock_skew", title="Clock skew", needs=("redis", "mysql"),
-              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))

@@ -31,6 +31,8 @@ from replmon.check import (
     DrbdConnection,
     DrbdPeerDevice,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -42,6 +44,7 @@ from replmon.check import (
     fmt_bytes,
     numbers,
     source_ok,
+    up,
 )
 
 SUSPENDED = ("Ahead", "Behind")
@@ -117,18 +120,53 @@ def _flagged(node: NodeTick) -> bool:
     return False
 
 
+def _held(w: Window, role: Role) -> Iterator[tuple[str, str | None, int | None, float,
+                                                   float | None]]:
+    """(key, Ahead/Behind or None when only congested, out-of-sync KiB, seconds the
+    condition has held, out-of-sync growth KiB/s) for each of ``role``'s peer devices
+    suspended or congested at the last tick: all of it threshold-free, shared by
+    ``gauges`` and ``evaluate``."""
+    if not _flagged(w.node(role)):
+        return
+    now = w.series(role, _states)[-1]
+    if not now:
+        return
+    for key, (state, congested, oos) in now.items():
+        if state is None and not congested:
+            continue
+        secs, start, end = _run(w, role, key, 0 if state is not None else 1)
+        yield key, state, oos, secs, _growth(secs, start, end)
+
+
+def gauges(w: Window) -> Gauges:
+    """(1 when a peer device of either node is Ahead/Behind, else 0; the longest time a
+    connection has been congested with out-of-sync growing, s, rounded up, None
+    without one)."""
+    suspended, congested = 0.0, None
+    for role in ("primary", "replica"):
+        for _key, state, _oos, secs, growth in _held(w, role):
+            if state is not None:
+                suspended = 1.0
+            elif growth and growth > 0 and (congested is None or secs > congested):
+                congested = secs
+    return suspended, up(congested)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """Ahead/Behind is reported whatever the thresholds (``suspended_critical_s`` only
+    makes it critical), so never quiet then; congestion only once it has held
+    ``congested_for`` with out-of-sync growing, so when the longest such hold (rounded
+    up) is below it, or there is none, nothing is. Any ``congested_for``: a hold with
+    a growth is over 0 s (``_growth``), never below a limit of 0 or less."""
+    suspended, congested = g
+    return suspended == 0 and (congested is None or congested < t.congested_for)
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     for role in ("primary", "replica"):
-        if not _flagged(w.node(role)):
-            continue
-        now = w.series(role, _states)[-1]
-        if not now:
-            continue
-        for key, (state, congested, oos) in now.items():
+        for key, state, oos, secs, growth in _held(w, role):
             if state is not None:
-                secs, start, end = _run(w, role, key, 0)
-                growth = _growth(secs, start, end)
                 out.append(Observation(
                     key=key, node=role,
                     severity=(Severity.CRITICAL if secs >= t.suspended_critical_s
@@ -146,9 +184,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                                "link_saturation check) and the peer's disk latency; a "
                                "failover now loses the out-of-sync blocks"),
                 ))
-            elif congested:
-                secs, start, end = _run(w, role, key, 1)
-                growth = _growth(secs, start, end)
+            else:
                 if secs < t.congested_for or not growth or growth <= 0:
                     continue
                 out.append(Observation(
@@ -173,4 +209,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="drbd_congestion", title="DRBD congestion", needs=("drbd",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("drbd",))
+              reads=("drbd",), gate=Gate(gauges, quiet))

@@ -53,6 +53,8 @@ from replmon.check import (
     DrbdPeerDeviceRates,
     DrbdResource,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -65,6 +67,7 @@ from replmon.check import (
     fmt_bytes,
     numbers,
     source_ok,
+    up,
 )
 
 SYNC = {"StartingSyncS", "StartingSyncT", "WFBitMapS", "WFBitMapT", "WFSyncUUID", "SyncSource",
@@ -327,7 +330,10 @@ def _stalled(node: NodeTick) -> dict[str, int]:
     return out
 
 
-def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None:
+def _io(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = True
+        ) -> Observation | None:
+    """I/O suspended (whatever the thresholds), else I/O stalled (``io_stall``; only with
+    ``stalls``)."""
     reasons = list(r.suspend_reasons)
     if any(d.quorum is False for d in r.devices):
         reasons.append("quorum lost")
@@ -339,6 +345,8 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
             cause="DRBD froze I/O (fencing in progress, on-no-data-accessible suspend-io, "
                   "quorum lost, or drbdadm suspend-io): the database hangs in D state",
             next_step="drbdadm status, dmesg; fix the peer/fencing, then drbdadm resume-io <res>")
+    if not stalls:
+        return None
     span = w.span(t.io_stall, t.io_stall_min_samples)
     stalled = w.series(role, _stalled, span)
     if len(stalled) < span:
@@ -349,7 +357,7 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
         if p is None:  # moved something, or the resource was missing, in one of the ticks
             return None
         pend.append(p)
-    if min(pend) == 0:
+    if min(pend) <= 0:  # counts: a stall is requests pending at every tick (_stall_run)
         return None
     secs = round(w.last.wall - w.tail(span)[0].wall + w.last.interval, 1)
     return Observation(
@@ -363,11 +371,12 @@ def _io(w: Window, role: Role, r: DrbdResource, t: Limits) -> Observation | None
                   "disk, ping the peer's replication address")
 
 
-def _resource(w: Window, role: Role, r: DrbdResource, t: Limits) -> Iterator[Observation]:
+def _resource(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = True
+              ) -> Iterator[Observation]:
     other: Role = "replica" if role == "primary" else "primary"
     # _peer_devices asks only about a Primary's replica
     replica_seen = r.role == "Primary" and _res(w.node(other), r.name) is not None
-    io = _io(w, role, r, t)
+    io = _io(w, role, r, t, stalls)
     if io is not None:
         yield io
     down = any(c.cs == "Unconfigured" for c in r.connections)
@@ -440,18 +449,130 @@ def _pair(w: Window, name: str, t: Limits) -> Observation | None:
     return None
 
 
-def evaluate(w: Window, t: Limits) -> list[Observation]:
-    out: list[Observation] = []
-    names: list[str] = []
+def _nodes(w: Window, t: Limits, stalls: bool = True) -> Iterator[Observation]:
+    """What each node's resources show (``_resource``), primary first; the I/O stall
+    only with ``stalls``."""
     for role in ROLES:
         node = w.node(role)
         if not source_ok(node, "drbd"):
             continue
         for r in node.drbd.resources:
-            names += [] if r.name in names else [r.name]
-            out.extend(_resource(w, role, r, t))
-    out.extend(o for name in names if (o := _pair(w, name, t)) is not None)
+            yield from _resource(w, role, r, t, stalls)
+
+
+def _names(w: Window) -> list[str]:
+    """The resources' names on the nodes read, first seen first."""
+    names: list[str] = []
+    for role in ROLES:
+        node = w.node(role)
+        if source_ok(node, "drbd"):
+            names += [r.name for r in node.drbd.resources if r.name not in names]
+    return names
+
+
+def evaluate(w: Window, t: Limits) -> list[Observation]:
+    out = list(_nodes(w, t))
+    out.extend(o for name in _names(w) if (o := _pair(w, name, t)) is not None)
     return out
+
+
+_ALLOW = Limits(allow_two_primaries=True)
+_DENY = Limits(allow_two_primaries=False)
+"""The only threshold of ``_pair`` both ways; with stalls left out, every other
+threshold of ``_nodes`` changes only the severity or the words of what it reports."""
+
+
+def _usual(r: DrbdResource) -> bool:
+    """The usual resource, from which ``_resource`` reports nothing but an I/O stall:
+    not suspended, no quorum lost, no upper I/O blocked, every disk UpToDate (or
+    unknown), every connection Connected and not of protocol A or B, no peer device
+    resyncing and every peer disk UpToDate or unknown. A strict quick test for
+    ``gauges``: anything else goes through ``_resource`` itself."""
+    if r.suspended or r.suspend_reasons:
+        return False
+    for d in r.devices:
+        if d.quorum is False or "upper" in (d.blocked or "") \
+                or d.disk_state not in (None, "UpToDate"):
+            return False
+    for c in r.connections:
+        if c.connection_state != "Connected" or c.protocol in ("A", "B"):
+            return False
+        for p in c.peer_devices:
+            if p.replication_state in SYNC \
+                    or p.peer_disk_state not in (None, "UpToDate", "DUnknown"):
+                return False
+    return True
+
+
+def _state(w: Window) -> int:
+    """2 when ``evaluate`` reports something whatever the thresholds (anything but an I/O
+    stall and a Connected dual Primary), else 1 when a Primary on both nodes is
+    reported unless ``allow_two_primaries``, else 0."""
+    usual = True
+    for role in ROLES:
+        node = w.node(role)
+        if not source_ok(node, "drbd"):
+            continue
+        for r in node.drbd.resources:
+            for c in r.connections:
+                if c.connection_state != "Connected":
+                    return 2  # _connection reports every connection not Connected
+            usual = usual and _usual(r)
+    if not usual and next(_nodes(w, _ALLOW, stalls=False), None) is not None:
+        return 2
+    state = 0
+    for name in _names(w):
+        if _pair(w, name, _ALLOW) is not None:
+            return 2
+        if _pair(w, name, _DENY) is not None:
+            state = 1
+    return state
+
+
+def _stall_run(w: Window) -> int:
+    """The most ticks in a row, up to the last, in which a resource of a node moved
+    nothing with requests pending (``_stalled``): an I/O stall is reported once it has
+    held ``io_stall`` (and ``io_stall_min_samples`` ticks)."""
+    most = 0
+    for role in ROLES:
+        if not any(w.series(role, _stalled, 1)[-1].values()):
+            continue  # the usual tick: nothing pending, or something moved
+        by_tick = w.series(role, _stalled)
+        for name, pending in by_tick[-1].items():
+            if pending <= 0:
+                continue
+            n = 1
+            while n < len(by_tick) and by_tick[-1 - n].get(name, 0) > 0:
+                n += 1
+            most = max(most, n)
+    return most
+
+
+def gauges(w: Window) -> Gauges:
+    """(``_state``; the I/O stall's ticks (``_stall_run``) and its span plus one tick,
+    s, rounded up, None without a stall; both None at state 2, which is never
+    quiet)."""
+    state = _state(w)
+    if state == 2:
+        return 2.0, None, None
+    run = _stall_run(w)
+    if not run:
+        return float(state), None, None
+    return float(state), float(run), up((run + 1) * w.last.interval)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """Nothing but a stall and a Connected dual Primary (state 0, or 1 with
+    ``allow_two_primaries``), and no stall long enough: a stall is reported once the
+    last max(``io_stall_min_samples``, round(``io_stall`` / interval)) ticks stalled;
+    fewer than ``io_stall_min_samples`` did, or ``io_stall`` is above (ticks + 1) x
+    interval, so round(``io_stall`` / interval) is more ticks than have stalled. The
+    other thresholds change only how bad or how worded a finding is."""
+    state, ticks, span_s = g
+    if not (state == 0 or (state == 1 and t.allow_two_primaries)):
+        return False
+    return (ticks is None or ticks < t.io_stall_min_samples
+            or (span_s is not None and span_s < t.io_stall))
 
 
 EXPLAINS: tuple[Explains, ...] = (
@@ -463,4 +584,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
               evaluate=evaluate, window=120.0, explains=EXPLAINS,
-              reads=("drbd", "rates.drbd"))
+              reads=("drbd", "rates.drbd"), gate=Gate(gauges, quiet))

@@ -30,6 +30,8 @@ from __future__ import annotations
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
     Severity,
@@ -39,6 +41,7 @@ from replmon.check import (
     fmt_link_speed,
     numbers,
     source_ok,
+    up,
 )
 
 
@@ -77,22 +80,45 @@ def _speed(mbps: int) -> str:
     return fmt_link_speed(mbps)
 
 
+def _sends(node: NodeTick, min_speed: float) -> list[tuple[str, int, float, float]]:
+    """(nic, speed Mbit/s, bytes/s sent, percent of the speed) of each interface but
+    ``lo`` whose send rate and speed, at least ``min_speed``, are known, on a node whose
+    host source was read."""
+    if not source_ok(node, "host"):
+        return []
+    out = []
+    for nic, r in node.rates.host.nics.items():
+        speed, send = r.speed_mbps, r.send_bytes_per_s
+        if speed is None or speed < min_speed or send is None or nic == "lo":
+            continue
+        out.append((nic, speed, send, send * 8 / (speed * 1e6) * 100.0))
+    return out
+
+
+def gauges(w: Window) -> Gauges:
+    """(the largest percent of its link speed an interface of either node sends, of
+    those of 1 Mbit/s or more, rounded up; None without one)."""
+    top = None
+    for role in ("primary", "replica"):
+        for _nic, _speed, _send, pct in _sends(w.node(role), 1):
+            if top is None or pct > top:
+                top = pct
+    return (up(top),)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """No interface sends ``warning_pct`` of its speed (``critical_pct`` only makes it
+    critical). With ``min_speed_mbps`` of 1 or more the interfaces judged are among the
+    gauge's; below 1, slower ones (0 or less: unknown) would be judged too, which the
+    gauge leaves out: never quiet then."""
+    return t.min_speed_mbps >= 1 and (g[0] is None or g[0] < t.warning_pct)
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     for role in ("primary", "replica"):
         node = w.node(role)
-        if not source_ok(node, "host"):
-            continue
-        full: list[tuple[str, int, float, float]] = []  # (nic, speed, send, pct) to report
-        for nic, r in node.rates.host.nics.items():
-            if nic == "lo":
-                continue
-            speed, send = r.speed_mbps, r.send_bytes_per_s
-            if speed is None or speed < t.min_speed_mbps or send is None:
-                continue
-            pct = send * 8 / (speed * 1e6) * 100.0
-            if pct >= t.warning_pct:
-                full.append((nic, speed, send, pct))
+        full = [s for s in _sends(node, t.min_speed_mbps) if s[3] >= t.warning_pct]
         if not full:
             continue  # the usual tick: no need for the DRBD rates
         drbd_kib, drbd_keys, sync = _drbd(node)
@@ -137,4 +163,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="link_saturation", title="Link saturation", needs=("host", "drbd"),
-              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))

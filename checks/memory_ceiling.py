@@ -55,6 +55,8 @@ from collections.abc import Callable
 from replmon.check import (
     Check,
     Explains,
+    Gate,
+    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -62,10 +64,12 @@ from replmon.check import (
     Thresholds,
     Window,
     baseline_drop,
+    down,
     fmt,
     fmt_bytes,
     numbers,
     source_ok,
+    up,
 )
 
 
@@ -133,18 +137,31 @@ def fell_numbers(fell: tuple[str, float, float] | None) -> dict[str, float | str
             "throughput_now_per_s": round(fell[2], 1)}
 
 
-def paging(node: NodeTick, t: Limits, fell: tuple[str, float, float] | None
-           ) -> Observation | None:
+def _paging(node: NodeTick) -> tuple[float, float, float] | None:
+    """(MemAvailable % of RAM, swap-in + swap-out pages/s, major faults/s) of a node
+    whose paging can be judged; None when it cannot: host not read, MemAvailable
+    unknown, no paging rates yet (first tick, reboot)."""
     h = node.rates.host
     avail = h.mem_available_pct
-    if not source_ok(node, "host") or avail is None or avail >= t.low_available_pct:
+    if avail is None or not source_ok(node, "host"):
         return None
     si, so, mf = h.swap_in_pages_per_s, h.swap_out_pages_per_s, h.major_faults_per_s
     if si is None and so is None and mf is None:
-        return None  # no rates yet (first tick, reboot)
-    swap = (si or 0.0) + (so or 0.0)
-    if swap < t.swap_pages_per_s and (mf or 0.0) < t.major_faults_per_s:
         return None
+    return avail, (si or 0.0) + (so or 0.0), mf or 0.0
+
+
+def paging(node: NodeTick, t: Limits, fell: tuple[str, float, float] | None
+           ) -> Observation | None:
+    judged = _paging(node)
+    if judged is None:
+        return None
+    avail, swap, faults = judged
+    if avail >= t.low_available_pct or (swap < t.swap_pages_per_s
+                                        and faults < t.major_faults_per_s):
+        return None
+    h = node.rates.host
+    si, so, mf = h.swap_in_pages_per_s, h.swap_out_pages_per_s, h.major_faults_per_s
     hard = (si or 0.0) >= t.critical_swap_in_pages_per_s or (
         mf or 0.0) >= t.critical_major_faults_per_s
     used = h.swap_used_bytes
@@ -189,21 +206,38 @@ def policy_effect(policy: str) -> str:
     return f"policy {policy}"
 
 
-def redis_memory(node: NodeTick, t: Limits, fell: tuple[str, float, float] | None
-                 ) -> Observation | None:
+def _redis_pct(node: NodeTick) -> tuple[bool, float] | None:
+    """(maxmemory set, Redis's memory in percent of it, else of the host's RAM); None
+    without Redis's used_memory or, without maxmemory, the RAM."""
     s = node.redis
     used = s.used_memory
-    if not source_ok(node, "redis") or used is None:
+    if used is None or not source_ok(node, "redis"):
         return None
+    if s.maxmemory:
+        return True, 100.0 * used / s.maxmemory
+    ram = s.total_system_memory or (node.host.mem.total if node.host.mem else None)
+    if not ram:
+        return None
+    return False, 100.0 * max(used, s.used_memory_rss or 0) / ram
+
+
+def redis_memory(node: NodeTick, t: Limits, fell: tuple[str, float, float] | None
+                 ) -> Observation | None:
+    judged = _redis_pct(node)
+    if judged is None:
+        return None
+    of_max, pct = judged
+    if pct < (t.maxmemory_warning_pct if of_max else t.system_memory_warning_pct):
+        return None
+    s = node.redis
+    used = s.used_memory
+    assert used is not None  # _redis_pct has it
     policy = s.maxmemory_policy or "?"
     rss_note = ""
     if s.used_memory_rss is not None and s.used_memory_rss < used:
         rss_note = (f"; RSS {size(s.used_memory_rss)} is below used_memory: part of Redis "
                     f"is already swapped out")
-    if s.maxmemory:
-        pct = 100.0 * used / s.maxmemory
-        if pct < t.maxmemory_warning_pct:
-            return None
+    if of_max:
         sev = Severity.CRITICAL if pct >= t.maxmemory_critical_pct else Severity.WARNING
         return Observation(
             key="redis_memory", node=node.role, severity=escalate(sev, fell),
@@ -218,12 +252,7 @@ def redis_memory(node: NodeTick, t: Limits, fell: tuple[str, float, float] | Non
                        "redis.conf), or trim the data set; watch errorstat_OOM."),
         )
     ram = s.total_system_memory or (node.host.mem.total if node.host.mem else None)
-    if not ram:
-        return None
     mem = max(used, s.used_memory_rss or 0)
-    pct = 100.0 * mem / ram
-    if pct < t.system_memory_warning_pct:
-        return None
     limit = "no maxmemory" if s.maxmemory == 0 else "maxmemory not reported"
     return Observation(
         key="redis_memory", node=node.role, severity=escalate(Severity.WARNING, fell),
@@ -242,10 +271,17 @@ def redis_memory(node: NodeTick, t: Limits, fell: tuple[str, float, float] | Non
     )
 
 
-def evictions(node: NodeTick, t: Limits) -> Observation | None:
+def _evicting(node: NodeTick) -> bool:
+    """Redis evicted keys in the last interval."""
     rate = node.rates.redis.evicted_per_s
-    if not source_ok(node, "redis") or not rate or rate <= 0:
+    return rate is not None and rate > 0 and source_ok(node, "redis")
+
+
+def evictions(node: NodeTick, t: Limits) -> Observation | None:
+    if not _evicting(node):
         return None
+    rate = node.rates.redis.evicted_per_s
+    assert rate is not None
     policy = node.redis.maxmemory_policy or "?"
     return Observation(
         key="evictions", node=node.role,
@@ -259,6 +295,45 @@ def evictions(node: NodeTick, t: Limits) -> Observation | None:
         next_step=("If Redis is a cache, check the hit rate; if it is a store, raise maxmemory "
                    "or trim the data set. The replica follows the master's evictions."),
     )
+
+
+def gauges(w: Window) -> Gauges:
+    """Over both nodes: (the lowest MemAvailable % of a node whose paging can be judged,
+    rounded down; the largest swap pages/s and major faults/s of those, rounded up;
+    the largest Redis used_memory % of maxmemory, and % of RAM without maxmemory,
+    rounded up; 1 when Redis evicts keys, else 0), None where no node has it."""
+    avail = swap = faults = of_max = of_ram = None
+    evicting = 0.0
+    for role in ("primary", "replica"):
+        node = w.node(role)
+        p = _paging(node)
+        if p is not None:
+            avail = p[0] if avail is None else min(avail, p[0])
+            swap = p[1] if swap is None else max(swap, p[1])
+            faults = p[2] if faults is None else max(faults, p[2])
+        r = _redis_pct(node)
+        if r is not None and r[0]:
+            of_max = r[1] if of_max is None else max(of_max, r[1])
+        elif r is not None:
+            of_ram = r[1] if of_ram is None else max(of_ram, r[1])
+        if _evicting(node):
+            evicting = 1.0
+    return down(avail), up(swap), up(faults), up(of_max), up(of_ram), evicting
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """No eviction (reported whatever the thresholds), no node paging (each node that
+    pages has MemAvailable at least the lowest and pages at most the largest rates, so
+    the lowest at or above ``low_available_pct``, or both largest rates below theirs,
+    proves none), Redis below both warning percents. The critical thresholds, and a
+    collapse (``collapse_ratio``, ``min_baseline_*``), change only how bad it is."""
+    avail, swap, faults, of_max, of_ram, evicting = g
+    return (evicting == 0
+            and (avail is None or avail >= t.low_available_pct
+                 or (swap is not None and swap < t.swap_pages_per_s
+                     and faults is not None and faults < t.major_faults_per_s))
+            and (of_max is None or of_max < t.maxmemory_warning_pct)
+            and (of_ram is None or of_ram < t.system_memory_warning_pct))
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -305,4 +380,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="memory_ceiling", title="Memory ceiling", needs=("host", "redis", "mysql"),
-              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS,
+              gate=Gate(gauges, quiet))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from replmon.checks.clock_skew import CHECK
 from test_redis_replication import MASTER, REPLICA_UP, primary, replica
 
+from replmon.check import Window
 from replmon.model.findings import Severity
 from replmon.model.mysql import BinlogStatus, MysqlSample
 from replmon.model.redis import RedisSample
@@ -90,3 +91,51 @@ def test_a_node_with_both_uses_the_tighter_reading() -> None:
     (o,) = observe(CHECK, [t])  # Redis alone: the replica 5 s ahead
     assert "replica's is ahead" in o.title
     assert observe(CHECK, [t.model_copy(update={"replica": r})]) == []  # MySQL: in step
+
+
+def _mysql_ticks(shifts: list[float], every: int = 2, elapsed_ms: float = 0.4,
+                 loose_from: int | None = None) -> list[Tick]:
+    """MySQL-only ticks, the replica's clock ``shifts[i]`` s off at tick i, read every
+    ``every`` ticks (none between readings: no proof then, the window's readings judged)
+    in ``elapsed_ms``, from tick ``loose_from`` on in 600 ms (+/- 0.3 s: the tighter
+    readings before are judged while in the window)."""
+    at = 1795604766.0
+
+    def replica_node(i: int, shift: float) -> NodeTick:
+        slow = loose_from is not None and i >= loose_from
+        return _mysql_node("replica", at + i + 0.001, shift, 600.0 if slow else elapsed_ms)
+
+    return [tick(i, primary=_mysql_node("primary", at + i, 0.0) if i % every == 0
+                 else node("primary", redis=NO_REDIS),
+                 replica=replica_node(i, s) if i % every == 0
+                 else node("replica", redis=NO_REDIS))
+            for i, s in enumerate(shifts)]
+
+
+def test_the_gate_is_quiet_only_where_nothing_is_reported() -> None:
+    """``quiet`` on the gauges against ``evaluate`` at every tick of sessions whose clocks
+    were apart earlier in the window, are apart now, or cannot be told apart, with
+    ``max_skew_s`` from 0.01 to 10 s and ``window`` from 1 to 60 s (any window picks a
+    reading of the check's own 30 s)."""
+    gate = CHECK.gate
+    assert gate is not None
+    inputs = [_mysql_ticks([-4.0] * 10 + [0.0] * 30),
+              _mysql_ticks([-4.0] * 10 + [0.0] * 30, loose_from=10),
+              _mysql_ticks([0.0] * 20 + [3.0] * 5 + [0.0] * 15, every=3),
+              _mysql_ticks([2.0] * 40, elapsed_ms=3000.0), ticks(shift=5.0, n=8),
+              ticks(shift=1.5, elapsed_ms=2000.0), ticks(n=8)]
+    limits = [CHECK.thresholds(max_skew_s=m, window=s)
+              for m in (0.01, 0.1, 0.5, 1.0, 1.9, 2.5, 3.9, 4.1, 10.0)
+              for s in (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)]
+    quiet = seen = 0
+    for ts in inputs:
+        for i in range(1, len(ts) + 1):
+            w = Window(ts[max(0, i - 30):i])
+            g = gate.measure(w)
+            for th in limits:
+                found = CHECK.evaluate(w, th)
+                if gate.quiet(g, th):
+                    assert not found, f"tick {i} {th} gauges {g}: {found[0].title}"
+                    quiet += 1
+                seen += bool(found)
+    assert quiet > 1000 and seen > 1000, (quiet, seen)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from replmon.checks.drbd_congestion import CHECK
 
+from replmon.check import Window
 from replmon.model.findings import Severity
 from replmon.model.tick import Tick
 from replmon.testing.scenarios.drbd import drbd_session
@@ -55,3 +56,26 @@ def test_congested_with_out_of_sync_growing_warns_after_5_s() -> None:
 
 def test_congested_but_keeping_up_is_quiet() -> None:
     assert observe(CHECK, session(20, flags="r---n-", grow=0)) == []
+
+
+def test_the_gate_is_quiet_only_where_congestion_is_not_reported() -> None:
+    """The gate (``quiet`` on ``gauges``) against ``evaluate`` at every tick of a congested
+    session, with ``congested_for`` from 0.5 to 20 s: tests/unit/test_gates.py has no
+    congested input (seed 000 goes Ahead at once), so this is where the congested gauge is
+    proved; Ahead is never quiet."""
+    gate = CHECK.gate
+    assert gate is not None
+    congested = session(12, flags="r---n-", grow=64)
+    ahead = session(4, cs="Ahead", grow=512)
+    for limit in (0.5, 2.0, 5.0, 6.0, 8.0, 11.0, 20.0):
+        th = CHECK.thresholds(congested_for=limit)
+        quiet = seen = 0
+        for ticks in (congested, ahead, session(10)):
+            for i in range(1, len(ticks) + 1):
+                w = Window(ticks[:i])
+                found = CHECK.evaluate(w, th)
+                if gate.quiet(gate.measure(w), th):
+                    assert not found, f"congested_for={limit} tick {i}: {found[0].title}"
+                    quiet += 1
+                seen += bool(found)
+        assert quiet and seen, (limit, quiet, seen)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from replmon.checks.drbd_peer import CHECK
 
+from replmon.check import Window
 from replmon.model.drbd import DrbdConnection, DrbdDevice, DrbdPeerDevice, DrbdResource, DrbdSample
 from replmon.model.findings import Observation, Severity
 from replmon.model.tick import Tick
@@ -270,3 +271,53 @@ def test_online_verify_is_info_and_never_stalled_by_flat_out_of_sync() -> None:
     r = sc.proc84("VerifyT", "Secondary/Primary", "UpToDate/UpToDate") + prog
     (o,) = observe(CHECK, sc.drbd_session([(p, r)] * 8), resync_stall_s=5)
     assert (o.key, o.severity) == ("0/peer/0/resync", INFO) and "verify 12.0 % done" in o.title
+
+
+def _gate_inputs() -> list[tuple[str, list[Tick]]]:
+    """Sessions for every kind of finding: test_gates' recordings have a disconnected peer
+    and an Outdated replica only, no stall, resync, dual Primary or suspended I/O."""
+    healthy = (sc.proc84(ro="Primary/Secondary"), sc.proc84(ro="Secondary/Primary"))
+    out = [(name, [tick(1, primary=node("primary", drbd=fixture(name)),
+                        replica=node("replica"))]) for name, _ in FIXTURE_EXPECT]
+    out += [
+        ("healthy", sc.drbd_session([healthy] * 12)),
+        ("dual primary", sc.drbd_session([(sc.proc84(ro="Primary/Primary"),) * 2] * 3)),
+        ("no primary", sc.drbd_session([(sc.proc84(ro="Secondary/Secondary"),) * 2] * 3)),
+        ("resync flat", sc.drbd_session([resync_texts(7530908)] * 8)),
+        ("suspended", sc.drbd_session([(sc.proc84(ro="Primary/Secondary", flags="s-----"),
+                                        healthy[1])] * 3)),
+        ("async", sc.drbd_session([(sc.proc84(ro="Primary/Secondary", proto="A"),
+                                    healthy[1])] * 3)),
+        ("stall", stall_session(14)),
+        ("stall at 0.2 s", sc.drbd_session([(sc.proc84(ro="Primary/Secondary", ap=12, pe=8),
+                                             healthy[1])] * 40, interval=0.2)),
+        ("stall then moving", stall_session(8) + stall_session(6, dw_step=100, ns_step=100)),
+    ]
+    return out
+
+
+def test_the_gate_is_quiet_only_where_nothing_is_reported() -> None:
+    """``quiet`` on the gauges against ``evaluate`` at every tick of sessions of every
+    finding, with the stall's thresholds over a range (at 1 s and 0.2 s) and the dual
+    Primary allowed or not: quiet only where evaluate finds nothing, and quiet on the
+    healthy pair and a short enough stall."""
+    gate = CHECK.gate
+    assert gate is not None
+    limits = [CHECK.thresholds(**kw) for kw in (
+        {}, {"allow_two_primaries": True}, {"resync_stall_s": 5.0},
+        {"disconnected_critical_s": 1.0},
+        *({"io_stall": s} for s in (0.1, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 5.0, 8.0, 12.0, 200.0)),
+        *({"io_stall": 1.0, "io_stall_min_samples": m} for m in (1, 3, 6, 10, 30)))]
+    quiet = {}
+    for name, ticks in _gate_inputs():
+        n = max(1, round(CHECK.window / ticks[-1].interval))
+        for i in range(1, len(ticks) + 1):
+            w = Window(ticks[max(0, i - n):i])
+            g = gate.measure(w)
+            for th in limits:
+                found = CHECK.evaluate(w, th)
+                if gate.quiet(g, th):
+                    assert not found, f"{name} tick {i} {th} gauges {g}: {found[0].title}"
+                    quiet[name, th.io_stall] = True
+    assert quiet.get(("healthy", 5.0)) and quiet.get(("stall", 200.0))
+    assert quiet.get(("stall at 0.2 s", 5.0)) and quiet.get(("dual primary", 5.0))

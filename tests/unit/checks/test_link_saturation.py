@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from replmon.checks.link_saturation import CHECK
 
+from replmon.check import Window
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Observation, Severity
 from replmon.model.host import HostSample, NicCounters
@@ -157,3 +158,31 @@ def test_disk_load_does_not_matter_here() -> None:
 def test_seed_scenarios_of_this_check_are_registered() -> None:
     names = [s.name for s in SEEDS if s.check == "link_saturation"]
     assert names and all("000" in n for n in names)
+
+
+def test_the_gate_is_quiet_only_where_no_link_is_full() -> None:
+    """``quiet`` on the gauges against ``evaluate`` over sends from 1 to 110 % of a link,
+    with warning_pct from 10 to 200 and min_speed_mbps from -5 to 1000. An interface
+    of speed -1 (unknown) is left out of the gauge: judged only by a min_speed_mbps
+    below 1, where the gate is never quiet (its 6 MiB/s are -5,243 % of -1 Mbit/s,
+    reported from a warning_pct of -10,000)."""
+    gate = CHECK.gate
+    assert gate is not None
+    loads = [sending(pct / 100 * 100e6 / 8) for pct in (1, 50, 84, 86, 94, 96, 110)]
+    loads.append(sending(6.25 * MB, speed=-1))
+    limits = [CHECK.thresholds(**kw) for kw in (
+        {}, *({"warning_pct": p} for p in (10.0, 50.0, 85.5, 95.0, 200.0)),
+        *({"min_speed_mbps": m} for m in (-5, 0, 1, 100, 101, 1000)),
+        {"min_speed_mbps": -5, "warning_pct": -10000.0})]
+    quiet = seen_ = 0
+    none = Load(nics={})  # the replica: no interface, only the primary's judged
+    for p in loads:
+        ticks = host_ticks([p, p], [none, none])
+        g = gate.measure(Window(ticks))
+        for th in limits:
+            found = CHECK.evaluate(Window(ticks), th)
+            if gate.quiet(g, th):
+                assert not found, f"{p} {th} gauges {g}: {found}"
+                quiet += 1
+            seen_ += bool(found)
+    assert quiet and seen_

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from replmon.checks.memory_ceiling import CHECK
 
+from replmon.check import Window
 from replmon.model.findings import Observation, Severity
 from replmon.model.host import HostRates, HostSample, MemInfo
 from replmon.model.host_rates import derive_host_rates
@@ -226,3 +227,47 @@ def test_opens_after_three_ticks_and_closes_after_three_clear() -> None:
     assert list(opened) == [2] and still[0].key == "paging"  # ticks 0, 1, 2
     closed, _ = run_check(CHECK, window(*bad, *good))
     assert closed == []
+
+
+def _state(role: str, avail: float | None, si: float, mf: float, used_pct: float,
+           maxmemory: int, evicted: float) -> NodeTick:
+    """A node with these paging figures and a Redis of ``used_pct`` % of its maxmemory
+    (of its 16 GiB of RAM with ``maxmemory`` 0)."""
+    ceiling = maxmemory or 16 * GIB
+    return node(role, host=HostSample(), redis=RedisSample(
+        used_memory=int(ceiling * used_pct / 100), maxmemory=maxmemory,
+        maxmemory_policy="allkeys-lru", total_system_memory=16 * GIB),
+        rates=NodeRates(host=HostRates(swap_in_pages_per_s=si, swap_out_pages_per_s=0.0,
+                                       major_faults_per_s=mf, mem_available_pct=avail),
+                        redis=RedisRates(evicted_per_s=evicted)))
+
+
+def test_the_gate_is_quiet_only_where_nothing_is_reported() -> None:
+    """``quiet`` on the gauges against ``evaluate`` on pairs of nodes each paging or not,
+    Redis near its maxmemory or the RAM or not, evicting or not (the two nodes' figures
+    mixed: the gauges take the lowest MemAvailable and the largest rates of either),
+    with each paging and memory threshold over a range: test_gates' recordings page
+    on one seed only, with both rates past theirs."""
+    gate = CHECK.gate
+    assert gate is not None
+    states = [(50.0, 0.0, 0.0, 10.0, GIB, 0.0), (5.0, 0.0, 0.0, 10.0, 0, 0.0),
+              (5.0, 12.0, 0.0, 50.0, 0, 0.0), (5.0, 0.0, 60.0, 85.0, 0, 0.0),
+              (9.0, 300.0, 600.0, 50.0, GIB, 0.0), (50.0, 300.0, 600.0, 95.0, GIB, 0.0),
+              (None, 300.0, 600.0, 99.0, GIB, 0.0), (50.0, 0.0, 0.0, 50.0, GIB, 5.0)]
+    limits = [CHECK.thresholds(**kw) for kw in (
+        {}, *({"low_available_pct": v} for v in (1.0, 5.5, 9.5, 60.0)),
+        *({"swap_pages_per_s": v} for v in (1.0, 11.0, 13.0, 1000.0)),
+        *({"major_faults_per_s": v} for v in (5.0, 59.0, 61.0, 1000.0)),
+        *({"maxmemory_warning_pct": v} for v in (9.0, 94.0, 96.0, 100.0)),
+        *({"system_memory_warning_pct": v} for v in (9.0, 84.0, 86.0, 100.0)))]
+    quiet = seen = 0
+    for p, r in ((p, r) for p in states for r in states):
+        w = Window(series([(_state("primary", *p), _state("replica", *r))]))
+        g = gate.measure(w)
+        for th in limits:
+            found = CHECK.evaluate(w, th)
+            if gate.quiet(g, th):
+                assert not found, f"{p} {r} {th} gauges {g}: {found[0].title}"
+                quiet += 1
+            seen += bool(found)
+    assert quiet > 100 and seen > 100, (quiet, seen)
