@@ -362,7 +362,7 @@ def test_the_mysql_gates_in_a_recheck(live: Path, case: str) -> None:
                            len(rec.chunks), entry_points=False)
         assert len(reuse.use) == 30
         loud = [reuse.loud(obs) for obs, _ in reuse.use.values()]
-    assert sum(got is not None for got in loud) == loud_chunks
+    assert sum(bool(got) for got in loud) == loud_chunks
     again, _ = run(live, stored=False, settings=settings)
     fast, _ = run(live, stored=True, settings=settings)
     assert fast == again
