@@ -37,6 +37,7 @@ from __future__ import annotations
 from math import inf
 
 from replmon.check import (
+    GATE_LEVELS,
     Check,
     Explains,
     Gate,
@@ -51,6 +52,7 @@ from replmon.check import (
     fmt,
     gtid,
     numbers,
+    quiet_by_level,
     source_ok,
     up,
 )
@@ -118,7 +120,7 @@ def _rows(w: Window, role: Role, key: str, rows: float) -> tuple[float, float | 
     return rows, own
 
 
-LEVELS = (1.0, 10.0, 100.0)
+LEVELS = GATE_LEVELS
 """Statements/s above which the gate gives the lowest rows per statement (one gauge
 each): a kind that is nearly idle (a few statements/s, 0 rows in that second) has a low
 ratio that min_statements_per_s keeps out, so the lowest ratio of all kinds alone would
@@ -183,14 +185,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     rate reaches (kinds at 0/s are left out of the gauges: they are judged only when it
     is 0 or less, and then the highest rate, at least 0, is not below it), nor for a NaN
     limit."""
-    top, *lows = g
-    least = t.min_statements_per_s
-    if top is not None and top < least:
-        return True
-    for level, low in reversed(list(zip(LEVELS, lows, strict=True))):
-        if level <= least:
-            return low is None or low >= t.max_rows_per_statement
-    return False
+    return quiet_by_level(g, t.min_statements_per_s, t.max_rows_per_statement)
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:

@@ -39,6 +39,7 @@ from statistics import median
 from typing import cast
 
 from replmon.check import (
+    GATE_LEVELS,
     Check,
     Explains,
     Gate,
@@ -54,6 +55,7 @@ from replmon.check import (
     down,
     fmt,
     numbers,
+    quiet_by_level,
     source_ok,
     up,
 )
@@ -91,7 +93,7 @@ def drop(w: Window, role: Role, rate: Getter, t: Limits
                          min_ticks=t.min_baseline_ticks, ratio=t.warning_ratio)
 
 
-LEVELS = (1.0, 10.0, 100.0)
+LEVELS = GATE_LEVELS
 """Rates (/s) above which the gate gives the lowest "now / earlier peak" of a series (one
 gauge each): an idle source's rate jitters around a few per second (0 now after 3 a
 second ago is a 100 % fall) below min_baseline_per_s, so the lowest fall of all series
@@ -163,14 +165,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     quiet for a ``min_baseline_per_s`` below 1 that the largest rate reaches (series
     at 0 are left out of the gauges: they count only when it is 0 or less), nor for a
     NaN limit."""
-    top, *lows = g
-    least = t.min_baseline_per_s
-    if top is not None and top < least:
-        return True
-    for level, low in reversed(list(zip(LEVELS, lows, strict=True))):
-        if level <= least:
-            return low is None or low >= t.warning_ratio
-    return False
+    return quiet_by_level(g, t.min_baseline_per_s, t.warning_ratio)
 
 
 def hints(node: NodeTick, kind: str) -> tuple[list[str], dict[str, Number]]:

@@ -66,7 +66,8 @@ from replmon.units import (
 __all__ = [
     # the contract
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
-    "Gate", "Gauges", "down", "up",  # a check's quick test (optional): see Gate
+    # a check's quick test (optional): see Gate
+    "Gate", "Gauges", "GATE_LEVELS", "down", "quiet_by_level", "up",
     "Explains",  # what a check's findings can explain (replmon.model.incidents)
     "PairView",  # w.pair (replmon.pair)
     # helpers
@@ -302,6 +303,28 @@ def down(value: float | None, digits: int = 3) -> float | None:
     gauge that ``quiet`` compares from above (``gauge >= limit``)."""
     got = up(None if value is None else -value, digits)
     return None if got is None else -got
+
+
+GATE_LEVELS = (1.0, 10.0, 100.0)
+"""Loads (per second) at which a gate keeps the lowest ratio of the series at or above
+it (``quiet_by_level``): one "lowest ratio" of all series would stay loud while any
+series is nearly idle (a few statements a second, no rows)."""
+
+
+def quiet_by_level(g: Gauges, floor: float, limit: float) -> bool:
+    """Quiet for gauges (the highest load, then for each of GATE_LEVELS the lowest ratio
+    of a series at or above that level): when the highest load is below ``floor`` (no
+    series is judged), or when the lowest ratio at the highest level not above ``floor``
+    is at least ``limit`` (every series judged, at ``floor`` or more, is among them).
+    Not quiet for a ``floor`` below the first level that the highest load reaches, nor
+    for a NaN floor (stmt_vs_rows, throughput_collapse)."""
+    top, *lows = g
+    if top is not None and top < floor:
+        return True
+    for level, low in reversed(list(zip(GATE_LEVELS, lows, strict=True))):
+        if level <= floor:
+            return low is None or low >= limit
+    return False
 
 
 def baseline_drop(values: Sequence[float | None], *, min_rate: float, min_ticks: int,
