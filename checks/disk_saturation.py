@@ -38,8 +38,9 @@ await is the better judge there, which is why util alone never fires.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from statistics import fmean, pstdev
 from typing import cast
 
@@ -179,14 +180,28 @@ def _top(values: Iterable[float | None]) -> float | None:
     return max(got) if got else None
 
 
-def _top_iops(n: NodeTick) -> float | None:
+_NONE = -math.inf
+"""What ``_top_iops``/``_top_util`` give for a node without a value: the engine keeps
+their columns from tick to tick, and a column of floats takes C's ``max``."""
+
+
+def _top_iops(n: NodeTick) -> float:
     """The largest IOPS of any disk of the node at its tick (not only the judged ones:
-    the erratic test reads a disk's older ticks whatever they were)."""
-    return _top([_iops(d) for d in n.rates.host.disks.values()])
+    the erratic test reads a disk's older ticks whatever they were); -inf without one."""
+    return max([v for d in n.rates.host.disks.values() if (v := _iops(d)) is not None],
+               default=_NONE)
 
 
-def _top_util(n: NodeTick) -> float | None:
-    return _top([d.util_pct for d in n.rates.host.disks.values()])
+def _top_util(n: NodeTick) -> float:
+    return max([d.util_pct for d in n.rates.host.disks.values() if d.util_pct is not None],
+               default=_NONE)
+
+
+def _window_top(w: Window, get: Callable[[NodeTick], float]) -> float | None:
+    """The largest value of ``get`` over the window, both nodes; None without one."""
+    top = max(max(w.series("primary", get), default=_NONE),
+              max(w.series("replica", get), default=_NONE))
+    return None if top == _NONE else top
 
 
 def gauges(w: Window) -> Gauges:
@@ -202,9 +217,8 @@ def gauges(w: Window) -> Gauges:
         wai.append(h.cpu_iowait_pct)
         aw.extend(d.await_ms for n in _disks(node) if (d := h.disks.get(n)) is not None
                   and _iops(d) is not None)
-    return (up(_top(wai)), up(_top(aw)),
-            up(_top(v for role in ("primary", "replica") for v in w.series(role, _top_iops))),
-            up(_top(v for role in ("primary", "replica") for v in w.series(role, _top_util))))
+    return (up(_top(wai)), up(_top(aw)), up(_window_top(w, _top_iops)),
+            up(_window_top(w, _top_util)))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
