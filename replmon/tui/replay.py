@@ -64,6 +64,9 @@ class JumpScreen(ModalScreen[str | None]):
 
 
 class ReplayApp(ReplmonApp, inherit_bindings=False):
+    TICKS_NUMBERED = True
+    """A finding's detail says at which tick of the recording it began (the status bar
+    counts ticks the same way)."""
     # its own list, in the order of the footer: what a first look needs first (80
     # columns show about eight)
     BINDINGS = [

@@ -123,8 +123,13 @@ class FindingScreen(ModalScreen[None]):
         head = Text()
         head.append(f" {f.severity.label.upper()} ", style=SEV_STYLE[f.severity])
         head.append(f" {f.where(self.nodes)}  {f.check}", style="bold")
-        head.append(f"  since {tick_clock(f.since_wall)} (tick #{f.since_seq + 1})\n\n",
-                    style="dim")
+        if getattr(self.app, "TICKS_NUMBERED", False):  # a replay: where in the recording
+            since = f"since {tick_clock(f.since_wall)} (tick #{f.since_seq + 1})"
+        else:  # live: a tick's number since replmon started says nothing; how long does
+            end = f.closed_wall if f.closed_wall is not None else f.last_wall
+            held = "" if end is None else f", for {max(0.0, end - f.since_wall):.0f} s"
+            since = f"since {tick_clock(f.since_wall)}{held}"
+        head.append(f"  {since}\n\n", style="dim")
         head.append(f.headline + "\n", style="bold")
         nums = Table.grid(padding=(0, 2))
         for k, v in f.numbers.items():

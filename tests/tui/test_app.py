@@ -75,7 +75,13 @@ async def test_unreachable_replica_is_shown_in_place_and_raises_a_finding() -> N
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, FindingScreen)
-        assert app.screen.finding.node == "replica"
+        f = app.screen.finding
+        assert f.node == "replica"
+        # live, the detail says how long it has held, not a tick number since the start
+        head = " ".join(str(s.render()) for s in app.screen.query(Static))
+        held = (f.last_wall or f.since_wall) - f.since_wall
+        assert f"since {tick_clock(f.since_wall)}, for {held:.0f} s" in head, head
+        assert "tick #" not in head
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, FindingScreen)
