@@ -234,10 +234,13 @@ def is_rate_key(name: str) -> bool:
 def fmt_number(name: str, value: object) -> str:
     """A finding's number as its detail shows it: bytes and KiB by their unit
     (``byte_key``), sizes exact when short forms round ("2.3 MiB (2,445,828 B)"),
-    rates as rates ("633 KiB/s"); yes/no for a flag, NULL for Seconds_Behind_* that the
-    server left NULL, "unknown" for another value nobody could know (never Python's
-    True/False/None); anything else as it is."""
+    rates as rates ("633 KiB/s"); yes/no for a flag (Yes/No for a replication thread's
+    ``*_running``, as the server and the io_running beside it say it), NULL for
+    Seconds_Behind_* that the server left NULL, "unknown" for another value nobody could
+    know (never Python's True/False/None); anything else as it is."""
     if isinstance(value, bool):
+        if name.endswith("_running"):  # a replication thread, as the server says it
+            return "Yes" if value else "No"  # (Slave_SQL_Running: Yes; io_running beside)
         return "yes" if value else "no"
     if value is None:
         return "NULL" if "seconds_behind" in name else "unknown"

@@ -58,7 +58,7 @@ def not_evidence(rep: dict[str, Any], text: str) -> list[str]:
 
 
 def test_a_flag_and_an_unknown_read_as_words() -> None:
-    assert fmt_number("sql_running", False) == "no"
+    assert fmt_number("sql_running", False) == "No"  # as the server says it, like io_running
     assert fmt_number("lag_at_least", True) == "yes"
     assert fmt_number("seconds_behind_s", None) == "NULL"
     assert fmt_number("measured_lag_s", None) == "unknown"

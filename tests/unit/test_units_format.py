@@ -113,6 +113,9 @@ def test_a_findings_numbers_by_the_unit_in_their_name() -> None:
     assert fmt_number("primary_pos", 2_064_716) == "2064716"
     assert fmt_number("transactions_behind", 4500) == "4500"
     assert fmt_number("lag_at_least", True) == "yes"  # a flag in words, not Python
+    # a replication thread as the server says it, like io_running ("Yes"/"Connecting")
+    assert fmt_number("sql_running", False) == "No"
+    assert fmt_number("replica_sql_running", True) == "Yes"
     assert fmt_number("used_memory_bytes", None) == "unknown"
 
 
