@@ -22,7 +22,7 @@ import gc
 import logging
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -250,7 +250,7 @@ def plan_reuse(rec: Recording, engine: Engine, first: int, end: int,
     # gated checks whose gauges every usable chunk stored: observed only where loud
     gauged = [(c, th) for c, th in again if c.gate is not None
               and all(c.id in obs.gauges for obs, _ in use.values())]
-    rest = [(c, th) for c, th in again if (c, th) not in gauged]
+    rest = [(c, th) for c, th in again if c.id not in {g.id for g, _ in gauged}]
     rank = {c.id: i for i, (c, _) in enumerate(engine.checks)}
     known = frozenset(rank) | set(had)
     return Reuse(use, Engine(again), rank, known, _parts_of(again),
@@ -260,9 +260,13 @@ def plan_reuse(rec: Recording, engine: Engine, first: int, end: int,
 
 def _parts_of(checks: list[tuple[Check[Any], Thresholds]]) -> frozenset[str] | None:
     """The tick parts ``checks`` read together (None: whole ticks)."""
-    reads = [c.reads for c, _ in checks]
-    return (None if any(r is None for r in reads)
-            else kept_parts(p for r in reads for p in r or ()))
+    return _union([c.reads for c, _ in checks])
+
+
+def _union(reads: list[Iterable[str] | None]) -> frozenset[str] | None:
+    """The tick parts of all of ``reads`` (``kept_parts``); None when one is None (whole
+    ticks)."""
+    return None if None in reads else kept_parts(p for r in reads for p in r or ())
 
 
 def _observe_chunks(rec: Recording, engine: Engine, first_chunk: int, end_chunk: int,
@@ -314,8 +318,7 @@ def _stored_chunk(rec: Recording, ci: int, reuse: Reuse, extract: Extract,
     if loud:
         for eng, parts in loud:
             _warm(rec, eng, ci, fed, parts)
-        read = [p for _, p in loud]
-        union = None if None in read else kept_parts(p for r in read for p in r or ())
+        union = _union([p for _, p in loud])
         entries = rec.chunk_entries(ci, None if extract is not _none else union)
         for k, e in enumerate(entries):
             fresh: list[Packed] = []

@@ -12,6 +12,7 @@ models, so a synthetic tick is indistinguishable in shape from a live one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from replmon.check import Check, Thresholds, Window, span_ticks
@@ -106,6 +107,37 @@ def observe(check: Check[Any], ticks: Sequence[Tick], **limits: Any) -> list[Obs
     return check.evaluate(Window(ticks[-n:]), th)
 
 
+@dataclass
+class GateTally:
+    """A gate against its check's ``evaluate`` (``judge_gate``), counted over windows and
+    thresholds: where it was quiet though ``evaluate`` saw something (``hidden``: must
+    stay empty), how often it was quiet, how often ``evaluate`` found nothing
+    (``silent``) and something (``seen``)."""
+
+    hidden: list[str] = field(default_factory=list)
+    quiet: int = 0
+    silent: int = 0
+    seen: int = 0
+
+
+def judge_gate(check: Check[Any], w: Window, limits: Iterable[Thresholds], tally: GateTally,
+               where: str = "") -> None:
+    """``check``'s gate on ``w`` against ``evaluate`` with each of ``limits``, into
+    ``tally``; ``where`` names the window in a hidden observation's line."""
+    gate = check.gate
+    assert gate is not None, f"{check.id} has no gate"
+    g = gate.measure(w)
+    for th in limits:
+        found = check.evaluate(w, th)
+        tally.seen += bool(found)
+        tally.silent += not found
+        if gate.quiet(g, th):
+            tally.quiet += 1
+            if found:
+                tally.hidden.append(f"{where or f'tick {w.last.seq}'} {th.model_dump()} "
+                                    f"gauges {g}: {found[0].title}")
+
+
 def gate_hides(check: Check[Any], ticks: Iterable[Tick], limits: Iterable[Mapping[str, Any]]
                ) -> tuple[list[str], int]:
     """Where ``check``'s gate is quiet with some of ``limits`` (each a ``[checks.<id>]``
@@ -117,27 +149,17 @@ def gate_hides(check: Check[Any], ticks: Iterable[Tick], limits: Iterable[Mappin
 
     from replmon.engine import Engine
 
-    gate = check.gate
-    assert gate is not None, f"{check.id} has no gate"
     ths = [check.thresholds.model_validate(x) for x in limits]
-    hidden: list[str] = []
-    seen = 0
+    tally = GateTally()
 
     def probe(w: Window, _t: Thresholds) -> list[Observation]:
-        nonlocal seen
-        g = gate.measure(w)
-        for th in ths:
-            found = check.evaluate(w, th)
-            seen += bool(found)
-            if found and gate.quiet(g, th):
-                hidden.append(f"tick {w.last.seq} {th.model_dump()} gauges {g}: "
-                              f"{found[0].title}")
+        judge_gate(check, w, ths, tally)
         return []
 
     eng = Engine([(replace(check, evaluate=probe, gate=None), check.thresholds())])
     for t in ticks:
         eng.observe(t)
-    return hidden, seen
+    return tally.hidden, tally.seen
 
 
 def run_check(check: Check[Any], ticks: Iterable[Tick], **limits: Any

@@ -25,6 +25,7 @@ from test_check_reads import CHECKS, _inputs
 from replmon.check import Check, Thresholds, Window
 from replmon.engine import Engine
 from replmon.session.rerun import HYSTERESIS
+from replmon.testing.synth import GateTally, judge_gate
 
 GATED = [c for c in CHECKS if c.gate is not None]
 FACTORS = (0.1, 0.5, 2.0, 10.0)
@@ -59,26 +60,14 @@ def test_the_checks_that_matter_for_a_recheck_are_gated() -> None:
 
 @pytest.mark.parametrize("check", GATED, ids=lambda c: c.id)
 def test_a_gate_is_quiet_only_where_the_check_sees_nothing(check: Check[Any]) -> None:
-    gate = check.gate
-    assert gate is not None
+    assert check.gate is not None
     limits = variants(check)
     assert len(limits) > 2
-    hidden: list[str] = []
-    seen = quiet = judged = 0
+    tally = GateTally()
     where = [""]  # the input being run
 
     def probe(w: Window, _t: Thresholds) -> list[Any]:
-        nonlocal seen, quiet, judged
-        g = gate.measure(w)
-        for t in limits:
-            found = check.evaluate(w, t)
-            judged += 1
-            seen += bool(found)
-            if gate.quiet(g, t):
-                quiet += 1
-                if found:
-                    hidden.append(f"{where[0]} tick {w.last.seq}: {t.model_dump()} gauges {g}: "
-                                  f"{found[0].title}")
+        judge_gate(check, w, limits, tally, f"{where[0]} tick {w.last.seq}:")
         return []
 
     probing = replace(check, evaluate=probe, gate=None)
@@ -86,6 +75,8 @@ def test_a_gate_is_quiet_only_where_the_check_sees_nothing(check: Check[Any]) ->
         engine = Engine([(probing, check.thresholds())])
         for t in ticks:
             engine.observe(t)
+    hidden, quiet, seen = tally.hidden, tally.quiet, tally.seen
+    judged = tally.seen + tally.silent
     assert not hidden, f"{len(hidden)} hidden, first: {hidden[:3]}"
     assert seen, f"{check.id} saw nothing with any thresholds: the test proves little"
     assert quiet > judged // 2, f"{check.id}'s gate is quiet on {quiet}/{judged} only"

@@ -18,7 +18,15 @@ from replmon.model.tick import NodeRates, NodeTick, Tick
 from replmon.sources.host_parse import build_host_sample
 from replmon.sources.redis_parse import build_redis_sample, parse_info
 from replmon.testing.scenarios import memory
-from replmon.testing.synth import node, observe, run_check, series, status
+from replmon.testing.synth import (
+    GateTally,
+    judge_gate,
+    node,
+    observe,
+    run_check,
+    series,
+    status,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GIB = 1 << 30
@@ -260,14 +268,9 @@ def test_the_gate_is_quiet_only_where_nothing_is_reported() -> None:
         *({"major_faults_per_s": v} for v in (5.0, 59.0, 61.0, 1000.0)),
         *({"maxmemory_warning_pct": v} for v in (9.0, 94.0, 96.0, 100.0)),
         *({"system_memory_warning_pct": v} for v in (9.0, 84.0, 86.0, 100.0)))]
-    quiet = seen = 0
+    tally = GateTally()
     for p, r in ((p, r) for p in states for r in states):
         w = Window(series([(_state("primary", *p), _state("replica", *r))]))
-        g = gate.measure(w)
-        for th in limits:
-            found = CHECK.evaluate(w, th)
-            if gate.quiet(g, th):
-                assert not found, f"{p} {r} {th} gauges {g}: {found[0].title}"
-                quiet += 1
-            seen += bool(found)
-    assert quiet > 100 and seen > 100, (quiet, seen)
+        judge_gate(CHECK, w, limits, tally, f"{p} {r}")
+    assert not tally.hidden, tally.hidden[:3]
+    assert tally.quiet > 100 and tally.seen > 100, (tally.quiet, tally.seen)

@@ -9,7 +9,7 @@ from replmon.check import Window
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlRates, MysqlSample
 from replmon.model.tick import NodeRates
-from replmon.testing.synth import node, observe, run_check, status, tick
+from replmon.testing.synth import GateTally, judge_gate, node, observe, run_check, status, tick
 
 
 def mysql_node(role: str, upd: float | None, rows: float | None, *, inc: str = "1",
@@ -87,7 +87,7 @@ def test_the_gate_is_quiet_only_where_nothing_is_reported() -> None:
     limits = [CHECK.thresholds(min_statements_per_s=least, max_rows_per_statement=most)
               for least in (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 150.0, 500.0, 1000.0)
               for most in (0.3, 0.8, 1.5)]
-    hidden, quiet, silent = [], 0, 0
+    tally = GateTally()
     for upd in rates:
         for upd_per in ratios:
             for dele in rates:
@@ -97,16 +97,9 @@ def test_the_gate_is_quiet_only_where_nothing_is_reported() -> None:
                                    row_counters="innodb")
                     w = Window([tick(1, primary=node("primary", mysql=MysqlSample(),
                                                      rates=NodeRates(mysql=r)))])
-                    g = gate.measure(w)
-                    for t in limits:
-                        found = CHECK.evaluate(w, t)
-                        silent += not found
-                        if gate.quiet(g, t):
-                            quiet += 1
-                            if found:
-                                hidden.append((upd, upd_per, dele, del_per, t, g))
-    assert not hidden, hidden[:3]
-    assert quiet > 0.9 * silent  # 8,730 of 9,387 when written
+                    judge_gate(CHECK, w, limits, tally, f"{(upd, upd_per, dele, del_per)}")
+    assert not tally.hidden, tally.hidden[:3]
+    assert tally.quiet > 0.9 * tally.silent  # 8,730 of 9,387 when written
     # a busy kind doing its rows and an idle one doing none: quiet at the default gate
     r = MysqlRates(com_update_per_s=500.0, rows_updated_per_s=500.0, com_delete_per_s=5.0,
                    rows_deleted_per_s=0.0, row_counters="innodb")
