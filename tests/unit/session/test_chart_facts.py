@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from sessiondata import flapping_ticks
-from test_report_facts import record_live
+from test_report_facts import damage_second_facts, record_live
 
 import replmon.output.html_report as html_mod
 import replmon.output.html_series as series_mod
@@ -30,7 +30,6 @@ from replmon.output.html_series import chart_point, stored_points
 from replmon.output.report import stored_facts
 from replmon.session import open_recording
 from replmon.session.cut import cut
-from replmon.session.format import HEADER_SIZE, KIND_FACTS, MAGIC, read_frame
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.rmrec"))
@@ -111,27 +110,13 @@ def test_a_cut_keeps_the_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert decoded == 0 and charts(fast) and fast == slow
 
 
-def _damage_second_facts(path: Path, out: Path) -> Path:
-    data = bytearray(path.read_bytes())
-    pos, hits = len(MAGIC), 0
-    while pos < len(data):
-        fr = read_frame(bytes(data), pos)
-        if fr.kind == KIND_FACTS:
-            hits += 1
-            if hits == 2:  # the second chunk's
-                for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):
-                    data[pos + k] ^= 0x5A
-                break
-        pos = fr.end
-    out.write_bytes(bytes(data))
-    return out
 
 
 def test_a_damaged_facts_frame_decodes_the_ticks(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     sample = ROOT / "sample_sessions" / "redis_link_down_full_resync.rmrec"
     path, count = live_copy(sample, tmp_path / "live.rmrec")
-    bad = _damage_second_facts(path, tmp_path / "bad.rmrec")
+    bad = damage_second_facts(path, tmp_path / "bad.rmrec")
     fast, slow, decoded = pages(bad, monkeypatch)
     assert decoded == count  # charted by decoding, as before
     assert charts(fast) and fast == slow

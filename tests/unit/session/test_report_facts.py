@@ -75,19 +75,7 @@ def test_a_damaged_facts_frame_decodes_that_chunk(tmp_path: Path,
     with open_recording(COVERED[-1]) as rec:
         ticks = list(rec.ticks())
     path = record_live(tmp_path / "live.rmrec", ticks)
-    data = bytearray(path.read_bytes())
-    pos, hits = len(MAGIC), 0
-    while pos < len(data):
-        fr = read_frame(bytes(data), pos)
-        if fr.kind == KIND_FACTS:
-            hits += 1
-            if hits == 2:  # the second chunk's
-                for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):
-                    data[pos + k] ^= 0x5A
-                break
-        pos = fr.end
-    bad = tmp_path / "bad.rmrec"
-    bad.write_bytes(bytes(data))
+    bad = damage_second_facts(path, tmp_path / "bad.rmrec")
     with open_recording(bad) as rec:
         assert stored_facts(rec) is None
     fast, slow = both(bad, monkeypatch)
@@ -104,3 +92,20 @@ def test_ticks_written_with_derived_rates_get_no_facts(tmp_path: Path) -> None:
     with open_recording(path) as rec:
         assert stored_facts(rec) is None
         assert all(rec.chunk_facts(ci)[0] is None for ci in range(len(rec.chunks)))
+
+
+def damage_second_facts(path: Path, out: Path) -> Path:
+    """``path`` with bytes flipped in its second F frame (the second chunk's), as ``out``."""
+    data = bytearray(path.read_bytes())
+    pos, hits = len(MAGIC), 0
+    while pos < len(data):
+        fr = read_frame(bytes(data), pos)
+        if fr.kind == KIND_FACTS:
+            hits += 1
+            if hits == 2:  # the second chunk's
+                for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):
+                    data[pos + k] ^= 0x5A
+                break
+        pos = fr.end
+    out.write_bytes(bytes(data))
+    return out
