@@ -206,4 +206,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="applier_progress", title="Applier progress", needs=("mysql",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("mysql",), gate=Gate(gauges, quiet))
+              reads=("mysql",), gate=Gate(gauges, quiet), service="mysql")

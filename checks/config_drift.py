@@ -351,12 +351,11 @@ def _redis(p: NodeTick, r: NodeTick) -> list[Observation]:
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
-    p, r = w.last.primary, w.last.replica
     out: list[Observation] = []
     if w.pair.mysql_ok:
-        out += _mysql(p, r)
-    if w.pair.redis_ok:
-        out += _redis(p, r)
+        out += _mysql(*w.last.oriented("mysql").nodes)
+    if w.pair.redis_ok:  # Redis's own primary (under Sentinel it may be the other node)
+        out += _redis(*w.last.oriented("redis").nodes)
     return out
 
 

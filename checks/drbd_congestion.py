@@ -209,4 +209,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="drbd_congestion", title="DRBD congestion", needs=("drbd",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("drbd",), gate=Gate(gauges, quiet))
+              reads=("drbd",), gate=Gate(gauges, quiet), service="drbd")

@@ -584,4 +584,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
               evaluate=evaluate, window=120.0, explains=EXPLAINS,
-              reads=("drbd", "rates.drbd"), gate=Gate(gauges, quiet))
+              reads=("drbd", "rates.drbd"), gate=Gate(gauges, quiet), service="drbd")

@@ -166,4 +166,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="errant_writes", title="Errant writes", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS, service="mysql")

@@ -414,4 +414,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="mysql_replication", title="MySQL replication", needs=("mysql",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("mysql",), gate=Gate(gauges, quiet))
+              reads=("mysql",), gate=Gate(gauges, quiet), service="mysql")

@@ -241,4 +241,4 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 CHECK = Check(id="pair_lag", title="Pair lag", needs=("mysql",), thresholds=Limits,
               evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("mysql",), gate=Gate(gauges, quiet))
+              reads=("mysql",), gate=Gate(gauges, quiet), service="mysql")

@@ -271,4 +271,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="redis_backlog_headroom", title="Redis backlog headroom", needs=("redis",),
               thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(gauges, quiet), service="redis")

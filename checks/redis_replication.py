@@ -487,4 +487,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="redis_replication", title="Redis replication", needs=("redis",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("redis", "redis.counters", "rates.redis"), gate=Gate(gauges, quiet))
+              reads=("redis", "redis.counters", "rates.redis"), gate=Gate(gauges, quiet),
+              service="redis")

@@ -59,7 +59,10 @@ from replmon.check import (
     Severity,
     Thresholds,
     Window,
+    failover_busy,
     fmt,
+    fmt_duration,
+    group_label,
     numbers,
     tick_clock,
 )
@@ -89,8 +92,6 @@ def _say(lr: LayerRole) -> str:
     name = LAYER_NAMES[lr.layer]
     if lr.state == "direction":
         return f"{name}: {lr.primary} is the primary"
-    if lr.state == "none":
-        return f"{name}: {lr.detail}"
     return f"{name}: {lr.detail}"
 
 
@@ -99,24 +100,66 @@ def _clock(wall: float | None) -> str | None:
     return None if wall is None else tick_clock(wall)
 
 
+def _groups(r: Roles) -> list[list[LayerRole]]:
+    """The groups that have a primary (a layer with a direction, now or before), each its
+    layers that have one; the pair's group (its first service's) first."""
+    out = [g for g in ([lr for lr in g if lr.flipped is not None] for g in r.group_layers())
+           if g]
+    have = {lr.layer for g in out for lr in g}
+    first = next((name for name in LAYER_NAMES if name in have), "")
+    return sorted(out, key=lambda g: all(lr.layer != first for lr in g))
+
+
+def _lead(group: list[LayerRole]) -> LayerRole:
+    return next((lr for lr in group if lr.state == "direction"), group[0])
+
+
 def _half_done(r: Roles) -> tuple[list[LayerRole], float] | None:
-    """(the layers at odds with the pair's primary, since when) or None when every layer
-    with a say agrees and none lost its direction."""
+    """(the layers at odds with their group, since when) or None when every group's
+    layers agree and none lost its direction."""
     odd = r.at_odds()
     if not odd:
         return None
-    agreeing = [lr for lr in r.layers if lr.state == "direction" and lr.primary == r.primary]
-    start = max(lr.since for lr in odd + agreeing)
-    return odd, start
+    groups = [g for g in r.group_layers() if any(lr in odd for lr in g)]
+    involved = [lr for g in groups for lr in g if lr in odd or lr.state == "direction"]
+    return odd, max(lr.since for lr in involved)
 
 
-def _sentinel(w: Window, t: Limits) -> tuple[str, dict[str, str | int | None]]:
-    """What a configured Sentinel did lately, as the title says it ("Sentinel promoted
-    db162 at 06:46:46, epoch 3") and as numbers; ("", {}) when it did nothing in view."""
+def _moves(r: Roles, now: float, t: Limits) -> list[tuple[list[LayerRole], float]]:
+    """The groups (not at odds) whose primary changed less than ``show_for`` ago, with
+    the time of the change (their last layer's)."""
+    odd = r.at_odds()
+    out = []
+    for g in _groups(r):
+        if any(lr in odd for lr in g):
+            continue
+        times = [lr.changed for lr in g if lr.changed is not None]
+        if times and now - max(times) < t.show_for:
+            out.append((g, max(times)))
+    return out
+
+
+def _busy(r: Roles, odd: list[LayerRole], w: Window) -> str:
+    """What Sentinel is doing, when the only layer at odds is a Redis that moves on its
+    own: its failover, settling (the old master back and still a master until Sentinel
+    reconfigures it) is part of the event, not a change half done."""
+    if any(lr.layer != "redis" for lr in odd) or r.group_of("redis") != ("redis",):
+        return ""
+    return failover_busy(w.last.sentinel, w.last.wall)
+
+
+def _sentinel(w: Window, t: Limits, lr: LayerRole | None
+              ) -> tuple[str, dict[str, str | int | None]]:
+    """What a configured Sentinel did lately to the Redis ``lr`` names as the primary, as
+    the title says it ("Sentinel promoted db162 at 06:46:46, epoch 3") and as numbers;
+    ("", {}) when it did nothing in view."""
     s = w.last.sentinel
     sw = s.last_switch if s is not None else None
-    if sw is None or w.last.wall - sw.wall >= t.show_for:
+    if s is None or sw is None or w.last.wall - sw.wall >= t.show_for:
         return "", {}
+    if lr is not None and lr.flipped is not None and s.master_given \
+            and s.master_given != ("replica" if lr.flipped else "primary"):
+        return "", {}  # a switch away from the Redis primary the servers say
     who = sw.new_node or sw.new
     epoch = f", epoch {sw.epoch}" if sw.epoch is not None else ""
     return (f"Sentinel promoted {who} at {tick_clock(sw.wall)}{epoch}",
@@ -124,34 +167,44 @@ def _sentinel(w: Window, t: Limits) -> tuple[str, dict[str, str | int | None]]:
              "sentinel_epoch": sw.epoch})
 
 
+def _stays(r: Roles, group: list[LayerRole]) -> str:
+    """"; MySQL+DRBD stays on db163" for each other group (its primary as it is)."""
+    out = ""
+    for g in _groups(r):
+        if g is group or g == group:
+            continue
+        out += f"; {group_label([lr.layer for lr in g])} stays on {_lead(g).held}"
+    return out
+
+
 def gauges(w: Window) -> Gauges:
-    """(seconds the layers have been at odds, rounded up; seconds since a completed
-    change, rounded down; 1 when the roles are the other way round from the start): the
-    one of the three that ``evaluate`` judges at this tick, None for the others; all None
-    without roles. Whole seconds (math.ceil/floor: ``check.up`` costs ~2 us a call, more
-    than ``evaluate`` on a healthy tick)."""
+    """(seconds the layers have been at odds, rounded up; seconds since the newest
+    completed change in view, rounded down; 1 when the roles are the other way round
+    from the start): what ``evaluate`` judges at this tick, None where it judges
+    nothing; all None without roles. Whole seconds (math.ceil/floor)."""
     r = w.last.roles
     if r is None:
         return (None, None, None)
+    r = r.resolved()
+    now = w.last.wall
     half = _half_done(r)
-    if half is not None:
-        return (math.ceil(w.last.wall - half[1]), None, None)
-    if r.since is not None:
-        return (None, math.floor(w.last.wall - r.since), None)
-    return (None, None, 1 if r.swapped else 0)
+    changes = [lr.changed for lr in r.layers if lr.changed is not None]
+    newest = max(changes) if changes else r.since
+    return (None if half is None else math.ceil(now - half[1]),
+            None if newest is None else math.floor(now - newest),
+            1 if r.since is None and not changes and r.swapped else 0)
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
-    """The three cases of ``evaluate`` exclude each other on facts alone (layers at odds,
-    a change with a time, neither): at odds, it says nothing before ``settle`` (``hold``
-    and ``critical_after`` only set the severity); after a change, nothing from
-    ``show_for`` on; else only a swapped start is said, whatever the thresholds (the
-    Sentinel's ``show_for`` only adds words)."""
+    """Nothing to say: the layers are not at odds (or for less than ``settle``), no
+    change happened less than ``show_for`` ago, and the roles are not the other way round
+    from the start (``hold``, ``critical_after`` and Sentinel only set the severity and
+    the words)."""
     held, since, swapped = g
-    if held is not None:
-        return held < t.settle
-    if since is not None:
-        return since >= t.show_for
+    if held is not None and held >= t.settle:
+        return False
+    if since is not None and since < t.show_for:
+        return False
     return not swapped
 
 
@@ -159,64 +212,117 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     r = w.last.roles
     if r is None:
         return []
-    by_sentinel, sentinel_numbers = _sentinel(w, t)
-    sentinel_said = f"; {by_sentinel}" if by_sentinel else ""
+    r = r.resolved()
     now = w.last.wall
-    other = w.last.replica.name
-    agreeing = [lr for lr in r.layers if lr.state == "direction" and lr.primary == r.primary]
+    out: list[Observation] = []
+    half = _half_done(r)
+    if half is not None and now - half[1] >= t.settle:
+        out.append(_half_done_obs(w, t, r, *half))
+    for group, at in _moves(r, now, t):
+        out.append(_moved(w, t, r, group, at))
+    changes = [lr for lr in r.layers if lr.changed is not None]
+    if half is None and r.since is None and not changes and r.swapped:
+        out.append(_swapped(w, r))
+    return out
+
+
+def _half_done_obs(w: Window, t: Limits, r: Roles, odd: list[LayerRole], start: float
+                   ) -> Observation:
+    now = w.last.wall
+    held = now - start
+    busy = _busy(r, odd, w)
+    agreeing = [lr for lr in r.layers if lr.state == "direction" and lr not in odd]
     moved = ", ".join(f"{LAYER_NAMES[lr.layer]} since {tick_clock(lr.since)}"
                       for lr in agreeing)
-    half = _half_done(r)
-    if half is not None:
-        odd, start = half
-        held = now - start
-        if held < t.settle:
-            return []  # a runbook switchover moves its layers within a second
-        said = "; ".join(_say(lr) for lr in odd)
-        if held < t.hold:
-            sev, what = Severity.INFO, "changing"
-        else:
-            sev = Severity.CRITICAL if held >= t.critical_after else Severity.WARNING
-            what = "half done"
-        title = (f"roles {what} for {fmt(held)} s: {r.primary} is the primary"
-                 + (f" ({moved})" if moved else "") + f"; {said}{sentinel_said}")
-        return [Observation(
-            key="half_done", node="pair", severity=sev, title=title,
-            numbers=numbers(primary=r.primary, previous=r.previous or None,
-                            changed_at=_clock(r.since), half_done_s=held,
-                            **{f"{lr.layer}_says": _say(lr) for lr in r.layers},
-                            **sentinel_numbers),
-            cause=("a switchover or failover done on some layers only, or a node that "
-                   "does not follow the new primary yet: "
-                   + "; ".join(lr.detail for lr in odd)),
-            next_step=("Finish the change on the layer that did not move (REPLICAOF, "
-                       "CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO, drbdadm primary) "
-                       "or roll it back; then make sure writes go to one node only"),
-        )]
-    if r.since is not None and now - r.since < t.show_for:
-        title = (f"{r.primary} is now the primary" + (f" ({moved})" if moved else "")
-                 + f"; {other} replicates from it{sentinel_said}")
-        return [Observation(
-            key=r.primary, node="pair", severity=Severity.INFO, title=title,
-            numbers=numbers(primary=r.primary, previous=r.previous,
-                            changed_at=_clock(r.since),
-                            **{f"{lr.layer}_says": lr.detail for lr in r.layers
-                               if lr.state != "unknown"}, **sentinel_numbers),
-            cause=f"a switchover or failover: {r.previous} was the primary until "
-                  f"{tick_clock(r.since)}",
-            next_step=("Check that clients write to the new primary only; the checks now "
-                       "judge the pair as it is"),
-        )]
-    if r.since is None and r.swapped:
-        return [Observation(
-            key=r.primary, node="pair", severity=Severity.INFO,
-            title=(f"{r.primary} is the primary and {other} replicates from it, not the "
-                   f"other way round as given" + (f" ({moved})" if moved else "")),
-            numbers=numbers(primary=r.primary, given_primary=r.given_primary),
-            cause="the command line or config named the roles before the last switchover",
-            next_step="Nothing to do: replmon shows the pair as the servers say it is",
-        )]
-    return []
+    said = "; ".join(_say(lr) for lr in odd)
+    by_sentinel, sentinel_numbers = _sentinel(w, t, r.layer("redis"))
+    if busy or held < t.hold:
+        sev, what = Severity.INFO, "changing"
+    else:
+        sev = Severity.CRITICAL if held >= t.critical_after else Severity.WARNING
+        what = "half done"
+    title = (f"roles {what} for {fmt(held)} s: {r.primary} is the primary"
+             + (f" ({moved})" if moved else "") + f"; {said}"
+             + (f"; {busy}" if busy else f"; {by_sentinel}" if by_sentinel else ""))
+    together = "; ".join(group_label(g) for g in r.groups if len(g) > 1) or "none"
+    return Observation(
+        key="half_done", node="pair", severity=sev, title=title,
+        numbers=numbers(primary=r.primary, previous=r.previous or None,
+                        changed_at=_clock(r.since), half_done_s=held,
+                        move_together=together, sentinel_failover=busy or None,
+                        **{f"{lr.layer}_says": _say(lr) for lr in r.layers},
+                        **sentinel_numbers),
+        cause=("a switchover or failover done on some layers only, or a node that "
+               "does not follow the new primary yet: "
+               + "; ".join(lr.detail for lr in odd)
+               + (f" ({busy}: it reconfigures the old master when it answers again)"
+                  if busy else "")),
+        next_step=("Finish the change on the layer that did not move (REPLICAOF, "
+                   "CHANGE MASTER TO / CHANGE REPLICATION SOURCE TO, drbdadm primary) "
+                   "or roll it back; then make sure writes go to one node only. If "
+                   "these services do not fail over together here, say so: [roles] "
+                   "together (docs/checks.md)"),
+    )
+
+
+def _moved(w: Window, t: Limits, r: Roles, group: list[LayerRole], at: float
+           ) -> Observation:
+    """A completed change of one group: the pair's ("db162 is now the primary") or a
+    service that moves on its own ("Sentinel promoted db162's Redis")."""
+    lead = _lead(group)
+    new, old = lead.held, lead.previous or next(
+        (lr.previous for lr in group if lr.previous), "")
+    pair_group = _groups(r)[0] == group
+    label = group_label([lr.layer for lr in group])
+    when = ", ".join(f"{LAYER_NAMES[lr.layer]} since {tick_clock(lr.changed)}"
+                     for lr in group if lr.changed is not None)
+    redis = next((lr for lr in group if lr.layer == "redis"), None)
+    by_sentinel, sentinel_numbers = _sentinel(w, t, redis) if redis else ("", {})
+    other = _stays(r, group)
+    if pair_group:
+        title = (f"{new} is now the primary ({when}); {old or 'the other node'} "
+                 f"replicates from it{other}" + (f"; {by_sentinel}" if by_sentinel else ""))
+        key = new
+    elif by_sentinel and redis is not None and len(group) == 1:
+        s = w.last.sentinel
+        sw = s.last_switch if s is not None else None
+        epoch = f", epoch {sw.epoch}" if sw is not None and sw.epoch is not None else ""
+        clock = tick_clock(sw.wall) if sw is not None else tick_clock(at)
+        title = f"Sentinel promoted {new}'s Redis at {clock}{epoch}{other}"
+        key = f"redis:{new}"
+    else:
+        title = (f"{new} is now the {label} primary ({when}); {old or 'the other node'} "
+                 f"replicates from it{other}")
+        key = f"{group[0].layer}:{new}"
+    return Observation(
+        key=key, node="pair", severity=Severity.INFO, title=title,
+        numbers=numbers(primary=new, previous=old or None, services=label,
+                        changed_at=_clock(at), pair_primary=r.primary,
+                        **{f"{lr.layer}_says": lr.detail for lr in r.layers
+                           if lr.state != "unknown"}, **sentinel_numbers),
+        cause=(f"a switchover or failover of {label}: {old or 'the other node'} was its "
+               f"primary until {tick_clock(at)}"
+               + ("" if pair_group else f"; {label} fails over on its own here "
+                  "([roles] together)")),
+        next_step=("Check that clients write to the new primary only; the checks now "
+                   "judge each service as it is"),
+    )
+
+
+def _swapped(w: Window, r: Roles) -> Observation:
+    other = w.last.replica.name
+    held = [lr for lr in r.layers if lr.state == "direction" and lr.held_s is not None]
+    how = "; ".join(f"{LAYER_NAMES[lr.layer]} for {fmt_duration(lr.held_s)} "
+                    f"({lr.held_how})" for lr in held)
+    return Observation(
+        key=r.primary, node="pair", severity=Severity.INFO,
+        title=(f"{r.primary} is the primary and {other} replicates from it, not the "
+               f"other way round as given" + (f" ({how})" if how else "")),
+        numbers=numbers(primary=r.primary, given_primary=r.given_primary,
+                        **{f"{lr.layer}_held_s": lr.held_s for lr in held}),
+        cause="the command line or config named the roles before the last switchover",
+        next_step="Nothing to do: replmon shows the pair as the servers say it is",
+    )
 
 
 EXPLAINS: tuple[Explains, ...] = tuple(

@@ -122,4 +122,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="semi_sync", title="Semi-synchronous replication", needs=("mysql",),
-              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS, service="mysql")

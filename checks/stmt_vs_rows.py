@@ -244,5 +244,5 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 CHECK = Check(id="stmt_vs_rows", title="Statements vs rows", needs=("mysql",),
               thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(gauges, quiet), service="mysql")
 """60 s: only the previous tick is read (its Gtid_Slave_Pos); a window other checks share."""

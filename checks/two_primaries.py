@@ -17,7 +17,10 @@ drbd_peer check (key = the resource), not here, so it is never reported twice.
   (``REPLICAOF NO ONE``, a Sentinel/cluster failover) while the old master still
   runs. Clients writing to either side diverge, and whichever is made a replica again
   throws its own data away in a full sync. The numbers carry both replication ids
-  and offsets.
+  and offsets. While a Redis Sentinel (``--sentinel``) is failing the master over, or
+  within its ``failover-timeout`` after it promoted a replica (the old master, back,
+  is a master until Sentinel reconfigures it), that is Sentinel's failover: the
+  ``roles`` check tells it as one event; past that, two masters are critical here.
 
 A node whose MySQL or Redis cannot be read, or whose read_only was not read, is not
 judged. What to do: make one side read-only (``SET GLOBAL read_only=ON``, and
@@ -36,6 +39,7 @@ from replmon.check import (
     Severity,
     Thresholds,
     Window,
+    failover_busy,
     fmt,
     numbers,
 )
@@ -57,7 +61,7 @@ def _writable(n: NodeTick) -> bool | None:
 def _mysql(w: Window) -> Observation | None:
     if not w.pair.mysql_ok:
         return None
-    p, r = w.last.primary, w.last.replica
+    p, r = w.last.oriented("mysql").nodes
     if not (_writable(p) and _writable(r)):
         return None
     chans = r.mysql.replication
@@ -94,9 +98,11 @@ def _mysql(w: Window) -> Observation | None:
 def _redis(w: Window) -> Observation | None:
     if not w.pair.redis_ok:
         return None
-    p, r = w.last.primary, w.last.replica
+    p, r = w.last.oriented("redis").nodes
     if not (p.redis.role == "master" and r.redis.role == "master"):
         return None
+    if failover_busy(w.last.sentinel, w.last.wall):
+        return None  # Sentinel's failover, settling: the roles check tells it as one event
     same_id = p.redis.master_replid is not None and p.redis.master_replid == r.redis.master_replid
     return Observation(
         key="redis", node="pair", severity=Severity.CRITICAL,

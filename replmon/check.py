@@ -51,13 +51,15 @@ from replmon.model.incidents import Explains
 from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
 from replmon.model.parts import kept_parts
 from replmon.model.redis import RedisReplica, RedisSample
-from replmon.model.roles import LAYER_NAMES, LayerRole, Roles
+from replmon.model.roles import LAYER_NAMES, LayerRole, Roles, group_label
+from replmon.model.sentinel import failover_busy
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
 from replmon.pair import PairView, node_clock, redis_clock
 from replmon.units import (
     Seconds,
     fmt_byte_rate,
     fmt_bytes,
+    fmt_duration,
     fmt_link_speed,
     fmt_setting,
     tick_clock,
@@ -74,10 +76,11 @@ __all__ = [
     "baseline_drop", "fmt", "node_clock", "numbers", "redis_clock", "source_ok",
     "span_ticks",
     # sizes and rates in titles, as every view writes them (replmon.units: IEC bytes)
-    "fmt_byte_rate", "fmt_bytes", "fmt_link_speed", "fmt_setting",
+    "fmt_byte_rate", "fmt_bytes", "fmt_duration", "fmt_link_speed", "fmt_setting",
     "tick_clock",  # a tick's wall time as the screen shows it (HH:MM:SS, local time)
     # the pair's roles as the servers say them (Tick.roles; replmon.roles observes them)
-    "LAYER_NAMES", "LayerRole", "Roles",
+    "LAYER_NAMES", "LayerRole", "Roles", "group_label",
+    "failover_busy",  # what a Redis Sentinel is doing about the master (its failover)
     "gtid",  # GTID set/position arithmetic (replmon.model.gtid)
     # what a window holds, for type hints and field access (the records of replmon.model)
     "SOURCE_KINDS", "BinlogStatus", "DiskRates", "DrbdConnection", "DrbdDeviceRates",
@@ -170,6 +173,12 @@ class Check(Generic[T]):
     gate: Gate[T] | None = None
     """The check's quick test (``Gate``); None: ``evaluate`` runs every tick, and a
     re-check with other thresholds decodes every tick for it."""
+    service: str | None = None
+    """The service ("mysql", "redis", "drbd") whose direction the check judges: each
+    tick of its window has that service's primary as ``primary`` (``Tick.oriented``:
+    Redis under Sentinel may have failed over while MySQL stayed). None: the pair's
+    (the first service's); a check that reads several services orients the others
+    itself (``w.last.oriented("redis")``)."""
 
     def __post_init__(self) -> None:
         if self.reads is not None:

@@ -30,9 +30,9 @@ DEFAULTS: dict[str, Any] = {
     "no_host": False,
     "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
     "scenario": None, "lab_mysql": None, "lab_redis": None, "heartbeat_table": None,
-    "ask_pass": False, "ask_redis_pass": False, "sentinel": None,
+    "ask_pass": False, "ask_redis_pass": False, "sentinel": None, "together": None,
     **{f"{role}_{kind}": None for role in ("primary", "replica")
-       for kind in ("mysql", "redis", "ssh")},
+       for kind in ("mysql", "redis", "ssh", "name")},
 }
 
 
@@ -68,6 +68,9 @@ def _connection_options() -> argparse.ArgumentParser:
     g.add_argument("--primary", metavar="HOST", help="primary node (name or address)")
     g.add_argument("--replica", metavar="HOST", help="replica node (name or address)")
     for role in ("primary", "replica"):
+        g.add_argument(f"--{role}-name", metavar="LABEL",
+                       help=f"{role}'s name on the screen and in findings (default: its "
+                            "host; two nodes on one host are told apart by their ports)")
         g.add_argument(f"--{role}-mysql", metavar="ENDPOINT", help=f"{role}'s MySQL endpoint")
         g.add_argument(f"--{role}-redis", metavar="ENDPOINT", help=f"{role}'s Redis endpoint")
         g.add_argument(f"--{role}-ssh", metavar="DEST",
@@ -77,6 +80,10 @@ def _connection_options() -> argparse.ArgumentParser:
                    help="a Redis Sentinel watching the pair's master: show its view (flags, "
                         "quorum, epoch) and failover events (port 26379 by default; NAME: "
                         "the master's name there, found by address when left out)")
+    g.add_argument("--together", metavar="SERVICES", action="append",
+                   help="services that fail over together, e.g. mysql,drbd (repeat for "
+                        "another group; the others each move alone). Default: all of "
+                        "them, but Redis alone with --sentinel")
     g.add_argument("--no-drbd", action="store_true", help="do not read DRBD state")
     g.add_argument("--no-host", action="store_true", help="do not read host metrics")
     g.add_argument("--drbd-proc", metavar="PATH", help="path of /proc/drbd (default /proc/drbd)")

@@ -18,11 +18,12 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from replmon.model.base import SampleBase, SourceState, SourceStatus
+from replmon.model.roles import Group, default_groups
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import SOURCE_KINDS, NodeTick, RateTracker, Role, Tick
 from replmon.roles import Orienter
@@ -62,8 +63,11 @@ class Collector:
         clock: Callable[[], float] = time.monotonic,
         sentinel: Source[SentinelSample] | None = None,
         heartbeat_table: str | None = None,
+        together: Sequence[Group] | None = None,
     ) -> None:
-        """``sentinel``: a Redis Sentinel's source (pair-level), sampled beside the nodes."""
+        """``sentinel``: a Redis Sentinel's source (pair-level), sampled beside the nodes;
+        ``together``: the services that move together (``[roles] together``; None: the
+        default for the pair, ``replmon.model.roles.default_groups``)."""
         if interval <= 0:
             raise ValueError("interval must be positive")
         self.primary = primary
@@ -72,7 +76,8 @@ class Collector:
         self.interval = interval
         self._clock = clock
         self._rates = RateTracker()
-        self._orienter = Orienter()
+        self._orienter = Orienter(together if together is not None
+                                  else default_groups(sentinel is not None))
         self._lag = LagTracker(heartbeat_table)
         self._opened = False
 
@@ -145,7 +150,8 @@ class Collector:
             self._sample_node(self.primary), self._sample_node(self.replica),
             self._sample_sentinel())
         # the pair as the servers say it is (replmon.roles), not as the command line had it
-        primary, replica, roles = self._orienter.orient(given_primary, given_replica, wall)
+        primary, replica, roles = self._orienter.orient(given_primary, given_replica, wall,
+                                                        sentinel)
         tick = Tick(
             seq=seq, slot=slot, interval=self.interval, wall=wall, mono=mono, due_mono=due,
             late=missed > 0 or (mono - due) > LATE_FRACTION * self.interval, missed=max(missed, 0),
@@ -153,9 +159,11 @@ class Collector:
             primary=self._rates.attach(primary), replica=self._rates.attach(replica),
             roles=roles, sentinel=sentinel,
         )
-        # the replica's true lag, from the first tick (replmon.truelag)
-        lag = self._lag.measure(tick)
-        return tick.model_copy(update={"lag": lag, "redis_lag": self._lag.redis(tick)})
+        # the MySQL replica's true lag, from the first tick (replmon.truelag), and the Redis
+        # replica's offsets as seconds: each in its own service's direction
+        lag = self._lag.measure(tick.oriented("mysql"))
+        return tick.model_copy(update={"lag": lag,
+                                       "redis_lag": self._lag.redis(tick.oriented("redis"))})
 
     async def _sample_sentinel(self) -> SentinelSample | None:
         if self.sentinel is None:

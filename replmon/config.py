@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
 from replmon.configfile import read_text, read_toml
 from replmon.endpoints import (
@@ -36,6 +36,7 @@ from replmon.endpoints import (
 )
 from replmon.errors import ConfigError
 from replmon.model.base import Record
+from replmon.model.roles import LAYERS, Group, default_groups, parse_groups
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,21 @@ class NodeConfig(Record):
     ssh: SshConfig = Field(default_factory=SshConfig)
 
 
+class RolesConfig(Record):
+    """``[roles]``: how the pair's services move (replmon.roles)."""
+
+    together: tuple[tuple[str, ...], ...] | None = None
+    """The services that fail over together: ``["mysql", "drbd"]`` (one group; the others
+    each move alone) or ``[["mysql", "drbd"], ["redis"]]``. Among them, one that moved
+    without the others is a change half done; a service alone moving is one event.
+    Unset: all together, but Redis on its own when a Sentinel is configured."""
+
+    @field_validator("together", mode="before")
+    @classmethod
+    def _groups(cls, v: object) -> object:
+        return None if v is None else parse_groups(v)
+
+
 class Config(Record):
     interval: float = Field(default=1.0, gt=0)
     """Seconds between ticks."""
@@ -183,6 +199,23 @@ class Config(Record):
     checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """[checks.<id>] tables: enabled, open_after, close_after and each check's thresholds
     (validated by replmon.engine.configure against the check's Thresholds model)."""
+    roles: RolesConfig = Field(default_factory=RolesConfig)
+    """[roles]: which services fail over together."""
+
+    @model_validator(mode="after")
+    def _distinct_names(self) -> Config:
+        a, b = self.primary.name, self.replica.name
+        if a is not None and b is not None and a.strip().lower() == b.strip().lower():
+            raise ValueError(f"the primary and the replica are both named {a!r}: give them "
+                             "names that differ (name in [primary] and [replica], or "
+                             "--primary-name / --replica-name)")
+        return self
+
+    def together(self) -> tuple[Group, ...]:
+        """The services that move together, as configured or by default."""
+        if self.roles.together is not None:
+            return self.roles.together  # type: ignore[return-value]
+        return default_groups(self.sentinel is not None and self.sentinel.enabled)
 
     @property
     def source_timeout(self) -> float:
@@ -203,7 +236,8 @@ def build_config(data: dict[str, Any], origin: str = "config") -> Config:
     try:
         cfg = Config.model_validate(data)
     except ValidationError as e:
-        lines = [f"  {'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()]
+        lines = [f"  {'.'.join(str(p) for p in err['loc']) or 'pair'}: "
+                 f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors()]
         raise ConfigError(f"{origin} is invalid:\n" + "\n".join(lines)) from None
     if cfg.source_timeout >= cfg.interval:
         raise ConfigError(
@@ -432,6 +466,8 @@ class PairEndpoints(Record):
     address blocked, so a pair without Redis (or with Redis on a socket) gets none."""
     sentinel: SentinelEndpoint | None = None
     """A Redis Sentinel watching the pair's master (None: none configured)."""
+    together: tuple[Group, ...] = (LAYERS,)
+    """The services that fail over together (``Config.together``)."""
 
     @property
     def nodes(self) -> tuple[NodeEndpoints, NodeEndpoints]:
@@ -463,12 +499,43 @@ def resolve(config: Config) -> PairEndpoints:
             redis=redis_endpoint(role, n, timeout) if n.redis.enabled else None)
 
     primary, replica = node("primary", config.primary), node("replica", config.replica)
+    primary, replica = distinct_names(primary, replica, given=(
+        config.primary.name is not None, config.replica.name is not None))
     r = replica.redis
     sc = config.sentinel
     sentinel = sentinel_endpoint(sc, timeout) if sc is not None and sc.enabled else None
     return PairEndpoints(interval=config.interval, timeout=timeout, primary=primary,
-                         replica=replica, sentinel=sentinel,
+                         replica=replica, sentinel=sentinel, together=config.together(),
                          link_peer=(r.host, r.port) if r is not None and not r.socket else None)
+
+
+def _where(n: NodeEndpoints) -> str:
+    """What tells a node apart from another on its host: its MySQL endpoint's port (or
+    socket), else its Redis's."""
+    for ep in (n.mysql, n.redis):
+        if ep is not None:
+            return f"{ep.host}:{ep.port}" if not ep.socket else \
+                f"{n.host}:{Path(ep.socket).name}"
+    return f"{n.host} ({n.role})"
+
+
+def distinct_names(primary: NodeEndpoints, replica: NodeEndpoints, *,
+                   given: tuple[bool, bool] = (False, False)
+                   ) -> tuple[NodeEndpoints, NodeEndpoints]:
+    """The two nodes with names that differ: two nodes on one host (``--primary
+    127.0.0.1 --replica 127.0.0.1``) are named by their endpoints, "127.0.0.1:13306" and
+    "127.0.0.1:13307" (a name the user ``given`` stays as it is), and the log says so
+    once. Equal names given by the user are refused earlier (``Config``)."""
+    if primary.name.strip().lower() != replica.name.strip().lower():
+        return primary, replica
+    a = primary.name if given[0] else _where(primary)
+    b = replica.name if given[1] else _where(replica)
+    if a.strip().lower() == b.strip().lower():  # one endpoint for both, or a given name
+        a, b = (a, f"{b} (replica)") if given[0] else (f"{a} (primary)", b)
+    log.warning("both nodes would be named %r: naming them %r (primary) and %r (replica); "
+                "--primary-name and --replica-name (or name in the config) choose others",
+                primary.name, a, b)
+    return (primary.model_copy(update={"name": a}), replica.model_copy(update={"name": b}))
 
 
 def is_local(host: str) -> bool:

@@ -37,7 +37,7 @@ from replmon.errors import ConfigError
 from replmon.model.findings import Finding, Observation, Severity
 from replmon.model.tick import Tick
 from replmon.plugins import LoadFailure
-from replmon.windows import Windows
+from replmon.windows import EngineWindow, Windows
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +135,13 @@ class Engine:
         Each check sees its own."""
         self._plan: list[tuple[Check[Any], Thresholds, int]] = []
         """(check, thresholds, its window in ticks at the current interval)."""
-        self._windows = Windows()
-        """Each check window's ticks, kept from tick to tick, and their series' columns."""
+        self._feeds: dict[str | None, Windows] = {
+            service: Windows() for service in dict.fromkeys(
+                [None, *(c.service for c, _ in self.checks)])}
+        """Each service's windows (None: the pair's), each check window's ticks kept from
+        tick to tick, and their series' columns: a service's ticks have its own primary
+        as ``primary`` (``Tick.oriented``), the same tick objects while it is the pair's."""
+        self._windows = self._feeds[None]
         self._opens: dict[tuple[str, str, str], deque[float]] = {}
         """Wall times a finding opened, per ident, within FLAP_WINDOW_S (flap detection)."""
         self._limits = {c.id: th for c, th in self.checks}
@@ -165,11 +170,13 @@ class Engine:
         self._interval = interval
         self.window = self.window_ticks(interval)
         self._plan = [(c, th, span_ticks(c.window, interval)) for c, th in self.checks]
-        # the ticks the checks without ``reads`` look at stay whole; older ones keep only
-        # what the longer checks read (replmon.model.parts): most of a tick's bytes
-        whole = max((n for c, _, n in self._plan if c.reads is None), default=1)
-        keep = {p for c, _, n in self._plan if n > whole for p in c.reads or ()}
-        self._windows.plan({n for _, _, n in self._plan}, self._windows.ticks, whole, keep)
+        for service, feed in self._feeds.items():
+            plan = [(c, n) for c, _, n in self._plan if c.service == service]
+            # the ticks the checks without ``reads`` look at stay whole; older ones keep
+            # only what the longer checks read (replmon.model.parts): most of a tick's bytes
+            whole = max((n for c, n in plan if c.reads is None), default=1)
+            keep = {p for c, n in plan if n > whole for p in c.reads or ()}
+            feed.plan({n for _, n in plan} or {1}, feed.ticks, whole, keep)
 
     @property
     def limits(self) -> dict[str, Thresholds]:
@@ -181,10 +188,16 @@ class Engine:
         found = [t.finding for t in self._tracks.values() if t.finding is not None]
         return sorted(found, key=lambda f: (-f.severity, f.since_seq, f.check, f.node, f.key))
 
+    @property
+    def kept(self) -> int:
+        """Ticks the engine holds now: the longest window of any service's checks."""
+        return max(len(feed.ticks) for feed in self._feeds.values())
+
     def reset_window(self) -> None:
         """Forget the window (not the findings): the next ``observe`` sees only the ticks
         fed from now on (a re-run jumping over ticks whose observations are stored)."""
-        self._windows.clear()
+        for feed in self._feeds.values():
+            feed.clear()
 
     def observe(self, tick: Tick) -> list[Seen]:
         """Add ``tick`` to the window and run every check on it: what each check sees,
@@ -193,14 +206,8 @@ class Engine:
         parallel and then feed ``apply`` in order."""
         if tick.interval != self._interval and tick.interval > 0:
             self._replan(tick.interval)  # windows are seconds: ticks at this interval
-        roles = tick.roles
-        if roles is not None and roles.since is not None and self._windows.ticks \
-                and self._windows.ticks[0].wall < roles.since:
-            # the primary changed: the checks judge the pair as it is now, not a window
-            # whose "primary" was the other node before (a pure function of the window:
-            # the ticks before ``since`` are left out, whatever was fed before)
-            self._windows.clear()
-        windows = self._windows.add(tick)  # a tick whose seq went back starts a new feed
+        by_service = {service: self._add(service, feed, tick)
+                      for service, feed in self._feeds.items()}
         seen: list[Seen] = []
         for f in self.failures:
             seen.append((ENGINE_ID, Observation(
@@ -211,6 +218,7 @@ class Engine:
         gauges: dict[str, Gauges | None] = {}
         """Each gated check's gauges at this tick (None: its measure raised)."""
         for c, th, n in self._plan:
+            windows, seen_tick = by_service[c.service]
             try:
                 if c.gate is not None:
                     gauges[c.id] = None
@@ -227,10 +235,34 @@ class Engine:
                     next_step="report it; the other checks still run")))
                 continue
             if obs:
-                seen.extend([(c.id, _named(o, tick)) for o in obs])
-        self._windows.done(tick)
+                seen.extend([(c.id, _named(o, seen_tick)) for o in obs])
+        for feed in self._feeds.values():
+            feed.done(tick)
         self.gauges = gauges
         return seen
+
+    @staticmethod
+    def _add(service: str | None, feed: Windows, tick: Tick
+             ) -> tuple[dict[int, EngineWindow], Tick]:
+        """``tick`` (as ``service`` sees it) added to its windows: (the windows by length,
+        the tick they end with). When the service's primary (the pair's, for None)
+        changed, the window starts at the change: its checks judge the pair as it is
+        now, not a window whose "primary" was the other node before (a pure function
+        of the window: the ticks before the change are left out, whatever was fed)."""
+        roles = tick.roles
+        since = None
+        if roles is not None:
+            if service is None:
+                since = roles.since
+            elif (lr := roles.layer(service)) is not None and lr.flipped is not None:
+                since = lr.changed
+            else:
+                since = roles.since  # recorded before each service had its own
+            if service is not None:
+                tick = tick.oriented(service)
+        if since is not None and feed.ticks and feed.ticks[0].wall < since:
+            feed.clear()
+        return feed.add(tick), tick  # a tick whose seq went back starts a new feed
 
     def apply(self, seq: int, wall: float, seen: Iterable[Seen], interval: float = 1.0
               ) -> Update:
@@ -241,8 +273,9 @@ class Engine:
         seen_now: set[tuple[str, str, str]] = set()
         ident: tuple[str, str, str]
         for check_id, o in seen:
-            # a node's finding stays with the node (by name) when the roles change
-            ident = (check_id, o.name or o.node, o.key)
+            # a node's finding stays with the node (by the role it was given, which never
+            # changes) when the roles change
+            ident = (check_id, o.given or o.name or o.node, o.key)
             if ident in seen_now:
                 continue  # a check reported the same thing twice: first one wins
             seen_now.add(ident)
@@ -263,7 +296,7 @@ class Engine:
             elif th is None or (tr.held >= th.open_min_samples and _covered(
                     tr.first_wall, wall, interval) >= th.open_after):
                 tr.finding = Finding(
-                    check=check_id, key=o.key, node=o.node, name=o.name,
+                    check=check_id, key=o.key, node=o.node, name=o.name, given=o.given,
                     severity=o.severity, title=o.title,
                     numbers=o.numbers, cause=o.cause, next_step=o.next_step,
                     since_seq=tr.first_seq, since_wall=tr.first_wall, last_seq=seq,
@@ -341,11 +374,12 @@ class Engine:
 
 
 def _named(o: Observation, tick: Tick) -> Observation:
-    """``o`` with its node's name (the tick's), for the primary's or the replica's."""
+    """``o`` with its node's name and given role (the tick's), for the primary's or the
+    replica's (``tick`` as the check saw it: its service's primary is ``primary``)."""
     if o.name or o.node == "pair":
         return o
-    return o.model_copy(update={"name": (tick.primary if o.node == "primary"
-                                         else tick.replica).name})
+    n = tick.primary if o.node == "primary" else tick.replica
+    return o.model_copy(update={"name": n.name, "given": n.given or n.role})
 
 
 def _observing_sources() -> list[str]:

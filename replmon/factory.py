@@ -74,6 +74,7 @@ def build_collector(pair: PairEndpoints | Config) -> Collector:
         interval=pair.interval,
         sentinel=sentinel_source(pair),
         heartbeat_table=pair.replica.mysql_heartbeat_table,
+        together=pair.together,
     )
 
 
@@ -83,4 +84,6 @@ def sentinel_source(pair: PairEndpoints) -> SentinelSource | None:
         return None
     nodes = {(n.redis.host, n.redis.port): n.name for n in pair.nodes
              if n.redis is not None and not n.redis.socket}
-    return SentinelSource(pair.sentinel, nodes, timeout=pair.timeout)
+    given = {(n.redis.host, n.redis.port): n.role for n in pair.nodes
+             if n.redis is not None and not n.redis.socket}
+    return SentinelSource(pair.sentinel, nodes, given=given, timeout=pair.timeout)

@@ -1,8 +1,8 @@
-"""Which node is the primary: read off the servers every tick, layer by layer.
+"""Which node is each service's primary: read off the servers every tick.
 
 The command line's ``--primary A --replica B`` is what the user expects; what the
 servers say wins, the way Orchestrator discovers a topology and Sentinel names its
-master:
+master. Each service has its own direction:
 
 - **MySQL/MariaDB**: a node follows the other when one of its replication channels
   reads from it: the channel's ``Master_Server_Id``/``Source_Server_Id`` is the other
@@ -15,20 +15,27 @@ master:
   ``master_replid`` when both have one.
 - **DRBD**: each resource's role (Primary/Secondary).
 
-``Orienter`` keeps the pair's orientation: the first layer (MySQL, Redis, DRBD) that
-shows a direction decides; a layer without one (mid-switchover: the new primary
-promoted, the old one not yet following) leaves the orientation as it was. It never
-waits: a finding's holds are the ``roles`` check's, in seconds, so the pair means the
-same at any interval and in replay.
+``Orienter`` keeps each service's primary from tick to tick: a tick without a direction
+(mid-switchover: the new primary promoted, the old one not yet following) leaves it as
+it was. Services that move together (``[roles] together``) form a group; the pair's
+primary (the tick's ``primary``) is the primary of the group of the first service that
+has one. It never waits: a finding's holds are the ``roles`` check's, in seconds, so the
+pair means the same at any interval and in replay.
+
+Nodes are told apart by object (the two given ``NodeTick``), never by their names.
 
 Pure but for the Orienter's memory of the previous tick; no I/O, no clock.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from replmon.model.base import SourceState
-from replmon.model.roles import LAYERS, LayerRole, LayerState, Roles
+from replmon.model.roles import LAYERS, Group, Layer, LayerRole, LayerState, Roles, _lead
+from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick
+from replmon.units import fmt_duration
 
 _OK = SourceState.OK
 _NOT_THERE = (SourceState.ABSENT,)
@@ -39,8 +46,9 @@ direction, unlike one that failed (unreachable, timeout, ...): a node down."""
 def _down(state: SourceState) -> bool:
     return state is not _OK and state not in _NOT_THERE
 
-Said = tuple[LayerState, str, str]
-"""(state, primary's name or "", the evidence in words)."""
+
+Said = tuple[LayerState, NodeTick | None, str]
+"""(state, the primary node (one of the two given) or None, the evidence in words)."""
 
 
 def _sid(n: NodeTick) -> int | None:
@@ -80,34 +88,34 @@ def mysql_says(a: NodeTick, b: NodeTick) -> Said:
     """The MySQL layer's direction between nodes ``a`` and ``b``."""
     ok_a, ok_b = a.mysql.status.state is _OK, b.mysql.status.state is _OK
     if not ok_a and not ok_b:
-        return "unknown", "", "MySQL unreadable on both nodes"
+        return "unknown", None, "MySQL unreadable on both nodes"
     if ok_a != ok_b and not _down((b if ok_a else a).mysql.status.state):
-        return "unknown", "", "MySQL on one node only"
+        return "unknown", None, "MySQL on one node only"
     if ok_a != ok_b:
         up, down = (a, b) if ok_a else (b, a)
         if up.mysql.replication:
-            return "direction", down.name, (f"{up.name} has a replication channel; "
-                                            f"{down.name}'s MySQL is {down.mysql.status.state}")
+            return "direction", down, (f"{up.name} has a replication channel; "
+                                       f"{down.name}'s MySQL is {down.mysql.status.state}")
         if _writable(up):
-            return "direction", up.name, (f"{up.name} is writable without a channel; "
-                                          f"{down.name}'s MySQL is {down.mysql.status.state}")
-        return "unknown", "", f"{down.name}'s MySQL is {down.mysql.status.state}"
+            return "direction", up, (f"{up.name} is writable without a channel; "
+                                     f"{down.name}'s MySQL is {down.mysql.status.state}")
+        return "unknown", None, f"{down.name}'s MySQL is {down.mysql.status.state}"
     ab, ab_id, ab_txt = _follows(a, b)
     ba, ba_id, ba_txt = _follows(b, a)
     if ab and ba and ab_id != ba_id:  # one known by id beats one not connected yet
         ab, ba = ab_id, ba_id
     if ab and not ba:
-        return "direction", b.name, ab_txt
+        return "direction", b, ab_txt
     if ba and not ab:
-        return "direction", a.name, ba_txt
+        return "direction", a, ba_txt
     if ab and ba:
         wa, wb = _writable(a), _writable(b)
         if wa and wb is False:
-            return "direction", a.name, f"{ba_txt} and {ab_txt}; only {a.name} is writable"
+            return "direction", a, f"{ba_txt} and {ab_txt}; only {a.name} is writable"
         if wb and wa is False:
-            return "direction", b.name, f"{ab_txt} and {ba_txt}; only {b.name} is writable"
-        return "both", "", f"{ab_txt} and {ba_txt}"
-    return "none", "", f"neither {a.name} nor {b.name} has a replication channel to the other"
+            return "direction", b, f"{ab_txt} and {ba_txt}; only {b.name} is writable"
+        return "both", None, f"{ab_txt} and {ba_txt}"
+    return "none", None, f"neither {a.name} nor {b.name} has a replication channel to the other"
 
 
 def redis_says(a: NodeTick, b: NodeTick) -> Said:
@@ -115,28 +123,28 @@ def redis_says(a: NodeTick, b: NodeTick) -> Said:
     ra, rb = a.redis, b.redis
     ok_a, ok_b = ra.status.state is _OK, rb.status.state is _OK
     if not ok_a and not ok_b:
-        return "unknown", "", "Redis unreadable on both nodes"
+        return "unknown", None, "Redis unreadable on both nodes"
     if ok_a != ok_b and not _down((rb if ok_a else ra).status.state):
-        return "unknown", "", "Redis on one node only"
+        return "unknown", None, "Redis on one node only"
     if ok_a != ok_b:
         up, down = (a, b) if ok_a else (b, a)
         if up.redis.role == "replica":
-            return "direction", down.name, (f"{up.name} is a replica; {down.name}'s Redis "
-                                            f"is {down.redis.status.state}")
+            return "direction", down, (f"{up.name} is a replica; {down.name}'s Redis "
+                                       f"is {down.redis.status.state}")
         if up.redis.role == "master":
-            return "direction", up.name, (f"{up.name} is a master; {down.name}'s Redis "
-                                          f"is {down.redis.status.state}")
-        return "unknown", "", f"{down.name}'s Redis is {down.redis.status.state}"
+            return "direction", up, (f"{up.name} is a master; {down.name}'s Redis "
+                                     f"is {down.redis.status.state}")
+        return "unknown", None, f"{down.name}'s Redis is {down.redis.status.state}"
     if ra.role == "master" and rb.role == "replica":
-        return "direction", a.name, _redis_link(b, a)
+        return "direction", a, _redis_link(b, a)
     if rb.role == "master" and ra.role == "replica":
-        return "direction", b.name, _redis_link(a, b)
+        return "direction", b, _redis_link(a, b)
     if ra.role == rb.role == "master":
-        return "none", "", f"both {a.name} and {b.name} are Redis masters"
+        return "none", None, f"both {a.name} and {b.name} are Redis masters"
     if ra.role == rb.role == "replica":
-        return "none", "", (f"both are Redis replicas (of {ra.master_host}:{ra.master_port} "
-                            f"and {rb.master_host}:{rb.master_port})")
-    return "unknown", "", "Redis role not read"
+        return "none", None, (f"both are Redis replicas (of {ra.master_host}:{ra.master_port} "
+                              f"and {rb.master_host}:{rb.master_port})")
+    return "unknown", None, "Redis role not read"
 
 
 def _redis_link(replica: NodeTick, master: NodeTick) -> str:
@@ -153,69 +161,159 @@ def drbd_says(a: NodeTick, b: NodeTick) -> Said:
     ok_a = da.status.state is _OK and bool(da.resources)
     ok_b = db.status.state is _OK and bool(db.resources)
     if not ok_a and not ok_b:
-        return "unknown", "", "DRBD not read on either node"
+        return "unknown", None, "DRBD not read on either node"
 
     def primary(n: NodeTick) -> bool:
         return any((r.role or "").lower() == "primary" for r in n.drbd.resources)
 
     if ok_a != ok_b and not _down((db if ok_a else da).status.state):
-        return "unknown", "", "DRBD on one node only"
+        return "unknown", None, "DRBD on one node only"
     if ok_a != ok_b:
         up = a if ok_a else b
         down = b if ok_a else a
-        return ("direction", up.name if primary(up) else down.name,
+        return ("direction", up if primary(up) else down,
                 f"{up.name} is DRBD {'Primary' if primary(up) else 'Secondary'}; "
                 f"{down.name}'s DRBD is not read")
     pa, pb = primary(a), primary(b)
     if pa and not pb:
-        return "direction", a.name, f"{a.name} is DRBD Primary, {b.name} Secondary"
+        return "direction", a, f"{a.name} is DRBD Primary, {b.name} Secondary"
     if pb and not pa:
-        return "direction", b.name, f"{b.name} is DRBD Primary, {a.name} Secondary"
+        return "direction", b, f"{b.name} is DRBD Primary, {a.name} Secondary"
     if pa and pb:
-        return "both", "", "both nodes are DRBD Primary"
-    return "none", "", "both nodes are DRBD Secondary"
+        return "both", None, "both nodes are DRBD Primary"
+    return "none", None, "both nodes are DRBD Secondary"
 
 
-SAYS = {"mysql": mysql_says, "redis": redis_says, "drbd": drbd_says}
+SAYS: dict[str, Callable[[NodeTick, NodeTick], Said]] = {
+    "mysql": mysql_says, "redis": redis_says, "drbd": drbd_says}
 
+
+# --- since when, from the servers ---------------------------------------------------
+
+Held = tuple[float | None, str]
+"""(seconds the servers say a direction has held at least, where that comes from)."""
+
+
+def _mysql_held(primary: NodeTick, replica: NodeTick, s: SentinelSample | None) -> Held:
+    """The replica's receiver connected to the primary for so long (its processlist
+    time: MariaDB and MySQL count it from the connection while it waits for events)."""
+    times = [ch.connected_s for ch in replica.mysql.replication
+             if ch.connected_s is not None and ch.io_running == "Yes"]
+    if replica.mysql.status.state is not _OK or not times:
+        return None, ""
+    held = float(max(times))
+    return held, f"{replica.name}'s channel connected to {primary.name} for {fmt_duration(held)}"
+
+
+def _redis_held(primary: NodeTick, replica: NodeTick, s: SentinelSample | None) -> Held:
+    """The replica's link to the master up for so long (CLIENT LIST's age of its master
+    connection), or Sentinel has seen the master report its role for so long, the
+    longer of the two."""
+    best: Held = (None, "")
+    r = replica.redis
+    if r.status.state is _OK and r.role == "replica" and r.link_status == "up" \
+            and r.master_link_age_s is not None:
+        best = (float(r.master_link_age_s), f"{replica.name}'s link to {primary.name} up "
+                                            f"{fmt_duration(r.master_link_age_s)}")
+    if s is not None and s.status.state is _OK and s.role_reported_s is not None \
+            and s.master_given == primary.given and "master" in s.flags \
+            and (best[0] is None or s.role_reported_s > best[0]):
+        best = (s.role_reported_s, f"Sentinel has seen {primary.name} as the master "
+                                       f"for {fmt_duration(s.role_reported_s)}")
+    return best
+
+
+def _no_held(primary: NodeTick, replica: NodeTick, s: SentinelSample | None) -> Held:
+    return None, ""
+
+
+HELD: dict[str, Callable[[NodeTick, NodeTick, SentinelSample | None], Held]] = {
+    "mysql": _mysql_held, "redis": _redis_held, "drbd": _no_held}
+
+
+# --- the orienter -------------------------------------------------------------------
 
 class Orienter:
-    """Keeps the pair's orientation from tick to tick: ``orient`` takes the two nodes as
-    given (``--primary``, ``--replica``) and returns them as they are, with the Roles
-    record that says why."""
+    """Keeps each service's primary from tick to tick: ``orient`` takes the two nodes as
+    given (``--primary``, ``--replica``) and returns them as they are for the pair's
+    primary, with the Roles record that says each service's primary and why."""
 
-    def __init__(self) -> None:
+    def __init__(self, groups: Sequence[Group] = (LAYERS,)) -> None:
+        self.groups: tuple[Group, ...] = tuple(tuple(g) for g in groups)
         self._layers: dict[str, LayerRole] = {}
-        self._primary: str | None = None
+        self._flipped: bool | None = None
+        """The pair's primary is the node given as the replica (None: no tick yet)."""
         self._since: float | None = None
         self._previous = ""
+        self._first_wall: float | None = None
 
-    def orient(self, given_primary: NodeTick, given_replica: NodeTick,
-               wall: float) -> tuple[NodeTick, NodeTick, Roles]:
+    def orient(self, given_primary: NodeTick, given_replica: NodeTick, wall: float,
+               sentinel: SentinelSample | None = None
+               ) -> tuple[NodeTick, NodeTick, Roles]:
         a, b = given_primary, given_replica
-        layers: list[LayerRole] = []
-        decided = ""
+        if self._first_wall is None:
+            self._first_wall = wall
+        layers = [self._layer(name, a, b, wall, sentinel) for name in LAYERS]
+        by_name = {lr.layer: lr for lr in layers}
+        flipped = self._pair_flip(by_name)
+        if self._flipped is None:
+            self._flipped = flipped
+        elif flipped != self._flipped:
+            self._previous = (a if flipped else b).name
+            self._flipped, self._since = flipped, wall
+        primary = b if self._flipped else a
+        roles = Roles(primary=primary.name, given_primary=a.name, since=self._since,
+                      previous=self._previous if self._since is not None else "",
+                      layers=tuple(layers), flipped=self._flipped, groups=self.groups)
+        if self._flipped:
+            return _as(b, "primary", "replica"), _as(a, "replica", "primary"), roles
+        return _as(a, "primary", "primary"), _as(b, "replica", "replica"), roles
+
+    def _pair_flip(self, layers: dict[Layer, LayerRole]) -> bool:
+        """The pair's orientation: the lead of the group of the first service that has a
+        primary (as given while none has)."""
         for name in LAYERS:
-            state, primary, detail = SAYS[name](a, b)
-            old = self._layers.get(name)
-            same = old is not None and old.state == state and old.primary == primary
-            lr = LayerRole(layer=name, state=state, primary=primary, detail=detail,
-                           since=old.since if same and old is not None else wall,
-                           had_direction=(state == "direction"
-                                          or (old is not None and old.had_direction)))
-            self._layers[name] = lr
-            layers.append(lr)
-            if state == "direction" and not decided:
-                decided = primary
-        if self._primary is None:
-            self._primary = decided or a.name
-        elif decided and decided != self._primary:
-            self._previous, self._primary, self._since = self._primary, decided, wall
-        roles = Roles(primary=self._primary, given_primary=a.name, since=self._since,
-                      previous=self._previous, layers=tuple(layers))
-        if self._primary == a.name or a.name == b.name:
-            return (_as(a, "primary", "primary"), _as(b, "replica", "replica"), roles)
-        return _as(b, "primary", "replica"), _as(a, "replica", "primary"), roles
+            if layers[name].flipped is None:
+                continue
+            group = next((g for g in self.groups if name in g), (name,))
+            lead = _lead(layers[n] for n in LAYERS if n in group)
+            if lead is not None and lead.flipped is not None:
+                return lead.flipped
+        return False
+
+    def _layer(self, name: Layer, a: NodeTick, b: NodeTick, wall: float,
+               sentinel: SentinelSample | None) -> LayerRole:
+        state, said, detail = SAYS[name](a, b)
+        old = self._layers.get(name)
+        flipped = old.flipped if old is not None else None
+        changed = old.changed if old is not None else None
+        previous = old.previous if old is not None else ""
+        if said is not None:
+            now = said is b
+            if flipped is not None and now != flipped:
+                changed, previous = wall, (b if flipped else a).name
+            flipped = now
+        same = old is not None and old.state == state and old.primary == (
+            said.name if said is not None else "") and old.flipped == flipped
+        since = old.since if same and old is not None else wall
+        held_s, held_how = None, ""
+        if flipped is not None:
+            p, r = (b, a) if flipped else (a, b)
+            held_s, held_how = HELD[name](p, r, sentinel)
+            first = self._first_wall if self._first_wall is not None else wall
+            if held_s is not None and state == "direction" and changed is None \
+                    and since <= first:
+                # the state the session began with: the servers say how long it holds
+                since = min(since, wall - held_s)
+        lr = LayerRole(layer=name, state=state, primary=said.name if said is not None else "",
+                       detail=detail, since=since,
+                       had_direction=(state == "direction"
+                                      or (old is not None and old.had_direction)),
+                       flipped=flipped, held=(b if flipped else a).name
+                       if flipped is not None else "",
+                       changed=changed, previous=previous, held_s=held_s, held_how=held_how)
+        self._layers[name] = lr
+        return lr
 
 
 def _as(n: NodeTick, role: str, given: str) -> NodeTick:

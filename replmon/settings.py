@@ -60,12 +60,15 @@ PAIR_FLAGS: tuple[tuple[str, Callable[[argparse.Namespace], Any]], ...] = (
     ("timeout", lambda a: _opt(a, "timeout")),
     ("sentinel", lambda a: parse_sentinel_spec(s) if (s := _opt(a, "sentinel")) else None),
     ("heartbeat_table", lambda a: _opt(a, "heartbeat_table")),
+    ("roles.together", lambda a: [g.split(",") for g in t] if (t := _opt(a, "together"))
+     else None),
 )
 """(dotted config key, its value from the parsed options, None: not given) of the pair's
 own settings (a dotted key reaches into a table: ``"checks.pair_lag.open_after"``).""" 
 
 NODE_FLAGS: tuple[tuple[str, Callable[[argparse.Namespace, Role], Any]], ...] = (
     ("host", lambda a, role: _opt(a, role) or None),
+    ("name", lambda a, role: _opt(a, f"{role}_name") or None),
     ("mysql", _endpoint("mysql")),
     ("redis", _endpoint("redis")),
     ("ssh", lambda a, role: parse_ssh_spec(s) if (s := _opt(a, f"{role}_ssh")) else None),

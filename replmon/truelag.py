@@ -102,6 +102,8 @@ class LagTracker:
     def __init__(self, heartbeat_table: str | None = None) -> None:
         self.heartbeat_table = heartbeat_table or None
         self._pair: tuple[str, str] | None = None
+        """The MySQL primary and replica, by the roles they were given."""
+        self._redis_master: str | None = None
         self._start_wall: float | None = None
         self._readings: deque[tuple[float, BinlogStatus]] = deque()
         self._clocks: dict[str, deque[tuple[float, float, float]]] = {}
@@ -110,11 +112,11 @@ class LagTracker:
     # --- history ------------------------------------------------------------------
 
     def _remember(self, tick: Tick) -> None:
-        pair = (tick.primary.name, tick.replica.name)
+        """The primary's positions and both nodes' clocks (``tick`` as MySQL sees it)."""
+        pair = (_key(tick.primary), _key(tick.replica))
         if pair != self._pair:  # the first tick, or a switchover: the history was the other
             self._pair, self._start_wall = pair, tick.wall  # direction's
             self._readings.clear()
-            self._redis.clear()
         wall = tick.wall
         pm = tick.primary.mysql
         if pm.status.state is _OK and pm.binlog is not None:
@@ -123,11 +125,18 @@ class LagTracker:
             self._readings.popleft()
         for node in tick.nodes:
             found = _clock(node)
-            q = self._clocks.setdefault(node.name, deque())
+            q = self._clocks.setdefault(_key(node), deque())
             if found is not None:
                 q.append((wall, *found))
             while q and q[0][0] < wall - CLOCK_WINDOW_S:
                 q.popleft()
+
+    def _remember_redis(self, tick: Tick) -> None:
+        """The Redis master's offsets (``tick`` as Redis sees it: its own primary)."""
+        master = _key(tick.primary)
+        if master != self._redis_master:
+            self._redis_master = master
+            self._redis.clear()
         pr = tick.primary.redis
         if pr.status.state is _OK and pr.master_repl_offset is not None:
             self._redis.append((tick.mono, pr.master_repl_offset))
@@ -139,7 +148,7 @@ class LagTracker:
         its tightest of the last CLOCK_WINDOW_S (as clock_skew picks)."""
         picked = []
         for node in tick.nodes:
-            q = self._clocks.get(node.name)
+            q = self._clocks.get(_key(node))
             if not q:
                 return None
             tight = 2 * min(b for _, _, b in q) + 0.001
@@ -150,8 +159,9 @@ class LagTracker:
     # --- the measure --------------------------------------------------------------
 
     def measure(self, tick: Tick) -> MeasuredLag | None:
-        """The replica's true lag at ``tick`` (remembering what later ticks need); None
-        when the replica's MySQL is not configured."""
+        """The MySQL replica's true lag at ``tick`` (as MySQL sees it:
+        ``Tick.oriented("mysql")``), remembering what later ticks need; None when the
+        replica's MySQL is not configured."""
         self._remember(tick)
         rm = tick.replica.mysql
         if rm.status.state is SourceState.ABSENT:
@@ -299,7 +309,8 @@ class LagTracker:
 
     def redis(self, tick: Tick) -> RedisLagEstimate | None:
         """The Redis replica's offset lag, and as seconds at the primary's write rate over
-        the last REDIS_RATE_S (call after ``measure``: it keeps the history)."""
+        the last REDIS_RATE_S (``tick`` as Redis sees it: ``Tick.oriented("redis")``)."""
+        self._remember_redis(tick)
         p, r = tick.primary.redis, tick.replica.redis
         if p.status.state is not _OK or r.status.state is not _OK or r.role != "replica" \
                 or p.master_repl_offset is None or r.repl_offset is None:
@@ -312,6 +323,11 @@ class LagTracker:
         seconds = 0.0 if nbytes == 0 else (nbytes / rate if rate else None)
         return RedisLagEstimate(bytes=nbytes, rate_bytes_per_s=rate,
                                 seconds=None if seconds is None else round(seconds, 2))
+
+
+def _key(node: NodeTick) -> str:
+    """A node by the role it was given: its identity (names may be alike)."""
+    return node.given or node.role
 
 
 def _clock(node: NodeTick) -> tuple[float, float] | None:

@@ -172,6 +172,21 @@ def fmt_link_speed(mbps: float | None, *, compact: bool = False) -> str:
     return f"{num}{'' if compact else ' '}{unit}"
 
 
+def fmt_duration(seconds: float | None) -> str:
+    """A span as an on-call reads it, two units at most: 42 -> "42 s", 125 -> "2 min
+    5 s", 7260 -> "2 h 1 min", 269000 -> "3 d 2 h"; None: "?"."""
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    s = max(0, int(seconds))
+    for unit, size, sub, subsize in (("d", 86400, "h", 3600), ("h", 3600, "min", 60),
+                                     ("min", 60, "s", 1)):
+        if s >= size:
+            whole, rest = divmod(s, size)
+            part = rest // subsize
+            return f"{whole} {unit}" + (f" {part} {sub}" if part else "")
+    return f"{s} s"
+
+
 BYTE_SETTINGS = frozenset({
     "innodb_buffer_pool_size", "innodb_log_file_size", "innodb_redo_log_capacity",
     "max_allowed_packet", "replica_max_allowed_packet", "slave_max_allowed_packet",

@@ -51,8 +51,11 @@ class Observation(Record):
     next_step: str = ""
     """What to look at or do next."""
     name: str = ""
-    """The node's name (db162): the engine fills it from the tick, so a finding stays
-    with its node when the roles change ("" for the pair)."""
+    """The node's name (db162): the engine fills it from the tick ("" for the pair)."""
+    given: str = ""
+    """The node by the role it was given ("primary", "replica"): how the engine tells
+    the two nodes apart, so a finding stays with its node when the roles change, whatever
+    the names ("" for the pair, and in recordings made before it was kept)."""
 
 
 class Finding(Record):
@@ -65,6 +68,8 @@ class Finding(Record):
     """The node's role at the finding's latest tick (the roles follow the servers)."""
     name: str = ""
     """The node's name ("" for the pair, and in recordings made before names were kept)."""
+    given: str = ""
+    """The node by the role it was given (``Observation.given``)."""
     severity: Severity
     title: str
     numbers: dict[str, Number] = Field(default_factory=dict)

@@ -200,6 +200,11 @@ class ReplicaChannel(Struct):
     """TCP port of the source."""
     source_server_id: int | None = None
     """server_id of the source (None until the receiver has connected once)."""
+    connected_s: int | None = None
+    """Seconds the receiver has been connected to the source (its processlist time while
+    it waits for events, read about once a minute and counted on; None: not connected,
+    not read, or several channels that the processlist cannot tell apart): how long
+    this replica has followed this source at least."""
     source_log_file: str = ""
     """Source binlog file the receiver is reading."""
     read_source_log_pos: int | None = None

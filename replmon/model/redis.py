@@ -173,6 +173,10 @@ class RedisSample(SampleBase):
     """Seconds the link has been down (printed only while down); None when unknown:
     Redis prints -1 when the link was never up since the replica started, or while a
     full sync runs."""
+    master_link_age_s: int | None = None
+    """Seconds this replica's connection from its master has been open (``CLIENT LIST
+    TYPE master``: its ``age``; replica with its link up only; None when not read or
+    refused): how long it has followed this master at least."""
     repl_offset: int | None = None
     """Bytes: slave_repl_offset, the replication offset this replica has processed."""
     read_repl_offset: int | None = None

@@ -11,7 +11,8 @@ pair's node name, so a recording and its replay say "Sentinel promoted db162" th
 same way.
 
 Sentinel is not a layer of the pair's direction (``replmon.roles``): what the Redis
-servers themselves say decides; Sentinel's view is shown beside it.
+servers themselves say decides; Sentinel's view is shown beside it, tells how long the
+master has held (``role_reported_s``), and makes a failover in progress one event.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ class SentinelSample(SampleBase):
     """The master's address as Sentinel has it (host:port)."""
     master_node: str = ""
     """The pair's node at that address ("" when neither of the pair's Redis servers)."""
+    master_given: str = ""
+    """The pair's node at that address by the role it was given ("primary", "replica";
+    "" when neither): how replmon tells the nodes apart (their names could be equal)."""
     flags: tuple[str, ...] = ()
     """The master's flags: "master", and "s_down" (down to this Sentinel), "o_down"
     (down to a quorum), "failover_in_progress"..."""
@@ -75,6 +79,12 @@ class SentinelSample(SampleBase):
     failover_state: str = ""
     """The failover under way ("wait_start", "select_slave", "send_slaveof_noone",
     "wait_promotion", "reconf_slaves", ...; "" when none)."""
+    role_reported_s: float | None = None
+    """Seconds since Sentinel saw the master report its role as it is now
+    (``role-reported-time``): after a failover, about the time since the promotion."""
+    failover_timeout_s: float | None = None
+    """Sentinel's ``failover-timeout`` for this master, seconds (180 by default): a
+    failover still settling within it is one event, not a second primary."""
     events: tuple[SentinelEvent, ...] = ()
     """Events about this master received since the previous tick."""
     last_switch: SentinelSwitch | None = None
@@ -86,3 +96,20 @@ class SentinelSample(SampleBase):
     def down(self) -> str:
         """"o_down", "s_down" or "" from the master's flags."""
         return next((f for f in ("o_down", "s_down") if f in self.flags), "")
+
+
+def failover_busy(s: SentinelSample | None, wall: float) -> str:
+    """What Sentinel is doing about the master at ``wall`` (epoch s), in words, while a
+    failover runs or settles: its ``failover-state``, or a change of master less than
+    ``failover-timeout`` ago (it reconfigures the old master when it comes back, within
+    that time); "" when none (or no Sentinel, or it cannot be read)."""
+    if s is None or not s.status.ok:
+        return ""
+    if s.failover_state or "failover_in_progress" in s.flags:
+        return f"Sentinel failover in progress ({s.failover_state or 'started'})"
+    sw = s.last_switch
+    limit = s.failover_timeout_s if s.failover_timeout_s is not None else 180.0
+    if sw is not None and 0 <= wall - sw.wall < limit:
+        return (f"Sentinel promoted {sw.new_node or sw.new} {wall - sw.wall:.0f} s ago "
+                f"(failover-timeout {limit:g} s)")
+    return ""

@@ -50,8 +50,9 @@ class NodeTick(Struct):
     switched off for this node has state "absent" and says so."""
 
     role: Role
-    """The node's role now: what the servers say (``Tick.roles``), not always the one
-    the command line gave it."""
+    """The node's role now in the pair: what the servers say (``Tick.roles``), not always
+    the one the command line gave it. A service may have its own primary
+    (``Tick.oriented``, ``Tick.service_role``)."""
     name: str
     """The node's name as the user gave it (e.g. db163)."""
     given: Role | None = None
@@ -120,6 +121,31 @@ class Tick(Struct):
     @property
     def nodes(self) -> tuple[NodeTick, NodeTick]:
         return (self.primary, self.replica)
+
+    def oriented(self, service: str) -> Tick:
+        """This tick as ``service``'s checks judge it ("mysql", "redis", "drbd"): its
+        ``primary`` is that service's primary (``Roles``: each service has its own; Redis
+        under Sentinel may have failed over while MySQL stayed), each node's ``role`` its
+        role in that service. The tick itself when they are the pair's (the usual case,
+        and ticks recorded before each service had its own)."""
+        r = self.roles
+        lr = None if r is None else r.layer(service)
+        if lr is None or lr.flipped is None or r is None or r.flipped is None \
+                or lr.flipped == r.flipped:
+            return self
+        p, q = self.replica, self.primary
+        return self.model_copy(update={
+            "primary": p.model_copy(update={"role": "primary"}),
+            "replica": q.model_copy(update={"role": "replica"})})
+
+    def service_role(self, node: NodeTick, service: str) -> Role:
+        """``node``'s role in ``service`` (its ``role`` when that is the pair's)."""
+        r = self.roles
+        lr = None if r is None else r.layer(service)
+        if lr is None or lr.flipped is None or r is None or r.flipped is None \
+                or lr.flipped == r.flipped:
+            return node.role
+        return "replica" if node.role == "primary" else "primary"
 
     @property
     def start_lag_ms(self) -> float:

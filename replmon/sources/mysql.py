@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -91,6 +92,7 @@ from replmon.sources.mysql_reads import (
     Statements,
     read_positions,
     read_processlist,
+    read_receiver_times,
     read_replication,
 )
 from replmon.sources.mysql_replica_parse import (
@@ -176,6 +178,9 @@ class MysqlSource(Source[MysqlSample]):
         self._applier_mono: float | None = None
         self._applier_errors: tuple[tuple[str, int, str], ...] = ()
         self._applier_detail: dict[str, ApplierDetail] = {}
+        self._receiver: tuple[tuple[object, ...], int | None, float] | None = None
+        """(the connected channel, its receiver's time when read (None: unknown),
+        monotonic time of that read)."""
         """Per channel, as of the last read of the workers' table."""
 
     def __repr__(self) -> str:
@@ -311,6 +316,7 @@ class MysqlSource(Source[MysqlSample]):
                 self._applier(conn)
             if self._applier_detail:
                 channels = with_applier(channels, self._applier_detail)
+            channels = self._connected(conn, channels)
             bucket = int(time.time() // self.positions_every)
             binlog = None
             if fresh or bucket != self._positions_bucket:
@@ -351,6 +357,26 @@ class MysqlSource(Source[MysqlSample]):
             processlist_error=processes_error,
             lag_facts=lag_facts,
         )
+
+    def _connected(self, conn: pymysql.connections.Connection[Any],
+                   channels: list[ReplicaChannel]) -> list[ReplicaChannel]:
+        """The one connected channel with how long its receiver has been connected (read
+        when the channels change and every ``variables_every`` seconds, counted on in
+        between: a processlist scan is not for every tick of a busy server)."""
+        up = [c for c in channels if c.io_running == "Yes"]
+        if len(up) != 1:
+            self._receiver = None
+            return channels
+        shape = (up[0].name, up[0].source_host, up[0].source_port, up[0].source_server_id)
+        now = time.monotonic()
+        known = self._receiver
+        if known is None or known[0] != shape or now - known[2] >= self.variables_every:
+            times = read_receiver_times(conn, self._note)
+            known = self._receiver = (shape, times[0] if len(times) == 1 else None, now)
+        if known[1] is None:
+            return channels
+        age = known[1] + int(now - known[2])
+        return [dataclasses.replace(c, connected_s=age) if c is up[0] else c for c in channels]
 
     def _read_variables(self, cur: Any) -> None:
         cur.execute(VARIABLES_QUERY)

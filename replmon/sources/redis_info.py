@@ -23,6 +23,7 @@ source).
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import ClassVar
 
@@ -37,11 +38,13 @@ from replmon.sources.redis_parse import (
     build_redis_sample,
     parse_buffer_limit,
     parse_info,
+    parse_master_link_age,
     parse_min_replicas,
 )
 from replmon.sources.redis_talk import ErrorReply, RedisTalk
 
 _ErrorReply = ErrorReply  # (the name the tests know)
+log = logging.getLogger(__name__)
 
 
 _Config = tuple[tuple[int, int, int] | None, tuple[int, int] | None, str | None]
@@ -81,6 +84,9 @@ class RedisSource(RedisTalk, Source[RedisSample]):
         self._config: _Config = (None, None, None)
         """(replica buffer limit, min-replicas, why not read) as of the last CONFIG GET."""
         self._config_mono: float | None = None
+        self._link: tuple[tuple[str | None, int | None], int | None, float] | None = None
+        """(the master followed, its link's age when read (None: refused), monotonic
+        time of that read)."""
 
     def __repr__(self) -> str:
         return f"RedisSource({self.endpoint.display()})"
@@ -117,7 +123,38 @@ class RedisSource(RedisTalk, Source[RedisSample]):
             self._config = await self._config_get(conn, _takes_many(sample))
         limit, min_replicas, error = self._config
         return sample.model_copy(update={"rtt_ms": rtt_ms, "replica_buffer_limit": limit,
-                                         "min_replicas": min_replicas, "config_error": error})
+                                         "min_replicas": min_replicas, "config_error": error,
+                                         "master_link_age_s": await self._link_age(conn, sample)})
+
+    async def _link_age(self, conn: AbstractConnection, sample: RedisSample) -> int | None:
+        """Seconds a replica's link to its master has been open (CLIENT LIST TYPE master,
+        read when the link is new and every ``config_every`` seconds, counted on in
+        between); None on a master, a replica whose link is down, or when refused
+        (noted once in the log: it only tells how long the roles have held)."""
+        if sample.role != "replica" or sample.link_status != "up":
+            self._link = None
+            return None
+        now = time.monotonic()
+        link = (sample.master_host, sample.master_port)
+        known = self._link
+        if known is None or known[0] != link or now - known[2] >= self.config_every:
+            try:
+                age = parse_master_link_age(await self._command(conn, "CLIENT", "LIST",
+                                                                "TYPE", "master"))
+            except (_ErrorReply, ParseError) as e:
+                log.info("%s: CLIENT LIST TYPE master: %s", self, e)
+                age = None
+            except SourceError as e:
+                if e.state != "auth":  # NOPERM: this command only
+                    raise
+                age = None
+            if age is None:
+                self._link = (link, None, now)
+                return None
+            known = self._link = (link, age, now)
+        if known[1] is None:
+            return None
+        return known[1] + int(now - known[2])
 
     async def _config_get(self, conn: AbstractConnection, many: bool) -> _Config:
         """One CONFIG GET: client-output-buffer-limit, and on servers that take several

@@ -342,3 +342,21 @@ def parse_min_replicas(reply: object) -> tuple[int, int] | None:
     except ValueError:
         raise ParseError(f"min-replicas-to-write/-max-lag: {_show(f'{count} {lag}')}"
                          ) from None
+
+
+def parse_master_link_age(reply: object) -> int | None:
+    """The ``age`` (s) of the master's connection in ``CLIENT LIST TYPE master``'s reply
+    (one line per client: ``id=5 addr=... age=3 ... flags=M ...``); None without one.
+    ParseError for a reply that is not such text."""
+    if isinstance(reply, bytes):
+        reply = reply.decode("utf-8", "replace")
+    if not isinstance(reply, str):
+        raise ParseError(f"CLIENT LIST returned {type(reply).__name__}, not text")
+    for line in reply.splitlines():
+        fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        if "M" in fields.get("flags", ""):
+            age = fields.get("age", "")
+            if not age.isdigit():
+                raise ParseError(f"CLIENT LIST: age={age!r} is not a number of seconds")
+            return int(age)
+    return None

@@ -55,12 +55,16 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
                 "(ACL SETUSER <user> on the Sentinel)")
 
     def __init__(self, endpoint: SentinelEndpoint, nodes: Mapping[tuple[str, int], str], *,
+                 given: Mapping[tuple[str, int], str] | None = None,
                  timeout: float = 0.8) -> None:
-        """``nodes``: the pair's Redis servers, (host, port) -> the node's name."""
+        """``nodes``: the pair's Redis servers, (host, port) -> the node's name;
+        ``given``: (host, port) -> the role that node was given (its identity)."""
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
         self._given_nodes = dict(nodes)
+        self._given_roles = dict(given or {})
         self._nodes = {f"{h}:{p}": n for (h, p), n in nodes.items()}
+        self._roles = {f"{h}:{p}": r for (h, p), r in self._given_roles.items()}
         self._name = endpoint.master_name
         self._conn: AbstractConnection | None = None
         self._events: deque[SentinelEvent] = deque(maxlen=MAX_EVENTS)
@@ -98,6 +102,8 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
                 continue
             for *_, addr in infos:
                 self._nodes.setdefault(f"{addr[0]}:{port}", name)
+                if (host, port) in self._given_roles:
+                    self._roles.setdefault(f"{addr[0]}:{port}", self._given_roles[host, port])
 
     def _fail(self, wall: float, mono: float, state: SourceState, error: str,
               hint: str | None, elapsed_ms: float | None = None) -> SentinelSample:
@@ -115,7 +121,7 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
         name, reply = await self._first(conn, self._master_reply)
         self._name = name
         self._listen()
-        sample = sp.build_sample(sp.fields(reply), self._nodes)
+        sample = sp.build_sample(sp.fields(reply), self._nodes, self._roles)
         events = tuple(self._events)
         self._events.clear()
         self._note_switch(sample, events)

@@ -43,9 +43,11 @@ def _int(f: Mapping[str, str], key: str) -> int | None:
     return int(v) if v.lstrip("-").isdigit() else None
 
 
-def build_sample(f: Mapping[str, str], nodes: Mapping[str, str]) -> SentinelSample:
+def build_sample(f: Mapping[str, str], nodes: Mapping[str, str],
+                 given: Mapping[str, str] | None = None) -> SentinelSample:
     """The sample's payload from ``SENTINEL MASTER``'s fields; ``nodes``: host:port ->
-    the pair's node name (the pair's Redis servers, by every address they go by)."""
+    the pair's node name (the pair's Redis servers, by every address they go by);
+    ``given``: host:port -> the role that node was given."""
     if "ip" not in f or "port" not in f:
         raise ParseError("SENTINEL MASTER: no ip and port in the reply")
     master = address(f)
@@ -55,7 +57,16 @@ def build_sample(f: Mapping[str, str], nodes: Mapping[str, str]) -> SentinelSamp
         flags=tuple(x for x in f.get("flags", "").split(",") if x),
         quorum=_int(f, "quorum"), other_sentinels=_int(f, "num-other-sentinels"),
         replicas=_int(f, "num-slaves"), config_epoch=_int(f, "config-epoch"),
-        failover_state="" if state in ("none", "") else state.removeprefix("failover_state_"))
+        failover_state="" if state in ("none", "") else state.removeprefix("failover_state_"),
+        master_given=(given or {}).get(master, ""),
+        role_reported_s=_seconds(f, "role-reported-time"),
+        failover_timeout_s=_seconds(f, "failover-timeout"))
+
+
+def _seconds(f: Mapping[str, str], key: str) -> float | None:
+    """A field in milliseconds, as seconds."""
+    ms = _int(f, key)
+    return None if ms is None or ms < 0 else ms / 1000.0
 
 
 def event(channel: str, text: str, name: str, wall: float) -> SentinelEvent | None:
