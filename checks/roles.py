@@ -241,9 +241,17 @@ def _half_done_obs(w: Window, t: Limits, r: Roles, odd: list[LayerRole], start: 
     else:
         sev = Severity.CRITICAL if held >= t.critical_after else Severity.WARNING
         what = "half done"
-    title = (f"roles {what} for {fmt(held)} s: {r.primary} is the primary"
-             + (f" ({moved})" if moved else "") + f"; {said}"
-             + (f"; {busy}" if busy else f"; {by_sentinel}" if by_sentinel else ""))
+    groups = _groups(r)
+    in_pair = not groups or any(lr in odd for lr in groups[0]) or \
+        all(lr.flipped is None for lr in odd)
+    tail = f"; {busy}" if busy else f"; {by_sentinel}" if by_sentinel else ""
+    if in_pair:
+        title = (f"roles {what} for {fmt(held)} s: {r.primary} is the primary"
+                 + (f" ({moved})" if moved else "") + f"; {said}{tail}")
+    else:  # a service that moves on its own, mid-change: the pair's primary is not news
+        label = group_label(sorted({s for lr in odd for s in r.group_of(lr.layer)},
+                                   key=list(LAYER_NAMES).index))
+        title = f"{label} {what} for {fmt(held)} s: {said}{tail}"
     together = "; ".join(group_label(g) for g in r.groups if len(g) > 1) or "none"
     return Observation(
         key="half_done", node="pair", severity=sev, title=title,

@@ -9,8 +9,9 @@ module) is not a finding. Anything else that is not ok is:
 - ``unreachable`` (refused, no route, file missing), ``timeout`` (no answer within
   the per-source timeout: a hung or overloaded server), ``auth`` (credentials or
   grants refused): critical for the primary's MySQL or Redis (the service is
-  down or cannot be seen), warning otherwise (the replica's own replication
-  checks say what it means for replication, critical there);
+  down or cannot be seen; each service's own primary), warning otherwise (the
+  replica's own replication checks say what it means for replication, critical
+  there);
 - ``parse_error`` (garbled /proc/drbd or INFO) and ``error``: warning.
 
 The title names the source, the state and the error text; ``down_s`` is how long it
@@ -70,7 +71,10 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                 continue
             serious = st.state in (SourceState.UNREACHABLE, SourceState.TIMEOUT,
                                    SourceState.AUTH)
-            critical = serious and role == "primary" and kind in ("mysql", "redis")
+            # the primary's service: that service's own primary (Redis under Sentinel
+            # may have failed over while MySQL stayed)
+            critical = serious and kind in ("mysql", "redis") \
+                and last.service_role(node, kind) == "primary"
             down_s = last.wall - st.since if st.since is not None else None
             out.append(Observation(
                 key=kind, node=role,

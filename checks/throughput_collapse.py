@@ -13,7 +13,9 @@ a warning, below ``critical_ratio`` (0.1) critical; but only while the clients a
 still there (at least ``clients_kept_ratio`` of their baseline median): when the
 clients left, the load went away and nothing is wrong with the server. A Redis
 replica whose master collapsed at the same time is not judged: its commands come
-from the master, whose finding says it all.
+from the master, whose finding says it all. Nor is a node that was the service's
+primary in the baseline and is not now (a switchover, or Sentinel failing Redis over
+alone): its clients went to the new primary.
 
 Clients that stay connected but get far fewer requests done are blocked: a global
 or metadata lock (FLUSH TABLES WITH READ LOCK from a backup, an ALTER waiting for
@@ -209,6 +211,17 @@ def hints(node: NodeTick, kind: str) -> tuple[list[str], dict[str, Number]]:
     return out, nums
 
 
+def _role_moved(w: Window, role: Role, kind: str, idx: list[int]) -> bool:
+    """The node was ``kind``'s primary in the baseline and is not now: the clients went
+    to the new primary (a Sentinel failover of Redis alone, a switchover), so its own
+    rate fell with the role, not with the service."""
+    now = w.last.service_role(w.last.primary if role == "primary" else w.last.replica, kind)
+    if now == "primary":
+        return False
+    return any(t.service_role(getattr(t, role), kind) == "primary"
+               for t in (w.ticks[i] for i in idx))
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
     out: list[Observation] = []
     for role in ("primary", "replica"):
@@ -224,6 +237,8 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                 other: Role = "replica" if role == "primary" else "primary"
                 if source_ok(w.node(other), "redis") and drop(w, other, rate, t) is not None:
                     continue  # the replica only follows its master's drop
+            if _role_moved(w, role, kind, idx):
+                continue  # its load moved with the service's primary: a failover
             c_now = clients(node)
             c_hist = [c for i in idx if (c := clients(w.node(role, len(w) - 1 - i))) is not None]
             if c_now is None or not c_hist:

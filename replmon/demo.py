@@ -59,6 +59,8 @@ class Demo:
     undone: str = "undone"
     closes: str = "{check}'s finding closes"
     """Said once undone (``{check}``: the check's id)."""
+    sentinel: bool = False
+    """The lab runs a Redis Sentinel (replmon.lab_sentinel) and replmon reads it."""
 
     def describe(self, lab: Any) -> str:
         """The title for ``lab``'s servers."""
@@ -88,6 +90,27 @@ def switchover_and_back(lab: Any) -> Iterator[None]:
         _say_switched(switch_back(lab))
 
 
+@contextlib.contextmanager
+def sentinel_failover_and_back(lab: Any) -> Iterator[None]:
+    """The sentinel-failover demo: the Redis master killed, Sentinel promotes the
+    replica and makes the old master, started again, its replica; MySQL stays. On exit,
+    ``SENTINEL FAILOVER`` back (planned)."""
+    from replmon.lab_sentinel import sentinel_failover, sentinel_switch
+
+    sentinel = lab.sentinel
+    try:
+        sw = sentinel_failover(lab, sentinel, kill=True, stall_s=3.0)
+        announce(f"demo sentinel-failover: lab-{sw.old}'s Redis killed; Sentinel promoted "
+                 f"lab-{sw.new} {sw.promoted_wall - sw.fenced_wall:.1f} s after, and made "
+                 f"lab-{sw.old} its replica once started again; MySQL stays")
+        yield
+    finally:
+        if lab.redis_primary is not lab.primary:
+            back = sentinel_switch(lab, sentinel)
+            announce(f"demo sentinel-failover: SENTINEL FAILOVER back: lab-{back.new} is "
+                     "the Redis master again")
+
+
 def _say_switched(done: Mapping[Layer, LayerSwitch]) -> None:
     for layer, sw in done.items():
         announce(f"demo switchover: {layer}: lab-{sw.new} is now the primary (writes refused "
@@ -114,6 +137,11 @@ DEMOS: tuple[Demo, ...] = (
          words=lambda lab: SWITCHOVER_MYSQL if lab.is_mysql else SWITCHOVER_MARIADB,
          injected="switched over", undone="switched back",
          closes="{check} reports lab-primary as the primary again"),
+    Demo("sentinel-failover", "a Redis Sentinel fails Redis over alone: the Redis master "
+         "killed (SIGKILL), the replica promoted, the old master started again and made "
+         "its replica; MySQL stays where it is", "roles", sentinel_failover_and_back,
+         injected="failed over", undone="failed back (SENTINEL FAILOVER)",
+         closes="{check} says Sentinel promoted lab-primary's Redis", sentinel=True),
 )
 
 
@@ -147,9 +175,12 @@ def lab_nodes(chosen: Demo | None = None, *, mysql: str = DEFAULT_MYSQL,
     _hangup_interrupts()
     stopping: float | None = None
     try:
-        with Lab(mysql=mysql, redis=redis) as lab, WriteLoad(lab, rate=300):
+        with Lab(mysql=mysql, redis=redis) as lab, WriteLoad(lab, rate=300), \
+                _sentinel_beside(lab, chosen) as sentinel:
             nodes = lab.settings()
             del nodes["interval"]  # the command line's --interval, or the default
+            if sentinel is not None:
+                nodes["sentinel"] = {"host": sentinel.host, "port": sentinel.port}
             print(f"lab up in {lab.dir}: {mysql} {lab.primary.mysql_port}/"
                   f"{lab.replica.mysql_port}, {redis} {lab.primary.redis_port}/"
                   f"{lab.replica.redis_port}", file=sys.stderr)
@@ -165,6 +196,23 @@ def lab_nodes(chosen: Demo | None = None, *, mysql: str = DEFAULT_MYSQL,
     finally:
         if stopping is not None:  # (also after ^C or a hangup)
             print(f"lab stopped in {time.monotonic() - stopping:.1f} s", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _sentinel_beside(lab: Any, chosen: Demo | None) -> Iterator[Any]:
+    """A Redis Sentinel watching the lab's master, when ``chosen`` needs one (else
+    None); ``lab.sentinel`` is it meanwhile."""
+    if chosen is None or not chosen.sentinel:
+        yield None
+        return
+    from replmon.lab_sentinel import lab_sentinel
+
+    with lab_sentinel(lab) as sentinel:
+        lab.sentinel = sentinel
+        try:
+            yield sentinel
+        finally:
+            lab.sentinel = None
 
 
 @contextlib.contextmanager

@@ -94,6 +94,9 @@ class Lab:
         self._primaries: dict[Layer, LabNode] = dict.fromkeys(LAYERS, self.primary)
         self._followers: list[Callable[[Layer, LabNode], None]] = []
         self.started = False
+        self.sentinel: Any = None
+        """The Redis Sentinel watching this lab while a demo runs one
+        (replmon.lab_sentinel.LabSentinel), else None."""
 
     # --- roles -------------------------------------------------------------------
     @property

@@ -9,10 +9,11 @@ enough for a lab), and stops it after:
         switch = sentinel_failover(lab, sentinel)   # the master stalled, replica promoted
     redis_switchover(lab)                           # back, planned (replmon.lab_switch)
 
-``sentinel_failover`` stalls the master (SIGSTOP, ~5 s), waits until Sentinel reports
-the replica as the master (``SENTINEL get-master-addr-by-name``), records it as the
-lab's Redis master (write loads follow), resumes the old master and waits until
-Sentinel has made it a replica of the new one.
+``sentinel_failover`` stalls the master (SIGSTOP, ~5 s; or kills it, ``kill=True``, and
+starts it again), waits until Sentinel reports the replica as the master (``SENTINEL
+get-master-addr-by-name``), records it as the lab's Redis master (write loads follow),
+resumes the old master and waits until Sentinel has made it a replica of the new one.
+``sentinel_switch`` is the planned one: ``SENTINEL FAILOVER``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ from replmon.lab_switch import LayerSwitch, wait_redis_link
 from replmon.labnode import REDIS_CANDIDATES, find_binary, free_port, stop_process
 
 DOWN_AFTER_MS = 1000
-FAILOVER_TIMEOUT_MS = 5000
+FAILOVER_TIMEOUT_MS = 30000
+"""Sentinel's failover-timeout on the lab: a failover settles within it (the old master,
+back, made a replica: ~1-10 s), and replmon takes two masters within it for Sentinel's
+failover, not a second primary (180 s in production by default)."""
 
 
 @dataclass
@@ -118,12 +122,17 @@ def lab_sentinel(lab: Lab, name: str = "lab", *, timeout: float = 30.0
 
 
 def sentinel_failover(lab: Lab, sentinel: LabSentinel, *, stall_s: float = 5.0,
-                      timeout: float = 30.0) -> LayerSwitch:
+                      kill: bool = False, timeout: float = 30.0) -> LayerSwitch:
     """Stall the Redis master (SIGSTOP) until Sentinel has promoted the replica and at
     least ``stall_s``; the lab's Redis master is the promoted node from then on. Waits
-    until Sentinel has made the old master a replica of the new one (link up)."""
+    until Sentinel has made the old master a replica of the new one (link up).
+    ``kill``: the master is killed (SIGKILL) instead, and started again ``stall_s`` after
+    (as a master, its own config, as a rebooted server comes back)."""
     old, new = lab.redis_primary, lab.redis_replica
-    old.pause_redis()
+    if kill:
+        old.kill_redis()
+    else:
+        old.pause_redis()
     fenced = time.time()
     try:
         deadline = time.monotonic() + timeout
@@ -141,8 +150,39 @@ def sentinel_failover(lab: Lab, sentinel: LabSentinel, *, stall_s: float = 5.0,
         lab.set_primary("redis", new)
         time.sleep(max(0.0, fenced + stall_s - time.time()))
     finally:
-        old.resume_redis()
+        if kill:
+            old.start_redis()
+        else:
+            old.resume_redis()
     # Sentinel sees the old master back, still saying master, and turns it into a
     # replica of the new one (REPLICAOF; it polls a replica's INFO every 10 s).
+    wait_redis_link(old, new, timeout)
+    return LayerSwitch("redis", old.name, new.name, fenced, promoted, time.time())
+
+
+def sentinel_switch(lab: Lab, sentinel: LabSentinel, *, timeout: float = 30.0
+                    ) -> LayerSwitch:
+    """A planned failover by Sentinel (``SENTINEL FAILOVER <name>``): it promotes the
+    replica and makes the old master its replica; the lab's Redis master follows. Waits
+    until the old master's link to the new one is up."""
+    old, new = lab.redis_primary, lab.redis_replica
+    fenced = time.time()
+    deadline = time.monotonic() + timeout
+    with sentinel.client() as c:
+        while True:  # the last failover may still be settling: INPROG, asked again
+            try:
+                c.execute_command("SENTINEL", "FAILOVER", sentinel.name)
+                break
+            except redis.exceptions.ResponseError as e:
+                if "INPROG" not in str(e) or time.monotonic() > deadline:
+                    raise LabError(f"SENTINEL FAILOVER {sentinel.name}: {e}") from None
+                time.sleep(0.2)
+    with new.redis() as nc:
+        while nc.info("replication").get("role") != "master":
+            if time.monotonic() > deadline:
+                raise LabError(f"Sentinel did not promote {new.name} in {timeout:g} s")
+            time.sleep(0.02)
+        promoted = time.time()
+    lab.set_primary("redis", new)
     wait_redis_link(old, new, timeout)
     return LayerSwitch("redis", old.name, new.name, fenced, promoted, time.time())

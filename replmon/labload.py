@@ -21,6 +21,8 @@ WINDOW_S = 600
 """Seconds of per-second counts the load keeps (achieved_rate's longest ``last``)."""
 ERROR_BYTES = 240
 """Room for the last error's text."""
+BACKOFF_S = 0.2
+"""Seconds a store that failed is left alone before the next try."""
 
 
 class WriteLoad:
@@ -235,19 +237,20 @@ def _write_load(nodes: list[tuple[str, int, int]], user: str, password: str,
         return redis.Redis(host=host, port=port, password=redis_password, socket_timeout=5,
                            socket_connect_timeout=2)
 
-    def moved() -> bool:
-        return bool(sh.mysql_to.value != mysql_at or sh.redis_to.value != redis_at)
-
-    def wait(seconds: float, *, until_moved: bool = False) -> None:
-        """Sleep ``seconds``, or less once the stop flag is up (or, when
-        ``until_moved``, once the load is told to write elsewhere)."""
+    def wait(seconds: float) -> None:
+        """Sleep ``seconds``, or less once the stop flag is up."""
         end = time.monotonic() + seconds
         while not sh.stop.value and (left := end - time.monotonic()) > 0:
-            if until_moved and moved():
-                return
-            time.sleep(min(left, 0.01 if until_moved else 0.05))
+            time.sleep(min(left, 0.05))
+
+    def note(e: BaseException) -> None:
+        sh.errors.value += 1
+        text = f"{type(e).__name__}: {e}".encode(errors="replace")[:ERROR_BYTES - 1]
+        sh.last_error[:len(text) + 1] = text + b"\0"
 
     mysql_at, redis_at = int(sh.mysql_to.value), int(sh.redis_to.value)
+    mysql_retry = redis_retry = 0.0
+    """When each store is tried again after an error (monotonic s)."""
     conn: pymysql.connections.Connection[Any] | None = None
     rc = redis_client(redis_at)
     period = 1.0 / rate
@@ -264,14 +267,20 @@ def _write_load(nodes: list[tuple[str, int, int]], user: str, password: str,
                     if conn is not None:
                         conn.close()
                 conn = None
+                mysql_retry = 0.0  # the new primary at once
             if sh.redis_to.value != redis_at:
                 redis_at = int(sh.redis_to.value)
                 rc.close()
                 rc = redis_client(redis_at)
+                redis_retry = 0.0
             i = random.randint(1, id_max)
-            ok = False
-            try:
-                if use_mysql:
+            failed = False
+            now = time.monotonic()
+            # MySQL and Redis each on their own: one down (a Redis master killed for a
+            # Sentinel failover) does not hold up the other's writes, as in an
+            # application whose two stores fail apart
+            if use_mysql and now >= mysql_retry:
+                try:
                     if conn is None:
                         conn = connect(mysql_at)
                     with conn.cursor() as cur:
@@ -279,21 +288,26 @@ def _write_load(nodes: list[tuple[str, int, int]], user: str, password: str,
                             cur.execute(f"INSERT INTO {table} (v) VALUES (%s)", (i,))
                         else:
                             cur.execute(f"UPDATE {table} SET v = v + 1 WHERE id = %s", (i,))
-                if use_redis:
+                except (pymysql.err.Error, OSError) as e:
+                    # read_only during a switchover, a server restarted or paused by a
+                    # test: count it, back off (less once told to write elsewhere)
+                    failed = True
+                    note(e)
+                    with contextlib.suppress(pymysql.err.Error, OSError):
+                        if conn is not None:
+                            conn.close()
+                    conn = None
+                    mysql_retry = now + BACKOFF_S
+            if use_redis and now >= redis_retry:
+                try:
                     rc.set(f"lab:k{i}", i)
                     rc.get(f"lab:k{i % 97}")
-                ok = True
-            except (pymysql.err.Error, redis.exceptions.RedisError, OSError) as e:
-                # read_only during a switchover, a server restarted or paused by a test:
-                # count it, back off (less once told to write elsewhere), reconnect.
-                sh.errors.value += 1
-                text = f"{type(e).__name__}: {e}".encode(errors="replace")[:ERROR_BYTES - 1]
-                sh.last_error[:len(text) + 1] = text + b"\0"
-                with contextlib.suppress(pymysql.err.Error, OSError):
-                    if conn is not None:
-                        conn.close()
-                conn = None
-                wait(0.2, until_moved=True)
+                except (redis.exceptions.RedisError, OSError) as e:
+                    failed = True
+                    note(e)
+                    redis_retry = now + BACKOFF_S
+            ok = not failed and (not use_mysql or now >= mysql_retry) and \
+                (not use_redis or now >= redis_retry)
             now = time.monotonic()
             while int(now - t0) > second:  # a new second: clear its slot in the ring
                 second += 1

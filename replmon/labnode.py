@@ -381,6 +381,13 @@ class LabNode:
         stop_process(self.redis_proc)
         self.redis_proc = None
 
+    def kill_redis(self) -> None:
+        """SIGKILL the Redis server, as a crash or a power cut would end it."""
+        proc, self.redis_proc = self.redis_proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait(10)
+
     def pause_redis(self) -> None:
         assert self.redis_proc is not None
         os.kill(self.redis_proc.pid, signal.SIGSTOP)

@@ -206,10 +206,14 @@ FAMILIES: tuple[Family, ...] = (
          "Round trip of a trivial command (SELECT 1, PING) in the last sample, seconds.",
          ["source"], "", read.source_rtt),
     # roles: which node is the primary now (replmon.roles, Tick.roles)
-    node("replmon_node_role_info", "gauge", "1 with the node's role now as the servers say "
-         "it (role: primary or replica; the node label of every per-node series is the same "
-         "and changes with it at a switchover, host stays the node's name) and the role the "
-         "fleet file gave it (given_role).", ["role", "given_role"], "", read.node_role),
+    pair("replmon_node_role_info", "gauge", "1 with the node's role now as the servers say "
+         "it (role: primary or replica, the pair's, which is its first service's; the node "
+         "label of every per-node series is the same and changes with it at a switchover, "
+         "host stays the node's name), the role the fleet file gave it (given_role), and its "
+         "role in each service (mysql_role, redis_role, drbd_role: each service has its own "
+         "primary, Redis under Sentinel may fail over alone; empty without that service).",
+         ["pair", "node", "host", "role", "given_role", "mysql_role", "redis_role",
+          "drbd_role"], "", read.node_roles),
     pair("replmon_pair_role_change_timestamp_seconds", "gauge", "When the pair's primary "
          "last changed (switchover or failover), epoch seconds (no series while it has not "
          "changed since replmon started).", ["pair"], "", read.role_change_time),

@@ -17,6 +17,7 @@ from replmon.fleet.state import PairState, incident_name
 from replmon.model.base import SourceState
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample
+from replmon.model.roles import LAYERS
 from replmon.model.tick import SOURCE_KINDS, NodeTick
 
 USER_HZ = 100
@@ -334,10 +335,18 @@ def nic(get: Callable[[Any], float | int | None]) -> NodeReader:
 
 # --- roles: which node is the primary now (replmon.roles) ------------------------------
 
-def node_role(n: NodeTick) -> tuple[Sample, ...]:
-    """The node's role now and the role it was given (before roles were observed, in a
-    recording: the given one)."""
-    return (((n.role, n.given or n.role), 1.0),)
+def node_roles(s: PairState) -> Iterator[Sample]:
+    """Each node (pair/node/host) with its role now in the pair, the role it was given
+    (before roles were observed, in a recording: the given one), and its role in each
+    service that has a primary ("" for one that has none: not there, or never read)."""
+    t = s.tick
+    if t is None:
+        return
+    roles = None if t.roles is None else t.roles.resolved()
+    have = {lr.layer for lr in roles.layers if lr.flipped is not None} if roles else set()
+    for n in t.nodes:
+        yield ((s.pair, n.role, n.name, n.role, n.given or n.role,
+                *(t.service_role(n, svc) if svc in have else "" for svc in LAYERS)), 1.0)
 
 
 def role_change_time(s: PairState) -> Iterator[Sample]:

@@ -32,6 +32,7 @@ from replmon.model.lag import MeasuredLag, lag_summary
 from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, incident_line
 from replmon.output.perfdata import Perf, measure_window_s, pair_perf
+from replmon.output.roles import ServiceRoles, service_roles
 from replmon.pipeline import BaseReader
 from replmon.units import tick_clock
 from replmon.wording import plural
@@ -68,6 +69,8 @@ class CheckRun:
     """The replica's true lag at the last tick, with its source (``Tick.lag``)."""
     lag_wall: float | None = None
     """When that tick was sampled (epoch seconds): the moment ``lag`` is of."""
+    roles: list[ServiceRoles] = field(default_factory=list)
+    """Each service's primary at the last tick and how long it has held."""
 
     @property
     def open_incidents(self) -> list[Incident]:
@@ -132,7 +135,7 @@ class CheckSummary(BaseReader):
                         cleared=self.cleared, ticks=ticks,
                         span_s=self.last.wall - self.first.wall, nodes=nodes, unknown=unknown,
                         perf=pair_perf(list(self.recent), limits), lag=self.last.lag,
-                        lag_wall=self.last.wall,
+                        lag_wall=self.last.wall, roles=service_roles(self.last),
                         incidents=list(self.incidents.incidents))
 
 
@@ -198,7 +201,7 @@ def render_text(run: CheckRun, *, width: int = 100, color: bool = False, table: 
                 localtime: Callable[[float], time.struct_time] = time.localtime) -> str:
     """Status line, then the findings: a table for a terminal (``table``), or plain
     lines an agent, a mail or a log keeps readable (no box drawing)."""
-    head = status_line(run) + "\n" + _incident_lines(run)  # never through Rich: no wrap
+    head = status_line(run) + "\n" + _roles_lines(run) + _incident_lines(run)  # no Rich: no wrap
     if not table:
         return head + _plain_long_output(run, localtime)
     buf = io.StringIO()
@@ -222,6 +225,13 @@ def render_text(run: CheckRun, *, width: int = 100, color: bool = False, table: 
                          _since(f, localtime), where(f, run.nodes), f.check, what)
         con.print(grid)
     return head + buf.getvalue()
+
+
+def _roles_lines(run: CheckRun) -> str:
+    """"roles: ..." (each service's primary and how long it has held), one line."""
+    if not run.roles or run.unknown:
+        return ""
+    return "roles: " + "; ".join(s.line() for s in run.roles) + "\n"
 
 
 def _incident_lines(run: CheckRun) -> str:
@@ -264,6 +274,7 @@ def render_json(run: CheckRun) -> str:
         "incidents": [incident_dict(i) for i in run.incidents],
         "lag": None if run.lag is None else run.lag.model_dump(mode="json"),
         "lag_wall": run.lag_wall,
+        "roles": [s.as_dict() for s in run.roles],
     }, indent=2)
 
 

@@ -16,17 +16,20 @@ from functools import partial
 from typing import Any, TextIO
 
 from replmon.engine import Update
+from replmon.errors import SessionError
 from replmon.model.findings import Finding
 from replmon.model.incidents import FindingId, IncidentTracker, causality, finding_id
+from replmon.model.roles import LAYER_NAMES
 from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, timeline
+from replmon.output.roles import ServiceRoles, service_roles
 from replmon.session.cut import in_window
 from replmon.session.facts import ChunkFacts, better, metric, values_of, versions_of
 from replmon.session.facts import findings_of as facts_findings
 from replmon.session.format import RecordingMeta
 from replmon.session.recording import Entry, Recording
 from replmon.session.rerun import Extract, Rerun
-from replmon.units import tick_stamp
+from replmon.units import fmt_duration, tick_stamp
 from replmon.wording import plural
 
 
@@ -190,6 +193,7 @@ def report(recording: Recording, more: Extract | None = None,
         prev = t
     last = prev
     nodes = {r: n.name for r, n in meta.nodes.items()}
+    roles = _roles_at_end(recording)
     incidents = in_window(meta, tracker.incidents)
     return {
         "file": str(recording.path),
@@ -203,6 +207,7 @@ def report(recording: Recording, more: Extract | None = None,
         "end": iso(last.wall if last else None),
         "duration_s": round(last.wall - first.wall, 3) if first and last else 0.0,
         "nodes": {role: info.model_dump() for role, info in meta.nodes.items()},
+        "roles_at_end": [r.as_dict() for r in roles],
         "versions_seen": {k: sorted(v) for k, v in sorted(versions.items())},
         "findings_recorded": recorded if meta.findings_recorded else None,
         "findings_rerun": rerun_events,
@@ -215,6 +220,17 @@ def report(recording: Recording, more: Extract | None = None,
         "problems": list(recording.problems),
         "closed_cleanly": recording.end is not None,
     } | ({"more": kept} if more is not None else {})
+
+
+def _roles_at_end(recording: Recording) -> list[ServiceRoles]:
+    """Each service's primary at the recording's last tick (one tick decoded; none when
+    it is damaged)."""
+    if not len(recording):
+        return []
+    try:
+        return service_roles(recording.tick_at(len(recording) - 1))
+    except SessionError:
+        return []
 
 
 def _window(meta: RecordingMeta) -> dict[str, Any] | None:
@@ -271,6 +287,10 @@ def render_text(rep: dict[str, Any]) -> str:
         lines.append(f"  {role:8} {info['name']} ({info['host'] or '?'})")
     for k, vs in rep["versions_seen"].items():
         lines.append(f"  {k:16} {', '.join(vs)}")
+    for r in rep.get("roles_at_end") or []:
+        lines.append(f"  {LAYER_NAMES[r['service']] + ' roles':16} {r['primary']} → "
+                     f"{r['replica']} at the end, for {fmt_duration(r['held_s'])} "
+                     f"({r['held_how']})")
     for title, key in (("findings recorded live", "findings_recorded"),
                        ("findings re-run with today's checks", "findings_rerun")):
         events = rep[key]

@@ -159,10 +159,13 @@ class NodePanel(VerticalScroll):
         """Each group's lines for ``node``, broken to this column's width; ``other``:
         the other node of the same tick (values that differ are marked);
         ``gtid_rows_per_s``: see render.mysql_text; ``sentinel``: the tick's Sentinel
-        sample (a line under Redis: render.sentinel_text); ``tick``: the replica's, for
-        its true lag (``Tick.lag``, ``Tick.redis_lag``)."""
-        lag = tick.lag if tick is not None else None
-        redis_lag = tick.redis_lag if tick is not None else None
+        sample (a line under Redis: render.sentinel_text); ``tick``: the tick, for the
+        true lag of the node that is MySQL's replica (``Tick.lag``) and the offset lag of
+        the one that is Redis's (``Tick.redis_lag``): each service has its own."""
+        lag = tick.lag if tick is not None and \
+            tick.service_role(node, "mysql") == "replica" else None
+        redis_lag = tick.redis_lag if tick is not None and \
+            tick.service_role(node, "redis") == "replica" else None
 
         def mysql(n: NodeTick, o: NodeTick | None) -> Text:
             return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s, lag=lag)
@@ -181,16 +184,23 @@ class NodePanel(VerticalScroll):
         return {kind: render.fit(text, width, kind) for kind, text in out.items()}
 
     def show(self, node: NodeTick, texts: dict[str, Text], lines: dict[str, int],
-             history: dict[str, deque[float]], since: float | None = None) -> None:
+             history: dict[str, deque[float]], since: float | None = None,
+             services: str = "") -> None:
         """``texts`` from ``texts()``, each padded to ``lines`` (the taller of the two
         nodes' same group, so both columns stay aligned group by group); ``since``: when
-        the roles last changed (``Roles.since``), said after the role."""
+        the roles last changed (``Roles.since``), said after the role; ``services``:
+        its roles in the services where they are not its role in the pair ("redis
+        replica"), said after its name."""
         title = f"{node.role} {node.name}"
+        room = self.outer_size.width - 6  # the border's corners and the spaces
+        if services:  # at 80 columns in the header's words: "· rds replica"
+            full = f" · {services}"
+            title += full if len(title) + len(full) <= room or room <= 0 else \
+                " · " + render.short_services(services)
         if since is not None:
             # "since" goes first when the panel is narrow: the time must stay whole (at
             # 80 columns "replica lab-primary since 13:47:…" lost its seconds)
             when = tick_clock(since)
-            room = self.outer_size.width - 6  # the border's corners and the spaces
             title += f" since {when}" if len(title) + 7 + len(when) <= room or room <= 0 \
                 else f" {when}"
         self.border_title = title
@@ -419,7 +429,7 @@ class ReplmonApp(App[None]):
         panels = {n.role: self.main_widget(f"#{n.given or n.role}", NodePanel)
                   for n in (p, r)}
         sentinel = tick.sentinel
-        texts = {p.role: panels[p.role].texts(p, r, now, sentinel=sentinel),
+        texts = {p.role: panels[p.role].texts(p, r, now, sentinel=sentinel, tick=tick),
                  r.role: panels[r.role].texts(r, p, now, self.gtid_rows.get(tick.wall),
                                               sentinel, tick=tick)}
         self._show_findings()  # first: the rows the findings need
@@ -436,7 +446,8 @@ class ReplmonApp(App[None]):
         since = tick.roles.since if tick.roles is not None else None
         for node in (p, r):
             panel = panels[node.role]
-            panel.show(node, texts[node.role], lines, self.history[panel.role], since)
+            panel.show(node, texts[node.role], lines, self.history[panel.role], since,
+                       render.service_roles_note(tick, node))
             for kind in node.statuses():  # a short screen skips what neither has
                 panel.query_one(f"#{panel.role}-{kind}").set_class(kind in hidden,
                                                                   "both-absent")

@@ -555,6 +555,27 @@ def _name(name: str, limit: int | None) -> str:
     return name if limit is None or len(name) <= limit else name[:limit - 1] + "…"
 
 
+def service_roles_note(tick: Tick, node: NodeTick) -> str:
+    """``node``'s roles in the services where they are not its role in the pair: "redis
+    replica" for the MySQL primary whose Redis Sentinel failed over ("" when none)."""
+    roles = tick.roles
+    if roles is None:
+        return ""
+    have = [lr.layer for lr in roles.layers if lr.flipped is not None]
+    return ", ".join(f"{svc} {role}" for svc in have
+                     if (role := tick.service_role(node, svc)) != node.role)
+
+
+SHORT_SERVICES = {"mysql": "sql", "redis": "rds", "drbd": "drbd"}
+"""The services as the header's arrows name them (=sql=>, <=rds=)."""
+
+
+def short_services(note: str) -> str:
+    """``service_roles_note`` in the header's words: "redis replica" -> "rds replica"."""
+    return ", ".join(" ".join([SHORT_SERVICES.get(w[0], w[0]), *w[1:]])
+                     for part in note.split(", ") if (w := part.split()))
+
+
 def columns(tick: Tick) -> tuple[NodeTick, NodeTick]:
     """The tick's nodes as the overview places them: the node given as the primary on
     the left, whatever its role now (a recording from before roles were observed has no
@@ -566,15 +587,24 @@ def columns(tick: Tick) -> tuple[NodeTick, NodeTick]:
 def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bool,
             source: str, *, short: bool, node: bool = True, names: int | None = None) -> Text:
     t = Text()
-    p, r = tick.primary, tick.replica
     left, right = columns(tick)
-    back = left is r  # the right column is the primary now: the arrows point left
+    left_given = left.given or left.role
+    back = False  # the service's primary is in the right column: its arrow points left
 
     def arrow(label: str, style: str) -> None:
         t.append(f"<={label}= " if back else f"={label}=> ", style=style)
 
+    def service(name: str) -> tuple[NodeTick, NodeTick]:
+        """The service's primary and replica (each service has its own), and which
+        way its arrow points."""
+        nonlocal back
+        p_, r_ = tick.oriented(name).nodes
+        back = (p_.given or p_.role) != left_given
+        return p_, r_
+
     t.append(f" {_name(left.name, names)} ", style="bold reverse")
     t.append(" ")
+    p, r = service("mysql")
     ch = r.mysql.replication[0] if r.mysql.status.ok and r.mysql.replication else None
     if r.mysql.status.state not in (SourceState.OK, SourceState.ABSENT):
         arrow("sql ?", "bold red")
@@ -582,6 +612,7 @@ def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bo
         healthy = ch.io_running == "Yes" and ch.sql_running
         lag = "NULL" if ch.seconds_behind is None else f"{ch.seconds_behind}s"
         arrow(f"sql {lag}" if healthy else "sql BROKEN", "green" if healthy else "bold red")
+    p, r = service("drbd")
     if p.drbd.status.ok and p.drbd.resources:
         conns = [c for res in p.drbd.resources for c in res.connections]
         # DRBD 8 users read WFConnection/SyncSource: show the raw cs where there is one.
@@ -592,6 +623,7 @@ def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bo
         else:
             arrow(f"drbd {'/'.join(sorted(shown))}",
                   "bold yellow" if connected else "bold red")
+    p, r = service("redis")
     if r.redis.status.ok and r.redis.role == "replica":
         up = r.redis.link_status == "up"
         arrow("rds" if up else "rds DOWN", "green" if up else "bold red")
