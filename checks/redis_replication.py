@@ -36,7 +36,9 @@ On the replica (key "link", one finding that follows the link through its states
   master lists no replica at all, or the replica's replication id differs from the
   master's: warning, the replica follows another server (wrong address, an old
   master after a failover).
-- **The replica's Redis is a master** (``role:master``): warning, not replicating.
+- **The replica's Redis is a master** (``role:master``): warning, not replicating
+  (while a Redis Sentinel's failover settles, within its ``failover-timeout``, the old
+  master back and not yet made a replica is the ``roles`` check's event instead).
   The pair's roles follow the servers (the ``roles`` check), so a Redis failover that
   moved with the rest of the pair is no finding here; when the primary's Redis is a
   replica at the same time, Redis moved and another layer (MySQL, DRBD) did not: a
@@ -91,6 +93,7 @@ from replmon.check import (
     Thresholds,
     Tick,
     Window,
+    failover_busy,
     fmt,
     fmt_byte_rate,
     fmt_bytes,
@@ -157,7 +160,11 @@ def _seconds_or(v: int | None, unknown: str, known: str) -> str:
 
 
 def link(p: NodeTick, r: NodeTick, last_wall: float,
-         sync_stalled_after: float = Limits().sync_stalled_after) -> Observation | None:
+         sync_stalled_after: float = Limits().sync_stalled_after, *,
+         sentinel_busy: str = "") -> Observation | None:
+    """The replica's link; ``sentinel_busy``: a Sentinel failover settling
+    (``failover_busy``), whose old master, back, is a master until Sentinel makes it a
+    replica: part of the roles event, not a replica that stopped replicating."""
     st = r.redis.status
     if st.state is SourceState.ABSENT:
         return None
@@ -172,6 +179,8 @@ def link(p: NodeTick, r: NodeTick, last_wall: float,
             next_step="On the replica: redis-cli PING, then INFO replication; its redis.log.")
     rs = r.redis
     master_ok = source_ok(p, "redis")
+    if rs.role == "master" and sentinel_busy:
+        return None
     if rs.role == "master":
         swapped = master_ok and p.redis.role == "replica"
         cause = ("REPLICAOF NO ONE was run (a failover or by hand), or it started without "
@@ -448,7 +457,8 @@ def gauges(w: Window) -> Gauges:
     last = w.last
     p, r = last.primary, last.replica
     master_ok = source_ok(p, "redis")
-    there = (link(p, r, last.wall) is not None or writable(r) is not None
+    busy = failover_busy(last.sentinel, last.wall) if r.redis.role == "master" else ""
+    there = (link(p, r, last.wall, sentinel_busy=busy) is not None or writable(r) is not None
              or (master_ok and _syncing(p, r)[1]))
     lag_now = _lag_at(last)
     age = _full_sync_age(w) if master_ok else None
@@ -468,8 +478,10 @@ def quiet(g: Gauges, t: Limits) -> bool:
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
+    r = w.node("replica")
+    busy = failover_busy(w.last.sentinel, w.last.wall) if r.redis.role == "master" else ""
     found = [full_resync(w, t),
-             link(w.node("primary"), w.node("replica"), w.last.wall, t.sync_stalled_after),
+             link(w.node("primary"), r, w.last.wall, t.sync_stalled_after, sentinel_busy=busy),
              lag(w, t), writable(w.node("replica"))]
     return [o for o in found if o is not None]
 

@@ -304,6 +304,7 @@ def _moved(w: Window, t: Limits, r: Roles, group: list[LayerRole], at: float
         key = f"{group[0].layer}:{new}"
     return Observation(
         key=key, node="pair", severity=Severity.INFO, title=title,
+        given="replica" if lead.flipped else "primary",  # the new primary, by identity
         numbers=numbers(primary=new, previous=old or None, services=label,
                         changed_at=_clock(at), pair_primary=r.primary,
                         **{f"{lr.layer}_says": lr.detail for lr in r.layers
@@ -324,6 +325,7 @@ def _swapped(w: Window, r: Roles) -> Observation:
                     f"({lr.held_how})" for lr in held)
     return Observation(
         key=r.primary, node="pair", severity=Severity.INFO,
+        given="replica" if r.swapped else "primary",
         title=(f"{r.primary} is the primary and {other} replicates from it, not the "
                f"other way round as given" + (f" ({how})" if how else "")),
         numbers=numbers(primary=r.primary, given_primary=r.given_primary,
@@ -333,7 +335,12 @@ def _swapped(w: Window, r: Roles) -> Observation:
     )
 
 
-EXPLAINS: tuple[Explains, ...] = tuple(
+EXPLAINS: tuple[Explains, ...] = (
+    Explains("redis_replication", "either",
+             "after a failover the old master resyncs from the new one, in full when it "
+             "took writes after the promotion (Sentinel does not pause them): those "
+             "writes are lost", before_s=60.0, effect_key="full_resync"),
+) + tuple(
     Explains(effect, "either", why, before_s=60.0, cause_key="half_done")
     for effect, why in (
         ("mysql_replication", "mid-change the old primary is not yet a replica of the new "

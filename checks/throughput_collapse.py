@@ -215,9 +215,11 @@ def _role_moved(w: Window, role: Role, kind: str, idx: list[int]) -> bool:
     """The node was ``kind``'s primary in the baseline and is not now: the clients went
     to the new primary (a Sentinel failover of Redis alone, a switchover), so its own
     rate fell with the role, not with the service."""
+    roles = w.last.roles
+    lr = None if roles is None else roles.layer(kind)
     now = w.last.service_role(w.last.primary if role == "primary" else w.last.replica, kind)
-    if now == "primary":
-        return False
+    if now == "primary" and (lr is None or lr.state == "direction"):
+        return False  # (mid-change, both masters: the roles check's event says it)
     return any(t.service_role(getattr(t, role), kind) == "primary"
                for t in (w.ticks[i] for i in idx))
 

@@ -116,6 +116,16 @@ def switched(lab: Lab, layers: Sequence[Layer] = LAYERS, *, timeout: float = 30.
 def mysql_switchover(lab: Lab, *, timeout: float = 30.0) -> LayerSwitch:
     """Swap the MySQL roles: the replica promoted, the primary made its replica."""
     old, new = lab.mysql_primary, lab.mysql_replica
+    fenced = _fence_mysql(lab, old, new, timeout)
+    promoted = _promote_mysql(lab, new)
+    # 4. The old primary replicates from the new one.
+    _follow_mysql(lab, old, new, timeout)
+    return LayerSwitch("mysql", old.name, new.name, fenced, promoted, time.time())
+
+
+def _fence_mysql(lab: Lab, old: LabNode, new: LabNode, timeout: float) -> float:
+    """1. and 2.: the old primary refuses the application's writes, and the replica has
+    applied all it wrote; when it was fenced (wall time)."""
     mysql = lab.is_mysql
     if not mysql and not old.sql("SELECT @@GLOBAL.log_slave_updates")[0][0]:
         # Its binlog would lack what it applied: gtid_binlog_pos could not say where the
@@ -134,8 +144,12 @@ def mysql_switchover(lab: Lab, *, timeout: float = 30.0) -> LayerSwitch:
     if res[0][0] != 0:
         raise LabError(f"switchover: {new.name} did not apply {pos} of {old.name} in "
                        f"{timeout:g} s ({old.name} left read_only)")
-    # 3. Promote.
-    if mysql:
+    return fenced
+
+
+def _promote_mysql(lab: Lab, new: LabNode) -> float:
+    """3.: the replica takes writes (the lab's write loads follow); when (wall time)."""
+    if lab.is_mysql:
         for stmt in ("STOP REPLICA", "RESET REPLICA ALL",
                      "SET GLOBAL super_read_only = OFF, read_only = OFF"):
             new.sql(stmt)
@@ -144,16 +158,58 @@ def mysql_switchover(lab: Lab, *, timeout: float = 30.0) -> LayerSwitch:
             new.sql(stmt)
     promoted = time.time()
     lab.set_primary("mysql", new)
-    # 4. The old primary replicates from the new one.
+    return promoted
+
+
+def _follow_mysql(lab: Lab, old: LabNode, new: LabNode, timeout: float) -> None:
+    """4.: ``old`` replicates from ``new``, both threads running, caught up."""
     replicate_from(lab, old, new)
     # Both threads running (MariaDB's IO thread says "Connecting", then "Preparing",
     # before "Yes"), and caught up.
     _wait(lambda: replication_threads(old) == ("Yes", "Yes", new.mysql_port),
           f"{old.name}'s replication threads running from {new.name}", timeout)
     lab.wait_replica_caught_up(timeout=timeout)
-    if mysql:
+    if lab.is_mysql:
         old.sql("SET GLOBAL super_read_only = OFF")  # read_only stays ON: the lab's baseline
-    return LayerSwitch("mysql", old.name, new.name, fenced, promoted, time.time())
+
+
+def node_lost(lab: Lab, *, timeout: float = 30.0) -> dict[Layer, LayerSwitch]:
+    """An unplanned failover: the primary node lost (its MySQL and Redis killed,
+    SIGKILL), the replica promoted on both. The replica had all the primary wrote (the
+    lab fences and waits first, as semi-sync would have it), so the old primary can
+    rejoin as a replica of the new one (``rejoin``) without errant transactions."""
+    old, new = lab.mysql_primary, lab.mysql_replica
+    if lab.redis_primary is not old:
+        raise LabError("node_lost: MySQL's and Redis's primaries are not one node")
+    fenced = _fence_mysql(lab, old, new, timeout)
+    with old.redis() as oc, new.redis() as nc:
+        oc.execute_command("CLIENT", "PAUSE", str(int(timeout * 1000)), "WRITE")
+        target = int(oc.info("replication")["master_repl_offset"])
+        _wait(lambda: int(nc.info("replication").get("slave_repl_offset", -1)) >= target,
+              f"Redis {new.name} at offset {target}", timeout)
+    old.kill_mysql()
+    old.kill_redis()
+    lost = time.time()
+    promoted = _promote_mysql(lab, new)
+    with new.redis() as nc:
+        nc.execute_command("REPLICAOF", "NO", "ONE")
+    lab.set_primary("redis", new)
+    return {"mysql": LayerSwitch("mysql", old.name, new.name, fenced, promoted, lost),
+            "redis": LayerSwitch("redis", old.name, new.name, fenced, time.time(), lost)}
+
+
+def rejoin(lab: Lab, node: LabNode, *, timeout: float = 30.0) -> None:
+    """``node``, lost (``node_lost``), started again: its MySQL (read_only, as a
+    restarted replica) replicates from the primary, its Redis is made a replica of the
+    master; both caught up."""
+    primary = lab.mysql_primary
+    node.start_mysql()
+    _follow_mysql(lab, node, primary, timeout)
+    node.start_redis()
+    with node.redis() as rc:
+        rc.execute_command("REPLICAOF", lab.redis_primary.host,
+                           str(lab.redis_primary.redis_port))
+    wait_redis_link(node, lab.redis_primary, timeout)
 
 
 def replicate_from(lab: Lab, node: LabNode, source: LabNode) -> None:

@@ -309,6 +309,13 @@ class LabNode:
         stop_process(self.mysql_proc)
         self.mysql_proc = None
 
+    def kill_mysql(self) -> None:
+        """SIGKILL the MySQL server, as a crash or a power cut would end it."""
+        proc, self.mysql_proc = self.mysql_proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait(10)
+
     def restart_mysql(self) -> None:
         self.stop_mysql()
         self.start_mysql()

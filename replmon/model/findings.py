@@ -55,7 +55,8 @@ class Observation(Record):
     given: str = ""
     """The node by the role it was given ("primary", "replica"): how the engine tells
     the two nodes apart, so a finding stays with its node when the roles change, whatever
-    the names ("" for the pair, and in recordings made before it was kept)."""
+    the names ("" for the pair, and in recordings made before it was kept). A pair
+    finding about one node sets it too (the roles check's event: the new primary)."""
 
 
 class Finding(Record):

@@ -55,8 +55,8 @@ def service_roles(tick: Tick | None) -> list[ServiceRoles]:
         q = _node(tick, "primary" if lr.flipped else "replica")
         if lr.changed is not None:
             held, how = tick.wall - lr.changed, f"changed at {tick_clock(lr.changed)}"
-        elif lr.held_s is not None and lr.held_s >= tick.wall - lr.since:
-            held, how = lr.held_s, lr.held_how
+        elif lr.held_s is not None:  # (``since`` went back by what they said at first)
+            held, how = max(lr.held_s, tick.wall - lr.since), lr.held_how
         else:
             held, how = tick.wall - lr.since, "at least: as replmon has seen it"
         out.append(ServiceRoles(lr.layer, p.name, q.name, max(0.0, held), how, lr.state))

@@ -325,3 +325,19 @@ def test_rdb_last_bgsave_time_minus_one_is_unknown() -> None:
     s = build_redis_sample({**info, "rdb_last_bgsave_time_sec": "-1"})
     assert s.rdb_last_bgsave_time_s is None
     assert build_redis_sample({**info, "rdb_last_bgsave_time_sec": "3"}).rdb_last_bgsave_time_s == 3
+
+
+def test_client_list_gives_the_age_of_a_replicas_master_link() -> None:
+    """CLIENT LIST TYPE master as Redis 7.0 answers it (fixtures/redis/README.md): the
+    replica's master connection's age; none on a master; garbage is a parse error."""
+    from replmon.sources.redis_parse import parse_master_link_age
+
+    replica = (FIXTURES / "redis7.0_replica_client_list_master.clientlist").read_bytes()
+    assert parse_master_link_age(replica) == 7
+    assert parse_master_link_age(replica.decode()) == 7
+    assert parse_master_link_age((FIXTURES / "redis7.0_master_client_list_master.clientlist")
+                                 .read_bytes()) is None
+    with pytest.raises(ParseError, match="not a number of seconds"):
+        parse_master_link_age(replica.decode().replace("age=7", "age=seven"))
+    with pytest.raises(ParseError, match="not text"):
+        parse_master_link_age(["id=3"])
