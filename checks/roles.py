@@ -1,45 +1,67 @@
-"""Roles: which node is the primary now, and a switchover or failover as one event.
+"""Roles: which node is each service's primary now, and a switchover or failover as one
+event.
 
 The command line's ``--primary``/``--replica`` (or the config) say what the user
-expects; every tick replmon reads the pair's direction from the servers themselves,
-layer by layer (``replmon/roles.py``: a MySQL channel's source server_id or uuid
-against the other node's, Redis ``role`` and replication id, DRBD resource roles), and
-every check judges the pair as it is. This check tells the change itself:
+expects; every tick replmon reads each service's direction from the servers themselves
+(``replmon/roles.py``: a MySQL channel's source server_id or uuid against the other
+node's, Redis ``role`` and replication id, DRBD resource roles). MySQL/MariaDB,
+Redis/Valkey and DRBD each have their own primary node, and each service's checks judge
+it in its own direction: a node can be the MySQL primary and the Redis replica (Redis
+under Sentinel fails over on its own). Which services move together is
+``[roles] together`` (``--together``): by default all of them, but Redis on its own
+when a Sentinel is configured. This check tells the changes:
 
 - **A switchover or failover, complete** (info): "db162 is now the primary (MySQL
-  since 06:46:45, Redis since 06:46:46); db163 replicates from it". It stays in view
-  ``show_for`` (10 min) after the change, so whoever arrives later sees it; the other
-  checks stay quiet about the change itself (the errant-GTID, not-replicating and
-  swapped-roles alarms it used to cause are gone). The finding's key is the new
-  primary's name: a change while the last one is still in view (a switch back) is an
-  event of its own, at its own time, and the last one's event closes.
+  since 06:46:45, Redis since 06:46:46); db163 replicates from it" for the pair's first
+  group; for a service that moves on its own, "Sentinel promoted db162's Redis at
+  06:46:46, epoch 3; MySQL stays on db163" (or "db162 is now the Redis primary ...").
+  It stays in view ``show_for`` (10 min) after the change, so whoever arrives later sees
+  it; the other checks stay quiet about the change itself. The finding's key is the new
+  primary's name (``redis:db162`` for a service on its own), the node it names is told
+  by identity: a change while the last one is still in view (a switch back) is an event
+  of its own, at its own time, and the last one's event closes.
 - **Half done** (key "half_done": info "changing" from ``settle``, 2 s, warning after
-  ``hold``, 15 s; critical after ``critical_after``, 120 s): the layers disagree (MySQL
-  moved, Redis or DRBD did not), or a layer that had a direction lost it: nobody
-  replicates from anybody, the old primary is not yet following the new one. The title
-  names each layer's say. It (not the completed event: a fault after a switchover is
-  not caused by it) explains what the other
-  checks see meanwhile (a replica not replicating, a Redis replica that is a master),
-  so they form one incident under it.
+  ``hold``, 15 s; critical after ``critical_after``, 120 s): services that move together
+  disagree (MySQL moved, Redis or DRBD did not), or a service that had a direction lost
+  it: nobody replicates from anybody, the old primary is not yet following the new one.
+  Services in different groups may have different primaries: that is settled, not half
+  done. The title names each service's say. It (not the completed event: a fault after a
+  switchover is not caused by it) explains what the other checks see meanwhile (a
+  replica not replicating, a Redis replica that is a master), so they form one incident
+  under it. A Redis Sentinel's failover still settling (its ``failover-state``, or a
+  promotion less than its ``failover-timeout`` ago: the old master, back, is a master
+  until Sentinel makes it a replica) is part of the event, info for as long as it
+  lasts: not a second primary (two_primaries) nor a replica that stopped replicating.
 - **Sentinel** (``--sentinel``, optional): when a Redis Sentinel promoted a node while
-  the event is in view, both titles say so: "...; Sentinel promoted db162 at
-  06:46:46, epoch 3" (the time its ``+switch-master`` arrived, else the first tick
-  that showed the new master).
+  the event is in view, the titles say so: "...; Sentinel promoted db162 at 06:46:46,
+  epoch 3" (the time its ``+switch-master`` arrived, else the first tick that showed
+  the new master).
 - **Roles the other way round from the start** (info): the servers say the node given
-  as the replica is the primary. Everything is shown as it is; the names stay.
+  as the replica is the primary, and since when from their own evidence. Everything is
+  shown as it is; the names stay.
+
+Since when: a session started after a change says how long each direction has held
+from what the servers say, not from when replmon started: the replica's MySQL receiver
+connected for so long (its processlist time), its Redis link up for so long (``CLIENT
+LIST TYPE master``), Sentinel has seen the master as master for so long
+(``role-reported-time``). ``check`` prints it ("roles: MySQL db163 → db162 for 3 d 2 h
+(...); Redis db162 → db163 for 2 min 5 s (...)").
 
 Both nodes writable stays two_primaries' finding; DRBD Primary on both, drbd_peer's.
 
-On ``replmon serve``'s /metrics: ``replmon_node_role_info{role, given_role}`` per node,
-``replmon_pair_role_change_timestamp_seconds`` and ``replmon_pair_role_layers_at_odds``
-(docs/metrics.md). ``replmon rules`` raises ``ReplmonSwitchover`` (info) for a completed
-change and ``ReplmonSwitchoverHalfDone`` (at this finding's severity) for a half-done
-one, both naming the new primary, instead of the ``ReplmonFinding*`` alerts.
+On ``replmon serve``'s /metrics: ``replmon_node_role_info{role, given_role,
+mysql_role, redis_role, drbd_role}`` per node, ``replmon_pair_role_change_timestamp_seconds``
+and ``replmon_pair_role_layers_at_odds`` (docs/metrics.md). ``replmon rules`` raises
+``ReplmonSwitchover`` (info) for a completed change of the pair,
+``ReplmonServiceSwitchover`` (info) for a service that moved on its own (its
+``service`` and ``primary`` labels from the key) and ``ReplmonSwitchoverHalfDone`` (at
+this finding's severity) for a half-done one, each naming the new primary, instead of
+the ``ReplmonFinding*`` alerts.
 
-What to do: finish the change the layers disagree on (promote or re-point the layer
+What to do: finish the change the services disagree on (promote or re-point the one
 that did not move: ``REPLICAOF``, ``CHANGE MASTER TO``/``CHANGE REPLICATION SOURCE
 TO``, ``drbdadm primary``), or roll it back; then check that writes go to the new
-primary only.
+primary only. If they do not fail over together here, say so: ``[roles] together``.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ groups:
     rules:
       - alert: ReplmonSwitchover
         expr: >-
-          (replmon_finding{check="roles", severity="info"}
+          (replmon_finding{check="roles", severity="info", key!~"(mysql|redis|drbd):.+"}
             * on(instance, pair) group_left(primary) label_replace(
                 replmon_node_role_info{role="primary"}, "primary", "$1", "host", "(.*)"))
           and on(instance, pair) replmon_pair_role_layers_at_odds == 0
@@ -99,6 +99,27 @@ groups:
             replmon's checks now judge the pair as it is. Check that clients write to
             {{ $labels.primary }} only. When, and each layer's say:
             http://{{ $labels.instance }}/findings.json
+      # A service that fails over on its own ([roles] together; Redis under Sentinel by
+      # default): its event's key is "<service>:<new primary>", and the pair's primary
+      # (replmon_node_role_info{role="primary"}) is not the one that moved.
+      - alert: ReplmonServiceSwitchover
+        expr: >-
+          label_replace(label_replace(
+            replmon_finding{check="roles", severity="info", key=~"(mysql|redis|drbd):.+"},
+            "service", "$1", "key", "(mysql|redis|drbd):.+"),
+            "primary", "$1", "key", "[a-z]+:(.+)")
+        labels:
+          severity: info
+        annotations:
+          screen: @SCREEN@
+          summary: >-
+            {{ $labels.pair }}: {{ $labels.primary }} is now the {{ $labels.service }} primary
+          description: >-
+            The {{ $labels.service }} of pair {{ $labels.pair }} failed over on its own
+            (Redis under Sentinel, or as [roles] together says): {{ $labels.primary }} is
+            its primary now, the other services stay where they were. Check that clients
+            of {{ $labels.service }} write to {{ $labels.primary }} only. When, and what
+            Sentinel said: http://{{ $labels.instance }}/findings.json
       - alert: ReplmonSwitchoverHalfDone
         expr: >-
           (replmon_finding{check="roles"}

@@ -161,7 +161,12 @@ class Roles(Struct):
                 lost = lr.state == "none" and lr.had_direction
                 other = lr.state == "direction" and lead is not None and lr is not lead \
                     and _points(lr, self) != _points(lead, self)
-                if lost or other:
+                # unreadable for a tick, but last seen the other way: still at odds (a
+                # timeout is no news that it moved)
+                unseen = lr.state == "unknown" and lead is not None and lr is not lead \
+                    and lr.flipped is not None and lead.flipped is not None \
+                    and lr.flipped != lead.flipped
+                if lost or other or unseen:
                     out.append(lr)
         return out
 

@@ -21,8 +21,12 @@ from replmon.model.drbd import DrbdSample
 from replmon.model.findings import Finding, Observation
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.redis import RedisSample
+from replmon.model.roles import LAYERS, Group
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.roles import Orienter
+
+LAYER_GROUPS: tuple[Group, ...] = (LAYERS,)
+"""Every service moving together (the default without a Sentinel)."""
 
 T0 = 1_700_000_000.0
 """Wall time of tick 0 in synthetic sessions (2023-11-14 22:13:20 UTC)."""
@@ -86,11 +90,12 @@ def directed(mysql: str | None, redis: str | None, *, primary: str = "db163",
 
 
 def oriented(pairs: Iterable[tuple[NodeTick, NodeTick]], *, interval: float = 1.0,
-             start: int = 0) -> list[Tick]:
+             start: int = 0, groups: Sequence[Group] = LAYER_GROUPS) -> list[Tick]:
     """Ticks from the nodes as given (``directed``), oriented as the collector does it
-    (replmon.roles.Orienter): the tick's primary is the node the servers say, and
-    ``Tick.roles`` says how and since when."""
-    orienter = Orienter()
+    (replmon.roles.Orienter, with ``groups``: the services that move together): the
+    tick's primary is the node the servers say, and ``Tick.roles`` says how and since
+    when."""
+    orienter = Orienter(groups)
     out = []
     for i, (a, b) in enumerate(pairs):
         t = tick(start + i, interval=interval)

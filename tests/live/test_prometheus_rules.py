@@ -101,7 +101,7 @@ def promtool_test(tmp: Path, series: list[dict[str, Any]],
 def test_the_shipped_rules_pass_promtool_check(tmp_path: Path) -> None:
     (tmp_path / "rules.yml").write_text(RULES)
     out = run("check", "rules", "rules.yml", cwd=tmp_path)
-    assert out.returncode == 0 and "SUCCESS: 9 rules found" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0 and "SUCCESS: 10 rules found" in out.stdout, out.stdout + out.stderr
 
 
 def test_rules_for_a_fleet_file_name_it_in_every_pair_alert_and_pass_promtool(
@@ -119,10 +119,10 @@ def test_rules_for_a_fleet_file_name_it_in_every_pair_alert_and_pass_promtool(
     assert out.returncode == 0, out.stderr
     (tmp_path / "rules.yml").write_text(out.stdout)
     check = run("check", "rules", "rules.yml", cwd=tmp_path)
-    assert check.returncode == 0 and "SUCCESS: 9 rules found" in check.stdout, (
+    assert check.returncode == 0 and "SUCCESS: 10 rules found" in check.stdout, (
         check.stdout + check.stderr)
     screen = f"replmon --config '{fleet}' --pair {{{{ $labels.pair }}}}"
-    assert out.stdout.count(f"screen: {json.dumps(screen)}") == 8  # all but ReplmonDown
+    assert out.stdout.count(f"screen: {json.dumps(screen)}") == 9  # all but ReplmonDown
     series = [{"series": 'replmon_finding{pair="shop",node="replica",check="mysql_replication",'
                          'key="sql",severity="critical",instance="replmon:9465",job="replmon"}',
                "values": "1x5"}]
@@ -342,5 +342,36 @@ def test_a_half_done_switchover_warns_then_goes_critical_naming_the_new_primary(
         *({"eval_time": f"{at}s", "alertname": "ReplmonSwitchover", "exp_alerts": []}
           for at in (10, 25, 130)),
         *no_finding_alerts(25), *no_finding_alerts(130),
+    ]
+    promtool_test(tmp_path, series, cases)
+
+
+def test_redis_failed_over_alone_is_one_service_alert_naming_its_primary(
+        tmp_path: Path) -> None:
+    """Redis moves to db162 at 10 s with MySQL left on db163, Redis on its own (Sentinel's
+    groups): ReplmonServiceSwitchover names db162 and Redis; no ReplmonSwitchover (whose
+    primary would be MySQL's) and no half-done alert."""
+    from replmon.model.roles import default_groups
+
+    ticks = oriented([directed("db163", "db163")] * 10 + [directed("db163", "db162")] * 30,
+                     groups=default_groups(sentinel=True))
+    series = page_series(ticks, "shop")
+    labels = {"pair": "shop", "node": "pair", "check": "roles", "key": "redis:db162",
+              "severity": "info", "incident": "roles/pair/redis:db162",
+              "incident_role": "root", "service": "redis", "primary": "db162", **INSTANCE}
+    alert = {"exp_labels": labels, "exp_annotations": {
+        "screen": "replmon --config FLEET.toml --pair shop",
+        "summary": "shop: db162 is now the redis primary",
+        "description": (
+            "The redis of pair shop failed over on its own (Redis under Sentinel, or as "
+            "[roles] together says): db162 is its primary now, the other services stay "
+            "where they were. Check that clients of redis write to db162 only. When, and "
+            f"what Sentinel said: http://{INSTANCE['instance']}/findings.json")}}
+    cases = [
+        {"eval_time": "9s", "alertname": "ReplmonServiceSwitchover", "exp_alerts": []},
+        {"eval_time": "11s", "alertname": "ReplmonServiceSwitchover", "exp_alerts": [alert]},
+        *({"eval_time": f"{at}s", "alertname": name, "exp_alerts": []}
+          for at in (11, 30) for name in ("ReplmonSwitchover", "ReplmonSwitchoverHalfDone")),
+        *no_finding_alerts(30),
     ]
     promtool_test(tmp_path, series, cases)

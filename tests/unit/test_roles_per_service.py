@@ -278,3 +278,19 @@ def test_the_gates_hide_nothing_of_a_service_moving_alone() -> None:
             assert not hidden, (check.id, hidden[:3])
             seen += n
         assert seen, check.id  # evaluate saw something somewhere: the gates were tried
+
+
+def test_a_service_unread_for_a_tick_mid_change_is_no_news_that_it_moved() -> None:
+    """MySQL moved to db162, Redis not yet, and for three ticks Redis cannot be read on
+    either node (timeouts on a busy machine): still half done, not a completed change
+    that closes and opens again when Redis is read."""
+    from replmon.model.redis import RedisSample
+
+    unread = RedisSample(status=status("timeout", "no reply within 0.4 s"))
+    blind = tuple(n.model_copy(update={"redis": unread}) for n in MYSQL_ONLY)
+    ts = ticks([AS_GIVEN] * 5 + [MYSQL_ONLY] + [blind] * 3 + [SWITCHED] * 10)  # type: ignore[list-item]
+    r = ts[7].roles
+    assert r is not None and [lr.layer for lr in r.at_odds()] == ["redis"]
+    _, opened_at = run_check(roles.CHECK, ts)
+    assert [(seq, f.key) for seq, fs in opened_at.items() for f in fs] == [(8, "half_done"),
+                                                                           (9, B)]
