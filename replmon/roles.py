@@ -202,7 +202,7 @@ def _mysql_held(primary: NodeTick, replica: NodeTick, s: SentinelSample | None) 
     if replica.mysql.status.state is not _OK or not times:
         return None, ""
     held = float(max(times))
-    return held, f"{replica.name}'s channel connected to {primary.name} for {fmt_duration(held)}"
+    return held, f"{replica.name}'s channel connected for {fmt_duration(held)}"
 
 
 def _redis_held(primary: NodeTick, replica: NodeTick, s: SentinelSample | None) -> Held:
@@ -213,8 +213,8 @@ def _redis_held(primary: NodeTick, replica: NodeTick, s: SentinelSample | None) 
     r = replica.redis
     if r.status.state is _OK and r.role == "replica" and r.link_status == "up" \
             and r.master_link_age_s is not None:
-        best = (float(r.master_link_age_s), f"{replica.name}'s link to {primary.name} up "
-                                            f"{fmt_duration(r.master_link_age_s)}")
+        best = (float(r.master_link_age_s),
+                f"{replica.name}'s link up {fmt_duration(r.master_link_age_s)}")
     if s is not None and s.status.state is _OK and s.role_reported_s is not None \
             and s.master_given == primary.given and "master" in s.flags \
             and (best[0] is None or s.role_reported_s > best[0]):

@@ -110,7 +110,7 @@ class LayerRole(Struct):
     channel up-time, the time Sentinel has seen the master as master); None: they say
     nothing (DRBD, a replica not connected)."""
     held_how: str = ""
-    """Where ``held_s`` comes from, in words: "db162's link to db163 up 2 min"."""
+    """Where ``held_s`` comes from, in words: "db162's link up 2 min"."""
 
 
 @struct
