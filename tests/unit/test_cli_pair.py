@@ -152,11 +152,11 @@ def test_the_rules_carry_the_screen_command_of_each_pair_alert(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     placeholder = 'screen: "replmon --config FLEET.toml --pair {{ $labels.pair }}"'
-    assert RULES.count(placeholder) == 8 and RULES.count("- alert:") == 9
+    assert RULES.count(placeholder) == 9 and RULES.count("- alert:") == 10
     assert main(["rules", "--config", "fleet.toml"]) == 0
     out = capsys.readouterr().out
     path = os.path.abspath("fleet.toml")
-    assert out.count(f'screen: "replmon --config {path} --pair {{{{ $labels.pair }}}}"') == 8
+    assert out.count(f'screen: "replmon --config {path} --pair {{{{ $labels.pair }}}}"') == 9
     assert out == rules("fleet.toml")
     assert main(["--config", "fleet.toml", "rules"]) == 0  # before the command too
     assert capsys.readouterr().out == out
