@@ -82,7 +82,7 @@ def describe(out: Outcome) -> list[tuple[int, list[tuple[str, str, str]]]]:
 async def test_the_scenario_is_flagged_on_every_server(
         lab_pool: LabPool, versions: Versions, sc: LabScenario) -> None:
     lab = lab_pool.get(*versions)
-    out = await run_lab_scenario(lab, sc)
+    out = await run_lab_scenario(lab, sc, until_found=True)
     early = [f for f in out.above_info(out.onset_seq) if f.check == sc.check]
     assert not early, describe(out)
     f = out.first(sc.check, sc.min_severity)

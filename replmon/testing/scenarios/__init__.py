@@ -171,9 +171,12 @@ def run_seed_scenario(sc: SeedScenario) -> Outcome:
 
 
 async def run_lab_scenario(lab: Any, sc: LabScenario,
-                           on_tick: Callable[[Tick, Any], None] | None = None) -> Outcome:
+                           on_tick: Callable[[Tick, Any], None] | None = None,
+                           *, until_found: bool = False) -> Outcome:
     """Sample ``lab`` with every check: healthy ticks, then the situation.
-    ``on_tick(tick, update)`` sees every tick (e.g. a recording writer)."""
+    ``on_tick(tick, update)`` sees every tick (e.g. a recording writer).
+    ``until_found``: stop at the tick the scenario's check opens at its severity, not
+    after ``sc.ticks`` (a test of the onset only; the situation is undone all the same)."""
     from replmon.config import build_config
     from replmon.engine import build_engine
     from replmon.factory import build_collector
@@ -205,10 +208,18 @@ async def run_lab_scenario(lab: Any, sc: LabScenario,
                 elif onset >= 0 and sc.undo_after is not None \
                         and t.seq == onset - 1 + sc.undo_after:
                     situation.close()
+                if until_found and onset >= 0 and _found(sc, opened):
+                    break
                 if t.seq + 1 >= sc.healthy_ticks + sc.ticks and _done(sc, eng, ticks, opened,
                                                                        onset):
                     break
     return Outcome(sc.name, sc.check, onset, ticks, opened, sc.deadline_s)
+
+
+def _found(sc: LabScenario, opened: dict[int, list[Finding]]) -> bool:
+    """The scenario's check opened at its severity."""
+    return any(f.check == sc.check and f.severity >= sc.min_severity
+               for fs in opened.values() for f in fs)
 
 
 def _done(sc: LabScenario, eng: Any, ticks: list[Tick], opened: dict[int, list[Finding]],
@@ -218,8 +229,7 @@ def _done(sc: LabScenario, eng: Any, ticks: list[Tick], opened: dict[int, list[F
     run's late ticks, plus the check's open_after and two ticks). A machine that stalls
     replmon's ticks gets the ticks the design needs, not a fixed count that an idle
     machine fills in time."""
-    if not sc.check or any(f.check == sc.check and f.severity >= sc.min_severity
-                           for fs in opened.values() for f in fs):
+    if not sc.check or _found(sc, opened):
         return True
     th = eng.limits.get(sc.check)
     out = Outcome(sc.name, sc.check, onset, ticks, opened, sc.deadline_s)
