@@ -15,7 +15,7 @@ pytestmark = pytest.mark.live
 
 async def test_increment_on_one_node_only_is_flagged(lab: Lab) -> None:
     sc = LAB[0]
-    out = await run_lab_scenario(lab, sc)
+    out = await run_lab_scenario(lab, sc, until_found=True)
     ok, why = judge(out, sc.min_severity)
     assert ok, why
     f = out.first()

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.live
 
 async def test_an_insert_on_the_replica_is_flagged_with_its_gtid(lab: Lab) -> None:
     (sc,) = [s for s in LAB if s.check == "errant_writes"]
-    out = await run_lab_scenario(lab, sc)
+    out = await run_lab_scenario(lab, sc, until_found=True)
     ok, why = judge(out, sc.min_severity)
     assert ok, why
     f = out.first()
@@ -29,6 +29,6 @@ async def test_an_insert_on_the_replica_is_flagged_with_its_gtid(lab: Lab) -> No
 
 async def test_sql_thread_stopped_scenario_flags_pair_lag_on_time(lab: Lab) -> None:
     (sc,) = [s for s in LAB if s.check == "pair_lag"]
-    out = await run_lab_scenario(lab, sc)
+    out = await run_lab_scenario(lab, sc, until_found=True)
     ok, why = judge(out, sc.min_severity)
     assert ok, why

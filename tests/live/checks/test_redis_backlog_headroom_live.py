@@ -5,7 +5,8 @@ output buffer limits under the lab's write load are quiet; CONFIG SET repl-backl
 The write load is a fact each test checks, not an assumption: the master's replication
 stream measured over each run (master_repl_offset growth) must reach what the finding
 needs, or the test fails saying so with the figure. The runs are as long as the check's
-own holds need (its 10 s rate span, then open_after), with 4 s to spare."""
+own holds need (its 10 s rate span, then open_after), with 4 s to spare; a run that
+should flag ends at the tick its finding opens."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ class Run:
         return [f for f in self.opened if f.key == key]
 
 
-async def _run(lab: Lab, ticks: int) -> Run:
+async def _run(lab: Lab, ticks: int, until: str | None = None) -> Run:
+    """``ticks`` ticks, or fewer: up to the one where a finding keyed ``until`` opens."""
     engine = build_engine(entry_points=False)
     opened: list[Finding] = []
     seen: list[Tick] = []
@@ -52,6 +54,8 @@ async def _run(lab: Lab, ticks: int) -> Run:
         async for t in c.ticks(ticks):
             seen.append(t)
             opened += [f for f in engine.feed(t).opened if f.check == "redis_backlog_headroom"]
+            if until is not None and any(f.key == until for f in opened):
+                break
     offs = [(t.wall, t.primary.redis.master_repl_offset) for t in seen
             if t.primary.redis.master_repl_offset is not None]
     rate = (offs[-1][1] - offs[0][1]) / (offs[-1][0] - offs[0][0]) if len(offs) > 1 else 0.0
@@ -77,9 +81,9 @@ def runs(lab: Lab) -> Runs:
     with WriteLoad(lab, rate=300, mysql=False):
         quiet = asyncio.run(_run(lab, QUIET_TICKS))
         with small_backlog(lab):
-            backlog = asyncio.run(_run(lab, FLAG_TICKS))
+            backlog = asyncio.run(_run(lab, FLAG_TICKS, until="backlog"))
         with small_output_buffer(lab):
-            output_buffer = asyncio.run(_run(lab, FLAG_TICKS))
+            output_buffer = asyncio.run(_run(lab, FLAG_TICKS, until="output_buffer"))
     return Runs(quiet, backlog, output_buffer)
 
 

@@ -21,7 +21,7 @@ def by_name(fragment: str) -> LabScenario:
 
 async def flagged(lab: Lab, fragment: str) -> tuple[Outcome, Finding]:
     sc = by_name(fragment)
-    out = await run_lab_scenario(lab, sc)
+    out = await run_lab_scenario(lab, sc, until_found=True)
     f = out.first(sc.check, sc.min_severity)
     assert f is not None, [(s, [(g.check, g.title) for g in fs]) for s, fs in out.opened.items()]
     assert out.on_time(sc.min_severity), out.onset_delay_s(sc.min_severity)
@@ -56,7 +56,7 @@ async def test_replica_applying_an_old_statement_shows_its_lag(lab: Lab) -> None
 async def test_applier_blocked_under_load_shows_growing_lag(lab: Lab) -> None:
     # Growth needs growth_min_span_s of readings, so this one is not held to 3 s: the
     # scenario shortens the span to 4 s; it must be seen within that plus 3 s.
-    out = await run_lab_scenario(lab, R.LAG_GROWTH)
+    out = await run_lab_scenario(lab, R.LAG_GROWTH, until_found=True)
     f = out.first()
     assert f is not None and f.severity is Severity.WARNING
     delay = out.onset_delay_s()

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.live
 
 
 async def test_auto_increment_2_with_random_id_updates_flags_within_3_s(lab: Lab) -> None:
-    out = await run_lab_scenario(lab, mysql_rows.LAB[0])
+    out = await run_lab_scenario(lab, mysql_rows.LAB[0], until_found=True)
     f = out.first()
     assert f is not None, [t.primary.rates.mysql for t in out.ticks]
     assert f.node == "primary" and f.key == "update"

@@ -28,7 +28,7 @@ async def test_lab_baseline_is_one_writer(lab: Lab) -> None:
 
 
 async def test_redis_replicaof_no_one_flags_within_3_s_and_restores(lab: Lab) -> None:
-    out = await run_lab_scenario(lab, primaries.LAB[0])
+    out = await run_lab_scenario(lab, primaries.LAB[0], until_found=True)
     f = out.first()
     assert f is not None, [(t.primary.redis.role, t.replica.redis.role) for t in out.ticks]
     assert (f.key, f.node, f.severity) == ("redis", "pair", Severity.CRITICAL)
@@ -40,7 +40,7 @@ async def test_redis_replicaof_no_one_flags_within_3_s_and_restores(lab: Lab) ->
 
 
 async def test_mysql_replica_read_only_off_flags_within_3_s_and_restores(lab: Lab) -> None:
-    out = await run_lab_scenario(lab, primaries.LAB[1])
+    out = await run_lab_scenario(lab, primaries.LAB[1], until_found=True)
     f = out.first(min_severity=Severity.CRITICAL)
     assert f is not None, [t.replica.mysql.variables.get("read_only") for t in out.ticks]
     assert (f.key, f.node) == ("mysql", "pair")
