@@ -294,3 +294,23 @@ def test_a_service_unread_for_a_tick_mid_change_is_no_news_that_it_moved() -> No
     _, opened_at = run_check(roles.CHECK, ts)
     assert [(seq, f.key) for seq, fs in opened_at.items() for f in fs] == [(8, "half_done"),
                                                                            (9, B)]
+
+
+def test_a_node_rejoining_as_a_master_for_a_tick_does_not_reopen_the_change() -> None:
+    """db162 promoted (MySQL and Redis); then db163, the old primary restarted, comes
+    back: for a tick its Redis is a master and its MySQL follows no one (a rejoin before
+    it is re-pointed), then it follows db162. The change stays one finding: a
+    disagreement shorter than ``settle`` (2 s) neither closes it nor opens it again
+    (seen live: the one-machine test's failover opened twice)."""
+    rejoining = pair(mysql(A, read_only=False), mysql(B, read_only=False), "master", "master")
+    ts = ticks([AS_GIVEN] * 5 + [SWITCHED] * 5 + [rejoining] + [SWITCHED] * 6)
+    r = ts[10].roles
+    assert r is not None and r.at_odds(), "the rejoining tick must disagree"
+    _, opened_at = run_check(roles.CHECK, ts)
+    assert [(seq, f.key) for seq, fs in opened_at.items() for f in fs] == [(5, B)]
+    # a disagreement that lasts (4 ticks at 1 s, past settle) is said, and the change
+    # after it is a finding again
+    ts = ticks([AS_GIVEN] * 5 + [SWITCHED] * 5 + [rejoining] * 4 + [SWITCHED] * 6)
+    _, opened_at = run_check(roles.CHECK, ts)
+    keys = [f.key for fs in opened_at.values() for f in fs]
+    assert keys[0] == B and "half_done" in keys, keys
