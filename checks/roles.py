@@ -367,6 +367,10 @@ def _swapped(w: Window, r: Roles) -> Observation:
 
 
 EXPLAINS: tuple[Explains, ...] = (
+    Explains("writes_refused", "either",
+             "a switchover fences the old primary (read_only) before the promotion and the "
+             "runbook clears the new one's last: writes are refused until it completes",
+             before_s=60.0),
     Explains("redis_replication", "either",
              "after a failover the old master resyncs from the new one, in full when it "
              "took writes after the promotion (Sentinel does not pause them): those "

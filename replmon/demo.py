@@ -27,9 +27,14 @@ from replmon.errors import LabError
 from replmon.lab import Lab, Layer
 from replmon.lab_faults import (
     auto_increment_on_primary,
+    max_connections_reached,
     mysql_replica_writable,
+    primary_read_only,
     redis_at_maxmemory,
     redis_link_down,
+    redis_misconf,
+    redis_noreplicas,
+    redis_oom,
     stop_thread,
     write_on_replica,
 )
@@ -77,6 +82,11 @@ SWITCHOVER_MYSQL = (
     "(WAIT_FOR_EXECUTED_GTID_SET) and promoted (STOP REPLICA; RESET REPLICA ALL; "
     "read_only=OFF), the old primary CHANGE REPLICATION SOURCE TO it; Redis: REPLICAOF NO "
     "ONE on the replica, REPLICAOF on the old master; writes follow the new primaries")
+
+READ_ONLY_MARIADB = ("SET GLOBAL read_only=ON on the db primary: the application's writes "
+                     "refused (ERROR 1290)")
+READ_ONLY_MYSQL = ("SET GLOBAL read_only=ON and super_read_only=ON on the db primary: the "
+                   "application's writes refused (ERROR 1290)")
 
 
 @contextlib.contextmanager
@@ -142,6 +152,18 @@ DEMOS: tuple[Demo, ...] = (
          "its replica; MySQL stays where it is", "roles", sentinel_failover_and_back,
          injected="failed over", undone="failed back (SENTINEL FAILOVER)",
          closes="{check} says Sentinel promoted lab-primary's Redis", sentinel=True),
+    Demo("primary-read-only", READ_ONLY_MARIADB, "writes_refused", primary_read_only,
+         words=lambda lab: READ_ONLY_MYSQL if lab.is_mysql else READ_ONLY_MARIADB),
+    Demo("max-connections", "the db primary at max_connections, every connection taken: "
+         "new connections refused (ERROR 1040 Too many connections)", "writes_refused",
+         max_connections_reached),
+    Demo("redis-noreplicas", "min-replicas-to-write 2 on the Redis master, which has one "
+         "replica: writes refused (NOREPLICAS)", "writes_refused", redis_noreplicas),
+    Demo("redis-oom", "maxmemory under used_memory with noeviction on the Redis master: "
+         "writes refused (OOM)", "writes_refused", redis_oom),
+    Demo("redis-misconf", "the Redis master's BGSAVE failed (its child killed) with "
+         "stop-writes-on-bgsave-error yes: writes refused (MISCONF)", "writes_refused",
+         redis_misconf),
 )
 
 

@@ -285,6 +285,11 @@ FAMILIES: tuple[Family, ...] = (
            read.variable(v, flag=True)) for v in FLAG_VARIABLES),
     *(node(f"replmon_mysql_global_variables_{v}", "gauge", f"SHOW GLOBAL VARIABLES {v}.", [],
            f"mysql_global_variables_{v}", read.variable(v, flag=False)) for v in NUMERIC_VARIABLES),
+    node("replmon_mysql_client_errors", "counter", "Errors the server raised to clients, "
+         "by error number (MySQL 8.0+: performance_schema.events_errors_summary_global_by_"
+         "error, the numbers not at 0; 1290 read-only, 1040 too many connections); MariaDB "
+         "counts refused connections in replmon_mysql_global_status_connection_errors_*.",
+         ["error"], "", read.client_errors("mysql")),
     node("replmon_mysql_version_info", "gauge", "The server's version and flavour (always 1).",
          ["version", "flavour"], "mysql_version_info", read.mysql_info),
     # Redis
@@ -292,6 +297,9 @@ FAMILIES: tuple[Family, ...] = (
            read.redis_counter(field)) for field, short, like in REDIS_COUNTERS),
     *(node(f"replmon_redis_{short}", "gauge", help_, [], like, read.scalar("redis", get))
       for short, help_, like, get in REDIS_GAUGES),
+    node("replmon_redis_errors", "counter", "Error replies sent to clients, by their first "
+         "word (INFO errorstats, Redis 6.2+: NOREPLICAS, OOM, MISCONF, READONLY, ...).",
+         ["err"], "redis_errors_total", read.client_errors("redis")),
     *(node(f"replmon_redis_{short}", "gauge", help_, MASTER, f"redis_{short}",
            read.redis_master(get)) for short, help_, get in REDIS_REPLICA_SIDE),
     node("replmon_redis_connected_slave_offset_bytes", "gauge", "Offset each replica "

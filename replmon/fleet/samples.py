@@ -192,6 +192,17 @@ def mysql_info(n: NodeTick) -> Iterator[Sample]:
 
 # --- Redis -----------------------------------------------------------------------------
 
+def client_errors(kind: str) -> NodeReader:
+    """Errors raised to clients since start, by kind: Redis INFO errorstats' prefixes
+    ("NOREPLICAS"), MySQL 8.0+'s error numbers ("1290")."""
+    def fn(n: NodeTick) -> list[Sample]:
+        if not _ok(n, kind):
+            return []
+        counts = n.redis.error_counts if kind == "redis" else n.mysql.error_counts
+        return [((k,), float(v)) for k, v in counts.items()]
+    return fn
+
+
 def redis_counter(field: str) -> NodeReader:
     return scalar("redis", lambda r: r.counters.get(field))
 

@@ -57,6 +57,9 @@ COUNTER_FIELDS: tuple[str, ...] = (
     # connections, network, temp tables
     "Bytes_received", "Bytes_sent", "Connections", "Threads_created",
     "Aborted_clients", "Aborted_connects", "Slow_queries",
+    # connections refused before a session began (max_connections reached: ERROR 1040)
+    "Connection_errors_max_connections", "Connection_errors_internal",
+    "Connection_errors_accept", "Connection_errors_select",
     "Created_tmp_disk_tables", "Created_tmp_tables", "Select_full_join",
     # semi-sync, both naming generations (mysql_redis.md §2.8)
     "Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx", "Rpl_semi_sync_master_no_times",
@@ -84,6 +87,7 @@ commit wait (microseconds)."""
 
 VARIABLE_NAMES: tuple[str, ...] = (
     "auto_increment_increment", "auto_increment_offset", "read_only", "super_read_only",
+    "innodb_read_only", "offline_mode",
     "server_id", "binlog_format", "log_bin", "sync_binlog", "innodb_flush_log_at_trx_commit",
     "rpl_semi_sync_master_enabled", "rpl_semi_sync_source_enabled",
     "rpl_semi_sync_slave_enabled", "rpl_semi_sync_replica_enabled",
@@ -99,6 +103,12 @@ VARIABLE_NAMES: tuple[str, ...] = (
     "replica_preserve_commit_order", "slave_preserve_commit_order",
 )
 """SHOW GLOBAL VARIABLES kept in ``MysqlSample.variables`` (lower-case names)."""
+
+WRITE_PATH_VARIABLES: tuple[str, ...] = (
+    "read_only", "super_read_only", "innodb_read_only", "offline_mode")
+"""The variables that make a primary refuse writes (ERROR 1290, 1290 with
+--super-read-only, 1015/1036 innodb_read_only, 3032 offline_mode on MySQL): read every
+tick, not every ``variables_every`` like the rest of VARIABLE_NAMES."""
 
 
 @struct
@@ -447,6 +457,12 @@ class MysqlSample(SampleBase):
     lag_facts: LagFacts | None = None
     """On a replica, every tick: its clock, pt-heartbeat's rows and the applier's commit
     timestamps (``replmon.model.lag``); None on a server with no replication channel."""
+    error_counts: dict[str, int] = field(default_factory=dict)
+    """Errors the server raised to clients since it started, by error number ("1290":
+    read-only, "1040": too many connections, "1205", "1213", "1062" ...), the ones not
+    at 0: MySQL 8.0+'s performance_schema.events_errors_summary_global_by_error, every
+    tick; empty on MariaDB (no such table: its Connection_errors_* counters say what
+    it counts) and where performance_schema is off or not readable."""
 
     @property
     def words(self) -> ReplicationWords:
@@ -471,6 +487,9 @@ class MysqlRates(Struct):
     """Per-second rate of every counter in the current sample's ``counters``, by name."""
     row_counters: RowFamily | None = None
     """The row family the rows_*_per_s rates come from (see MysqlSample.row_counters)."""
+    errors_by_code_per_s: dict[str, float] = field(default_factory=dict)
+    """Errors raised to clients per second by error number (Δerror_counts, MySQL 8.0+):
+    {"1290": 12.0}; only the numbers that grew in the interval."""
     rows_inserted_per_s: float | None = None
     """Rows inserted per second."""
     rows_updated_per_s: float | None = None
@@ -567,4 +586,10 @@ def derive_mysql_rates(prev: MysqlSample | None, cur: MysqlSample) -> MysqlRates
     d_miss = counter_delta(pc.get(miss_name), cc.get(miss_name))
     if d_req and d_miss is not None:
         values["bp_hit_pct"] = max(0.0, (d_req - d_miss) / d_req * 100.0)
+    by_code: dict[str, float] = {}
+    for code, count in cur.error_counts.items():
+        r = counter_rate(prev.error_counts.get(code, 0), count, dt)
+        if r:
+            by_code[code] = r
+    values["errors_by_code_per_s"] = by_code
     return MysqlRates.model_validate(values)

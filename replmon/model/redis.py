@@ -154,8 +154,23 @@ class RedisSample(SampleBase):
     most the second; 0 replicas = off. Read with the buffer limit, in the same CONFIG GET,
     on Redis 7.0+ and Valkey; None on older servers (one parameter per CONFIG GET there)
     and when CONFIG GET is refused."""
+    stop_writes_on_bgsave_error: bool | None = None
+    """``stop-writes-on-bgsave-error``: with save points set and the last BGSAVE failed
+    (``rdb_last_bgsave_status:err``), the master refuses writes (MISCONF). From the same
+    CONFIG GET (Redis 7.0+, Valkey); None when not read."""
+    save_points: str | None = None
+    """``save`` as CONFIG GET gives it ("3600 1 300 100 60 10000"; "" = no RDB
+    snapshots, so no MISCONF); None when not read."""
     config_error: str | None = None
     """Why CONFIG GET could not be read; the rest of the sample is valid."""
+    good_replicas: int | None = None
+    """``min_slaves_good_slaves``: replicas connected with a lag within
+    min-replicas-max-lag; INFO prints it only while min-replicas-to-write is set (None
+    otherwise). Below min-replicas-to-write, the master refuses writes (NOREPLICAS)."""
+    error_counts: dict[str, int] = field(default_factory=dict)
+    """Error replies sent to clients since start or CONFIG RESETSTAT, by their first word
+    ("NOREPLICAS", "OOM", "MISCONF", "READONLY", "NOAUTH", "ERR", ...): INFO errorstats
+    (Redis 6.2+, Valkey), ``errorstat_OOM:count=12``; empty when none or before 6.2."""
 
     # --- replication: this server as a replica --------------------------------
     master_host: str | None = None
@@ -272,6 +287,9 @@ class RedisRates(Struct):
     """Bytes/s sent by the server (clients and replication)."""
     errors_per_s: float | None = None
     """Error replies/s (total_error_replies, Redis 6.2+)."""
+    errors_by_kind_per_s: dict[str, float] = field(default_factory=dict)
+    """Error replies/s by their first word (Δerror_counts): {"NOREPLICAS": 12.0}; only
+    the kinds that grew in the interval; empty without a usable pair."""
     repl_bytes_per_s: float | None = None
     """Bytes/s the replication stream grows (Δmaster_repl_offset): the write rate a
     replica's byte lag is divided by for its estimated seconds behind."""
@@ -356,6 +374,12 @@ def derive_redis_rates(prev: RedisSample | None, cur: RedisSample) -> RedisRates
     for out, name in _DELTA_FIELDS.items():
         d = counter_delta(pc.get(name), cc.get(name))
         values[out] = None if d is None else int(d)
+    by_kind: dict[str, float] = {}
+    for kind, count in cur.error_counts.items():
+        r = counter_rate(prev.error_counts.get(kind, 0), count, dt)
+        if r:
+            by_kind[kind] = r
+    values["errors_by_kind_per_s"] = by_kind
     hits = counter_delta(pc.get("keyspace_hits"), cc.get("keyspace_hits"))
     misses = counter_delta(pc.get("keyspace_misses"), cc.get("keyspace_misses"))
     pct = ratio(hits, None if hits is None or misses is None else hits + misses)

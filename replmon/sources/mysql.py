@@ -62,6 +62,7 @@ from replmon.endpoints import MysqlEndpoint
 from replmon.errors import ParseError, SourceError
 from replmon.model.mysql import (
     VARIABLE_NAMES,
+    WRITE_PATH_VARIABLES,
     Flavour,
     MysqlSample,
     ProcessRow,
@@ -111,6 +112,15 @@ STATUS_QUERY = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(
 VARIABLES_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
     ", ".join(f"'{n}'" for n in VARIABLE_NAMES)
 )
+WRITE_PATH_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
+    ", ".join(f"'{n}'" for n in WRITE_PATH_VARIABLES)
+)
+ERRORS_QUERY = (
+    "SELECT ERROR_NUMBER, SUM_ERROR_RAISED "
+    "FROM performance_schema.events_errors_summary_global_by_error "
+    "WHERE SUM_ERROR_RAISED > 0 AND ERROR_NUMBER IS NOT NULL"
+)
+"""MySQL 8.0+: the errors raised to clients, by number (the rows not at 0)."""
 
 
 class _Lost(Exception):
@@ -166,6 +176,9 @@ class MysqlSource(Source[MysqlSample]):
         self._positions_bucket: int | None = None
         self._noted: set[str] = set()
         """Binlog read problems already logged (once per source)."""
+        self._errors_refused = False
+        """performance_schema's error summary refused once (a grant, P_S off): not asked
+        again on this source."""
         self.processlist_every = processlist_every
         self._processlist_until = 0.0
         """Monotonic time until which the processlist is read every processlist_every."""
@@ -298,6 +311,9 @@ class MysqlSource(Source[MysqlSample]):
                     due = True
                 if fresh or due:
                     self._read_variables(cur)
+                else:  # what makes a primary refuse writes: every tick
+                    self._read_write_path(cur)
+                errors = self._read_errors(cur)
             replication, repl_error, repl_hint = read_replication(
                 conn, self._statements, self.endpoint, self._flavour, self._version)
             channels = parse_replica_status(replication, self._flavour)
@@ -356,6 +372,7 @@ class MysqlSource(Source[MysqlSample]):
             processlist=processes,
             processlist_error=processes_error,
             lag_facts=lag_facts,
+            error_counts=errors,
         )
 
     def _connected(self, conn: pymysql.connections.Connection[Any],
@@ -382,6 +399,29 @@ class MysqlSource(Source[MysqlSample]):
         cur.execute(VARIABLES_QUERY)
         self._variables = parse_variables(cur.fetchall())
         self._variables_mono = time.monotonic()
+
+    def _read_write_path(self, cur: Any) -> None:
+        """read_only and its kin into the variables kept (a new dict when one changed)."""
+        cur.execute(WRITE_PATH_QUERY)
+        now = parse_variables(cur.fetchall())
+        if any(self._variables.get(k) != v for k, v in now.items()):
+            self._variables = {**self._variables, **now}
+
+    def _read_errors(self, cur: Any) -> dict[str, int]:
+        """The errors raised to clients, by number (MySQL 8.0+; {} elsewhere, and where
+        performance_schema cannot be read: noted once, not a failed sample)."""
+        if self._flavour != "mysql" or version_tuple(self._version) < (8, 0, 0) \
+                or self._errors_refused:
+            return {}
+        try:
+            cur.execute(ERRORS_QUERY)
+            return {str(int(n)): int(c) for n, c in cur.fetchall()}
+        except pymysql.err.MySQLError as e:
+            if is_connection_error(e):
+                raise
+            self._errors_refused = True
+            self._note("error summary (performance_schema)", e)
+            return {}
 
     def _applier_due(self, channels: list[ReplicaChannel]) -> bool:
         """Oracle MySQL 8.0.2+ replicas: the workers' table when an applier error appears

@@ -185,6 +185,7 @@ def build_mysql_sample(
     processlist: list[ProcessRow] | None = None,
     processlist_error: str | None = None,
     lag_facts: LagFacts | None = None,
+    error_counts: Mapping[str, int] | None = None,
 ) -> MysqlSample:
     """Assemble a MysqlSample (status ok is stamped later by Source.sample())."""
 
@@ -227,6 +228,7 @@ def build_mysql_sample(
         processlist=processlist,
         processlist_error=processlist_error,
         lag_facts=lag_facts,
+        error_counts=dict(error_counts or {}),
     )
 
 

@@ -36,6 +36,7 @@ from replmon.sources.base import Source
 from replmon.sources.kernel_ping import KernelPing
 from replmon.sources.redis_parse import (
     build_redis_sample,
+    parse_bgsave_guard,
     parse_buffer_limit,
     parse_info,
     parse_master_link_age,
@@ -47,9 +48,11 @@ _ErrorReply = ErrorReply  # (the name the tests know)
 log = logging.getLogger(__name__)
 
 
-_Config = tuple[tuple[int, int, int] | None, tuple[int, int] | None, str | None]
+_Config = tuple[tuple[int, int, int] | None, tuple[int, int] | None,
+                tuple[bool | None, str | None], str | None]
 
-CONFIG_PARAMS = ("client-output-buffer-limit", "min-replicas-to-write", "min-replicas-max-lag")
+CONFIG_PARAMS = ("client-output-buffer-limit", "min-replicas-to-write", "min-replicas-max-lag",
+                 "stop-writes-on-bgsave-error", "save")
 """Asked in one CONFIG GET; Redis before 7.0 takes one parameter: the first only there."""
 
 
@@ -81,9 +84,12 @@ class RedisSource(RedisTalk, Source[RedisSample]):
             password=ep.password.get_secret_value() if ep.password is not None else None,
             timeout=min(ep.read_timeout, max(timeout, 0.2)))
         """The round trip, timed by the kernel on a second connection (kernel_ping)."""
-        self._config: _Config = (None, None, None)
+        self._config: _Config = (None, None, (None, None), None)
         """(replica buffer limit, min-replicas, why not read) as of the last CONFIG GET."""
         self._config_mono: float | None = None
+        self._guard: tuple[bool, str | None] | None = None
+        """(no min_slaves_good_slaves, rdb_last_bgsave_status) at the last INFO: a change
+        re-reads the config at once."""
         self._link: tuple[tuple[str | None, int | None], int | None, float] | None = None
         """(the master followed, its link's age when read (None: refused), monotonic
         time of that read)."""
@@ -117,13 +123,21 @@ class RedisSource(RedisTalk, Source[RedisSample]):
         if kernel is not None:
             rtt_ms = kernel
         now = time.monotonic()
+        # INFO says the write path's settings changed (min-replicas-to-write switched on
+        # or off: min_slaves_good_slaves comes or goes; a BGSAVE failed or recovered):
+        # their CONFIG now, not up to config_every (60 s) late
+        guard = (sample.good_replicas is None, sample.rdb_last_bgsave_status)
+        changed = self._guard is not None and guard != self._guard
+        self._guard = guard
         if self._config_mono is None or now - self._config_mono >= self.config_every \
-                or not reused:
+                or not reused or changed:
             self._config_mono = now
             self._config = await self._config_get(conn, _takes_many(sample))
-        limit, min_replicas, error = self._config
+        limit, min_replicas, (stop_writes, save), error = self._config
         return sample.model_copy(update={"rtt_ms": rtt_ms, "replica_buffer_limit": limit,
                                          "min_replicas": min_replicas, "config_error": error,
+                                         "stop_writes_on_bgsave_error": stop_writes,
+                                         "save_points": save,
                                          "master_link_age_s": await self._link_age(conn, sample)})
 
     async def _link_age(self, conn: AbstractConnection, sample: RedisSample) -> int | None:
@@ -167,11 +181,11 @@ class RedisSource(RedisTalk, Source[RedisSample]):
         except _ErrorReply as e:
             if many:  # says 7.0+ but takes one parameter (a Redis-compatible server)
                 return await self._config_get(conn, False)
-            return None, None, str(e)
+            return None, None, (None, None), str(e)
         except SourceError as e:
             if e.state != "auth":  # NOPERM: this command only
                 raise
-            return None, None, f"{e} (ACL: +config|get)"
+            return None, None, (None, None), f"{e} (ACL: +config|get)"
         errors: list[str] = []
         limit: tuple[int, int, int] | None = None
         min_replicas: tuple[int, int] | None = None
@@ -183,4 +197,9 @@ class RedisSource(RedisTalk, Source[RedisSample]):
             min_replicas = parse_min_replicas(reply)
         except ParseError as e:
             errors.append(str(e))
-        return limit, min_replicas, "; ".join(errors) or None
+        guard: tuple[bool | None, str | None] = (None, None)
+        try:
+            guard = parse_bgsave_guard(reply)
+        except ParseError as e:
+            errors.append(str(e))
+        return limit, min_replicas, guard, "; ".join(errors) or None

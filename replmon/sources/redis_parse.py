@@ -139,6 +139,8 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
         "repl_backlog_histlen": f.integer("repl_backlog_histlen"),
         "keys": keys,
         "expires": expires,
+        "good_replicas": f.integer("min_slaves_good_slaves"),
+        "error_counts": _error_counts(info),
     }
     try:
         return RedisSample.model_validate(data)
@@ -146,6 +148,27 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise ParseError(f"INFO field {where}: {err['msg']}") from None
+
+
+def _error_counts(info: Mapping[str, str]) -> dict[str, int]:
+    """INFO errorstats (6.2+): {"NOREPLICAS": 12} from ``errorstat_NOREPLICAS:count=12``."""
+    out: dict[str, int] = {}
+    for key in [k for k in info if k.startswith("errorstat_")]:
+        count = parse_nested(key, info[key]).get("count")
+        if count is None:
+            raise ParseError(f"INFO field {key}: no count in {_show(info[key])}")
+        out[key[len("errorstat_"):]] = _to_int(key, count)
+    return out
+
+
+def parse_bgsave_guard(reply: object) -> tuple[bool | None, str | None]:
+    """(stop-writes-on-bgsave-error, save) from a CONFIG GET reply that asked for them;
+    (None, None) when it holds neither."""
+    conf = _config_reply(reply)
+    stop, save = conf.get("stop-writes-on-bgsave-error"), conf.get("save")
+    if stop is not None and stop not in ("yes", "no"):
+        raise ParseError(f"stop-writes-on-bgsave-error: expected yes or no, got {_show(stop)}")
+    return (None if stop is None else stop == "yes"), save
 
 
 _EPOCH_LIKE = 1_000_000_000

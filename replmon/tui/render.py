@@ -441,7 +441,30 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
             t.append(f"\n{' ' * GUTTER}{err[:200]}", style="red")
     if lag is not None and n.role == "replica" and m.replication:
         _true_lag(t, lag)
+    _client_errors(t, mysql_client_errors(n))
     return t
+
+
+def mysql_client_errors(n: NodeTick) -> dict[str, float]:
+    """Errors clients got per second, by error number: MySQL 8.0+'s error summary, and
+    connections refused at max_connections (Connection_errors_max_connections, which
+    MariaDB counts too) as 1040 where the summary does not have it."""
+    r = n.rates.mysql
+    out = dict(r.errors_by_code_per_s)
+    refused = r.counters.get("Connection_errors_max_connections")
+    if refused and "1040" not in out:
+        out["1040"] = refused
+    return out
+
+
+def _client_errors(t: Text, per_kind: dict[str, float]) -> None:
+    """One line, only while clients get errors: "errors 12/s NOREPLICAS 12/s"."""
+    if not per_kind:
+        return
+    _line(t, "errors")
+    _kv(t, "", _rate(sum(per_kind.values())), "bold red")
+    for kind, v in sorted(per_kind.items(), key=lambda kv: -kv[1]):
+        _kv(t, kind, _rate(v))
 
 
 def _true_lag(t: Text, lag: MeasuredLag) -> None:
@@ -495,6 +518,7 @@ def redis_text(n: NodeTick, other: NodeTick | None = None, *,
         worst = max((v for v in r.replica_lag_bytes.values() if v is not None), default=None)
         if worst is not None:
             _kv(t, "lag", _bytes(worst), "bold red" if worst > 1 << 20 else "bold")
+    _client_errors(t, r.errors_by_kind_per_s)
     return t
 
 

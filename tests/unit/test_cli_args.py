@@ -65,4 +65,5 @@ def test_lab_scenario_list_and_a_bad_name_start_no_lab() -> None:
     assert bad.stderr.strip().splitlines() == [
         "replmon: no scenario 'nope'; replmon --lab --scenario list shows them: "
         "sql-thread-stopped, io-thread-stopped, auto-increment, replica-writable, "
-        "errant-write, redis-link-down, redis-maxmemory, switchover, sentinel-failover"]
+        "errant-write, redis-link-down, redis-maxmemory, switchover, sentinel-failover, "
+        "primary-read-only, max-connections, redis-noreplicas, redis-oom, redis-misconf"]

@@ -94,8 +94,8 @@ def test_restart_gives_no_rates() -> None:
     before = load("mariadb10.11_global_status.tsv", 50.0)
     r = derive_mysql_rates(before, PRIMARY_B)
     assert (r.reset, r.dt_s) == ("restart", 52.0)
-    assert r.counters == {}
-    values = r.model_dump(exclude={"dt_s", "reset", "counters"})
+    assert r.counters == {} and r.errors_by_code_per_s == {}
+    values = r.model_dump(exclude={"dt_s", "reset", "counters", "errors_by_code_per_s"})
     assert all(v is None for v in values.values()), values
 
 

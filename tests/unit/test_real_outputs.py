@@ -465,6 +465,8 @@ TABLE = [
               "rdb_bgsave_in_progress": True, "rdb_changes_since_last_save": 26716,
               "aof_enabled": False, "instantaneous_ops_per_sec": 238, "sync_full": 766,
               "sync_partial_ok": 0, "sync_partial_err": 766, "total_error_replies": 855,
+              "error_counts": {"BUSYKEY": 3, "ERR": 228, "EXECABORT": 35, "LOADING": 588,
+                               "NOSCRIPT": 1},
               "connected_replicas": 2, "failover_state": "no-failover",
               "master_replid": "483dbe4b878ee700cd76746334c9c3303733adc4",
               "master_replid2": "d0c740965b559c71e64097bbe6597ad1ed64c284",

@@ -341,3 +341,30 @@ def test_client_list_gives_the_age_of_a_replicas_master_link() -> None:
         parse_master_link_age(replica.decode().replace("age=7", "age=seven"))
     with pytest.raises(ParseError, match="not text"):
         parse_master_link_age(["id=3"])
+
+
+def test_errorstats_and_good_replicas() -> None:
+    """INFO errorstats (6.2+) by error kind; min_slaves_good_slaves, printed only while
+    min-replicas-to-write is set; a garbled errorstat is a parse error naming it."""
+    from replmon.sources.redis_parse import build_redis_sample, parse_info
+
+    base = raw("redis6.2.5_master_ipv6_replica.txt")
+    s = load("redis6.2.5_master_ipv6_replica.txt")
+    assert s.error_counts == {"ERR": 3} and s.good_replicas is None
+    info = parse_info(base + "min_slaves_good_slaves:1\r\nerrorstat_NOREPLICAS:count=12\r\n")
+    s = build_redis_sample(info)
+    assert s.good_replicas == 1 and s.error_counts == {"ERR": 3, "NOREPLICAS": 12}
+    with pytest.raises(ParseError, match="errorstat_OOM"):
+        build_redis_sample(parse_info(base + "errorstat_OOM:count=x\r\n"))
+    with pytest.raises(ParseError, match="errorstat_OOM"):
+        build_redis_sample(parse_info(base + "errorstat_OOM:total=3\r\n"))
+
+
+def test_bgsave_guard_from_config_get() -> None:
+    from replmon.sources.redis_parse import parse_bgsave_guard
+
+    assert parse_bgsave_guard(["stop-writes-on-bgsave-error", "yes", "save", "3600 1"]) == (
+        True, "3600 1")
+    assert parse_bgsave_guard(["client-output-buffer-limit", "normal 0 0 0"]) == (None, None)
+    with pytest.raises(ParseError, match="stop-writes-on-bgsave-error"):
+        parse_bgsave_guard(["stop-writes-on-bgsave-error", "maybe"])

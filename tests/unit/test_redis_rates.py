@@ -69,8 +69,10 @@ def test_restart_gives_reset_and_no_rates() -> None:
     r = derive_redis_rates(a, b)
     assert r.reset == "restart"
     assert r.dt_s == 15.0
-    rates = r.model_dump(exclude={"dt_s", "reset", "replica_lag_bytes"})
+    rates = r.model_dump(exclude={"dt_s", "reset", "replica_lag_bytes",
+                                  "errors_by_kind_per_s"})
     assert all(v is None for v in rates.values()), rates
+    assert r.errors_by_kind_per_s == {}
     assert r.replica_lag_bytes == {"127.0.0.1:44073": 84 - 70}  # the gauge still shows
 
 

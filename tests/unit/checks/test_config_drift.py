@@ -308,7 +308,7 @@ async def test_a_server_that_refuses_the_long_config_get_is_asked_the_short_one(
 
     src._command = command  # type: ignore[method-assign]
     got = await src._config_get(None, True)  # type: ignore[arg-type]
-    assert got == ((268435456, 67108864, 60), None, None)
+    assert got == ((268435456, 67108864, 60), None, (None, None), None)
     assert asked == [("CONFIG", "GET", *CONFIG_PARAMS), ("CONFIG", "GET", CONFIG_PARAMS[0])]
     asked.clear()
     got = await src._config_get(None, False)  # type: ignore[arg-type]

@@ -1,0 +1,167 @@
+"""The faults that make the primary refuse writes (replmon.lab_faults), on the lab's real
+servers: inside each, the application's write fails with the server's own error; once
+it is undone, writes go through again and every setting it changed is back. And
+replmon's Redis source reads, on a real master, what tells why it refuses writes
+(min-replicas, good replicas, errors by kind, the BGSAVE guard).
+
+One test walks the five faults in turn (a lab per fault would cost more than the
+faults)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pymysql
+import pytest
+import redis
+
+from replmon.config import build_config
+from replmon.factory import build_collector
+from replmon.lab import Lab
+from replmon.lab_faults import (
+    max_connections_reached,
+    primary_read_only,
+    redis_misconf,
+    redis_noreplicas,
+    redis_oom,
+)
+from replmon.model.tick import Tick
+
+pytestmark = pytest.mark.live
+
+KEY = "test:write-faults"
+
+
+def mysql_refusal(lab: Lab) -> tuple[int, str] | None:
+    """The application's INSERT (and DELETE of its row) on the MySQL primary: None when
+    it goes through, else the server's (code, message)."""
+    node = lab.mysql_primary
+    try:
+        conn = pymysql.connect(host=node.host, port=node.mysql_port, user=lab.app_user,
+                               password=lab.app_password, database="lab", autocommit=True,
+                               connect_timeout=2, ssl_disabled=True)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("INSERT INTO lab.t (v) VALUES (7)")
+                cur.execute("DELETE FROM lab.t WHERE id = LAST_INSERT_ID()")
+        finally:
+            conn.close()
+    except pymysql.err.MySQLError as e:
+        return int(e.args[0]), str(e.args[1])
+    return None
+
+
+def redis_refusal(lab: Lab) -> str | None:
+    """A SET of a new key (then DEL) on the Redis master, as the application (password
+    only): None when it goes through, else the error reply as the server sent it."""
+    node = lab.redis_primary
+    try:
+        with redis.Redis(host=node.host, port=node.redis_port, password=lab.redis_password,
+                         socket_timeout=5, decode_responses=True) as r:
+            r.set(KEY, "1")
+            r.delete(KEY)
+    except redis.exceptions.OutOfMemoryError as e:
+        return f"OOM {e}"  # redis-py drops the "OOM " of the reply
+    except redis.exceptions.ResponseError as e:
+        return str(e)
+    return None
+
+
+def mysql_settings(lab: Lab) -> dict[str, Any]:
+    names = ["read_only", "max_connections"] + (["super_read_only"] if lab.is_mysql else [])
+    row = lab.mysql_primary.sql("SELECT " + ", ".join(f"@@global.{n}" for n in names))[0]
+    return dict(zip(names, row, strict=True))
+
+
+REDIS_SETTINGS = ("min-replicas-to-write", "min-replicas-max-lag", "maxmemory",
+                  "maxmemory-policy", "save", "stop-writes-on-bgsave-error",
+                  "rdb-key-save-delay")
+
+
+def redis_settings(lab: Lab) -> dict[str, str]:
+    with lab.redis_primary.redis() as r:
+        return {n: r.config_get(n)[n] for n in REDIS_SETTINGS}
+
+
+def status(conn: pymysql.connections.Connection[Any], name: str) -> int:
+    with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL STATUS LIKE %s", (name,))
+        row = cur.fetchone()
+    assert row is not None
+    return int(row[1])
+
+
+def test_each_fault_refuses_writes_in_the_servers_words_and_is_undone(lab: Lab) -> None:
+    mysql_faults: list[tuple[Callable[[Any], Any], int, str]] = [
+        (primary_read_only, 1290, "running with the --read-only option"),
+        (max_connections_reached, 1040, "Too many connections"),
+    ]
+    redis_faults: list[tuple[Callable[[Any], Any], str]] = [
+        (redis_noreplicas, "NOREPLICAS Not enough good replicas to write."),
+        (redis_oom, "OOM command not allowed when used memory > 'maxmemory'."),
+        (redis_misconf, "MISCONF "),
+    ]
+    mysql_before, redis_before = mysql_settings(lab), redis_settings(lab)
+    assert mysql_refusal(lab) is None and redis_refusal(lab) is None
+    seen: dict[str, Any] = {}
+    for fault, code, words in mysql_faults:
+        t0 = time.monotonic()
+        watch = lab.mysql_primary.root_connection()  # open before: still served inside
+        try:
+            with fault(lab):
+                errors = status(watch, "Connection_errors_max_connections")
+                refused = mysql_refusal(lab)
+                seen[fault.__name__] = refused
+                assert refused is not None and refused[0] == code, refused
+                assert words in refused[1], refused
+                if fault is max_connections_reached:
+                    with pytest.raises(pymysql.err.OperationalError, match="1040"):
+                        lab.mysql_primary.root_connection()  # root's extra one taken too
+                    # both refusals above counted, and the fault's own retries as the
+                    # application (every 0.2 s)
+                    deadline = time.monotonic() + 5
+                    while status(watch, "Connection_errors_max_connections") < errors + 4:
+                        assert time.monotonic() < deadline, "Connection_errors not growing"
+                        time.sleep(0.1)
+        finally:
+            watch.close()
+        assert mysql_refusal(lab) is None, fault.__name__
+        assert mysql_settings(lab) == mysql_before, fault.__name__
+        seen[f"{fault.__name__} s"] = round(time.monotonic() - t0, 2)
+    for fault, prefix in redis_faults:
+        t0 = time.monotonic()
+        with fault(lab):
+            refused = redis_refusal(lab)
+            seen[fault.__name__] = refused
+            assert refused is not None and refused.startswith(prefix), refused
+            if fault is redis_misconf:
+                with lab.redis_primary.redis() as r:
+                    assert r.info("persistence")["rdb_last_bgsave_status"] == "err"
+                    assert r.get(KEY) is None  # reads go on
+        assert redis_refusal(lab) is None, fault.__name__
+        assert redis_settings(lab) == redis_before, fault.__name__
+        seen[f"{fault.__name__} s"] = round(time.monotonic() - t0, 2)
+    print(seen)  # the servers' words and each fault's time, for -s
+
+
+async def test_redis_source_reads_why_the_master_refuses_writes(lab: Lab) -> None:
+    with lab.redis_primary.redis() as r:
+        server = r.config_get("save")["save"], r.config_get("stop-writes-on-bgsave-error")
+    ticks: list[Tick] = []
+    with redis_noreplicas(lab):
+        refused = redis_refusal(lab)
+        assert refused is not None and refused.startswith("NOREPLICAS"), refused
+        async with build_collector(build_config(lab.settings(0.5))) as c:
+            async for t in c.ticks(2):
+                ticks.append(t)
+    assert len(ticks) == 2
+    for t in ticks:
+        rs = t.primary.redis
+        assert rs.good_replicas == 1, rs
+        assert rs.min_replicas == (2, 10), rs
+        assert rs.stop_writes_on_bgsave_error is (
+            server[1]["stop-writes-on-bgsave-error"] == "yes")
+        assert isinstance(rs.save_points, str) and rs.save_points == server[0]
+        assert rs.error_counts.get("NOREPLICAS", 0) >= 1, rs.error_counts

@@ -1,0 +1,101 @@
+"""writes_refused on real servers: every way the lab's primary refuses writes
+(replmon.lab_faults) is a critical finding within 10 s of the refusal starting, with
+the server's own words in its title, and closes once writes are accepted again; the
+pair under a write load before it is quiet. On MariaDB 10.11 + Redis 7.0 (the default
+lab) and Oracle MySQL 9.7 + Valkey 8.1.
+
+A MySQL fault and a Redis fault run at the same time (they are separate services and
+separate findings): three rounds of ~16 s instead of five."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from labpool import MYSQL97, group
+from test_roles_per_service_live import sample_while
+
+from replmon.engine import build_engine
+from replmon.lab import Lab
+from replmon.lab_faults import (
+    max_connections_reached,
+    primary_read_only,
+    redis_misconf,
+    redis_noreplicas,
+    redis_oom,
+)
+from replmon.labload import WriteLoad
+from replmon.model.findings import Severity
+from replmon.model.tick import Tick
+
+pytestmark = pytest.mark.live
+
+Fault = Callable[[Any], contextlib.AbstractContextManager[None]]
+ROUNDS: list[list[tuple[Fault, str, str]]] = [
+    [(primary_read_only, "mysql:read_only", "ERROR 1290 (HY000)"),
+     (redis_noreplicas, "redis:noreplicas", "NOREPLICAS Not enough good replicas")],
+    [(max_connections_reached, "mysql:connections", "ERROR 1040 (HY000): Too many connections"),
+     (redis_oom, "redis:oom", "OOM command not allowed when used memory > 'maxmemory'")],
+    [(redis_misconf, "redis:misconf",
+      "MISCONF {product} is configured to save RDB snapshots")],
+]
+"""Rounds of faults entered together: (fault, the finding's key, the server's words)."""
+ON_S, OFF_S = 9.0, 6.0
+"""Seconds each round's faults last, and the seconds after (the finding closes)."""
+
+
+def run(lab: Lab, product: str) -> None:
+    marks: list[tuple[float, float]] = []
+
+    def steps() -> None:
+        time.sleep(3)  # healthy under the load first
+        for faults in ROUNDS:
+            with contextlib.ExitStack() as stack:
+                for fault, _, _ in faults:
+                    stack.enter_context(fault(lab))
+                on = time.time()
+                time.sleep(ON_S)
+            marks.append((on, time.time()))
+            time.sleep(OFF_S)
+
+    with WriteLoad(lab, rate=150):
+        (ticks,) = asyncio.run(sample_while([lab.settings(0.5)], steps))
+    judge(ticks, marks, product)
+
+
+def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str) -> None:
+    eng = build_engine(entry_points=False)
+    timeline: list[tuple[float, dict[str, tuple[Severity, str]]]] = []
+    for t in ticks:
+        upd = eng.feed(t)
+        timeline.append((t.wall, {f.key: (f.severity, f.title) for f in upd.open
+                                  if f.check == "writes_refused"}))
+    first_on = marks[0][0]
+    before = [keys for wall, keys in timeline if wall < first_on]
+    assert all(not keys for keys in before), before  # quiet under the load
+    for (on, off), faults in zip(marks, ROUNDS, strict=True):
+        for _, key, words in faults:
+            crit = [(wall, title) for wall, keys in timeline if on <= wall <= off + 1
+                    and keys.get(key, (None,))[0] is Severity.CRITICAL
+                    for title in (keys[key][1],)]
+            assert crit, (key, [(round(w - on, 1), k) for w, k in timeline
+                                if on - 1 <= w <= off + OFF_S])
+            wall, title = crit[0]
+            assert wall - on <= 10.0, (key, wall - on, title)
+            assert words.format(product=product) in title, title
+            # closed once writes are accepted again (close_after 3 s, with ticks)
+            after = [keys for w, keys in timeline if off + 5.0 <= w <= off + OFF_S]
+            assert after and all(key not in keys for keys in after), (key, after)
+
+
+def test_every_refusal_is_critical_in_the_servers_words_and_closes(lab: Lab) -> None:
+    run(lab, "Redis")
+
+
+@group(MYSQL97)
+def test_every_refusal_on_mysql97_and_valkey(mysql97: Lab) -> None:
+    run(mysql97, "Valkey")
