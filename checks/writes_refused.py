@@ -405,6 +405,9 @@ EXPLAINS: tuple[Explains, ...] = (
              cause_key="mysql:connections", effect_key="mysql"),
     Explains("throughput_collapse", "same",
              "the primary refuses the writes: the statement rate falls with them"),
+    Explains("config_drift", "pair",
+             "min-replicas-to-write set on the master only is what refuses the writes",
+             cause_key="redis:noreplicas", effect_key="min-replicas-to-write"),
 )
 """What this check's findings can explain (one incident under them): docs/checks.md."""
 

@@ -49,6 +49,7 @@ from typing import Any
 
 from replmon.model.base import SourceState
 from replmon.model.lag import RedisLagEstimate
+from replmon.model.mysql import MysqlSample
 from replmon.model.tick import NodeTick, Tick
 
 _PLAIN_LABEL = re.compile(r"[A-Za-z0-9_.\-]+")
@@ -157,7 +158,8 @@ def _mysql(role: str, node: NodeTick, limits: Mapping[str, Any],
     """A readable MySQL's labels (the lag of every channel, U when NULL)."""
     m = node.mysql
     qps = node.rates.mysql.qps
-    out = [Perf(f"{role}_mysql_qps", None if qps is None else round(qps, 1), min=0)]
+    out = [Perf(f"{role}_mysql_qps", None if qps is None else round(qps, 1), min=0),
+           Perf(f"{role}_mysql_client_errors", mysql_client_errors(m), "c", min=0)]
     warn = _limit(limits, "mysql_replication", "lag_warning_s")
     crit = _limit(limits, "mysql_replication", "lag_critical_s")
     for ch in m.replication:
@@ -180,7 +182,8 @@ def _redis(role: str, node: NodeTick, other: NodeTick, limits: Mapping[str, Any]
            tick_redis_lag: RedisLagEstimate | None = None) -> list[Perf]:
     """A readable Redis's labels."""
     r = node.redis
-    out = [Perf(f"{role}_redis_ops", r.instantaneous_ops_per_sec, min=0)]
+    out = [Perf(f"{role}_redis_ops", r.instantaneous_ops_per_sec, min=0),
+           Perf(f"{role}_redis_client_errors", sum(r.error_counts.values()), "c", min=0)]
     if r.used_memory is not None and r.maxmemory:
         out.append(Perf(f"{role}_redis_mem_used", round(100 * r.used_memory / r.maxmemory, 1),
                         "%", _limit(limits, "memory_ceiling", "maxmemory_warning_pct"),
@@ -200,6 +203,17 @@ def _redis(role: str, node: NodeTick, other: NodeTick, limits: Mapping[str, Any]
     return out
 
 
+def mysql_client_errors(m: MysqlSample) -> int | None:
+    """Errors raised to clients since start (a counter): MySQL 8.0+'s error summary, or
+    where the server has none (MariaDB) the connections refused at max_connections and
+    the connects aborted (Connection_errors_max_connections + Aborted_connects)."""
+    if m.error_counts:
+        return sum(m.error_counts.values())
+    parts = [m.counters.get(n) for n in ("Connection_errors_max_connections",
+                                         "Aborted_connects")]
+    return None if all(v is None for v in parts) else sum(int(v or 0) for v in parts)
+
+
 def _drbd(role: str, node: NodeTick) -> list[Perf]:
     """A readable DRBD's labels (none without a resource)."""
     d = node.drbd
@@ -214,7 +228,8 @@ def _template(role: str, kind: str, limits: Mapping[str, Any]) -> list[Perf]:
     """The labels of a source never read in the ticks at hand: what a node of this role
     has (the default channel on a MySQL replica, the replica's link on Redis), all U."""
     if kind == "mysql":
-        out = [Perf(f"{role}_mysql_qps", None, min=0)]
+        out = [Perf(f"{role}_mysql_qps", None, min=0),
+               Perf(f"{role}_mysql_client_errors", None, "c", min=0)]
         if role == "replica":
             out += [Perf("replica_mysql_lag", None, "s",
                          _limit(limits, "mysql_replication", "lag_warning_s"),
@@ -224,7 +239,9 @@ def _template(role: str, kind: str, limits: Mapping[str, Any]) -> list[Perf]:
             out += _measured_perf("", None, limits)
         return out
     if kind == "redis":
-        out = [Perf(f"{role}_redis_ops", None, min=0), Perf(f"{role}_redis_mem_used", None)]
+        out = [Perf(f"{role}_redis_ops", None, min=0),
+               Perf(f"{role}_redis_client_errors", None, "c", min=0),
+               Perf(f"{role}_redis_mem_used", None)]
         if role == "replica":
             out += [Perf("replica_redis_link_up", None, min=0, max=1),
                     Perf("replica_redis_offset_lag", None, "B", min=0),
