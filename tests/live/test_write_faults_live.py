@@ -165,3 +165,45 @@ async def test_redis_source_reads_why_the_master_refuses_writes(lab: Lab) -> Non
             server[1]["stop-writes-on-bgsave-error"] == "yes")
         assert isinstance(rs.save_points, str) and rs.save_points == server[0]
         assert rs.error_counts.get("NOREPLICAS", 0) >= 1, rs.error_counts
+
+
+async def test_the_errors_clients_got_reach_every_output(lab: Lab) -> None:
+    """While the application's writes are refused (NOREPLICAS, the lab's load retrying):
+    the rate by kind in the tick's rates and on the screen's line, the counter in
+    ``check``'s perfdata, in ``sample --json`` and on /metrics as redis_exporter names it,
+    read by Prometheus's own parser."""
+    from functools import partial
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from replmon.engine import build_engine
+    from replmon.fleet.metrics import exposition, render_pair
+    from replmon.fleet.state import PairState
+    from replmon.labload import WriteLoad
+    from replmon.model.incidents import causality
+    from replmon.output.perfdata import pair_perf
+    from replmon.tui.render import redis_text
+
+    ticks: list[Tick] = []
+    with WriteLoad(lab, rate=100, mysql=False), redis_noreplicas(lab):
+        async with build_collector(build_config(lab.settings(0.5))) as c:
+            async for t in c.ticks(6):
+                ticks.append(t)
+    last = ticks[-1]
+    per_s = last.primary.rates.redis.errors_by_kind_per_s.get("NOREPLICAS", 0.0)
+    assert per_s > 1.0, last.primary.rates.redis
+    assert "errors" in redis_text(last.primary).plain and "NOREPLICAS" in \
+        redis_text(last.primary).plain
+    count = last.primary.redis.error_counts["NOREPLICAS"]
+    every = sum(last.primary.redis.error_counts.values())  # (the lab's earlier faults' too)
+    assert f"primary_redis_client_errors={every}c" in " ".join(
+        str(p) for p in pair_perf(ticks)), every
+    assert f'"NOREPLICAS":{count}' in last.model_dump_json()
+    eng = build_engine(entry_points=False)
+    state = PairState("lab", 0.5, render=partial(render_pair), links=causality(eng.checks))
+    for t in ticks:
+        state.on_tick(t, eng.feed(t))
+    got = {(s.labels.get("node"), s.labels.get("err")): s.value
+           for fam in text_string_to_metric_families(exposition([state]).decode())
+           for s in fam.samples if s.name == "replmon_redis_errors_total"}
+    assert got[("primary", "NOREPLICAS")] == count, got
