@@ -41,6 +41,11 @@ async def test_a_planned_switchover_is_one_event_and_the_pair_stays_quiet(lab: L
     noisy = [(f.check, f.title) for fs in out.opened.values() for f in fs
              if f.severity > Severity.INFO]
     assert noisy == [], noisy
+    # the fence (read_only on the old primary, then the promotion: milliseconds) opens
+    # nothing of the write path, not even at info (that would become critical later)
+    refused = [f.title for fs in out.opened.values() for f in fs
+               if f.check == "writes_refused"]
+    assert refused == [], refused
     assert out.on_time(Severity.INFO), out.onset_delay_s(Severity.INFO)
 
 
