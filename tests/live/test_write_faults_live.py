@@ -207,3 +207,12 @@ async def test_the_errors_clients_got_reach_every_output(lab: Lab) -> None:
            for fam in text_string_to_metric_families(exposition([state]).decode())
            for s in fam.samples if s.name == "replmon_redis_errors_total"}
     assert got[("primary", "NOREPLICAS")] == count, got
+    # and Prometheus's own linter has nothing to say of the page
+    import shutil
+    import subprocess
+
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool missing: .ci/setup installs Debian's prometheus package"
+    lint = subprocess.run([promtool, "check", "metrics"], input=exposition([state]),
+                          capture_output=True, timeout=30)
+    assert lint.returncode == 0 and not lint.stdout.strip(), (lint.stdout, lint.stderr)
