@@ -114,7 +114,7 @@ def _rate(node: NodeTick, name: str) -> float | None:
 # --- what refuses, at one tick (oriented to the service) -------------------------------
 
 Refusal = tuple[str, str]
-"""(key, what refuses in words) at one tick; "" when nothing refuses."""
+"""(key, what refuses in words) at one tick."""
 
 
 def _mysql(t: Tick) -> list[Refusal]:
