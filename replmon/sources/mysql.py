@@ -123,6 +123,11 @@ ERRORS_QUERY = (
 """MySQL 8.0+: the errors raised to clients, by number (the rows not at 0)."""
 
 
+RECEIVER_RETRY_S = 2.0
+"""Seconds before a receiver time that could not be read (no single receiver thread in the
+processlist) is asked again, instead of ``variables_every``."""
+
+
 class _Lost(Exception):
     """Internal: a connection-level failure; ``error`` is what the sample reports."""
 
@@ -387,7 +392,11 @@ class MysqlSource(Source[MysqlSample]):
         shape = (up[0].name, up[0].source_host, up[0].source_port, up[0].source_server_id)
         now = time.monotonic()
         known = self._receiver
-        if known is None or known[0] != shape or now - known[2] >= self.variables_every:
+        # a None read again soon: a channel that just (re)started may not show its
+        # receiver in the processlist yet (seen on MySQL 9.7 right after a rejoin)
+        again = self.variables_every if known is None or known[1] is not None \
+            else RECEIVER_RETRY_S
+        if known is None or known[0] != shape or now - known[2] >= again:
             times = read_receiver_times(conn, self._note)
             known = self._receiver = (shape, times[0] if len(times) == 1 else None, now)
         if known[1] is None:
