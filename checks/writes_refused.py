@@ -242,28 +242,23 @@ Words = tuple[str, str, str, dict[str, object]]
 def _errors(w: Window, first: Tick, p: NodeTick, kind: str, names: tuple[str, ...]
             ) -> dict[str, object]:
     """refused (since the refusal began) and refused_per_s (now) of the errors
-    ``names``, where the server counts them."""
-    def node(t: Tick) -> NodeTick:
-        return _same(t, p)
-
+    ``names``, where the server counts them (Redis; MySQL, not MariaDB)."""
     def total(t: Tick) -> int | None:
-        n = node(t)
-        if kind == "redis":
-            return sum(n.redis.error_counts.get(x, 0) for x in names) if source_ok(
-                n, "redis") else None
-        if not n.mysql.error_counts and not source_ok(n, "mysql"):
+        n = _same(t, p)
+        if not source_ok(n, kind) or (kind == "mysql" and n.mysql.flavour != "mysql"):
             return None
-        return sum(n.mysql.error_counts.get(x, 0) for x in names) \
-            if n.mysql.flavour == "mysql" else None
-    refused = _counted(first, w.last, total)
-    rates = node(w.last).rates
+        counts = n.redis.error_counts if kind == "redis" else n.mysql.error_counts
+        return sum(counts.get(x, 0) for x in names)
+    now = _same(w.last, p)
     if kind == "redis":
-        per_s = sum(rates.redis.errors_by_kind_per_s.get(x, 0.0) for x in names)
-    elif node(w.last).mysql.flavour == "mysql":
-        per_s = sum(rates.mysql.errors_by_code_per_s.get(x, 0.0) for x in names)
+        per_s: float | None = sum(now.rates.redis.errors_by_kind_per_s.get(x, 0.0)
+                                  for x in names)
+    elif now.mysql.flavour == "mysql":
+        per_s = sum(now.rates.mysql.errors_by_code_per_s.get(x, 0.0) for x in names)
     else:
         per_s = None  # MariaDB counts no refused statements
-    return {"refused": refused, "refused_per_s": None if per_s is None else round(per_s, 1)}
+    return {"refused": _counted(first, w.last, total),
+            "refused_per_s": None if per_s is None else round(per_s, 1)}
 
 
 def _read_only(w: Window, first: Tick, p: NodeTick) -> Words:

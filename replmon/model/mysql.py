@@ -29,7 +29,7 @@ from typing import Literal
 
 from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.lag import LagFacts
-from replmon.model.rates import counter_delta, counter_rate, ratio
+from replmon.model.rates import counter_delta, counter_rate, counter_rates, ratio
 
 Flavour = Literal["mariadb", "mysql"]
 RowFamily = Literal["innodb", "handler"]
@@ -586,10 +586,5 @@ def derive_mysql_rates(prev: MysqlSample | None, cur: MysqlSample) -> MysqlRates
     d_miss = counter_delta(pc.get(miss_name), cc.get(miss_name))
     if d_req and d_miss is not None:
         values["bp_hit_pct"] = max(0.0, (d_req - d_miss) / d_req * 100.0)
-    by_code: dict[str, float] = {}
-    for code, count in cur.error_counts.items():
-        r = counter_rate(prev.error_counts.get(code, 0), count, dt)
-        if r:
-            by_code[code] = r
-    values["errors_by_code_per_s"] = by_code
+    values["errors_by_code_per_s"] = counter_rates(prev.error_counts, cur.error_counts, dt)
     return MysqlRates.model_validate(values)

@@ -19,6 +19,18 @@ def counter_rate(prev: float | None, cur: float | None, dt: float) -> float | No
     return delta / dt
 
 
+def counter_rates(prev: Mapping[str, int], cur: Mapping[str, int], dt: float
+                  ) -> dict[str, float]:
+    """Per-second rates of a family of counters by name (errors by kind), only the ones
+    that grew; a name new in ``cur`` counts from 0."""
+    out: dict[str, float] = {}
+    for name, count in cur.items():
+        r = counter_rate(prev.get(name, 0), count, dt)
+        if r:
+            out[name] = r
+    return out
+
+
 def counter_delta(prev: float | None, cur: float | None) -> float | None:
     """Increase of a counter between two readings; None if it went down or is missing."""
     if prev is None or cur is None:

@@ -21,7 +21,7 @@ from dataclasses import field
 from typing import Literal
 
 from replmon.model.base import SampleBase, Struct, struct
-from replmon.model.rates import counter_delta, counter_rate, ratio
+from replmon.model.rates import counter_delta, counter_rate, counter_rates, ratio
 
 RedisRole = Literal["master", "replica"]
 
@@ -374,12 +374,7 @@ def derive_redis_rates(prev: RedisSample | None, cur: RedisSample) -> RedisRates
     for out, name in _DELTA_FIELDS.items():
         d = counter_delta(pc.get(name), cc.get(name))
         values[out] = None if d is None else int(d)
-    by_kind: dict[str, float] = {}
-    for kind, count in cur.error_counts.items():
-        r = counter_rate(prev.error_counts.get(kind, 0), count, dt)
-        if r:
-            by_kind[kind] = r
-    values["errors_by_kind_per_s"] = by_kind
+    values["errors_by_kind_per_s"] = counter_rates(prev.error_counts, cur.error_counts, dt)
     hits = counter_delta(pc.get("keyspace_hits"), cc.get("keyspace_hits"))
     misses = counter_delta(pc.get("keyspace_misses"), cc.get("keyspace_misses"))
     pct = ratio(hits, None if hits is None or misses is None else hits + misses)
