@@ -15,6 +15,9 @@ the next step:
   ``max_connections``, ``Connection_errors_max_connections`` rising, or replmon's own
   connection refused with ERROR 1040: new clients get "Too many connections" (the
   source_health finding of that 1040 is this one's consequence, not a monitor hiccup).
+- **Writes stalled on a full disk** (key "mysql:disk_full"): sessions in the state
+  "Waiting for someone to free space" on the primary: their writes hang, not fail, and
+  the server looks for space again only once a minute (counted every tick).
 - **Redis NOREPLICAS** (key "redis:noreplicas"): fewer good replicas
   (``min_slaves_good_slaves``) than ``min-replicas-to-write``.
 - **Redis OOM** (key "redis:oom"): ``maxmemory`` reached with ``noeviction``.
@@ -130,6 +133,9 @@ def _mysql(t: Tick) -> list[Refusal]:
     on = [name for name in MYSQL_READ_ONLY if _on(p, name)]
     if on:
         out.append(("mysql:read_only", ", ".join(f"{n}=ON" for n in on)))
+    if p.mysql.space_waits:
+        out.append(("mysql:disk_full", f"{p.mysql.space_waits} sessions waiting for disk "
+                                       "space"))
     connected = p.mysql.gauges.get("Threads_connected")
     limit = p.mysql.variables.get("max_connections")
     refused = _rate(p, "Connection_errors_max_connections")
@@ -309,6 +315,20 @@ def _connections(w: Window, first: Tick, p: NodeTick) -> Words:
              "own_connection_refused": own})
 
 
+def _disk_full(w: Window, first: Tick, p: NodeTick) -> Words:
+    n, longest = p.mysql.space_waits, p.mysql.space_wait_s
+    sessions = "1 session" if n == 1 else f"{n} sessions"
+    return (f"{sessions} stalled on a full disk for up to {longest} s (\"Waiting for someone "
+            "to free space\"): writes hang, they do not fail",
+            "a filesystem the server writes to is full: the datadir, the binary logs, the "
+            "tmpdir or a table's DATA DIRECTORY (the error log says \"Disk is full "
+            "writing ...\" with the file)",
+            "df -h on the server's datadir, binlog and tmpdir; free space (PURGE BINARY "
+            "LOGS on a primary whose replicas have them, old backups, logs); the server "
+            "looks again once a minute, so writes resume up to 60 s after space is freed",
+            {"sessions_waiting": n, "longest_wait_s": longest})
+
+
 def _noreplicas(w: Window, first: Tick, p: NodeTick) -> Words:
     s = p.redis
     need, lag = s.min_replicas or (0, 0)
@@ -383,6 +403,7 @@ def _said(extra: dict[str, object]) -> str:
 WORDS: dict[str, Callable[[Window, Tick, NodeTick], Words]] = {
     "mysql:read_only": _read_only,
     "mysql:connections": _connections,
+    "mysql:disk_full": _disk_full,
     "redis:noreplicas": _noreplicas,
     "redis:oom": _oom,
     "redis:misconf": _misconf,

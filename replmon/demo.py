@@ -27,6 +27,7 @@ from replmon.errors import LabError
 from replmon.lab import Lab, Layer
 from replmon.lab_faults import (
     auto_increment_on_primary,
+    disk_full,
     max_connections_reached,
     mysql_replica_writable,
     primary_read_only,
@@ -157,6 +158,10 @@ DEMOS: tuple[Demo, ...] = (
     Demo("max-connections", "the db primary at max_connections, every connection taken: "
          "new connections refused (ERROR 1040 Too many connections)", "writes_refused",
          max_connections_reached),
+    Demo("disk-full", "an INSERT on the db primary stalled on a full disk (a MyISAM table on "
+         "a full 256 KiB tmpfs, MariaDB): it waits \"for someone to free space\"; the "
+         "server looks again once a minute after the space is freed", "writes_refused",
+         disk_full),
     Demo("redis-noreplicas", "min-replicas-to-write 2 on the Redis master, which has one "
          "replica: writes refused (NOREPLICAS)", "writes_refused", redis_noreplicas),
     Demo("redis-oom", "maxmemory under used_memory with noeviction on the Redis master: "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +22,7 @@ import pymysql
 import redis
 
 from replmon.errors import LabError
-from replmon.labnode import free_port
+from replmon.labnode import free_port, unmount
 
 # --- waiting for the lab -------------------------------------------------------------
 
@@ -357,6 +358,68 @@ def primary_read_only(lab: Any) -> Iterator[None]:
         for n in reversed(names):  # super_read_only first: read_only=OFF would clear it
             node.sql(f"SET GLOBAL {n} = %s", _setting(before[n]))
         wait_mysql_writes(lab)
+
+
+SPACE_WAIT_S = 60.0
+"""How often MySQL and MariaDB look for free space again while a write waits for it:
+a disk-full stall lasts up to this long after the space is freed."""
+
+
+@contextlib.contextmanager
+def disk_full(lab: Any) -> Iterator[None]:
+    """An INSERT on the MySQL primary stalled on a full disk: a MyISAM table whose DATA
+    DIRECTORY is a 256 KiB tmpfs the lab mounts under its own dir, the rest of that
+    filesystem filled by a file, and one session inserting a 60 kB row. The server
+    answers "Disk is full writing './lab/spill.MYD' (Errcode: 28 "No space left on
+    device"). Waiting for someone to free space..." in its log and the session waits
+    in the state "Waiting for someone to free space" (seen on MariaDB 10.11; MySQL 8.0+
+    refuse a MyISAM DATA DIRECTORY: LabError). Written with sql_log_bin=0 (root's
+    session): both nodes of the lab share one filesystem, so the replica must not
+    create the table too. Undone: the filler removed; the server looks again once a
+    minute, so the INSERT ends up to 60 s later; then the table dropped and the tmpfs
+    unmounted (``Lab.stop`` unmounts what a killed run left)."""
+    node = lab.mysql_primary
+    if lab.is_mysql:
+        raise LabError("disk_full: Oracle MySQL 8.0+ take no DATA DIRECTORY for MyISAM "
+                       "(no symbolic links); the lab makes this fault on MariaDB")
+    spill = node.spill_dir
+    spill.mkdir(exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0777", "replmon-lab-full",
+                    str(spill)], check=True, capture_output=True, timeout=10)
+    conn = node.root_connection(read_timeout=int(SPACE_WAIT_S * 2))
+    done = threading.Event()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION sql_log_bin = 0")
+            cur.execute("DROP TABLE IF EXISTS lab.spill")
+            cur.execute("CREATE TABLE lab.spill (id INT PRIMARY KEY AUTO_INCREMENT, v BLOB) "
+                        f"ENGINE=MyISAM DATA DIRECTORY='{lab.mysql_root.inside(spill)}'")
+        with contextlib.suppress(OSError), open(spill / "filler", "wb") as f:
+            while True:  # to the last block (the close may be the write that fails)
+                f.write(bytes(4096))
+                f.flush()
+
+        def insert() -> None:
+            with contextlib.suppress(pymysql.err.MySQLError), conn.cursor() as cur:
+                cur.execute("INSERT INTO lab.spill (v) VALUES (REPEAT('x', 60000))")
+            done.set()
+
+        threading.Thread(target=insert, daemon=True, name="lab-disk-full").start()
+        wait_for(lambda: node.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+                                  "WHERE STATE LIKE 'Waiting for someone to free space%'"
+                                  )[0][0] > 0, "an INSERT waiting for disk space", 10)
+        yield
+    finally:
+        (spill / "filler").unlink(missing_ok=True)
+        done.wait(SPACE_WAIT_S + 10)
+        conn.close()
+        with contextlib.suppress(pymysql.err.MySQLError), node.root_connection() as root, \
+                root.cursor() as cur:
+            cur.execute("SET SESSION sql_log_bin = 0")
+            cur.execute("DROP TABLE IF EXISTS lab.spill")
+        unmount(spill)
+        if not done.is_set():
+            raise LabError("disk_full: the INSERT still waits 70 s after the space was freed")
 
 
 def _setting(value: Any) -> str:

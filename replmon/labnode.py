@@ -83,6 +83,14 @@ def find_binary(candidates: tuple[str, ...], package: str) -> str:
     )
 
 
+def unmount(path: Path) -> None:
+    """Unmount ``path`` if something is mounted there (lazily: a server may still hold
+    a file open in it): a fault's tmpfs (replmon.lab_faults.disk_full)."""
+    if os.path.ismount(path):
+        subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True,
+                       timeout=10)
+
+
 def kill_processes(procs: list[subprocess.Popen[bytes] | None], timeout: float = 10.0) -> None:
     """SIGKILL every process still running, then reap them all (a paused one too)."""
     live = [p for p in procs if p is not None and p.poll() is None]
@@ -305,6 +313,11 @@ class LabNode:
         except OSError:
             return "(no error log)"
 
+    @property
+    def spill_dir(self) -> Path:
+        """Where a fault mounts a small filesystem of this node's (lab_faults.disk_full)."""
+        return self.mysql_dir / "full"
+
     def stop_mysql(self) -> None:
         stop_process(self.mysql_proc)
         self.mysql_proc = None
@@ -406,6 +419,7 @@ class LabNode:
     def stop(self) -> None:
         self.stop_redis()
         self.stop_mysql()
+        unmount(self.spill_dir)  # a fault's tmpfs, left by a run killed during it
 
 
 def _accepts(unix_path: str) -> bool:

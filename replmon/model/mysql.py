@@ -463,6 +463,11 @@ class MysqlSample(SampleBase):
     at 0: MySQL 8.0+'s performance_schema.events_errors_summary_global_by_error, every
     tick; empty on MariaDB (no such table: its Connection_errors_* counters say what
     it counts) and where performance_schema is off or not readable."""
+    space_waits: int = 0
+    """Sessions stalled on a full disk ("Waiting for someone to free space" in the
+    processlist: their writes hang until there is space again), every tick."""
+    space_wait_s: int = 0
+    """The longest of those waits, s (0 when none waits)."""
 
     @property
     def words(self) -> ReplicationWords:

@@ -25,6 +25,10 @@ pymysql is blocking, so each sample runs one function in a worker thread
    opened), the 10 longest-running active threads from information_schema.PROCESSLIST
    (statements cut to 120 characters and scrubbed of password literals). No cost
    otherwise;
+7. every tick, what decides whether the primary takes writes: read_only and its kin
+   (between the full reads of 4), MySQL 8.0+'s errors raised to clients by number
+   (performance_schema), and how many sessions wait for disk space (one COUNT over
+   information_schema.PROCESSLIST);
 
 then parses the rows (``mysql_parse`` and its siblings) into a MysqlSample; reads 3, 5
 and 6, and what the server refuses of them, are ``mysql_reads``'. The Source base
@@ -82,6 +86,7 @@ from replmon.sources.mysql_connect import (
     source_error,
 )
 from replmon.sources.mysql_lag_reads import read_lag_facts
+from replmon.sources.mysql_processlist_parse import SPACE_WAITS_QUERY, parse_space_waits
 from replmon.sources.mysql_parse import (
     STATUS_NAMES,
     build_mysql_sample,
@@ -319,6 +324,8 @@ class MysqlSource(Source[MysqlSample]):
                 else:  # what makes a primary refuse writes: every tick
                     self._read_write_path(cur)
                 errors = self._read_errors(cur)
+                cur.execute(SPACE_WAITS_QUERY)  # writes stalled on a full disk
+                space_waits = parse_space_waits(cur.fetchall())
             replication, repl_error, repl_hint = read_replication(
                 conn, self._statements, self.endpoint, self._flavour, self._version)
             channels = parse_replica_status(replication, self._flavour)
@@ -378,6 +385,7 @@ class MysqlSource(Source[MysqlSample]):
             processlist_error=processes_error,
             lag_facts=lag_facts,
             error_counts=errors,
+            space_waits=space_waits,
         )
 
     def _connected(self, conn: pymysql.connections.Connection[Any],

@@ -186,6 +186,7 @@ def build_mysql_sample(
     processlist_error: str | None = None,
     lag_facts: LagFacts | None = None,
     error_counts: Mapping[str, int] | None = None,
+    space_waits: tuple[int, int] = (0, 0),
 ) -> MysqlSample:
     """Assemble a MysqlSample (status ok is stamped later by Source.sample())."""
 
@@ -229,6 +230,8 @@ def build_mysql_sample(
         processlist_error=processlist_error,
         lag_facts=lag_facts,
         error_counts=dict(error_counts or {}),
+        space_waits=space_waits[0],
+        space_wait_s=space_waits[1],
     )
 
 

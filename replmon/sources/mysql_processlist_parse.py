@@ -1,6 +1,7 @@
 """Pure functions for the processlist: the query for the longest-running active threads
 (information_schema.PROCESSLIST), its rows as ``ProcessRow``, and the statements' password
-literals scrubbed (a processlist is shown and recorded).
+literals scrubbed (a processlist is shown and recorded); the sessions stalled on a full
+disk (``SPACE_WAITS_QUERY``, every tick).
 
 Input shape: rows of ``processlist_query`` (ID, USER, HOST, DB, COMMAND, time, STATE,
 INFO), values as pymysql gives them. A row that is not that shape raises
@@ -53,6 +54,29 @@ def scrub_statement(sql: str) -> str:
         return tok
 
     return _SECRET_TOKENS.sub(one, sql)
+
+
+SPACE_WAIT_STATE = "Waiting for someone to free space"
+"""The state of a session whose write hit a full disk (datadir, binlog, tmpdir): MySQL
+and MariaDB check the space again every 60 s and go on once there is some ("How MySQL
+Handles a Full Disk" in the manual). Seen on MariaDB 10.11, a MyISAM table on a full
+filesystem: the INSERT stays in this state until the server's next look after a file
+was removed (60 s)."""
+
+SPACE_WAITS_QUERY = (f"SELECT COUNT(*), COALESCE(MAX(TIME), 0) FROM information_schema.PROCESSLIST "
+                     f"WHERE STATE LIKE '{SPACE_WAIT_STATE}%'")
+"""How many sessions wait for disk space, and the longest wait (s): one row."""
+
+
+def parse_space_waits(rows: Sequence[Sequence[Any]]) -> tuple[int, int]:
+    """(sessions waiting, longest wait in s) from ``SPACE_WAITS_QUERY``'s one row."""
+    if len(rows) != 1 or len(rows[0]) != 2:
+        raise ParseError(f"sessions waiting for disk space: expected one row of 2 columns, "
+                         f"got {rows!r:.80}")
+    try:
+        return int(rows[0][0]), int(rows[0][1] or 0)
+    except (TypeError, ValueError):
+        raise ParseError(f"sessions waiting for disk space: unreadable {rows[0]!r:.80}") from None
 
 
 def parse_processlist(rows: Iterable[Sequence[Any]]) -> list[ProcessRow]:

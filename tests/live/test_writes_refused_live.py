@@ -5,12 +5,15 @@ pair under a write load before it is quiet. On MariaDB 10.11 + Redis 7.0 (the de
 lab) and Oracle MySQL 9.7 + Valkey 8.1.
 
 A MySQL fault and a Redis fault run at the same time (separate services, separate
-findings): three rounds of 13 s instead of five, on both labs at once."""
+findings): three rounds of 13 s instead of five, on both labs at once. On MariaDB, an
+INSERT stalled on a full disk runs beside the rounds from the first on: the server looks
+for space once a minute, so that fault lasts ~60 s whatever the test does."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +26,7 @@ from test_roles_per_service_live import sample_while
 from replmon.engine import build_engine
 from replmon.lab import Lab
 from replmon.lab_faults import (
+    disk_full,
     max_connections_reached,
     primary_read_only,
     redis_misconf,
@@ -50,8 +54,32 @@ ON_S, OFF_S = 8.0, 5.0
 seconds after (the finding closes: close_after 3 s)."""
 
 
-def faults(lab: Lab, marks: list[tuple[float, float]]) -> None:
+STALL: tuple[Fault, str, str] = (disk_full, "mysql:disk_full",
+                                 '"Waiting for someone to free space"')
+"""The disk-full stall (MariaDB: lab_faults.disk_full), beside the rounds."""
+
+
+def stalled(lab: Lab, marks: list[tuple[float, float]]) -> None:
+    with disk_full(lab):
+        on = time.time()
+        time.sleep(ON_S)
+    marks.append((on, time.time()))  # (off: the INSERT went through, up to 60 s later)
+
+
+def faults(lab: Lab, marks: list[tuple[float, float]], stall: list[tuple[float, float]]
+           ) -> None:
     time.sleep(3)  # healthy under the load first
+    errors: list[BaseException] = []
+
+    def run_stall() -> None:
+        try:
+            stalled(lab, stall)
+        except BaseException as e:  # noqa: BLE001 - raised again in the test's thread
+            errors.append(e)
+
+    beside = threading.Thread(target=run_stall, daemon=True)
+    if not lab.is_mysql:
+        beside.start()
     for round_ in ROUNDS:
         with contextlib.ExitStack() as stack:
             for fault, _, _ in round_:
@@ -60,9 +88,15 @@ def faults(lab: Lab, marks: list[tuple[float, float]]) -> None:
             time.sleep(ON_S)
         marks.append((on, time.time()))
         time.sleep(OFF_S)
+    if beside.is_alive() or stall:
+        beside.join()
+        time.sleep(OFF_S)
+    if errors:
+        raise errors[0]
 
 
-def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str) -> None:
+def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str,
+          stall: list[tuple[float, float]]) -> None:
     eng = build_engine(entry_points=False)
     timeline: list[tuple[float, dict[str, tuple[Severity, str]]]] = []
     for t in ticks:
@@ -72,7 +106,8 @@ def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str) -> 
     first_on = marks[0][0]
     before = [keys for wall, keys in timeline if wall < first_on]
     assert all(not keys for keys in before), before  # quiet under the load
-    for (on, off), round_ in zip(marks, ROUNDS, strict=True):
+    rounds = list(zip(marks, ROUNDS, strict=True)) + [(m, [STALL]) for m in stall]
+    for (on, off), round_ in rounds:
         for _, key, words in round_:
             crit = [(wall, keys[key][1]) for wall, keys in timeline if on <= wall <= off + 1
                     and keys.get(key, (None,))[0] is Severity.CRITICAL]
@@ -92,14 +127,16 @@ def test_every_refusal_is_critical_in_the_servers_words_and_closes(
     """Both labs at once (each its faults in a thread of its own): one wait serves both."""
     labs = [(lab, "Redis"), (mysql97, "Valkey")]
     marks: list[list[tuple[float, float]]] = [[] for _ in labs]
+    stalls: list[list[tuple[float, float]]] = [[] for _ in labs]
 
     def steps() -> None:
         with ThreadPoolExecutor(len(labs)) as pool:
-            done = [pool.submit(faults, lab_, marks[i]) for i, (lab_, _) in enumerate(labs)]
+            done = [pool.submit(faults, lab_, marks[i], stalls[i]) for i, (lab_, _) in enumerate(labs)]
             for f in done:
                 f.result()  # a fault that raised fails the test with its error
 
     with WriteLoad(lab, rate=150), WriteLoad(mysql97, rate=150):
         ticks = asyncio.run(sample_while([lab_.settings(0.5) for lab_, _ in labs], steps))
-    for (_, product), ts, ms in zip(labs, ticks, marks, strict=True):
-        judge(ts, ms, product)
+    assert len(stalls[0]) == 1 and not stalls[1]  # MariaDB stalled, MySQL 9.7 cannot
+    for (_, product), ts, ms, st in zip(labs, ticks, marks, stalls, strict=True):
+        judge(ts, ms, product, st)

@@ -10,6 +10,7 @@ import pytest
 from replmon.errors import ParseError
 from replmon.sources.mysql_processlist_parse import (
     parse_processlist,
+    parse_space_waits,
     processlist_query,
     scrub_statement,
 )
@@ -71,3 +72,13 @@ def test_query_names_the_server_time_column() -> None:
     mysql = processlist_query("mysql")
     assert "TIME_MS" not in mysql and "ORDER BY TIME DESC" in mysql
     assert "LIMIT 10" in mysql and "CONNECTION_ID()" in mysql
+
+
+def test_sessions_waiting_for_disk_space() -> None:
+    # SPACE_WAITS_QUERY's row on the lab's MariaDB 10.11 with one INSERT into a MyISAM
+    # table on a full tmpfs (State "Waiting for someone to free space" for 2 s), and idle
+    assert parse_space_waits(((1, Decimal("2")),)) == (1, 2)
+    assert parse_space_waits(((0, 0),)) == (0, 0)
+    for garbled in ((), ((1,),), (("x", 2),)):
+        with pytest.raises(ParseError, match="waiting for disk space"):
+            parse_space_waits(garbled)

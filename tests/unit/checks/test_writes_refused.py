@@ -114,6 +114,27 @@ def test_max_connections_from_the_counters_and_from_replmons_own_1040() -> None:
     assert "(replmon's own too)" in f.title
 
 
+def test_writes_stalled_on_a_full_disk_on_the_primary_only() -> None:
+    """Sessions "Waiting for someone to free space" hang their writes: critical on the
+    primary after 5 s, with the minute the server waits before it looks again; the same
+    on the replica is its applier's business (lag), not a refused write."""
+    def stalled(replica: bool) -> MysqlSample:
+        return _mysql(replica=replica).model_copy(update={"space_waits": 3,
+                                                          "space_wait_s": 14})
+    p = node("primary", mysql=stalled(False), redis=_redis(master=True))
+    worst = worst_by_second(refusing(p, 10, 1.0))
+    assert worst and worst[max(worst)] is Severity.CRITICAL, worst
+    (f,) = findings(refusing(p, 10, 1.0))
+    assert f.key == "mysql:disk_full" and f.numbers["sessions_waiting"] == 3
+    assert f.title == ('db163 refuses writes: 3 sessions stalled on a full disk for up to '
+                       '14 s ("Waiting for someone to free space"): writes hang, they do '
+                       'not fail'), f.title
+    assert "up to 60 s after space is freed" in f.next_step
+    ok = _pair()
+    r = node("replica", mysql=stalled(True), redis=_redis(master=False))
+    assert findings(series([(ok[0], r)] * 12)) == []
+
+
 def test_refusals_counted_since_they_began_from_errorstats() -> None:
     """NOREPLICAS counted by INFO errorstats: 12 refused a second for 8 s."""
     def at(i: int) -> NodeTick:
