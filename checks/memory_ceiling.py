@@ -363,6 +363,9 @@ EXPLAINS: tuple[Explains, ...] = (
     Explains("memory_ceiling", "replica",
              "the replica holds its master's data set: it grows with it",
              cause_key="redis_memory", effect_key="redis_memory"),
+    Explains("writes_refused", "same",
+             "at maxmemory with noeviction Redis answers every write that needs memory "
+             "with OOM", cause_key="redis_memory", effect_key="redis:oom"),
     Explains("throughput_collapse", "same",
              "a server whose memory is on swap waits on the disk for it",
              cause_key="paging"),

@@ -195,3 +195,19 @@ def test_no_redis_master_is_readonly() -> None:
     (f,) = findings(series([both] * 8))
     assert f.key == "redis:readonly" and "READONLY You can't write against a read only " \
         "replica" in f.title
+
+
+def test_oom_is_one_incident_under_redis_at_its_memory_ceiling() -> None:
+    """Redis at maxmemory with noeviction: memory_ceiling's finding is the cause, the
+    refused writes its consequence, one incident (at 160x50 they were two criticals)."""
+    from replmon.checks import memory_ceiling
+    from replmon.model.incidents import causality, incidents_of
+    from replmon.testing.scenarios.writes import oom
+
+    ticks, _ = oom()
+    checks = [(c.CHECK, c.CHECK.thresholds()) for c in (memory_ceiling, wr)]
+    eng = Engine(checks)
+    updates = [(t.wall, eng.feed(t).open) for t in ticks]
+    (inc,) = incidents_of(updates, causality(checks))
+    assert [(f.check, f.key) for f in inc.roots] == [("memory_ceiling", "redis_memory")]
+    assert [(f.check, f.key) for f in inc.consequences] == [("writes_refused", "redis:oom")]
