@@ -379,7 +379,7 @@ def _named(o: Observation, tick: Tick) -> Observation:
     if o.name or o.node == "pair":
         return o
     n = tick.primary if o.node == "primary" else tick.replica
-    return o.model_copy(update={"name": n.name, "given": n.given or n.role})
+    return o.model_copy(update={"name": n.name, "given": n.given_role})
 
 
 def _observing_sources() -> list[str]:

@@ -113,7 +113,7 @@ class LagTracker:
 
     def _remember(self, tick: Tick) -> None:
         """The primary's positions and both nodes' clocks (``tick`` as MySQL sees it)."""
-        pair = (_key(tick.primary), _key(tick.replica))
+        pair = (tick.primary.given_role, tick.replica.given_role)
         if pair != self._pair:  # the first tick, or a switchover: the history was the other
             self._pair, self._start_wall = pair, tick.wall  # direction's
             self._readings.clear()
@@ -125,7 +125,7 @@ class LagTracker:
             self._readings.popleft()
         for node in tick.nodes:
             found = _clock(node)
-            q = self._clocks.setdefault(_key(node), deque())
+            q = self._clocks.setdefault(node.given_role, deque())
             if found is not None:
                 q.append((wall, *found))
             while q and q[0][0] < wall - CLOCK_WINDOW_S:
@@ -133,7 +133,7 @@ class LagTracker:
 
     def _remember_redis(self, tick: Tick) -> None:
         """The Redis master's offsets (``tick`` as Redis sees it: its own primary)."""
-        master = _key(tick.primary)
+        master = tick.primary.given_role
         if master != self._redis_master:
             self._redis_master = master
             self._redis.clear()
@@ -148,7 +148,7 @@ class LagTracker:
         its tightest of the last CLOCK_WINDOW_S (as clock_skew picks)."""
         picked = []
         for node in tick.nodes:
-            q = self._clocks.get(_key(node))
+            q = self._clocks.get(node.given_role)
             if not q:
                 return None
             tight = 2 * min(b for _, _, b in q) + 0.001
@@ -323,11 +323,6 @@ class LagTracker:
         seconds = 0.0 if nbytes == 0 else (nbytes / rate if rate else None)
         return RedisLagEstimate(bytes=nbytes, rate_bytes_per_s=rate,
                                 seconds=None if seconds is None else round(seconds, 2))
-
-
-def _key(node: NodeTick) -> str:
-    """A node by the role it was given: its identity (names may be alike)."""
-    return node.given or node.role
 
 
 def _clock(node: NodeTick) -> tuple[float, float] | None:

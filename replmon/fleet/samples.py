@@ -356,7 +356,7 @@ def node_roles(s: PairState) -> Iterator[Sample]:
     roles = None if t.roles is None else t.roles.resolved()
     have = {lr.layer for lr in roles.layers if lr.flipped is not None} if roles else set()
     for n in t.nodes:
-        yield ((s.pair, n.role, n.name, n.role, n.given or n.role,
+        yield ((s.pair, n.role, n.name, n.role, n.given_role,
                 *(t.service_role(n, svc) if svc in have else "" for svc in LAYERS)), 1.0)
 
 

@@ -67,6 +67,12 @@ class NodeTick(Struct):
     """This node's rates (none until a RateTracker attaches them: a recorded tick
     stores its samples, and a reader derives the rates)."""
 
+    @property
+    def given_role(self) -> Role:
+        """The node's identity: the role it was given (``given``; ``role`` in a recording
+        made before roles were observed)."""
+        return self.given or self.role
+
     def statuses(self) -> dict[str, SourceStatus]:
         """Source kind -> its status, for compact displays."""
         return {
@@ -217,7 +223,7 @@ class RateTracker:
 
     def rates(self, node: NodeTick) -> NodeRates:
         """``node``'s rates; remembers its ok samples for the next call."""
-        rates = _derive(self._last.get(node.given or node.role, {}), node)
+        rates = _derive(self._last.get(node.given_role, {}), node)
         self.remember(node)
         return rates
 
@@ -226,7 +232,7 @@ class RateTracker:
         self.remember_kinds(node, SOURCE_KINDS)
 
     def remember_kinds(self, node: NodeTick, kinds: Iterable[str]) -> None:
-        given = node.given or node.role
+        given = node.given_role
         last = self._last.setdefault(given, {})
         for kind in kinds:
             sample = getattr(node, kind)

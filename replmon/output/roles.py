@@ -38,7 +38,7 @@ class ServiceRoles:
 
 
 def _node(tick: Tick, given: str) -> NodeTick:
-    return next((n for n in tick.nodes if (n.given or n.role) == given), tick.primary)
+    return next((n for n in tick.nodes if n.given_role == given), tick.primary)
 
 
 def service_roles(tick: Tick | None) -> list[ServiceRoles]:

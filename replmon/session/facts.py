@@ -66,7 +66,7 @@ Value = tuple[str, float, str, str]
 def versions_of(t: Tick) -> list[Version]:
     out: list[Version] = []
     for n in t.nodes:
-        given = n.given or n.role
+        given = n.given_role
         for kind in ("mysql", "redis", "drbd"):
             sample = getattr(n, kind)
             if sample.status.ok and sample.version:
@@ -79,7 +79,7 @@ def values_of(t: Tick) -> list[Value]:
     a switchover (the header's nodes), as the screen keeps its column."""
     out: list[Value] = []
     for n in t.nodes:
-        given = n.given or n.role
+        given = n.given_role
         for label, path in PEAKS.items():
             val = metric(n, path)
             if isinstance(val, int | float):

@@ -127,7 +127,7 @@ class RecordingWriter:
         if tick is not None:
             nodes = dict(meta.nodes)
             for n in tick.nodes:  # by the role it was given: the config's (its host's) key,
-                given = n.given or n.role  # also when the part starts after a switchover
+                given = n.given_role  # also when the part starts after a switchover
                 old = nodes.get(given, NodeInfo(name=n.name))
                 nodes[given] = old.model_copy(update={
                     "name": n.name,

@@ -117,7 +117,7 @@ class SomeRates(RateTracker):
         self.kinds = kinds
 
     def rates(self, node: NodeTick) -> NodeRates:
-        last = self._last.get(node.given or node.role, {})
+        last = self._last.get(node.given_role, {})
         values = {}
         for kind in self.kinds:
             cur, prev = getattr(node, kind), last.get(kind)
@@ -524,7 +524,7 @@ class Recording:
         names = {role: info.name for role, info in self.meta.nodes.items() if info.name}
         if len(names) < 2 and len(self):
             with contextlib.suppress(SessionError):
-                names = {n.given or n.role: n.name for n in self.tick_at(0).nodes}
+                names = {n.given_role: n.name for n in self.tick_at(0).nodes}
         return names
 
     def _recorded_updates(self) -> Iterator[tuple[int, float, dict[str, Any]]]:

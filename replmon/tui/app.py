@@ -41,7 +41,7 @@ from replmon.output.plain import human
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import gcpace, render
 from replmon.tui.graphs import GraphScreen, Point, points
-from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots, column
+from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots
 from replmon.tui.screens import (
     DetailScreen,
     DriftScreen,
@@ -387,8 +387,8 @@ class ReplmonApp(App[None]):
         self.remember_binlogs(tick)
         for node in tick.nodes:
             if (snap := Snapshot.of(node, tick.wall)) is not None:
-                self.processlists[column(node)] = snap
-            h = self.history[node.given or node.role]  # its column's, through a switchover
+                self.processlists[node.given_role] = snap
+            h = self.history[node.given_role]  # its column's, through a switchover
             h["qps"].append(node.rates.mysql.qps or 0.0)
             h["ops"].append(node.rates.redis.ops_per_s or 0.0)
         self.ticks_seen += 1
@@ -426,7 +426,7 @@ class ReplmonApp(App[None]):
         now = self.clock()
         p, r = tick.primary, tick.replica
         # each node in its own column (the role it was given), whatever its role now
-        panels = {n.role: self.main_widget(f"#{n.given or n.role}", NodePanel)
+        panels = {n.role: self.main_widget(f"#{n.given_role}", NodePanel)
                   for n in (p, r)}
         sentinel = tick.sentinel
         texts = {p.role: panels[p.role].texts(p, r, now, sentinel=sentinel, tick=tick),

@@ -59,11 +59,6 @@ SnapshotSource = Callable[[], tuple[Snapshots, float | None]]
 """() -> (each node's newest list, the wall time of the tick shown in a replay / None live)."""
 
 
-def column(node: NodeTick) -> Role:
-    """The key of the node's list in Snapshots: the role it was given."""
-    return node.given or node.role
-
-
 def _age(snap: Snapshot, ref: float) -> str:
     d = snap.wall - ref
     if abs(d) < 0.5:

@@ -41,7 +41,7 @@ from replmon.session.recording import Recording
 from replmon.tui import render
 from replmon.tui.app import ReplmonApp, TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
-from replmon.tui.processlist import Snapshot, Snapshots, column
+from replmon.tui.processlist import Snapshot, Snapshots
 from replmon.units import tick_clock
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
@@ -441,8 +441,8 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             except SessionError:
                 continue
             for node in tick.nodes:
-                if out[column(node)] is None:
-                    out[column(node)] = Snapshot.of(node, tick.wall)
+                if out[node.given_role] is None:
+                    out[node.given_role] = Snapshot.of(node, tick.wall)
             if all(out.values()):
                 break
         return out, rec.tick_at(pos).wall
