@@ -96,14 +96,9 @@ REFUSED_MYSQL_ERRORS = {"1290": "read-only", "1836": "read-only", "1015": "read-
 """MySQL error numbers (performance_schema's summary) that are a refused write."""
 
 
-def _ident(node: NodeTick) -> str:
-    """The node as the user gave it (its role in a recording made before identities)."""
-    return node.given or node.role
-
-
 def _same(t: Tick, p: NodeTick) -> NodeTick:
     """The node of tick ``t`` that is ``p``."""
-    return t.primary if _ident(t.primary) == _ident(p) else t.replica
+    return t.primary if t.primary.given_role == p.given_role else t.replica
 
 
 def _on(node: NodeTick, name: str) -> bool:
@@ -224,7 +219,7 @@ def _observe(w: Window, t: Limits, key: str, what: str) -> Observation:
     last = w.last
     o = last.oriented(service)
     p = o.primary
-    node = "primary" if _ident(last.primary) == _ident(p) else "replica"
+    node = "primary" if last.primary.given_role == p.given_role else "replica"
     first = _began(w, key)
     lasted = last.wall - first.wall + last.interval  # (a tick stands for its interval,
     # as the engine's holds count them: two ticks at 1 s have held 2 s)
@@ -235,7 +230,7 @@ def _observe(w: Window, t: Limits, key: str, what: str) -> Observation:
     during = (" (roles changing: part of that event)" if changing and severity is Severity.INFO
               else "")
     return Observation(
-        key=key, node=node, given=_ident(p), severity=severity,
+        key=key, node=node, given=p.given_role, severity=severity,
         title=f"{p.name} refuses writes: {words}{during}",
         numbers=numbers(refusing_s=round(lasted, 1), what=what, roles_changing=changing,
                         **extra),

@@ -548,6 +548,35 @@ def reset_kind(prev: MysqlSample, cur: MysqlSample) -> Literal["restart", "flush
     return None
 
 
+NO_SUMMARY_ERRORS = {"1040": "Connection_errors_max_connections",
+                     "aborted connects": "Aborted_connects"}
+"""Where a server has no error summary (MariaDB, MySQL before 8.0, performance_schema
+off): the errors clients got that its status counters count, by the name shown."""
+
+
+def client_errors_total(m: MysqlSample) -> int | None:
+    """Errors the server raised to clients since it started (a counter): MySQL 8.0+'s
+    error summary, else the NO_SUMMARY_ERRORS counters; None when it counts neither."""
+    if m.error_counts:
+        return sum(m.error_counts.values())
+    parts = [m.counters.get(n) for n in NO_SUMMARY_ERRORS.values()]
+    return None if all(v is None for v in parts) else sum(int(v or 0) for v in parts)
+
+
+def client_errors_per_s(m: MysqlSample, r: MysqlRates) -> dict[str, float]:
+    """Errors clients got per second, by error number, the ones that grew: MySQL 8.0+'s
+    error summary, and the connections refused at max_connections as "1040" (counted
+    before a session exists, so where the summary lacks it); without a summary, the
+    NO_SUMMARY_ERRORS counters. The screen's errors line, the report's chart."""
+    out = dict(r.errors_by_code_per_s)
+    names = NO_SUMMARY_ERRORS if not m.error_counts else {"1040": NO_SUMMARY_ERRORS["1040"]}
+    for kind, counter in names.items():
+        v = r.counters.get(counter)
+        if v and kind not in out:
+            out[kind] = v
+    return out
+
+
 def derive_mysql_rates(prev: MysqlSample | None, cur: MysqlSample) -> MysqlRates:
     """Rates between two consecutive samples of the same server (pure function).
 

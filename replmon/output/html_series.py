@@ -74,7 +74,11 @@ CHARTS: tuple[Chart, ...] = (
     Chart("throughput", "Throughput: MySQL queries and Redis commands", "/s",
           (*_both("MySQL queries", "qps"), *_both("Redis commands", "ops")),
           frozenset({"throughput_collapse", "memory_ceiling", "latency_bound", "two_primaries",
-                     "roles", "clock_skew", "source_health"})),
+                     "roles", "clock_skew", "source_health", "writes_refused"})),
+    Chart("client_errors", "Errors clients got: MySQL's errors raised and Redis's error "
+          "replies", "/s", (*_both("MySQL errors", "mysql_errors"),
+                            *_both("Redis errors", "redis_errors")),
+          frozenset({"writes_refused", "source_health"})),
     Chart("memory", "Memory available", "%", _both("", "mem_avail"),
           frozenset({"memory_ceiling"})),
     Chart("redis_memory", "Redis memory: used against maxmemory (no line: no limit)", "B",

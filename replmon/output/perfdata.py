@@ -49,7 +49,7 @@ from typing import Any
 
 from replmon.model.base import SourceState
 from replmon.model.lag import RedisLagEstimate
-from replmon.model.mysql import MysqlSample
+from replmon.model.mysql import client_errors_total
 from replmon.model.tick import NodeTick, Tick
 
 _PLAIN_LABEL = re.compile(r"[A-Za-z0-9_.\-]+")
@@ -159,7 +159,7 @@ def _mysql(role: str, node: NodeTick, limits: Mapping[str, Any],
     m = node.mysql
     qps = node.rates.mysql.qps
     out = [Perf(f"{role}_mysql_qps", None if qps is None else round(qps, 1), min=0),
-           Perf(f"{role}_mysql_client_errors", mysql_client_errors(m), "c", min=0)]
+           Perf(f"{role}_mysql_client_errors", client_errors_total(m), "c", min=0)]
     warn = _limit(limits, "mysql_replication", "lag_warning_s")
     crit = _limit(limits, "mysql_replication", "lag_critical_s")
     for ch in m.replication:
@@ -201,17 +201,6 @@ def _redis(role: str, node: NodeTick, other: NodeTick, limits: Mapping[str, Any]
         est = tick_redis_lag.seconds if tick_redis_lag is not None else None
         out.append(Perf(f"{role}_redis_lag_estimate", est, "s", min=0))
     return out
-
-
-def mysql_client_errors(m: MysqlSample) -> int | None:
-    """Errors raised to clients since start (a counter): MySQL 8.0+'s error summary, or
-    where the server has none (MariaDB) the connections refused at max_connections and
-    the connects aborted (Connection_errors_max_connections + Aborted_connects)."""
-    if m.error_counts:
-        return sum(m.error_counts.values())
-    parts = [m.counters.get(n) for n in ("Connection_errors_max_connections",
-                                         "Aborted_connects")]
-    return None if all(v is None for v in parts) else sum(int(v or 0) for v in parts)
 
 
 def _drbd(role: str, node: NodeTick) -> list[Perf]:

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from replmon.model.mysql import client_errors_per_s
 from replmon.model.tick import NodeTick, Tick
 
-SERIES_ID = "1"
+SERIES_ID = "2"
 """Bumped whenever what a series takes from a tick changes (see the module's doc)."""
 
 NodeGetter = Callable[[NodeTick], float | None]
@@ -81,6 +82,20 @@ def _link_speed(n: NodeTick) -> float | None:
     return max(speeds) * 125_000.0 if speeds else None
 
 
+def _mysql_errors(n: NodeTick) -> float | None:
+    """Errors MySQL raised to clients per second (model.mysql.client_errors_per_s)."""
+    if not n.mysql.status.ok or n.rates.mysql.dt_s is None or n.rates.mysql.reset:
+        return None
+    return sum(client_errors_per_s(n.mysql, n.rates.mysql).values())
+
+
+def _redis_errors(n: NodeTick) -> float | None:
+    """Error replies Redis gave per second (INFO errorstats)."""
+    if not n.redis.status.ok or n.rates.redis.dt_s is None or n.rates.redis.reset:
+        return None
+    return sum(n.rates.redis.errors_by_kind_per_s.values())
+
+
 NODE_SERIES: dict[str, NodeGetter] = {
     "sbm": _sbm,
     "upd_stmt": lambda n: n.rates.mysql.com_update_per_s,
@@ -103,6 +118,8 @@ NODE_SERIES: dict[str, NodeGetter] = {
     "disk_util": lambda n: n.rates.host.disk_max_util_pct,
     "net": _net,
     "link": _link_speed,
+    "mysql_errors": _mysql_errors,
+    "redis_errors": _redis_errors,
 }
 """Per node: the series a chart may plot, "primary/<key>" and "replica/<key>"."""
 
@@ -130,7 +147,7 @@ def _safe(get: Callable[[Any], float | None], obj: Any) -> float | None:
 
 def series_values(t: Tick) -> tuple[float | None, ...]:
     """One value per SERIES_KEYS of one tick (None: the tick has none)."""
-    by_role = {(n.given or n.role): n for n in t.nodes}
+    by_role = {n.given_role: n for n in t.nodes}
     vals: list[float | None] = []
     for role in ROLES:
         node = by_role.get(role)  # type: ignore[call-overload]

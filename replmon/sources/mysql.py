@@ -86,7 +86,6 @@ from replmon.sources.mysql_connect import (
     source_error,
 )
 from replmon.sources.mysql_lag_reads import read_lag_facts
-from replmon.sources.mysql_processlist_parse import SPACE_WAITS_QUERY, parse_space_waits
 from replmon.sources.mysql_parse import (
     STATUS_NAMES,
     build_mysql_sample,
@@ -94,6 +93,7 @@ from replmon.sources.mysql_parse import (
     parse_global_status,
     parse_variables,
 )
+from replmon.sources.mysql_processlist_parse import SPACE_WAITS_QUERY, parse_space_waits
 from replmon.sources.mysql_reads import (
     Statements,
     read_positions,

@@ -13,6 +13,7 @@ from textual.widgets import Static
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Finding, Severity
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
+from replmon.model.mysql import client_errors_per_s
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.plain import human
@@ -441,20 +442,8 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
             t.append(f"\n{' ' * GUTTER}{err[:200]}", style="red")
     if lag is not None and n.role == "replica" and m.replication:
         _true_lag(t, lag)
-    _client_errors(t, mysql_client_errors(n))
+    _client_errors(t, client_errors_per_s(n.mysql, n.rates.mysql))
     return t
-
-
-def mysql_client_errors(n: NodeTick) -> dict[str, float]:
-    """Errors clients got per second, by error number: MySQL 8.0+'s error summary, and
-    connections refused at max_connections (Connection_errors_max_connections, which
-    MariaDB counts too) as 1040 where the summary does not have it."""
-    r = n.rates.mysql
-    out = dict(r.errors_by_code_per_s)
-    refused = r.counters.get("Connection_errors_max_connections")
-    if refused and "1040" not in out:
-        out["1040"] = refused
-    return out
 
 
 def _client_errors(t: Text, per_kind: dict[str, float]) -> None:
@@ -605,14 +594,14 @@ def columns(tick: Tick) -> tuple[NodeTick, NodeTick]:
     the left, whatever its role now (a recording from before roles were observed has no
     ``given``: its role), so a node keeps its column through a switchover."""
     p, r = tick.primary, tick.replica
-    return (r, p) if (p.given or p.role) == "replica" else (p, r)
+    return (r, p) if p.given_role == "replica" else (p, r)
 
 
 def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bool,
             source: str, *, short: bool, node: bool = True, names: int | None = None) -> Text:
     t = Text()
     left, right = columns(tick)
-    left_given = left.given or left.role
+    left_given = left.given_role
     back = False  # the service's primary is in the right column: its arrow points left
 
     def arrow(label: str, style: str) -> None:
@@ -623,7 +612,7 @@ def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bo
         way its arrow points."""
         nonlocal back
         p_, r_ = tick.oriented(name).nodes
-        back = (p_.given or p_.role) != left_given
+        back = p_.given_role != left_given
         return p_, r_
 
     t.append(f" {_name(left.name, names)} ", style="bold reverse")

@@ -9,6 +9,7 @@ faults)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -122,14 +123,15 @@ def test_each_fault_refuses_writes_in_the_servers_words_and_is_undone(lab: Lab) 
                     # own retries would)
                     held = []
                     try:
+                        refused = ""
                         for _ in range(5):
                             try:
                                 held.append(lab.mysql_primary.root_connection())
                             except pymysql.err.OperationalError as e:
-                                assert "1040" in str(e), e
+                                refused = str(e)
                                 break
-                        else:
-                            pytest.fail("root connected 5 times at max_connections")
+                        assert "1040" in refused, (refused or "root connected 5 times at "
+                                                   "max_connections")
                     finally:
                         for c in held:
                             c.close()
@@ -227,6 +229,6 @@ async def test_the_errors_clients_got_reach_every_output(lab: Lab) -> None:
 
     promtool = shutil.which("promtool")
     assert promtool, "promtool missing: .ci/setup installs Debian's prometheus package"
-    lint = subprocess.run([promtool, "check", "metrics"], input=exposition([state]),
-                          capture_output=True, timeout=30)
+    lint = await asyncio.to_thread(subprocess.run, [promtool, "check", "metrics"],
+                                   input=exposition([state]), capture_output=True, timeout=30)
     assert lint.returncode == 0 and not lint.stdout.strip(), (lint.stdout, lint.stderr)

@@ -131,7 +131,8 @@ def test_every_refusal_is_critical_in_the_servers_words_and_closes(
 
     def steps() -> None:
         with ThreadPoolExecutor(len(labs)) as pool:
-            done = [pool.submit(faults, lab_, marks[i], stalls[i]) for i, (lab_, _) in enumerate(labs)]
+            done = [pool.submit(faults, lab_, marks[i], stalls[i])
+                    for i, (lab_, _) in enumerate(labs)]
             for f in done:
                 f.result()  # a fault that raised fails the test with its error
 

@@ -56,6 +56,9 @@ SESSIONS = (
             ("redis_replication",)),
     Session("redis_maxmemory_evictions", "Redis at maxmemory, evicting (lab)",
             "Redis at maxmemory, allkeys-lru, evicting", ("memory_ceiling",)),
+    Session("redis_writes_refused", "Redis refuses writes: min-replicas-to-write 2 with one "
+            "replica (lab)", "Redis min-replicas-to-write 2 with one replica (NOREPLICAS)",
+            ("writes_refused",), healthy_ticks=30, ticks=90),
     Session("planned_switchover", "planned switchover of MySQL and Redis under load, and "
             "back (lab)", "planned switchover of MySQL and Redis under write load (read_only, "
             "replica caught up and promoted, old primary replicating from it)", (),

@@ -201,6 +201,7 @@ def test_oom_is_one_incident_under_redis_at_its_memory_ceiling() -> None:
     """Redis at maxmemory with noeviction: memory_ceiling's finding is the cause, the
     refused writes its consequence, one incident (at 160x50 they were two criticals)."""
     from replmon.checks import memory_ceiling
+
     from replmon.model.incidents import causality, incidents_of
     from replmon.testing.scenarios.writes import oom
 

@@ -101,7 +101,8 @@ def test_each_incident_has_the_charts_that_tell_it(pages: dict[str, tuple[dict[s
               "redis_link_down_full_resync": "Redis replication offsets",
               "seed002_swapping_past_ceiling": "Swap", "replica_sql_stopped": "Replication lag",
               "seed004_auto_increment": "UPDATE statements against rows",
-              "redis_maxmemory_evictions": "Redis memory: used against maxmemory"}
+              "redis_maxmemory_evictions": "Redis memory: used against maxmemory",
+              "redis_writes_refused": "Errors clients got"}
     for name, title in expect.items():
         text = shots[name].text
         at = text.index("Incident ")
