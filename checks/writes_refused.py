@@ -10,7 +10,9 @@ the next step:
 - **MySQL/MariaDB read-only** (key "mysql:read_only"): ``read_only``,
   ``super_read_only`` (MySQL), ``innodb_read_only`` or ``offline_mode`` (MySQL) ON on
   the primary: every write fails with ERROR 1290 (or 1015/1036, 3032 for new sessions).
-  These variables are read every tick.
+  These variables are read every tick; offline_mode also refuses replmon's own
+  connection (ERROR 3032, unless its account has CONNECTION_ADMIN): that is this
+  finding, not a monitor hiccup.
 - **Out of connections** (key "mysql:connections"): ``Threads_connected`` at
   ``max_connections``, ``Connection_errors_max_connections`` rising, or replmon's own
   connection refused with ERROR 1040: new clients get "Too many connections" (the
@@ -105,6 +107,16 @@ def _on(node: NodeTick, name: str) -> bool:
     return node.mysql.variables.get(name, "").upper() in ("ON", "1")
 
 
+OWN_REFUSALS = {"1040": "Too many connections", "3032": "The server is currently in offline mode"}
+"""Errors by which the primary refuses replmon's own connection as it refuses the
+application's: the same refusal, never only a monitor hiccup."""
+
+
+def _refused_own(node: NodeTick, code: str) -> bool:
+    error = node.mysql.status.error or ""
+    return f"({code}" in error or OWN_REFUSALS[code] in error
+
+
 def _rate(node: NodeTick, name: str) -> float | None:
     return node.rates.mysql.counters.get(name)
 
@@ -117,11 +129,13 @@ Refusal = tuple[str, str]
 
 def _mysql(t: Tick) -> list[Refusal]:
     p = t.oriented("mysql").primary
-    own_1040 = "(1040" in (p.mysql.status.error or "") or "Too many connections" in (
-        p.mysql.status.error or "")
     out: list[Refusal] = []
-    if own_1040:
+    if _refused_own(p, "1040"):
         out.append(("mysql:connections", "replmon's own connection was refused (ERROR 1040)"))
+        return out
+    if _refused_own(p, "3032"):
+        out.append(("mysql:read_only", "offline_mode=ON: replmon's own connection was "
+                                       "refused (ERROR 3032)"))
         return out
     if not source_ok(p, "mysql"):
         return out
@@ -263,14 +277,16 @@ def _errors(w: Window, first: Tick, p: NodeTick, kind: str, names: tuple[str, ..
 
 
 def _read_only(w: Window, first: Tick, p: NodeTick) -> Words:
-    on = [n for n in MYSQL_READ_ONLY if _on(p, n)]
+    own = _refused_own(p, "3032")  # replmon refused too: what it read before
+    on = ["offline_mode"] if own else [n for n in MYSQL_READ_ONLY if _on(p, n)]
     product = "MariaDB" if p.mysql.flavour == "mariadb" else "MySQL"
     said = MYSQL_READ_ONLY[on[0]].format(product=product)
     extra = _errors(w, first, p, "mysql", ("1290", "1836", "1015", "1036", "3032"))
     n = extra["refused"]
     counted = f"; {n} statements refused since it began" if n is not None else ""
+    also = " (replmon's own connection too)" if own else ""
     return (f"{', '.join(f'{x}=ON' for x in on)} on the primary: every write gets {said}"
-            f"{counted}",
+            f"{also}{counted}",
             f"{', '.join(on)} is ON on the node that is the MySQL primary (its replica "
             "follows it): a failover or switchover that stopped half-way (the old primary "
             "fenced, no one promoted), a restart with read_only in my.cnf, or someone "
@@ -278,7 +294,7 @@ def _read_only(w: Window, first: Tick, p: NodeTick) -> Words:
             "If this node should take writes (no other node does: see the roles line), "
             f"SET GLOBAL {', '.join(f'{x}=OFF' for x in reversed(on))}; else finish the "
             "switchover (promote the other node and point the clients at it)",
-            {"variables_on": ",".join(on), **extra})
+            {"variables_on": ",".join(on), "own_connection_refused": own, **extra})
 
 
 def _connections(w: Window, first: Tick, p: NodeTick) -> Words:
@@ -414,6 +430,9 @@ EXPLAINS: tuple[Explains, ...] = (
     Explains("source_health", "same",
              "the server refuses new connections at max_connections: replmon's too",
              cause_key="mysql:connections", effect_key="mysql"),
+    Explains("source_health", "same",
+             "offline_mode refuses new sessions without CONNECTION_ADMIN: replmon's too",
+             cause_key="mysql:read_only", effect_key="mysql"),
     Explains("throughput_collapse", "same",
              "the primary refuses the writes: the statement rate falls with them"),
     Explains("config_drift", "pair",

@@ -30,6 +30,7 @@ from replmon.lab_faults import (
     disk_full,
     max_connections_reached,
     mysql_replica_writable,
+    offline_mode,
     primary_read_only,
     redis_at_maxmemory,
     redis_link_down,
@@ -158,6 +159,9 @@ DEMOS: tuple[Demo, ...] = (
     Demo("max-connections", "the db primary at max_connections, every connection taken: "
          "new connections refused (ERROR 1040 Too many connections)", "writes_refused",
          max_connections_reached),
+    Demo("offline-mode", "SET GLOBAL offline_mode=ON on the db primary (MySQL): sessions "
+         "without CONNECTION_ADMIN cut off and refused, replmon's too (ERROR 3032)",
+         "writes_refused", offline_mode),
     Demo("disk-full", "an INSERT on the db primary stalled on a full disk (a MyISAM table on "
          "a full 256 KiB tmpfs, MariaDB): it waits \"for someone to free space\"; the "
          "server looks again once a minute after the space is freed", "writes_refused",

@@ -422,6 +422,23 @@ def disk_full(lab: Any) -> Iterator[None]:
             raise LabError("disk_full: the INSERT still waits 70 s after the space was freed")
 
 
+@contextlib.contextmanager
+def offline_mode(lab: Any) -> Iterator[None]:
+    """SET GLOBAL offline_mode=ON on the MySQL primary (Oracle MySQL only: MariaDB has no
+    such mode): the server disconnects every session without CONNECTION_ADMIN (SUPER)
+    and refuses new ones with ERROR 3032 (HY000) "The server is currently in offline
+    mode": the application's, and replmon's own. Replication goes on. Undone: OFF."""
+    if not lab.is_mysql:
+        raise LabError("offline_mode: MariaDB has no offline mode (Oracle MySQL 5.7.5+)")
+    node = lab.mysql_primary
+    try:
+        node.sql("SET GLOBAL offline_mode = ON")
+        yield
+    finally:
+        node.sql("SET GLOBAL offline_mode = OFF")
+        wait_mysql_writes(lab)
+
+
 def _setting(value: Any) -> str:
     """A boolean variable's value as SELECT @@global gave it (1/0), for SET GLOBAL; a
     word (an enum's) as it is."""

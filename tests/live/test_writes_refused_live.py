@@ -28,6 +28,7 @@ from replmon.lab import Lab
 from replmon.lab_faults import (
     disk_full,
     max_connections_reached,
+    offline_mode,
     primary_read_only,
     redis_misconf,
     redis_noreplicas,
@@ -49,6 +50,16 @@ ROUNDS: list[list[tuple[Fault, str, str]]] = [
 ]
 """Rounds of faults entered together (one per service: each fault waits, on its way out,
 for writes to go through again): (fault, the finding's key, the server's words)."""
+MYSQL_ROUNDS: list[list[tuple[Fault, str, str]]] = [
+    [(offline_mode, "mysql:read_only", "ERROR 3032 (HY000): The server is currently in "
+      "offline mode")],
+]
+"""Oracle MySQL's own, after ROUNDS (while MariaDB's disk-full stall still lasts): its
+offline_mode refuses replmon's connection too."""
+
+
+def rounds_of(lab: Lab) -> list[list[tuple[Fault, str, str]]]:
+    return ROUNDS + (MYSQL_ROUNDS if lab.is_mysql else [])
 ON_S, OFF_S = 8.0, 5.0
 """Seconds each round's faults last (critical within 10 s: ~6 s measured), and the
 seconds after (the finding closes: close_after 3 s)."""
@@ -80,7 +91,7 @@ def faults(lab: Lab, marks: list[tuple[float, float]], stall: list[tuple[float, 
     beside = threading.Thread(target=run_stall, daemon=True)
     if not lab.is_mysql:
         beside.start()
-    for round_ in ROUNDS:
+    for round_ in rounds_of(lab):
         with contextlib.ExitStack() as stack:
             for fault, _, _ in round_:
                 stack.enter_context(fault(lab))
@@ -96,7 +107,8 @@ def faults(lab: Lab, marks: list[tuple[float, float]], stall: list[tuple[float, 
 
 
 def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str,
-          stall: list[tuple[float, float]]) -> None:
+          stall: list[tuple[float, float]], rounds: list[list[tuple[Fault, str, str]]]
+          ) -> None:
     eng = build_engine(entry_points=False)
     timeline: list[tuple[float, dict[str, tuple[Severity, str]]]] = []
     for t in ticks:
@@ -106,8 +118,8 @@ def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str,
     first_on = marks[0][0]
     before = [keys for wall, keys in timeline if wall < first_on]
     assert all(not keys for keys in before), before  # quiet under the load
-    rounds = list(zip(marks, ROUNDS, strict=True)) + [(m, [STALL]) for m in stall]
-    for (on, off), round_ in rounds:
+    spans = list(zip(marks, rounds, strict=True)) + [(m, [STALL]) for m in stall]
+    for (on, off), round_ in spans:
         for _, key, words in round_:
             crit = [(wall, keys[key][1]) for wall, keys in timeline if on <= wall <= off + 1
                     and keys.get(key, (None,))[0] is Severity.CRITICAL]
@@ -139,5 +151,5 @@ def test_every_refusal_is_critical_in_the_servers_words_and_closes(
     with WriteLoad(lab, rate=150), WriteLoad(mysql97, rate=150):
         ticks = asyncio.run(sample_while([lab_.settings(0.5) for lab_, _ in labs], steps))
     assert len(stalls[0]) == 1 and not stalls[1]  # MariaDB stalled, MySQL 9.7 cannot
-    for (_, product), ts, ms, st in zip(labs, ticks, marks, stalls, strict=True):
-        judge(ts, ms, product, st)
+    for (lab_, product), ts, ms, st in zip(labs, ticks, marks, stalls, strict=True):
+        judge(ts, ms, product, st, rounds_of(lab_))

@@ -66,4 +66,5 @@ def test_lab_scenario_list_and_a_bad_name_start_no_lab() -> None:
         "replmon: no scenario 'nope'; replmon --lab --scenario list shows them: "
         "sql-thread-stopped, io-thread-stopped, auto-increment, replica-writable, "
         "errant-write, redis-link-down, redis-maxmemory, switchover, sentinel-failover, "
-        "primary-read-only, max-connections, disk-full, redis-noreplicas, redis-oom, redis-misconf"]
+        "primary-read-only, max-connections, offline-mode, disk-full, redis-noreplicas, "
+        "redis-oom, redis-misconf"]

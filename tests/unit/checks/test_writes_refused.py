@@ -114,6 +114,19 @@ def test_max_connections_from_the_counters_and_from_replmons_own_1040() -> None:
     assert "(replmon's own too)" in f.title
 
 
+def test_offline_mode_refusing_replmon_too_is_the_refusal_not_a_hiccup() -> None:
+    own = node("primary", mysql=MysqlSample(status=status(
+        "error", "replmon@db163:3306: The server is currently in offline mode (3032)")),
+        redis=_redis(master=True))
+    worst = worst_by_second(refusing(own, 8, 1.0))
+    assert worst and worst[max(worst)] is Severity.CRITICAL, worst
+    (f,) = findings(refusing(own, 8, 1.0))
+    assert f.key == "mysql:read_only" and f.numbers["own_connection_refused"] is True
+    assert ("offline_mode=ON on the primary: every write gets ERROR 3032 (HY000): The "
+            "server is currently in offline mode") in f.title, f.title
+    assert "(replmon's own connection too)" in f.title
+
+
 def test_writes_stalled_on_a_full_disk_on_the_primary_only() -> None:
     """Sessions "Waiting for someone to free space" hang their writes: critical on the
     primary after 5 s, with the minute the server waits before it looks again; the same
