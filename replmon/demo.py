@@ -35,6 +35,7 @@ from replmon.lab_faults import (
     redis_at_maxmemory,
     redis_link_down,
     redis_misconf,
+    redis_no_master,
     redis_noreplicas,
     redis_oom,
     stop_thread,
@@ -168,6 +169,9 @@ DEMOS: tuple[Demo, ...] = (
          disk_full),
     Demo("redis-noreplicas", "min-replicas-to-write 2 on the Redis master, which has one "
          "replica: writes refused (NOREPLICAS)", "writes_refused", redis_noreplicas),
+    Demo("redis-no-master", "the Redis master made a replica of a port where nothing listens "
+         "(demoted, no one promoted): both nodes replicas, writes refused (READONLY)",
+         "writes_refused", redis_no_master),
     Demo("redis-oom", "maxmemory under used_memory with noeviction on the Redis master: "
          "writes refused (OOM)", "writes_refused", redis_oom),
     Demo("redis-misconf", "the Redis master's BGSAVE failed (its child killed) with "

@@ -91,6 +91,24 @@ def redis_link_down(lab: Any) -> Iterator[None]:
         redis_link_up(lab)
 
 
+@contextlib.contextmanager
+def redis_no_master(lab: Any) -> Iterator[None]:
+    """The Redis master told to follow a port where nothing listens (a failover that
+    demoted it and promoted no one): both nodes are replicas, and every write gets
+    "READONLY You can't write against a read only replica.". Undone: REPLICAOF NO ONE
+    on it, and its replica's link up again."""
+    node = lab.redis_primary
+    with node.redis() as r:
+        r.replicaof("127.0.0.1", free_port())
+    try:
+        yield
+    finally:
+        with node.redis() as r:
+            r.replicaof("NO", "ONE")
+        redis_link_up(lab)
+        wait_redis_writes(lab)
+
+
 FILL_PREFIX = "lab:mem:"
 """Keys written by the eviction scenario (deleted when it ends)."""
 VALUE_BYTES = 8192

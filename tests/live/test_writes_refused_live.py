@@ -29,6 +29,7 @@ from replmon.lab_faults import (
     disk_full,
     max_connections_reached,
     offline_mode,
+    redis_no_master,
     primary_read_only,
     redis_misconf,
     redis_noreplicas,
@@ -50,16 +51,19 @@ ROUNDS: list[list[tuple[Fault, str, str]]] = [
 ]
 """Rounds of faults entered together (one per service: each fault waits, on its way out,
 for writes to go through again): (fault, the finding's key, the server's words)."""
-MYSQL_ROUNDS: list[list[tuple[Fault, str, str]]] = [
-    [(offline_mode, "mysql:read_only", "ERROR 3032 (HY000): The server is currently in "
-      "offline mode")],
-]
-"""Oracle MySQL's own, after ROUNDS (while MariaDB's disk-full stall still lasts): its
-offline_mode refuses replmon's connection too."""
+NO_MASTER = (redis_no_master, "redis:readonly", "READONLY You can't write against a read "
+             "only replica")
+OFFLINE = (offline_mode, "mysql:read_only", "ERROR 3032 (HY000): The server is currently "
+           "in offline mode")
+"""A last round, while MariaDB's disk-full stall still lasts (no time added): no Redis
+master; on Oracle MySQL, its offline_mode too (it refuses replmon's connection). No
+master is a change of Redis's roles: the refusal is part of that change (info) until it
+outlasts switch_hold, which the judge sets to SWITCH_HOLD_S (30 s by default)."""
+SWITCH_HOLD_S = 4.0
 
 
 def rounds_of(lab: Lab) -> list[list[tuple[Fault, str, str]]]:
-    return ROUNDS + (MYSQL_ROUNDS if lab.is_mysql else [])
+    return [*ROUNDS, [NO_MASTER, OFFLINE] if lab.is_mysql else [NO_MASTER]]
 ON_S, OFF_S = 8.0, 5.0
 """Seconds each round's faults last (critical within 10 s: ~6 s measured), and the
 seconds after (the finding closes: close_after 3 s)."""
@@ -109,7 +113,7 @@ def faults(lab: Lab, marks: list[tuple[float, float]], stall: list[tuple[float, 
 def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str,
           stall: list[tuple[float, float]], rounds: list[list[tuple[Fault, str, str]]]
           ) -> None:
-    eng = build_engine(entry_points=False)
+    eng = build_engine({"writes_refused": {"switch_hold": SWITCH_HOLD_S}}, entry_points=False)
     timeline: list[tuple[float, dict[str, tuple[Severity, str]]]] = []
     for t in ticks:
         upd = eng.feed(t)

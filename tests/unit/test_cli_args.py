@@ -67,4 +67,4 @@ def test_lab_scenario_list_and_a_bad_name_start_no_lab() -> None:
         "sql-thread-stopped, io-thread-stopped, auto-increment, replica-writable, "
         "errant-write, redis-link-down, redis-maxmemory, switchover, sentinel-failover, "
         "primary-read-only, max-connections, offline-mode, disk-full, redis-noreplicas, "
-        "redis-oom, redis-misconf"]
+        "redis-no-master, redis-oom, redis-misconf"]
