@@ -29,9 +29,9 @@ from replmon.lab_faults import (
     disk_full,
     max_connections_reached,
     offline_mode,
-    redis_no_master,
     primary_read_only,
     redis_misconf,
+    redis_no_master,
     redis_noreplicas,
     redis_oom,
 )
