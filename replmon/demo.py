@@ -69,6 +69,8 @@ class Demo:
     """Said once undone (``{check}``: the check's id)."""
     sentinel: bool = False
     """The lab runs a Redis Sentinel (replmon.lab_sentinel) and replmon reads it."""
+    hold_s: float | None = None
+    """Seconds the fault is held before it is undone (None: DEMO_HOLD_S)."""
 
     def describe(self, lab: Any) -> str:
         """The title for ``lab``'s servers."""
@@ -166,7 +168,7 @@ DEMOS: tuple[Demo, ...] = (
     Demo("disk-full", "an INSERT on the db primary stalled on a full disk (a MyISAM table on "
          "a full 256 KiB tmpfs, MariaDB): it waits \"for someone to free space\"; the "
          "server looks again once a minute after the space is freed", "writes_refused",
-         disk_full),
+         disk_full, hold_s=20.0),  # (its next look: ~60 s after the INSERT began to wait)
     Demo("redis-noreplicas", "min-replicas-to-write 2 on the Redis master, which has one "
          "replica: writes refused (NOREPLICAS)", "writes_refused", redis_noreplicas),
     Demo("redis-no-master", "the Redis master made a replica of a port where nothing listens "
@@ -287,7 +289,7 @@ def run_demo(lab: Any, chosen: Demo, stop: threading.Event, *, after_s: float | 
              hold_s: float | None = None) -> None:
     """Wait, inject ``chosen``'s fault, hold it, undo it; say each step."""
     after = DEMO_AFTER_S if after_s is None else after_s
-    hold = DEMO_HOLD_S if hold_s is None else hold_s
+    hold = hold_s if hold_s is not None else chosen.hold_s or DEMO_HOLD_S
     title = chosen.describe(lab)
     announce(f"demo {chosen.name} in {after:.0f} s: {title}; {chosen.check} should "
              "flag it")
