@@ -40,31 +40,25 @@ and the replica's SHOW PROCESSLIST.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pydantic import Field
 
 from replmon.check import (
-    BinlogStatus,
+    LAG_WINDOW_S,
     Check,
     Explains,
     Gate,
     Gauges,
-    NodeTick,
+    LagMeasure,
     Observation,
-    ReplicaChannel,
     Seconds,
     Severity,
     Thresholds,
     Window,
     fmt,
     fmt_bytes,
-    gtid,
     numbers,
-    source_ok,
     up,
 )
-from replmon.truelag import covered
 
 _TABLE = r"^([A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64})?$"
 
@@ -83,88 +77,10 @@ class Limits(Thresholds):
     both nodes every ``positions_every`` seconds and never writes to it. "" = none."""
 
 
-def _binlog(node: NodeTick) -> BinlogStatus | None:
-    """The binlog reading of this tick (None between readings)."""
-    if not source_ok(node, "mysql"):
-        return None
-    return node.mysql.binlog
-
-
-@dataclass(slots=True)
-class Measure:
-    """The lag of the replica's channel from the primary, measured from both sides at the
-    window's last tick."""
-
-    channel: ReplicaChannel
-    newest: BinlogStatus
-    """The primary's newest reading."""
-    newest_wall: float
-    """Its tick's wall time."""
-    transactions: int | None = None
-    """GTIDs of the primary's newest reading the replica lacks."""
-    bytes: int | None = None
-    """Bytes of the primary's binlog not executed (same file only)."""
-    lag_s: float | None = None
-    """Seconds: the age of the oldest primary reading the replica has not executed
-    (0 when it has executed the newest); None when not comparable."""
-    open: bool = False
-    """True when even the oldest reading in the window is not executed: ``lag_s`` is
-    a lower bound."""
-    hb_lag_s: float | None = None
-    """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
-
-
-def measure(w: Window) -> Measure | None:
-    """Lag of the replica behind the primary at the last tick; None when the primary has
-    no binlog reading in the window or the replica no channel from it (``w.pair``)."""
-    pair = w.pair
-    newest, ch = pair.primary_binlog, pair.channel
-    if newest is None or ch is None:
-        return None
-    ticks, i = w.ticks, pair.primary_binlog_at
-    wall = ticks[i].wall
-    transactions = nbytes = hb_lag = None
-    if newest.gtid_executed and ch.gtid_executed:
-        transactions = gtid.behind(newest.gtid_executed, ch.gtid_executed)
-    if newest.position is not None and ch.exec_source_log_pos is not None \
-            and newest.file == ch.relay_source_log_file:
-        nbytes = max(0, newest.position - ch.exec_source_log_pos)
-    if newest.heartbeat:
-        hb_lag = _heartbeat_lag(newest, ticks[i].replica.mysql.binlog)
-    ok = transactions == 0 if transactions is not None else covered(newest, ch)
-    if ok is None or ok:
-        return Measure(ch, newest, wall, transactions, nbytes, None if ok is None else 0.0,
-                       hb_lag_s=hb_lag)
-    # the oldest reading the replica lacks: walk back while readings are not covered
-    # (straight off the ticks: the usual walk is one reading, two ticks back)
-    lacking_wall = wall
-    j = i - 1
-    while j >= 0:
-        p = _binlog(ticks[j].primary)
-        if p is not None:
-            c = covered(p, ch)
-            if c is None or c:
-                break
-            lacking_wall = ticks[j].wall
-        j -= 1
-    return Measure(ch, newest, wall, transactions, nbytes, ticks[-1].wall - lacking_wall,
-                   j < 0, hb_lag)
-
-
-def _heartbeat_lag(p: BinlogStatus, r: BinlogStatus | None) -> float | None:
-    """The primary's own heartbeat ts minus the replica's copy of that row, both read in
-    the same tick; None without both."""
-    if r is None:
-        return None
-    mine = p.heartbeat.get(p.server_id) if p.server_id is not None else None
-    theirs = r.heartbeat.get(p.server_id) if r is not None and p.server_id is not None else None
-    return None if mine is None or theirs is None else max(0.0, mine - theirs)
-
-
-def _judged(w: Window) -> tuple[Measure, float | None, str, str] | None:
-    """The measure, the lag judged (s), how it was measured and "at least " when it is a
-    lower bound; None without a measure."""
-    m = measure(w)
+def _judged(w: Window) -> tuple[LagMeasure, float | None, str, str] | None:
+    """The measure (``w.pair.lag``), the lag judged (s), how it was measured and "at
+    least " when it is a lower bound; None without a measure."""
+    m = w.pair.lag
     if m is None:
         return None
     lag = m.hb_lag_s if m.hb_lag_s is not None else m.lag_s
@@ -240,5 +156,5 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 
 CHECK = Check(id="pair_lag", title="Pair lag", needs=("mysql",), thresholds=Limits,
-              evaluate=evaluate, window=300.0, explains=EXPLAINS,
+              evaluate=evaluate, window=LAG_WINDOW_S, explains=EXPLAINS,
               reads=("mysql",), gate=Gate(gauges, quiet), service="mysql")

@@ -42,7 +42,6 @@ from replmon.check import (
     Explains,
     Gate,
     Gauges,
-    NodeTick,
     Observation,
     Role,
     Severity,
@@ -50,7 +49,7 @@ from replmon.check import (
     Window,
     down,
     fmt,
-    gtid,
+    gtid_slave_pos_inserts,
     numbers,
     quiet_by_level,
     source_ok,
@@ -74,45 +73,12 @@ class Limits(Thresholds):
     """Below this, critical: most statements do nothing."""
 
 
-def gtid_slave_pos(node: NodeTick) -> str:
-    """A MariaDB replica's Gtid_Slave_Pos (the same on every connection); "" elsewhere
-    (recordings older than ``gtid_executed_server_wide`` are told by the flavour)."""
-    maria = node.mysql.flavour == "mariadb"
-    for ch in node.mysql.replication:
-        if ch.gtid_executed_server_wide or (maria and ch.gtid_executed):
-            return ch.gtid_executed
-    return ""
-
-
-def gtid_slave_pos_inserts(w: Window, role: Role) -> float | None:
-    """Rows per second a MariaDB replica inserted into mysql.gtid_slave_pos over the last
-    interval: one per transaction it applied, the growth of Gtid_Slave_Pos between the
-    previous tick's reading and this one. None when the node counts rows with InnoDB's
-    counters (MySQL) or applies nothing by GTID, when either reading is missing, or when
-    the domains changed in between (a new domain's whole sequence is not this second's)."""
-    if len(w) < 2:
-        return None
-    node, prev = w.node(role), w.node(role, 1)
-    r = node.rates.mysql
-    if r.row_counters != "handler" or not r.dt_s or not source_ok(prev, "mysql"):
-        return None
-    now, before = gtid_slave_pos(node), gtid_slave_pos(prev)
-    if not now or not before:
-        return None
-    try:
-        if gtid.maria_domains(now).keys() != gtid.maria_domains(before).keys():
-            return None
-    except ValueError:
-        return None
-    applied = gtid.behind(now, before)
-    return None if applied is None else applied / r.dt_s
-
-
 def _rows(w: Window, role: Role, key: str, rows: float) -> tuple[float, float | None] | None:
     """(rows/s of kind ``key`` that count, the rows/s of its own gtid_slave_pos inserts
     taken out of them: a MariaDB replica's inserts only, else None); None when it
     inserted more into gtid_slave_pos than in all (not what it seems: not judged)."""
-    own = gtid_slave_pos_inserts(w, role) if key == "insert" else None
+    own = gtid_slave_pos_inserts(w.node(role), w.node(role, 1)) \
+        if key == "insert" and len(w) >= 2 else None
     if own:
         if own > rows:  # more transactions than inserted rows: not what it seems
             return None

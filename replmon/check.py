@@ -54,7 +54,16 @@ from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.roles import LAYER_NAMES, LayerRole, Roles, group_label
 from replmon.model.sentinel import failover_busy
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
-from replmon.pair import PairView, node_clock, redis_clock
+from replmon.pair import (
+    LAG_WINDOW_S,
+    LagMeasure,
+    PairView,
+    covered,
+    gtid_slave_pos,
+    gtid_slave_pos_inserts,
+    node_clock,
+    redis_clock,
+)
 from replmon.units import (
     Seconds,
     fmt_byte_rate,
@@ -72,6 +81,9 @@ __all__ = [
     "Gate", "Gauges", "GATE_LEVELS", "down", "quiet_by_level", "up",
     "Explains",  # what a check's findings can explain (replmon.model.incidents)
     "PairView",  # w.pair (replmon.pair)
+    # the replica's lag from both sides (w.pair.lag) and what it is measured with
+    "LAG_WINDOW_S", "LagMeasure", "covered",
+    "gtid_slave_pos", "gtid_slave_pos_inserts",  # a MariaDB replica's own bookkeeping
     # helpers
     "baseline_drop", "fmt", "node_clock", "numbers", "redis_clock", "source_ok",
     "span_ticks",

@@ -190,7 +190,8 @@ def check_replay(path: str, config: str | None = None) -> CheckRun:
     them (only the checks whose thresholds differ are observed again)."""
     from replmon.model.findings import Finding
     from replmon.model.incidents import IncidentTracker, causality
-    from replmon.output.perfdata import measure_window_s, pair_perf
+    from replmon.output.perfdata import pair_perf
+    from replmon.pair import LAG_WINDOW_S
     from replmon.session.cut import in_window
     from replmon.session.recording import open_recording
     from replmon.session.rerun import Rerun
@@ -211,7 +212,7 @@ def check_replay(path: str, config: str | None = None) -> CheckRun:
             cleared.extend(f for f in upd.closed if f.since_wall >= window_from)
         perf: list[Any] = []
         if len(rec):  # the last pair_lag window's ticks: the measured lag at the end
-            i0 = rec.seek(rec.tick_at(len(rec) - 1).wall - measure_window_s())
+            i0 = rec.seek(rec.tick_at(len(rec) - 1).wall - LAG_WINDOW_S)
             perf = pair_perf([rec.tick_at(i) for i in range(i0, len(rec))],
                              run.engine.limits)
         last_tick = rec.tick_at(len(rec) - 1) if len(rec) else None

@@ -11,16 +11,28 @@ worked out. A plain ``Window(ticks)`` gives the same view (a pure function of th
 
 The view is read-only, as the window is: its facts are properties without setters,
 their values the tick's own records and tuples.
+
+``PairView.lag`` is the replica's lag measured from both sides (``LagMeasure``): the
+pair_lag check judges it and ``check``'s perfdata print it, from this one home. A MariaDB
+replica's own ``mysql.gtid_slave_pos`` inserts (``gtid_slave_pos_inserts``) are here too:
+stmt_vs_rows leaves them out and the screen says how many it left out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from replmon.model import gtid
 from replmon.model.base import SourceState
 from replmon.model.mysql import BinlogStatus, ReplicaChannel
 from replmon.model.tick import NodeTick, Role, Tick
+
+LAG_WINDOW_S = 300.0
+"""Seconds of ticks the lag is measured over (pair_lag's window): a longer lag reads
+"at least 300 s" (``LagMeasure.open``)."""
 
 _OK = SourceState.OK
 _UNREAD: Any = object()
@@ -51,12 +63,99 @@ def node_clock(node: NodeTick) -> tuple[float, float] | None:
     return out
 
 
+def _file_key(name: str) -> tuple[str, int]:
+    """binlog.000012 -> ("binlog", 12): binlog files compare by their number."""
+    m = re.match(r"^(.*?)(\d+)$", name)
+    return (m[1], int(m[2])) if m else (name, 0)
+
+
+def covered(p: BinlogStatus, ch: ReplicaChannel) -> bool | None:
+    """Has the replica executed everything the primary had at reading ``p``? By GTID when
+    both sides have GTIDs, else by binlog file and position; None: not comparable."""
+    if p.gtid_executed and ch.gtid_executed:
+        n = gtid.behind(p.gtid_executed, ch.gtid_executed)
+        if n is not None:
+            return n == 0
+    if p.file and ch.relay_source_log_file and p.position is not None \
+            and ch.exec_source_log_pos is not None:
+        pf, ef = _file_key(p.file), _file_key(ch.relay_source_log_file)
+        if pf[0] == ef[0]:
+            return (ef[1], ch.exec_source_log_pos) >= (pf[1], p.position)
+    return None
+
+
+@dataclass(slots=True)
+class LagMeasure:
+    """The lag of the replica's channel from the primary, measured from both sides at the
+    window's last tick (``PairView.lag``)."""
+
+    channel: ReplicaChannel
+    newest: BinlogStatus
+    """The primary's newest reading."""
+    newest_wall: float
+    """Its tick's wall time."""
+    transactions: int | None = None
+    """GTIDs of the primary's newest reading the replica lacks."""
+    bytes: int | None = None
+    """Bytes of the primary's binlog not executed (same file only)."""
+    lag_s: float | None = None
+    """Seconds: the age of the oldest primary reading the replica has not executed
+    (0 when it has executed the newest); None when not comparable."""
+    open: bool = False
+    """True when even the oldest reading in the window is not executed: ``lag_s`` is
+    a lower bound."""
+    hb_lag_s: float | None = None
+    """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
+
+
+def _heartbeat_lag(p: BinlogStatus, r: BinlogStatus | None) -> float | None:
+    """The primary's own heartbeat ts minus the replica's copy of that row, both read in
+    the same tick; None without both."""
+    if r is None:
+        return None
+    mine = p.heartbeat.get(p.server_id) if p.server_id is not None else None
+    theirs = r.heartbeat.get(p.server_id) if p.server_id is not None else None
+    return None if mine is None or theirs is None else max(0.0, mine - theirs)
+
+
+def gtid_slave_pos(node: NodeTick) -> str:
+    """A MariaDB replica's Gtid_Slave_Pos (the same on every connection); "" elsewhere
+    (recordings older than ``gtid_executed_server_wide`` are told by the flavour)."""
+    maria = node.mysql.flavour == "mariadb"
+    for ch in node.mysql.replication:
+        if ch.gtid_executed_server_wide or (maria and ch.gtid_executed):
+            return ch.gtid_executed
+    return ""
+
+
+def gtid_slave_pos_inserts(node: NodeTick, prev: NodeTick) -> float | None:
+    """Rows per second a MariaDB replica (``node``, its previous tick ``prev``) inserted
+    into mysql.gtid_slave_pos over the last interval: one per transaction it applied, the
+    growth of Gtid_Slave_Pos between the two readings. None when the node counts rows
+    with InnoDB's counters (MySQL) or applies nothing by GTID, when either reading is
+    missing, or when the domains changed in between (a new domain's whole sequence is not
+    this second's)."""
+    r = node.rates.mysql
+    if r.row_counters != "handler" or not r.dt_s or prev.mysql.status.state is not _OK:
+        return None
+    now, before = gtid_slave_pos(node), gtid_slave_pos(prev)
+    if not now or not before:
+        return None
+    try:
+        if gtid.maria_domains(now).keys() != gtid.maria_domains(before).keys():
+            return None
+    except ValueError:
+        return None
+    applied = gtid.behind(now, before)
+    return None if applied is None else applied / r.dt_s
+
+
 class PairView:
     """Facts about both nodes at the last tick of a window, each worked out when first
     read (``Window.pair``)."""
 
-    __slots__ = ("_binlogs", "_channel", "_channels", "_clock", "_primary", "_replica",
-                 "_ticks")
+    __slots__ = ("_binlogs", "_channel", "_channels", "_clock", "_lag", "_primary",
+                 "_replica", "_ticks")
     _ticks: Sequence[Tick]
     _primary: tuple[BinlogStatus | None, int]
     _replica: tuple[BinlogStatus | None, int]
@@ -64,6 +163,7 @@ class PairView:
     _channels: tuple[ReplicaChannel, ...]
     _channel: ReplicaChannel | None
     _clock: tuple[float, float] | None
+    _lag: LagMeasure | None
 
     def __init__(self, ticks: Sequence[Tick],
                  newest: dict[str, tuple[BinlogStatus | None, int]] | None = None) -> None:
@@ -72,7 +172,7 @@ class PairView:
         else each is found by looking back through the ticks, all of them for a node
         that never reads one (a replica without log_bin: ~37 us a tick at 300 ticks)."""
         self._ticks = ticks
-        self._binlogs = self._channels = self._channel = self._clock = _UNREAD
+        self._binlogs = self._channels = self._channel = self._clock = self._lag = _UNREAD
         self._primary = self._replica = _UNREAD
         if newest is not None:
             self._primary, self._replica = newest["primary"], newest["replica"]
@@ -174,6 +274,50 @@ class PairView:
                     next((c for c in chans if c.source_server_id == sid), None)
             self._channel = found
         return found
+
+    @property
+    def lag(self) -> LagMeasure | None:
+        """The replica's lag behind the primary at the last tick, measured from both sides
+        (``LagMeasure``); None when the primary has no binlog reading in the window or the
+        replica no channel from it."""
+        found = self._lag
+        if found is _UNREAD:
+            found = self._lag = self._measure()
+        return found
+
+    def _measure(self) -> LagMeasure | None:
+        newest, ch = self.primary_binlog, self.channel
+        if newest is None or ch is None:
+            return None
+        ticks, i = self._ticks, self.primary_binlog_at
+        wall = ticks[i].wall
+        transactions = nbytes = hb_lag = None
+        if newest.gtid_executed and ch.gtid_executed:
+            transactions = gtid.behind(newest.gtid_executed, ch.gtid_executed)
+        if newest.position is not None and ch.exec_source_log_pos is not None \
+                and newest.file == ch.relay_source_log_file:
+            nbytes = max(0, newest.position - ch.exec_source_log_pos)
+        if newest.heartbeat:
+            hb_lag = _heartbeat_lag(newest, ticks[i].replica.mysql.binlog)
+        ok = transactions == 0 if transactions is not None else covered(newest, ch)
+        if ok is None or ok:
+            return LagMeasure(ch, newest, wall, transactions, nbytes,
+                              None if ok is None else 0.0, hb_lag_s=hb_lag)
+        # the oldest reading the replica lacks: walk back while readings are not covered
+        # (straight off the ticks: the usual walk is one reading, two ticks back)
+        lacking_wall = wall
+        j = i - 1
+        while j >= 0:
+            pm = ticks[j].primary.mysql
+            p = pm.binlog if pm.status.state is _OK else None
+            if p is not None:
+                c = covered(p, ch)
+                if c is None or c:
+                    break
+                lacking_wall = ticks[j].wall
+            j -= 1
+        return LagMeasure(ch, newest, wall, transactions, nbytes,
+                          ticks[-1].wall - lacking_wall, j < 0, hb_lag)
 
     def _clocks(self) -> tuple[float, float] | None:
         found = self._clock

@@ -24,7 +24,6 @@ tick, and a recording carries it.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from typing import Any
 
@@ -33,9 +32,9 @@ from replmon.model.base import SourceState
 from replmon.model.lag import LagFacts, MeasuredLag, RedisLagEstimate
 from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel, version_tuple
 from replmon.model.tick import NodeTick, Tick
-from replmon.pair import node_clock
+from replmon.pair import LAG_WINDOW_S, covered, node_clock
 
-HISTORY_S = 300.0
+HISTORY_S = LAG_WINDOW_S
 """Seconds of the primary's position readings kept (pair_lag's window)."""
 CLOCK_WINDOW_S = 30.0
 """Seconds of clock readings the offset is picked from (clock_skew's window)."""
@@ -43,27 +42,6 @@ REDIS_RATE_S = 10.0
 """Seconds over which the Redis primary's write rate is taken."""
 
 _OK = SourceState.OK
-
-
-def _file_key(name: str) -> tuple[str, int]:
-    """binlog.000012 -> ("binlog", 12): binlog files compare by their number."""
-    m = re.match(r"^(.*?)(\d+)$", name)
-    return (m[1], int(m[2])) if m else (name, 0)
-
-
-def covered(p: BinlogStatus, ch: ReplicaChannel) -> bool | None:
-    """Has the replica executed everything the primary had at reading ``p``? By GTID when
-    both sides have GTIDs, else by binlog file and position; None: not comparable."""
-    if p.gtid_executed and ch.gtid_executed:
-        n = gtid.behind(p.gtid_executed, ch.gtid_executed)
-        if n is not None:
-            return n == 0
-    if p.file and ch.relay_source_log_file and p.position is not None \
-            and ch.exec_source_log_pos is not None:
-        pf, ef = _file_key(p.file), _file_key(ch.relay_source_log_file)
-        if pf[0] == ef[0]:
-            return (ef[1], ch.exec_source_log_pos) >= (pf[1], p.position)
-    return None
 
 
 def server_words(m: MysqlSample) -> str:

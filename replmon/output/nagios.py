@@ -16,7 +16,7 @@ import io
 import json
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -31,8 +31,9 @@ from replmon.model.incidents import Causality, Incident, IncidentTracker
 from replmon.model.lag import MeasuredLag, lag_summary
 from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, incident_line
-from replmon.output.perfdata import Perf, measure_window_s, pair_perf
+from replmon.output.perfdata import Perf, pair_perf
 from replmon.output.roles import ServiceRoles, service_roles
+from replmon.pair import LAG_WINDOW_S
 from replmon.pipeline import BaseReader
 from replmon.units import tick_clock
 from replmon.wording import plural
@@ -107,10 +108,10 @@ class CheckSummary(BaseReader):
         self.ok_samples = 0
         """Source samples that were read (0 at the end: nothing could be read: UNKNOWN)."""
         self.recent: deque[Tick] = deque()
-        """The ticks of the last ``measure_window_s`` (pair_lag's window, 300 s): the
+        """The ticks of the last ``LAG_WINDOW_S`` (pair_lag's window, 300 s): the
         perfdata's measured lag walks back over them, and a source unreadable in the last
         tick keeps the labels it had in them."""
-        self._keep_s = measure_window_s()
+        self._keep_s = LAG_WINDOW_S
 
     def on_tick(self, tick: Tick, update: Update | None) -> None:
         self.first = self.first or tick
@@ -277,6 +278,3 @@ def render_json(run: CheckRun) -> str:
         "roles": [s.as_dict() for s in run.roles],
     }, indent=2)
 
-
-def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (-f.severity, f.since_seq, f.check, f.node, f.key))

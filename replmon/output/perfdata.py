@@ -51,6 +51,7 @@ from replmon.model.base import SourceState
 from replmon.model.lag import RedisLagEstimate
 from replmon.model.mysql import client_errors_total
 from replmon.model.tick import NodeTick, Tick
+from replmon.pair import PairView
 
 _PLAIN_LABEL = re.compile(r"[A-Za-z0-9_.\-]+")
 UNKNOWN = "U"
@@ -93,7 +94,7 @@ def _limit(limits: Mapping[str, Any], check: str, name: str) -> float | None:
 
 @dataclass(frozen=True)
 class Measured:
-    """pair_lag's measure of the replica's lag at the last tick, for the perfdata."""
+    """The measure of the replica's lag at the last tick, for the perfdata."""
 
     channel: str
     """The replica's channel from the primary ("" = the default one)."""
@@ -102,22 +103,13 @@ class Measured:
     bytes: int | None
 
 
-def measure_window_s() -> float:
-    """Seconds of ticks the measured lag looks back over (pair_lag's window)."""
-    from replmon.checks import pair_lag  # type: ignore[import-not-found,unused-ignore]
-
-    return float(pair_lag.CHECK.window)
-
-
 def measured(ticks: Sequence[Tick]) -> Measured | None:
-    """The lag pair_lag measures at the last of ``ticks`` (oldest first); None when it has
-    no channel to measure (no replica channel, no primary binlog reading in the ticks)."""
-    from replmon.check import Window
-    from replmon.checks import pair_lag  # type: ignore[import-not-found,unused-ignore]
-
+    """The lag measured at the last of ``ticks`` (oldest first: ``PairView.lag``, what
+    pair_lag judges); None when there is no channel to measure (no replica channel, no
+    primary binlog reading in the ticks)."""
     if not ticks:
         return None
-    m = pair_lag.measure(Window(ticks))
+    m = PairView(ticks).lag
     true = ticks[-1].lag
     if true is not None and true.channel is not None and (m is None or m.channel is None):
         # the true lag knows it even before the primary's position was read
@@ -266,7 +258,7 @@ def _source(ticks: Sequence[Tick], role: str, kind: str, limits: Mapping[str, An
 def pair_perf(ticks: Tick | Sequence[Tick] | None,
               limits: Mapping[str, Any] | None = None) -> list[Perf]:
     """Per-node figures of the last tick. ``ticks``: the last tick, or the ticks of the
-    run ending with it, oldest first (``measure_window_s`` of them are enough): with
+    run ending with it, oldest first (``LAG_WINDOW_S`` of them are enough): with
     them the measured lag is exact and an unreadable source keeps its labels. ``limits``:
     check id -> its thresholds (for the warn/crit fields)."""
     if ticks is None:

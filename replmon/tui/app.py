@@ -26,10 +26,6 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
-from replmon.check import Window
-from replmon.checks.stmt_vs_rows import (  # type: ignore[import-not-found,unused-ignore]
-    gtid_slave_pos_inserts,  # the count stmt_vs_rows leaves out, said on the screen
-)
 from replmon.engine import Engine, Update
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding
@@ -38,6 +34,7 @@ from replmon.model.mysql import BinlogStatus
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
+from replmon.pair import gtid_slave_pos_inserts  # what stmt_vs_rows leaves out, shown
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
 from replmon.tui import gcpace, render
 from replmon.tui.graphs import GraphScreen, Point, points
@@ -395,7 +392,7 @@ class ReplmonApp(App[None]):
         prev, self._last_seen = self._last_seen, tick
         if prev is not None and 0 < tick.wall - prev.wall <= 1.5 * tick.interval \
                 and prev.replica.name == tick.replica.name:  # (not across a switchover)
-            g = gtid_slave_pos_inserts(Window([prev, tick]), "replica")
+            g = gtid_slave_pos_inserts(tick.replica, prev.replica)
             if g is not None:
                 self.gtid_rows[tick.wall] = g
                 while len(self.gtid_rows) > 8:  # only the ticks waiting to be shown

@@ -74,7 +74,7 @@ def measured_lag(history: Sequence[Point]) -> list[float | None]:
     has not executed; 0 when it has executed them all; None where not comparable. One
     pass: the replica's executed position only moves forward, so the oldest reading not
     yet executed does too."""
-    from replmon.truelag import covered
+    from replmon.pair import covered
 
     readings = [(wall, vals["primary/binlog"]) for wall, vals in history
                 if vals.get("primary/binlog") is not None]

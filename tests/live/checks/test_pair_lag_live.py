@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from replmon.checks.pair_lag import measure
 
 from replmon.check import Window
 from replmon.config import MysqlConfig, build_config
@@ -48,7 +47,7 @@ async def _run(lab: Lab, n: int, settings: dict[str, object] | None = None,
                 ticks.append(t)
                 for f in engine.feed(t).opened:
                     opened.setdefault(f.check, (t.seq, f.title))
-                m = measure(Window(ticks))
+                m = Window(ticks).pair.lag
                 measured.append((t.seq, *((m.lag_s, m.transactions, m.bytes) if m else
                                           (None, None, None))))
                 if at and t.seq in at:

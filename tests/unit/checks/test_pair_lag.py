@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from replmon.checks.pair_lag import CHECK, measure
+from replmon.checks.pair_lag import CHECK
 
 from replmon.check import Window
 from replmon.model.findings import Severity
@@ -42,13 +42,13 @@ def lagging(n: int, *, stop_at: int = 5, every: int = 2, mysql: bool = False,
 
 
 def test_a_caught_up_replica_measures_zero() -> None:
-    m = measure(Window(lagging(10, stop_at=100)))
+    m = Window(lagging(10, stop_at=100)).pair.lag
     assert m is not None and (m.lag_s, m.transactions, m.bytes) == (0.0, 0, 0)
 
 
 @pytest.mark.parametrize("mysql", [False, True], ids=["mariadb", "mysql"])
 def test_lag_is_the_age_of_the_oldest_reading_not_executed(mysql: bool) -> None:
-    m = measure(Window(lagging(21, mysql=mysql)))
+    m = Window(lagging(21, mysql=mysql)).pair.lag
     # the replica stopped after tick 5: the reading of tick 6 is the oldest it lacks
     assert m is not None and m.lag_s == 14.0 and not m.open
     assert m.transactions == 300 * (20 - 5) and m.bytes == 300 * 15 * EVENT_BYTES
@@ -56,7 +56,7 @@ def test_lag_is_the_age_of_the_oldest_reading_not_executed(mysql: bool) -> None:
 
 def test_behind_from_before_the_window_is_a_lower_bound() -> None:
     ts = lagging(30, stop_at=-1)  # never had any of it
-    m = measure(Window(ts[10:]))
+    m = Window(ts[10:]).pair.lag
     assert m is not None and m.open and m.lag_s == 19.0
 
 
@@ -106,7 +106,7 @@ def test_heartbeat_is_preferred_when_configured() -> None:
 
 
 def test_garbled_gtids_fall_back_to_positions_never_zero() -> None:
-    m = measure(Window(lagging(21, gtid_executed="not a gtid")))
+    m = Window(lagging(21, gtid_executed="not a gtid")).pair.lag
     assert m is not None and m.transactions is None and m.lag_s == 14.0
 
 

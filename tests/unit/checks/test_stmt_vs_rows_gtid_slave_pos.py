@@ -9,20 +9,28 @@ ROW binlog, 300 transactions/s: INSERT 30/s, UPDATE 270/s)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from replmon.checks.stmt_vs_rows import CHECK, gtid_slave_pos_inserts
+from replmon.checks.stmt_vs_rows import CHECK
 
 from replmon.check import Window
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlRates, MysqlSample, ReplicaChannel
-from replmon.model.tick import NodeRates, NodeTick, Tick
+from replmon.model.tick import NodeRates, NodeTick, Role, Tick
+from replmon.pair import gtid_slave_pos_inserts
 from replmon.plugins import discover
 from replmon.session.recording import open_recording
 from replmon.testing.synth import node, observe, run_check, tick
 
 SESSIONS = Path(__file__).resolve().parents[3] / "sample_sessions"
+
+
+def inserts(ticks: Sequence[Tick], role: Role) -> float | None:
+    """gtid_slave_pos_inserts of ``role`` at the last of ``ticks``."""
+    w = Window(ticks)
+    return gtid_slave_pos_inserts(w.node(role), w.node(role, 1))
 
 
 def mariadb(role: str, gtid_pos: str | None, *, ins: float, upd: float, dele: float,
@@ -66,8 +74,8 @@ def test_the_screens_numbers_raise_no_finding_of_any_check() -> None:
 
 
 def test_the_inserts_are_the_transactions_applied() -> None:
-    assert gtid_slave_pos_inserts(Window(screen_pair()), "replica") == 297.0
-    assert gtid_slave_pos_inserts(Window(screen_pair()), "primary") is None  # no channel
+    assert inserts(screen_pair(), "replica") == 297.0
+    assert inserts(screen_pair(), "primary") is None  # no channel
 
 
 @pytest.mark.parametrize("case", ["innodb", "first tick", "new domain", "garbled"])
@@ -83,7 +91,7 @@ def test_no_adjustment_without_a_sure_count(case: str) -> None:
         pos = "0-1-1297,1-2-5000000" if case == "new domain" else "0-1-x"
         ticks[1] = tick(1, primary=PRIMARY, replica=mariadb(
             "replica", pos, ins=30, upd=267, dele=0, rows=(327, 267, 256)))
-    assert gtid_slave_pos_inserts(Window(ticks), "replica") is None
+    assert inserts(ticks, "replica") is None
 
 
 def test_left_out_inserts_reveal_a_replica_whose_inserts_do_nothing() -> None:
@@ -113,7 +121,7 @@ def test_the_lab_recording_raises_nothing_and_the_counts_match() -> None:
         ticks = [rec.tick_at(i) for i in range(len(rec))]
     net, primary = 0.0, 0.0
     for i in range(2, len(ticks)):
-        own = gtid_slave_pos_inserts(Window(ticks[i - 1:i + 1]), "replica")
+        own = inserts(ticks[i - 1:i + 1], "replica")
         r, p = ticks[i].replica.rates.mysql, ticks[i].primary.rates.mysql
         if (own is None or r.rows_inserted_per_s is None or r.com_insert_per_s is None
                 or p.rows_inserted_per_s is None):
