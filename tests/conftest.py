@@ -19,6 +19,7 @@ import sys
 # stops writing).
 sys.dont_write_bytecode = False
 
+import logging  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 
@@ -31,6 +32,37 @@ from replmon.lab import Lab  # noqa: E402
 def lab() -> Iterator[Lab]:
     with Lab() as the_lab:
         yield the_lab
+
+
+class _Raised(logging.Handler):
+    """The checks that raised inside an Engine (it logs "check %s raised" and goes on)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.raised: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg == "check %s raised":
+            exc = record.exc_info[1] if record.exc_info else None
+            self.raised.append(f"{record.args[0] if record.args else '?'}: {exc!r}")
+
+
+@pytest.fixture(autouse=True)
+def _no_check_raised(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A check that raises inside an Engine fails the test that ran it: the engine turns
+    the exception into a finding and goes on (right for a user), so an assert inside a
+    probe's evaluate, or a bug a test's ticks hit, would otherwise pass unseen. A test
+    that makes a check raise on purpose says so: ``@pytest.mark.check_raises``."""
+    handler = _Raised()
+    engine_log = logging.getLogger("replmon.engine")
+    engine_log.addHandler(handler)
+    try:
+        yield
+    finally:
+        engine_log.removeHandler(handler)
+    if handler.raised and request.node.get_closest_marker("check_raises") is None:
+        pytest.fail("a check raised inside the engine (caught, logged, and turned into a "
+                    f"finding): {'; '.join(handler.raised[:3])}", pytrace=False)
 
 
 @pytest.fixture

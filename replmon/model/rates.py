@@ -5,7 +5,7 @@ never a negative or absurd number."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 
 def counter_rate(prev: float | None, cur: float | None, dt: float) -> float | None:
@@ -37,16 +37,6 @@ def counter_delta(prev: float | None, cur: float | None) -> float | None:
         return None
     delta = cur - prev
     return None if delta < 0 else delta
-
-
-def rates_for(
-    prev: Mapping[str, float | int],
-    cur: Mapping[str, float | int],
-    dt: float,
-    names: Iterable[str],
-) -> dict[str, float | None]:
-    """counter_rate for each name present in ``cur``."""
-    return {n: counter_rate(prev.get(n), cur[n], dt) for n in names if n in cur}
 
 
 def ratio(num: float | None, den: float | None) -> float | None:

@@ -21,7 +21,6 @@ from replmon.units import fmt_bytes, fmt_link_speed
 
 SEV_STYLE = {Severity.CRITICAL: "bold white on red", Severity.WARNING: "bold black on yellow",
              Severity.INFO: "cyan"}
-STATE_STYLE = {SourceState.ABSENT: "dim", SourceState.OK: "green"}
 
 
 GROUP_STYLE = {"host": "bold cyan", "drbd": "bold magenta", "mysql": "bold blue",
@@ -99,13 +98,6 @@ def _mark(t: Text, differs: bool) -> None:
     if differs:
         t.append("≠", style=DIFF_STYLE)
         t.append(" ")
-
-
-def _is_label(word: Text) -> bool:
-    """A dim word: a key ("rtt", "lag") or a sub-label ("disk"), never the end of a line."""
-    dim = [sp for sp in word.spans if str(sp.style) == "dim"]
-    covered = sum(min(sp.end, len(word.plain)) - sp.start for sp in dim)
-    return bool(word.plain) and len(dim) == len(word.spans) and covered >= len(word.plain)
 
 
 SUBLABELS = frozenset({"cpu", "mem", "swap", "disk", "net", "stmt/s", "rows/s", "incl.", "bp",
@@ -535,14 +527,6 @@ def sentinel_text(s: SentinelSample, name: str, now: float | None) -> Text:
         _kv(t, "", s.down.upper(), "bold red")
     if s.failover_state:
         _kv(t, "failover", s.failover_state, "bold yellow")
-    return t
-
-
-def finding_line(f: Finding) -> Text:
-    t = Text()
-    t.append(f" {f.severity.label[:4].upper()} ", style=SEV_STYLE[f.severity])
-    t.append(f" {f.where()} ", style="bold")
-    t.append(f.headline)
     return t
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from feed import ManualFeed
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 from tickdata import lab_ticks, with_replica_mysql_down
 
 from replmon.engine import build_engine
 from replmon.tui.app import ReplmonApp
-from replmon.tui.feeds import ManualFeed
 from replmon.tui.screens import FindingScreen, HelpScreen
 from replmon.units import tick_clock
 

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from feed import ManualFeed
 from settle import settle
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -20,7 +21,6 @@ from replmon.model.findings import Finding
 from replmon.session.recording import open_recording
 from replmon.session.rerun import rerun_file
 from replmon.tui.app import ReplmonApp
-from replmon.tui.feeds import ManualFeed
 from replmon.tui.graphs import GraphScreen
 from replmon.tui.processlist import ProcesslistScreen
 from replmon.tui.replay import ReplayApp

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from feed import ManualFeed
 from settle import settle
 from test_layout import cuts_with_room, findings_text, misaligned, screen_lines
 from textual.pilot import Pilot
@@ -16,7 +17,6 @@ from tickdata import GIVEN_PRIMARY, GIVEN_REPLICA, switchover_ticks
 from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.tui.app import ReplmonApp
-from replmon.tui.feeds import ManualFeed
 from replmon.tui.screens import FindingScreen
 
 BEFORE, AFTER, STOPPED = 5, 9, 4

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from feed import ManualFeed
 from settle import settle
 from test_layout import screen_lines
 from test_switchover import push
@@ -14,7 +15,6 @@ from tickdata import GIVEN_PRIMARY, GIVEN_REPLICA, switchover_ticks, with_proces
 
 from replmon.engine import build_engine
 from replmon.tui.app import ReplmonApp
-from replmon.tui.feeds import ManualFeed
 from replmon.tui.processlist import ProcesslistScreen
 from replmon.tui.screens import DetailScreen, DriftScreen
 
