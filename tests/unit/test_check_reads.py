@@ -109,6 +109,7 @@ def _short() -> Check[Any]:
                  evaluate=lambda w, t: [], window=10.0)
 
 
+@pytest.mark.check_raises  # the wrong declaration: the check reads a thinned part
 def test_the_engine_thins_old_ticks_and_a_wrong_declaration_shows() -> None:
     ticks = _ticks(SESSIONS[0])
     right = Engine([(_reader(("host",), 120.0), Thresholds()), (_short(), Thresholds())])

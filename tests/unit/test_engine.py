@@ -109,6 +109,7 @@ def test_a_finding_that_keeps_opening_is_one_flapping_finding_until_it_settles()
     assert eng.open_findings == [] and eng.history[-1].flaps == FLAP_OPENS
 
 
+@pytest.mark.check_raises
 def test_a_check_that_raises_becomes_a_finding_and_others_still_run() -> None:
     def boom(w: Window, t: Thresholds) -> list[Observation]:
         raise ZeroDivisionError("division by zero")

@@ -28,7 +28,10 @@ SESSIONS = Path(__file__).resolve().parents[3] / "sample_sessions"
 
 
 def inserts(ticks: Sequence[Tick], role: Role) -> float | None:
-    """gtid_slave_pos_inserts of ``role`` at the last of ``ticks``."""
+    """gtid_slave_pos_inserts of ``role`` at the last of ``ticks``, as stmt_vs_rows asks
+    it (None without a tick before: nothing to count from)."""
+    if len(ticks) < 2:
+        return None
     w = Window(ticks)
     return gtid_slave_pos_inserts(w.node(role), w.node(role, 1))
 
