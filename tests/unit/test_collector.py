@@ -80,6 +80,12 @@ async def test_schedule_does_not_drift_when_sampling_takes_time() -> None:
     assert ticks[-1].slot == 14 + sum(t.missed for t in ticks), [t.slot for t in ticks]
     assert sum(t.missed for t in ticks) <= 3, [t.slot for t in ticks]
     assert all(t.duration_ms >= work * 1000 * 0.9 for t in ticks)
+    # and the clock agrees: the last tick starts its slots' worth of intervals after the
+    # first (within its own lateness), not 14 x (interval + work) as a schedule that
+    # re-anchors on each tick's end would (2.24 s for 1.40 s), whatever it says of itself
+    span = ticks[-1].mono - ticks[0].mono
+    slots = (ticks[-1].slot - ticks[0].slot) * interval
+    assert abs(span - slots) <= ticks[-1].start_lag_ms / 1000 + 0.05, (span, slots)
 
 
 async def test_hung_source_times_out_and_others_keep_schedule() -> None:

@@ -245,6 +245,10 @@ def test_a_finding_stays_with_its_node_by_name() -> None:
     upd: Any = None
     for t in ticks([AS_GIVEN] * 3 + [SWITCHED] * 3):
         upd = eng.feed(t)
-    names = {f.name for f in upd.open if f.node != "pair"}
-    assert all(n in (A, B) for n in names)
+    # db163 (given as the primary) now replicates from db162 and has a finding of its
+    # own: it is named db163 and keeps the role it was given, whatever its role now
+    on_nodes = [(f.check, f.node, f.name, f.given) for f in upd.open if f.node != "pair"]
+    assert on_nodes and all(name == A and given == "primary" for _, node, name, given
+                            in on_nodes if node == "replica"), on_nodes
+    assert all(name in (A, B) for _, _, name, _ in on_nodes), on_nodes
     assert any(f.check == "roles" for f in upd.open)

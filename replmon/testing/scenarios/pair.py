@@ -246,7 +246,12 @@ LAB = [
                 # a loaded CI machine
                 ticks=24),
     LabScenario("read_only off on the replica and one INSERT there", "errant_writes",
-                induce=write_on_replica, load={}),
+                induce=write_on_replica, load={},
+                # both nodes' GTIDs read in one tick, every positions_every (2 s, on the
+                # wall clock): two nodes sampled either side of a 2 s boundary read in
+                # different ticks, so the pair may come one period later: 2 + 2 s and a
+                # tick (seen +3.5 s failed ONSET_S's 3 s once, "late ticks: none")
+                deadline_s=2.0 + 2.0 + 0.5),
     LabScenario("CONFIG SET repl-backlog-size 16384 under write load",
                 "redis_backlog_headroom", induce=small_backlog, healthy_ticks=24,
                 settings={"redis_backlog_headroom": {"min_rate_span": "5s"}}),
