@@ -37,7 +37,7 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 from replmon.model.findings import Finding, Severity
 from replmon.model.incidents import causality, incidents_of
 from replmon.model.tick import Tick

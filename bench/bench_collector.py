@@ -27,7 +27,7 @@ import time
 from replmon.config import build_config
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 from replmon.model.tick import Tick
 
 

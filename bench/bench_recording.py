@@ -66,7 +66,7 @@ def lab_ticks(count: int) -> list[Tick]:
     from replmon.config import build_config
     from replmon.factory import build_collector
     from replmon.lab import Lab
-    from replmon.labload import WriteLoad
+    from replmon.lab.load import WriteLoad
 
     async def run(lab: Lab) -> list[Tick]:
         async with build_collector(build_config(lab.settings(1.0))) as c:

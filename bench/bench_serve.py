@@ -64,7 +64,7 @@ from typing import Any
 import psutil
 
 from replmon.lab import Lab
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 from replmon.session.recording import open_recording
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "live"))

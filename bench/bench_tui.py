@@ -34,7 +34,7 @@ from typing import Any
 import psutil
 
 from replmon.lab import Lab
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 
 
 def config_toml(lab: Lab) -> str:

@@ -37,8 +37,8 @@ from pathlib import Path
 import psutil
 
 from replmon.lab import Lab
-from replmon.lab_faults import redis_at_maxmemory, stop_thread
-from replmon.labload import WriteLoad
+from replmon.lab.faults import redis_at_maxmemory, stop_thread
+from replmon.lab.load import WriteLoad
 from replmon.session.recording import open_recording
 
 

@@ -1,6 +1,6 @@
 """Command line: parses arguments (the grammar is cli_args.py), has them made into a
 Config (``replmon.settings``, with the --config file's pair) and calls one command of
-``replmon.commands`` (with --lab, on the lab that ``replmon.demo``
+``replmon.commands`` (with --lab, on the lab that ``replmon.lab.demo``
 starts); no sampling logic lives here. It also says which options go together
 (--scenario and --lab-* need --lab) and turns errors into exit codes (a monitoring
 plugin's for ``check``).
@@ -18,7 +18,7 @@ from typing import Any
 
 from replmon.cli_args import build_parser
 from replmon.errors import ConfigError, LabError, SessionError
-from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
+from replmon.lab.servers import DEFAULT_MYSQL, DEFAULT_REDIS
 from replmon.passwords import scrub_own_command_line
 from replmon.settings import config_from_args as config_from_args  # its old home, kept
 from replmon.settings import pair_settings
@@ -32,7 +32,7 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.print_help()
         return 2
     if args.scenario == "list":
-        from replmon.demo import DEMOS
+        from replmon.lab.demo import DEMOS
 
         for d in DEMOS:
             print(f"{d.name:20} {d.title} ({d.check})")
@@ -47,7 +47,7 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 2
     lab: contextlib.AbstractContextManager[dict[str, Any]] = contextlib.nullcontext({})
     if args.lab:  # a bad --scenario name: one line (LabError), before the screen or the lab
-        from replmon.demo import demo, lab_nodes
+        from replmon.lab.demo import demo, lab_nodes
 
         lab = lab_nodes(demo(args.scenario) if args.scenario else None,
                         mysql=args.lab_mysql or DEFAULT_MYSQL,

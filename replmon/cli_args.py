@@ -20,7 +20,7 @@ from replmon.cli_help import (
     SERVE_EXAMPLES,
 )
 from replmon.errors import ConfigError
-from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS, MYSQL_SERVERS, REDIS_SERVERS
+from replmon.lab.servers import DEFAULT_MYSQL, DEFAULT_REDIS, MYSQL_SERVERS, REDIS_SERVERS
 from replmon.units import parse_duration_text, parse_size_text
 
 CUT_MARGIN_S = 60.0

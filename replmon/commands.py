@@ -8,7 +8,7 @@
     replay / report / check --replay read a recording (session/)
 
 Argument parsing lives in cli.py; building sources from a Config in factory.py; the lab
-that a --lab run watches, and its fault demo, in demo.py.
+that a --lab run watches, and its fault demo, in lab/demo.py.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ class CaptureOnOpen(BaseReader):
 
 
 async def run_tui(config: Config, record: str | None = None) -> None:
-    from replmon.demo import ANNOUNCE
     from replmon.engine import build_engine
     from replmon.factory import build_collector
+    from replmon.lab.demo import ANNOUNCE
     from replmon.tui.app import ReplmonApp
     from replmon.tui.feeds import live
 

@@ -1,5 +1,5 @@
 """The fork server replmon's helper processes start from: the re-run's workers
-(replmon.session.rerun) and the lab's write load (replmon.labload).
+(replmon.session.rerun) and the lab's write load (replmon.lab.load).
 
 Both fork from multiprocessing's "forkserver" process, never from the process that
 asks (it may run threads: the TUI, asyncio, logging), and that server imports their
@@ -14,7 +14,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any
 
-PRELOAD = ["replmon.session.rerun", "replmon.labload"]
+PRELOAD = ["replmon.session.rerun", "replmon.lab.load"]
 """Imported by the fork server as it starts (0.5 s of CPU once, measured)."""
 
 

@@ -13,7 +13,7 @@ from replmon.collector import Collector
 from replmon.config import build_config
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 from replmon.model.base import SourceState
 
 pytestmark = pytest.mark.live

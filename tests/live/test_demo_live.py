@@ -11,10 +11,10 @@ import pytest
 from textual.widgets import DataTable
 
 from replmon.config import build_config
-from replmon.demo import demo, run_demo
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
+from replmon.lab.demo import demo, run_demo
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import live
 

@@ -1,4 +1,4 @@
-"""The lab's switchovers and Sentinel failover (replmon.lab_switch, replmon.lab_sentinel)
+"""The lab's switchovers and Sentinel failover (replmon.lab.switch, replmon.lab.sentinel)
 on real servers, under a write load running before, during and after: the roles swap,
 the load follows the new primary at its rate, the old primary replicates from it, and
 switching back restores the start state. The session's lab is shared: every test
@@ -15,13 +15,13 @@ import pytest
 from labpool import MYSQL97, group
 
 from replmon.lab import Lab
-from replmon.lab_switch import (
+from replmon.lab.load import WriteLoad
+from replmon.lab.node import LabNode
+from replmon.lab.switch import (
     replication_threads,
     switch_back,
     switchover,
 )
-from replmon.labload import WriteLoad
-from replmon.labnode import LabNode
 from replmon.sources.mysql import MysqlSource
 
 pytestmark = pytest.mark.live

@@ -20,7 +20,7 @@ from labpool import MATRIX, LabPool, Versions, group, name
 
 from replmon.config import build_config
 from replmon.factory import build_collector
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 from replmon.model.base import SourceState
 from replmon.testing.scenarios import LabScenario, Outcome, all_scenarios, run_lab_scenario
 

@@ -17,9 +17,9 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.lab_faults import empty_transactions_on_primary, mysql_healthy, stop_thread, wait_for
-from replmon.labload import WriteLoad
-from replmon.labnode import LabNode
+from replmon.lab.faults import empty_transactions_on_primary, mysql_healthy, stop_thread, wait_for
+from replmon.lab.load import WriteLoad
+from replmon.lab.node import LabNode
 from replmon.model.findings import Severity
 from replmon.output.html_report import html_report
 from replmon.output.report import render_text, report

@@ -338,7 +338,7 @@ async def test_a_switchover_rereads_the_variables_at_once(lab: Lab) -> None:
     """The replica promoted (its channel gone, read_only OFF) shows read_only OFF in the
     sample that sees its channel gone, not variables_every later (#40: the recorded
     switchover showed the new primary "ro on" for 30 s); the same made a replica again."""
-    from replmon.lab_switch import switched
+    from replmon.lab.switch import switched
 
     node = lab.replica
     async with MysqlSource(node.mysql_endpoint(), variables_every=3600) as src:

@@ -12,7 +12,7 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 from replmon.output.report import render_text, report
 from replmon.session import Recorder, meta_for, open_recording
 from replmon.session.recording import raw_records

@@ -28,9 +28,9 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.lab_sentinel import lab_sentinel
-from replmon.lab_switch import node_lost, rejoin, switch_back, switched, switchover
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
+from replmon.lab.sentinel import lab_sentinel
+from replmon.lab.switch import node_lost, rejoin, switch_back, switched, switchover
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
 

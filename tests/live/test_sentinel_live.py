@@ -41,9 +41,9 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.lab_sentinel import lab_sentinel, sentinel_failover, sentinel_switch
-from replmon.lab_switch import wait_redis_link
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
+from replmon.lab.sentinel import lab_sentinel, sentinel_failover, sentinel_switch
+from replmon.lab.switch import wait_redis_link
 from replmon.model.findings import Severity
 from replmon.model.sentinel import SentinelSample
 from replmon.output.nagios import Status, render_text
@@ -160,7 +160,7 @@ def test_two_minutes_on_a_fresh_check_says_how_long_and_sentinel_fails_back(
             assert_rate(load, 1)
     finally:
         if lab.redis_primary is not lab.primary:
-            from replmon.lab_switch import redis_switchover
+            from replmon.lab.switch import redis_switchover
             redis_switchover(lab)
 
 

@@ -22,9 +22,9 @@ from httpwait import get, stop, wait_for
 
 from replmon.fleet.rules import RULES
 from replmon.lab import Lab
-from replmon.lab_faults import stop_thread
-from replmon.lab_switch import switched
-from replmon.labload import WriteLoad
+from replmon.lab.faults import stop_thread
+from replmon.lab.load import WriteLoad
+from replmon.lab.switch import switched
 from replmon.testing.scenarios.mysql_rows import AUTO_INC_TABLE, auto_increment_2
 
 pytestmark = pytest.mark.live

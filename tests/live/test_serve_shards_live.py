@@ -33,7 +33,7 @@ from httpwait import get, stop, wait_for
 from replmon.fleet.rules import rules
 from replmon.fleet.shard import shard_of
 from replmon.lab import Lab
-from replmon.lab_faults import stop_thread
+from replmon.lab.faults import stop_thread
 
 pytestmark = pytest.mark.live
 

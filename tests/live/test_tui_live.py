@@ -13,7 +13,7 @@ from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import live
 

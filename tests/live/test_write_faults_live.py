@@ -1,4 +1,4 @@
-"""The faults that make the primary refuse writes (replmon.lab_faults), on the lab's real
+"""The faults that make the primary refuse writes (replmon.lab.faults), on the lab's real
 servers: inside each, the application's write fails with the server's own error; once
 it is undone, writes go through again and every setting it changed is back. And
 replmon's Redis source reads, on a real master, what tells why it refuses writes
@@ -21,7 +21,7 @@ import redis
 from replmon.config import build_config
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.lab_faults import (
+from replmon.lab.faults import (
     max_connections_reached,
     primary_read_only,
     redis_misconf,
@@ -195,7 +195,7 @@ async def test_the_errors_clients_got_reach_every_output(lab: Lab) -> None:
     from replmon.engine import build_engine
     from replmon.fleet.metrics import exposition, render_pair
     from replmon.fleet.state import PairState
-    from replmon.labload import WriteLoad
+    from replmon.lab.load import WriteLoad
     from replmon.model.incidents import causality
     from replmon.output.perfdata import pair_perf
     from replmon.tui.render import redis_text

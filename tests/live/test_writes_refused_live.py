@@ -1,5 +1,5 @@
 """writes_refused on real servers: every way the lab's primary refuses writes
-(replmon.lab_faults) is a critical finding within 10 s of the refusal starting, with
+(replmon.lab.faults) is a critical finding within 10 s of the refusal starting, with
 the server's own words in its title, and closes once writes are accepted again; the
 pair under a write load before it is quiet. On MariaDB 10.11 + Redis 7.0 (the default
 lab) and Oracle MySQL 9.7 + Valkey 8.1.
@@ -25,7 +25,7 @@ from test_roles_per_service_live import sample_while
 
 from replmon.engine import build_engine
 from replmon.lab import Lab
-from replmon.lab_faults import (
+from replmon.lab.faults import (
     disk_full,
     max_connections_reached,
     offline_mode,
@@ -35,7 +35,7 @@ from replmon.lab_faults import (
     redis_noreplicas,
     redis_oom,
 )
-from replmon.labload import WriteLoad
+from replmon.lab.load import WriteLoad
 from replmon.model.findings import Severity
 from replmon.model.tick import Tick
 
@@ -71,7 +71,7 @@ seconds after (the finding closes: close_after 3 s)."""
 
 STALL: tuple[Fault, str, str] = (disk_full, "mysql:disk_full",
                                  '"Waiting for someone to free space"')
-"""The disk-full stall (MariaDB: lab_faults.disk_full), beside the rounds."""
+"""The disk-full stall (MariaDB: replmon.lab.faults.disk_full), beside the rounds."""
 
 
 def stalled(lab: Lab, marks: list[tuple[float, float]]) -> None:

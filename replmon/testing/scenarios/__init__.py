@@ -180,7 +180,7 @@ async def run_lab_scenario(lab: Any, sc: LabScenario,
     from replmon.config import build_config
     from replmon.engine import build_engine
     from replmon.factory import build_collector
-    from replmon.labload import WriteLoad
+    from replmon.lab.load import WriteLoad
 
     eng = build_engine(sc.settings, entry_points=False)
     ticks: list[Tick] = []

@@ -4,7 +4,7 @@ same set on the primary only (flagged) and on both (not a drift)."""
 
 from __future__ import annotations
 
-from replmon.lab_faults import increment_2
+from replmon.lab.faults import increment_2
 from replmon.model.mysql import MysqlSample
 from replmon.model.tick import Tick
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing

@@ -27,7 +27,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from replmon.lab_faults import (  # the lab's faults live in the product (the demo)
+from replmon.lab.faults import (  # the lab's faults live in the product (the demo)
     redis_at_maxmemory,
 )
 from replmon.model.findings import Severity

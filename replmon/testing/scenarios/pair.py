@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from replmon.lab_faults import mysql_healthy, stop_thread, wait_for, write_on_replica
+from replmon.lab.faults import mysql_healthy, stop_thread, wait_for, write_on_replica
 from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel, SemiSync
 from replmon.model.redis import RedisReplica, RedisSample
 from replmon.model.tick import Tick

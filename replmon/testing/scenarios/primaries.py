@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from replmon.lab_faults import mysql_replica_writable
+from replmon.lab.faults import mysql_replica_writable
 from replmon.model.findings import Severity
 from replmon.model.mysql import MysqlSample, ReplicaChannel
 from replmon.model.redis import RedisSample

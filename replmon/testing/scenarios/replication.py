@@ -14,7 +14,7 @@ from typing import Any
 
 import pymysql
 
-from replmon.lab_faults import (  # the lab's faults and waits live in the product (the demo)
+from replmon.lab.faults import (  # the lab's faults and waits live in the product (the demo)
     mysql_healthy,
     redis_link_down,
     redis_link_up,
@@ -22,7 +22,7 @@ from replmon.lab_faults import (  # the lab's faults and waits live in the produ
     stop_thread,
     wait_for,
 )
-from replmon.labnode import free_port
+from replmon.lab.node import free_port
 from replmon.model.findings import Severity
 from replmon.model.redis import RedisRates, RedisReplica, RedisSample
 from replmon.model.tick import NodeRates, Tick

@@ -1,5 +1,5 @@
 """Roles that move (#40): the lab's primary and replica swap places, on one layer or
-both, the way a planned switchover does it (replmon.lab_switch), under the write load,
+both, the way a planned switchover does it (replmon.lab.switch), under the write load,
 which follows the new primary. The ``roles`` check says "<node> is now the primary".
 
 The change opens an info finding at once (the event; "changing" while half done), so
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from replmon.lab import LAYERS, Layer
-from replmon.lab_switch import switched
+from replmon.lab.switch import switched
 from replmon.model.findings import Severity
 from replmon.testing.scenarios import Induce, LabScenario
 

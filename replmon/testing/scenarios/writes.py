@@ -1,5 +1,5 @@
 """The primary refuses writes (the writes_refused check): on the lab, each way a real
-primary refuses (replmon.lab_faults: read_only left on, max_connections reached, Redis
+primary refuses (replmon.lab.faults: read_only left on, max_connections reached, Redis
 NOREPLICAS, OOM with noeviction, MISCONF after a failed BGSAVE), and in synthetic ticks
 (the same situations as the sources report them, for the unit tests: a refusal that
 stays is critical after the fence, one during a switchover is info).
@@ -10,7 +10,7 @@ Valkey 8.1 only (tests/live/test_matrix_live.py says why)."""
 
 from __future__ import annotations
 
-from replmon.lab_faults import (
+from replmon.lab.faults import (
     max_connections_reached,
     primary_read_only,
     redis_misconf,

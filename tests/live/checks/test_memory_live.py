@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from replmon.lab import Lab
-from replmon.lab_faults import FILL_PREFIX
+from replmon.lab.faults import FILL_PREFIX
 from replmon.model.findings import Finding, Severity
 from replmon.testing.scenarios import Outcome, memory, onset_deadline_s, run_lab_scenario
 

@@ -17,8 +17,8 @@ from replmon.config import MysqlConfig, build_config
 from replmon.engine import build_engine
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.lab_faults import mysql_healthy, stop_thread
-from replmon.labload import WriteLoad
+from replmon.lab.faults import mysql_healthy, stop_thread
+from replmon.lab.load import WriteLoad
 from replmon.model.tick import Tick
 
 pytestmark = pytest.mark.live

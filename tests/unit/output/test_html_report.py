@@ -30,7 +30,7 @@ FIXTURES = sorted((ROOT / "tests" / "fixtures" / "recordings").glob("*.rmrec"))
 ASSETS = ROOT / "replmon" / "output" / "html_assets"
 HOSTILE = "</script><script>console.error('escaped badly')</script><b>&amp;"
 LAB_SECRET = re.compile(r"\b(mon|repl|red|app)-[0-9a-f]{12}\b")
-"""The lab's passwords (replmon/lab.py): none may reach a recording, so none a page."""
+"""The lab's passwords (replmon/lab/pair.py): none may reach a recording, so none a page."""
 
 
 def _damaged(tmp: Path) -> Path:

@@ -3,7 +3,7 @@
 Every fault is a context manager on a started Lab (replmon.lab): entering it makes the
 situation, leaving it undoes it and waits until the pair is healthy again (START SLAVE,
 REPLICAOF back to the master, the setting back), so the lab can be reused. The demo
-(``replmon --lab --scenario NAME``, replmon.demo), the live tests, the lab scenarios of
+(``replmon --lab --scenario NAME``, replmon.lab.demo), the live tests, the lab scenarios of
 replmon.testing.scenarios and the accuracy bench all inject these same faults, so the
 demo shows what the tests prove.
 """
@@ -22,7 +22,7 @@ import pymysql
 import redis
 
 from replmon.errors import LabError
-from replmon.labnode import free_port, unmount
+from replmon.lab.node import free_port, unmount
 
 # --- waiting for the lab -------------------------------------------------------------
 

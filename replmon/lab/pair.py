@@ -17,7 +17,7 @@ when one is missing, ``Lab.start()`` raises LabError saying which.
         lab.primary.sql("INSERT INTO lab.t (v) VALUES (1)")
         lab.wait_replica_caught_up()
 
-Its nodes are replmon.labnode.LabNode; its write load is replmon.labload.WriteLoad.
+Its nodes are replmon.lab.node.LabNode; its write load is replmon.lab.load.WriteLoad.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from types import TracebackType
 from typing import Any, Literal
 
 from replmon.errors import LabError
-from replmon.labnode import LabNode, free_port, kill_processes
-from replmon.labservers import (
+from replmon.lab.node import LabNode, free_port, kill_processes
+from replmon.lab.servers import (
     DEFAULT_MYSQL,
     DEFAULT_REDIS,
     HOST,
@@ -58,7 +58,7 @@ class Lab:
     ``lab-primary``/``lab-replica`` of ``settings()`` never change). Which one is the
     primary now, per layer, is ``mysql_primary``/``redis_primary`` (and
     ``mysql_replica``/``redis_replica``): the primary at start, the other node after a
-    switchover or failover (replmon.lab_switch), which calls ``set_primary``.
+    switchover or failover (replmon.lab.switch), which calls ``set_primary``.
     """
 
     monitor_user = "replmon"
@@ -96,7 +96,7 @@ class Lab:
         self.started = False
         self.sentinel: Any = None
         """The Redis Sentinel watching this lab while a demo runs one
-        (replmon.lab_sentinel.LabSentinel), else None."""
+        (replmon.lab.sentinel.LabSentinel), else None."""
 
     # --- roles -------------------------------------------------------------------
     @property

@@ -14,7 +14,7 @@ import redis
 from replmon.errors import LabError
 
 if TYPE_CHECKING:
-    from replmon.lab import Lab
+    from replmon.lab.pair import Lab
 
 
 WINDOW_S = 600
@@ -38,7 +38,7 @@ class WriteLoad:
     It writes as the lab's application account (``lab.app_user``, over TCP), not as
     root: read_only=ON stops it as it stops an application (MariaDB's root has READ_ONLY
     ADMIN and would write through), which a switchover relies on. It follows the lab's
-    roles: when a switchover (replmon.lab_switch) or a failover changes
+    roles: when a switchover (replmon.lab.switch) or a failover changes
     ``lab.mysql_primary`` or ``lab.redis_primary``, the load reconnects to the new one,
     also while it runs; statements that fail meanwhile are counted in ``errors``.
 

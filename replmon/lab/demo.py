@@ -3,13 +3,13 @@
 ``lab_nodes`` starts the lab (a MariaDB + Redis primary/replica on loopback, replmon.lab)
 with a write load and yields the config keys that point a run at it. With
 ``--scenario NAME`` one of ``DEMOS`` plays in a thread while the lab is watched: it
-injects its fault (replmon.lab_faults) after ``DEMO_AFTER_S`` (20 s) and undoes it
+injects its fault (replmon.lab.faults) after ``DEMO_AFTER_S`` (20 s) and undoes it
 ``DEMO_HOLD_S`` (60 s) later, saying each step (``announce``: the log, and the screen
 adds a toast), so a newcomer sees a finding open on live servers and close again.
 ``replmon --lab --scenario list`` prints the names.
 
 The ``switchover`` demo is no fault: a planned switchover of MySQL and Redis under the
-write load (replmon.lab_switch; the load follows the new primary), and the switch back.
+write load (replmon.lab.switch; the load follows the new primary), and the switch back.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from replmon.errors import LabError
-from replmon.lab import Lab, Layer
-from replmon.lab_faults import (
+from replmon.lab.faults import (
     auto_increment_on_primary,
     disk_full,
     max_connections_reached,
@@ -41,9 +40,10 @@ from replmon.lab_faults import (
     stop_thread,
     write_on_replica,
 )
-from replmon.lab_switch import LayerSwitch, switch_back, switchover
-from replmon.labload import WriteLoad
-from replmon.labservers import DEFAULT_MYSQL, DEFAULT_REDIS
+from replmon.lab.load import WriteLoad
+from replmon.lab.pair import Lab, Layer
+from replmon.lab.servers import DEFAULT_MYSQL, DEFAULT_REDIS
+from replmon.lab.switch import LayerSwitch, switch_back, switchover
 
 log = logging.getLogger("replmon")
 
@@ -68,7 +68,7 @@ class Demo:
     closes: str = "{check}'s finding closes"
     """Said once undone (``{check}``: the check's id)."""
     sentinel: bool = False
-    """The lab runs a Redis Sentinel (replmon.lab_sentinel) and replmon reads it."""
+    """The lab runs a Redis Sentinel (replmon.lab.sentinel) and replmon reads it."""
     hold_s: float | None = None
     """Seconds the fault is held before it is undone (None: DEMO_HOLD_S)."""
 
@@ -110,7 +110,7 @@ def sentinel_failover_and_back(lab: Any) -> Iterator[None]:
     """The sentinel-failover demo: the Redis master killed, Sentinel promotes the
     replica and makes the old master, started again, its replica; MySQL stays. On exit,
     ``SENTINEL FAILOVER`` back (planned)."""
-    from replmon.lab_sentinel import sentinel_failover, sentinel_switch
+    from replmon.lab.sentinel import sentinel_failover, sentinel_switch
 
     sentinel = lab.sentinel
     try:
@@ -242,7 +242,7 @@ def _sentinel_beside(lab: Any, chosen: Demo | None) -> Iterator[Any]:
     if chosen is None or not chosen.sentinel:
         yield None
         return
-    from replmon.lab_sentinel import lab_sentinel
+    from replmon.lab.sentinel import lab_sentinel
 
     with lab_sentinel(lab) as sentinel:
         lab.sentinel = sentinel

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 import pymysql
 
 from replmon.errors import LabError
-from replmon.lab import LAYERS, Lab, Layer
-from replmon.labnode import LabNode
+from replmon.lab.node import LabNode
+from replmon.lab.pair import LAYERS, Lab, Layer
 
 
 @dataclass(frozen=True)

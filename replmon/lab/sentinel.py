@@ -7,7 +7,7 @@ enough for a lab), and stops it after:
 
     with lab_sentinel(lab) as sentinel:
         switch = sentinel_failover(lab, sentinel)   # the master stalled, replica promoted
-    redis_switchover(lab)                           # back, planned (replmon.lab_switch)
+    redis_switchover(lab)                           # back, planned (replmon.lab.switch)
 
 ``sentinel_failover`` stalls the master (SIGSTOP, ~5 s; or kills it, ``kill=True``, and
 starts it again), waits until Sentinel reports the replica as the master (``SENTINEL
@@ -28,9 +28,9 @@ from pathlib import Path
 import redis
 
 from replmon.errors import LabError
-from replmon.lab import Lab
-from replmon.lab_switch import LayerSwitch, wait_redis_link
-from replmon.labnode import REDIS_CANDIDATES, find_binary, free_port, stop_process
+from replmon.lab.node import REDIS_CANDIDATES, find_binary, free_port, stop_process
+from replmon.lab.pair import Lab
+from replmon.lab.switch import LayerSwitch, wait_redis_link
 
 DOWN_AFTER_MS = 1000
 FAILOVER_TIMEOUT_MS = 30000

@@ -278,7 +278,7 @@ def prepare_all(names: Sequence[str] = ()) -> None:
         need_root = [n for n in wanted if every[n].chrooted]
         wanted = [n for n in wanted if not every[n].chrooted]
         _say(f"not root: {', '.join(need_root)} not prepared (chroot needs root: "
-             "sudo .venv/bin/python -m replmon.labservers); the tests that use them will "
+             "sudo .venv/bin/python -m replmon.lab.servers); the tests that use them will "
              "fail until then")
     for name in wanted:
         if name not in every:
@@ -286,7 +286,7 @@ def prepare_all(names: Sequence[str] = ()) -> None:
         prepare(every[name])
 
 
-if __name__ == "__main__":  # python -m replmon.labservers [NAME ...]
+if __name__ == "__main__":  # python -m replmon.lab.servers [NAME ...]
     try:
         prepare_all(sys.argv[1:])
     except LabError as e:
