@@ -26,22 +26,24 @@ from typing import Any
 from replmon.errors import LabError
 from replmon.lab.faults import (
     auto_increment_on_primary,
-    disk_full,
-    max_connections_reached,
     mysql_replica_writable,
-    offline_mode,
-    primary_read_only,
     redis_at_maxmemory,
     redis_link_down,
-    redis_misconf,
-    redis_no_master,
-    redis_noreplicas,
-    redis_oom,
     stop_thread,
     write_on_replica,
 )
 from replmon.lab.load import WriteLoad
 from replmon.lab.pair import Lab, Layer
+from replmon.lab.refusals import (
+    disk_full,
+    max_connections_reached,
+    offline_mode,
+    primary_read_only,
+    redis_misconf,
+    redis_no_master,
+    redis_noreplicas,
+    redis_oom,
+)
 from replmon.lab.servers import DEFAULT_MYSQL, DEFAULT_REDIS
 from replmon.lab.switch import LayerSwitch, switch_back, switchover
 

@@ -21,7 +21,7 @@ import redis
 from replmon.config import build_config
 from replmon.factory import build_collector
 from replmon.lab import Lab
-from replmon.lab.faults import (
+from replmon.lab.refusals import (
     max_connections_reached,
     primary_read_only,
     redis_misconf,

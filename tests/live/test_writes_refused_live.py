@@ -25,7 +25,8 @@ from test_roles_per_service_live import sample_while
 
 from replmon.engine import build_engine
 from replmon.lab import Lab
-from replmon.lab.faults import (
+from replmon.lab.load import WriteLoad
+from replmon.lab.refusals import (
     disk_full,
     max_connections_reached,
     offline_mode,
@@ -35,7 +36,6 @@ from replmon.lab.faults import (
     redis_noreplicas,
     redis_oom,
 )
-from replmon.lab.load import WriteLoad
 from replmon.model.findings import Severity
 from replmon.model.tick import Tick
 

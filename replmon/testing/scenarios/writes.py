@@ -10,7 +10,7 @@ Valkey 8.1 only (tests/live/test_matrix_live.py says why)."""
 
 from __future__ import annotations
 
-from replmon.lab.faults import (
+from replmon.lab.refusals import (
     max_connections_reached,
     primary_read_only,
     redis_misconf,
