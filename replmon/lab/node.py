@@ -85,7 +85,7 @@ def find_binary(candidates: tuple[str, ...], package: str) -> str:
 
 def unmount(path: Path) -> None:
     """Unmount ``path`` if something is mounted there (lazily: a server may still hold
-    a file open in it): a fault's tmpfs (replmon.lab.faults.disk_full)."""
+    a file open in it): a fault's tmpfs (replmon.lab.refusals.disk_full)."""
     if os.path.ismount(path):
         subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True,
                        timeout=10)
@@ -315,7 +315,7 @@ class LabNode:
 
     @property
     def spill_dir(self) -> Path:
-        """Where a fault mounts a small filesystem of this node's (replmon.lab.faults.disk_full)."""
+        """Where a fault mounts a small filesystem of this node's (replmon.lab.refusals.disk_full)."""
         return self.mysql_dir / "full"
 
     def stop_mysql(self) -> None:

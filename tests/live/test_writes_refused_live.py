@@ -71,7 +71,7 @@ seconds after (the finding closes: close_after 3 s)."""
 
 STALL: tuple[Fault, str, str] = (disk_full, "mysql:disk_full",
                                  '"Waiting for someone to free space"')
-"""The disk-full stall (MariaDB: replmon.lab.faults.disk_full), beside the rounds."""
+"""The disk-full stall (MariaDB: replmon.lab.refusals.disk_full), beside the rounds."""
 
 
 def stalled(lab: Lab, marks: list[tuple[float, float]]) -> None:
