@@ -315,7 +315,7 @@ class LabNode:
 
     @property
     def spill_dir(self) -> Path:
-        """Where a fault mounts a small filesystem of this node's (replmon.lab.refusals.disk_full)."""
+        """Where a fault mounts a small filesystem of this node (lab.refusals.disk_full)."""
         return self.mysql_dir / "full"
 
     def stop_mysql(self) -> None:
