@@ -20,7 +20,8 @@ from replmon.model.drbd import DrbdRates, DrbdSample, derive_drbd_rates
 from replmon.model.host import HostRates, HostSample
 from replmon.model.host_rates import derive_host_rates
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
-from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
+from replmon.model.mysql import MysqlSample
+from replmon.model.mysql_rates import MysqlRates, derive_mysql_rates
 from replmon.model.redis import RedisRates, RedisSample, derive_redis_rates
 from replmon.model.roles import Roles
 from replmon.model.sentinel import SentinelSample

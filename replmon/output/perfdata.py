@@ -49,7 +49,7 @@ from typing import Any
 
 from replmon.model.base import SourceState
 from replmon.model.lag import RedisLagEstimate
-from replmon.model.mysql import client_errors_total
+from replmon.model.mysql_rates import client_errors_total
 from replmon.model.tick import NodeTick, Tick
 from replmon.pair import PairView
 

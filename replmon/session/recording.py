@@ -30,7 +30,7 @@ from replmon.errors import SessionError
 from replmon.model.drbd import derive_drbd_rates
 from replmon.model.findings import Finding
 from replmon.model.host_rates import derive_host_rates
-from replmon.model.mysql import derive_mysql_rates
+from replmon.model.mysql_rates import derive_mysql_rates
 from replmon.model.parts import PARTS, rates_only, samples_read, thin, tick_from_json_thinned
 from replmon.model.redis import derive_redis_rates
 from replmon.model.tick import (

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from replmon.model.mysql import client_errors_per_s
+from replmon.model.mysql_rates import client_errors_per_s
 from replmon.model.tick import NodeTick, Tick
 
 SERIES_ID = "2"

@@ -13,7 +13,7 @@ from textual.widgets import Static
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Finding, Severity
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
-from replmon.model.mysql import client_errors_per_s
+from replmon.model.mysql_rates import client_errors_per_s
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.plain import human

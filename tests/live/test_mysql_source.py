@@ -16,7 +16,8 @@ import pytest
 from replmon.endpoints import MysqlEndpoint
 from replmon.lab import Lab
 from replmon.model.base import SourceState
-from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
+from replmon.model.mysql import MysqlSample
+from replmon.model.mysql_rates import MysqlRates, derive_mysql_rates
 from replmon.sources.mysql import MysqlSource
 
 pytestmark = pytest.mark.live

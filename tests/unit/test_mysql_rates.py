@@ -10,7 +10,8 @@ from types import ModuleType
 import pytest
 
 from replmon.model.base import SourceState, SourceStatus
-from replmon.model.mysql import MysqlRates, MysqlSample, derive_mysql_rates
+from replmon.model.mysql import MysqlSample
+from replmon.model.mysql_rates import MysqlRates, derive_mysql_rates
 from replmon.sources.mysql_parse import build_mysql_sample, parse_global_status, parse_variables
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "mysql"

@@ -9,7 +9,8 @@ import pytest
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.drbd import DrbdSample
-from replmon.model.mysql import MysqlRates, MysqlSample, ReplicaChannel
+from replmon.model.mysql import MysqlSample, ReplicaChannel
+from replmon.model.mysql_rates import MysqlRates
 from replmon.model.redis import RedisRates, RedisSample
 from replmon.model.tick import NodeRates, NodeTick, Tick
 from replmon.output.plain import PlainWriter, human

@@ -6,7 +6,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from replmon.model.mysql import MysqlRates, MysqlSample
+from replmon.model.mysql import MysqlSample
+from replmon.model.mysql_rates import MysqlRates
 from replmon.model.tick import NodeRates, Tick
 from replmon.testing.scenarios import LabScenario, SeedScenario, nothing
 from replmon.testing.synth import node, series, status

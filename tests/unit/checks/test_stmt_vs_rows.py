@@ -7,7 +7,8 @@ from replmon.checks.stmt_vs_rows import CHECK
 
 from replmon.check import Window
 from replmon.model.findings import Severity
-from replmon.model.mysql import MysqlRates, MysqlSample
+from replmon.model.mysql import MysqlSample
+from replmon.model.mysql_rates import MysqlRates
 from replmon.model.tick import NodeRates
 from replmon.testing.synth import GateTally, judge_gate, node, observe, run_check, status, tick
 

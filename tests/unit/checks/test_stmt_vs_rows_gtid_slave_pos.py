@@ -17,7 +17,8 @@ from replmon.checks.stmt_vs_rows import CHECK
 
 from replmon.check import Window
 from replmon.model.findings import Severity
-from replmon.model.mysql import MysqlRates, MysqlSample, ReplicaChannel
+from replmon.model.mysql import MysqlSample, ReplicaChannel
+from replmon.model.mysql_rates import MysqlRates
 from replmon.model.tick import NodeRates, NodeTick, Role, Tick
 from replmon.pair import gtid_slave_pos_inserts
 from replmon.plugins import discover

@@ -11,7 +11,8 @@ from replmon.checks.throughput_collapse import CHECK
 from replmon.check import Window
 from replmon.model.findings import Severity
 from replmon.model.host import HostRates
-from replmon.model.mysql import MysqlRates, MysqlSample
+from replmon.model.mysql import MysqlSample
+from replmon.model.mysql_rates import MysqlRates
 from replmon.model.redis import RedisRates, RedisSample
 from replmon.model.tick import NodeRates, NodeTick, Tick
 from replmon.testing.scenarios import memory

@@ -13,7 +13,8 @@ from replmon.checks import writes_refused as wr
 
 from replmon.engine import Engine
 from replmon.model.findings import Finding, Severity
-from replmon.model.mysql import MysqlRates, MysqlSample
+from replmon.model.mysql import MysqlSample
+from replmon.model.mysql_rates import MysqlRates
 from replmon.model.redis import RedisRates, RedisSample
 from replmon.model.tick import NodeRates, NodeTick, Tick
 from replmon.testing.scenarios.writes import _mysql, _pair, _redis
