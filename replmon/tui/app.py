@@ -36,7 +36,7 @@ from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
 from replmon.pair import gtid_slave_pos_inserts  # what stmt_vs_rows leaves out, shown
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
-from replmon.tui import gcpace, render
+from replmon.tui import gcpace, header, render
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots
 from replmon.tui.screens import (
@@ -193,7 +193,7 @@ class NodePanel(VerticalScroll):
         if services:  # at 80 columns in the header's words: "· rds replica"
             full = f" · {services}"
             title += full if len(title) + len(full) <= room or room <= 0 else \
-                " · " + render.short_services(services)
+                " · " + header.short_services(services)
         if since is not None:
             # "since" goes first when the panel is narrow: the time must stay whole (at
             # 80 columns "replica lab-primary since 13:47:…" lost its seconds)
@@ -283,7 +283,7 @@ class ReplmonApp(App[None]):
         not in every tick: the mysql group's detail shows the newest, with its age)."""
 
     def compose(self) -> ComposeResult:
-        yield Static(render.header_text(None, [], age_s=None), id="header")
+        yield Static(header.header_text(None, [], age_s=None), id="header")
         with Horizontal(id="nodes"):
             yield NodePanel("primary")
             yield NodePanel("replica")
@@ -444,7 +444,7 @@ class ReplmonApp(App[None]):
         for node in (p, r):
             panel = panels[node.role]
             panel.show(node, texts[node.role], lines, self.history[panel.role], since,
-                       render.service_roles_note(tick, node))
+                       header.service_roles_note(tick, node))
             for kind in node.statuses():  # a short screen skips what neither has
                 panel.query_one(f"#{panel.role}-{kind}").set_class(kind in hidden,
                                                                   "both-absent")
@@ -595,7 +595,7 @@ class ReplmonApp(App[None]):
             return
         age = None if self.tick is None else max(0.0, self.clock() - self.tick.wall)
         source = "ended" if self.feed_ended else self.source
-        render.put(self.main_widget("#header", Static), render.header_text(
+        render.put(self.main_widget("#header", Static), header.header_text(
             self.tick, [f for f, _ in self.ordered(self.findings)],
             age_s=age if self.source == "live" else None,
             paused=self.paused, source=source, width=self.size.width), layout=False)

@@ -12,7 +12,8 @@ from rich.text import Text
 
 from replmon.model.mysql import BinlogStatus
 from replmon.model.tick import NodeTick, Tick
-from replmon.tui.render import GROUP_STYLE, columns
+from replmon.tui.header import columns
+from replmon.tui.render import GROUP_STYLE
 from replmon.tui.render import with_unit as _n
 from replmon.tui.wrap import Wrapped
 from replmon.units import fmt_link_speed, tick_clock
@@ -314,7 +315,7 @@ def node_detail(node: NodeTick, group: str, binlogs: dict[str, Reading]) -> Rend
 def side_by_side(tick: Tick, group: str, *, width: int = SIDE_BY_SIDE,
                  binlogs: dict[str, Reading] | None = None) -> RenderableType:
     """Both nodes' detail of ``group``, each node in its column of the overview
-    (``render.columns``: it keeps it through a switchover), headed by its role now and its
+    (``header.columns``: it keeps it through a switchover), headed by its role now and its
     name: side by side from SIDE_BY_SIDE columns, else the left one above the other."""
     nodes = columns(tick)
     style = GROUP_STYLE.get(group, "bold")

@@ -38,7 +38,7 @@ from replmon.model.incidents import Causality, IncidentTracker, causality
 from replmon.model.tick import Tick
 from replmon.session.cursor import ReplayCursor, Step, parse_jump
 from replmon.session.recording import Recording
-from replmon.tui import render
+from replmon.tui import header, render
 from replmon.tui.app import ReplmonApp, TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import Snapshot, Snapshots
@@ -285,13 +285,13 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
     def _refresh_header(self) -> None:
         if not self._mounted():
             return
-        header = render.header_text(
+        line = header.header_text(
             self.tick, [f for f, _ in self.ordered(self.findings)], age_s=None,
             paused=not self.playing, source="replay",
             width=self.size.width - (0 if not self.playing else len(self.PLAYING)))
         if self.playing:  # (paused, it says PAUSED) which file: the status bar under
-            header.append(self.PLAYING, style="bold black on cyan")
-        render.put(self.main_widget("#header", Static), header, layout=False)
+            line.append(self.PLAYING, style="bold black on cyan")
+        render.put(self.main_widget("#header", Static), line, layout=False)
 
     PLAYING = " REPLAY "
     """The header's word while a replay plays."""

@@ -15,7 +15,8 @@ from textual.widgets import Footer, Static
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
 from replmon.tui.detail import GROUPS, Reading, side_by_side
-from replmon.tui.render import DIFF_STYLE, SEV_STYLE, columns
+from replmon.tui.header import columns
+from replmon.tui.render import DIFF_STYLE, SEV_STYLE
 from replmon.tui.wrap import Wrapped
 from replmon.units import fmt_number, fmt_setting, tick_clock
 

@@ -155,7 +155,7 @@ def test_header_shows_a_disconnected_drbd_peer() -> None:
     from pathlib import Path
 
     from replmon.sources.drbd_parse import parse_proc_drbd
-    from replmon.tui.render import header_text
+    from replmon.tui.header import header_text
 
     fixtures = Path(__file__).parent.parent / "fixtures" / "drbd"
     wfc = parse_proc_drbd((fixtures / "seed_844_primary_wfconnection.txt").read_text())

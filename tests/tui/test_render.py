@@ -11,7 +11,7 @@ from tickdata import lab_ticks
 
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import NodeTick
-from replmon.tui import render
+from replmon.tui import header, render
 
 TICKS = lab_ticks()
 
@@ -60,7 +60,7 @@ def test_header_names_the_pair_and_the_worst_finding() -> None:
     f = Finding(check="stmt_vs_rows", key="update", node="primary",
                 severity=Severity.WARNING, title="UPDATE 356/s but handler rows 179/s",
                 since_seq=1, since_wall=t.wall, last_seq=2, worst=Severity.WARNING)
-    text = str(render.header_text(t, [f, f], age_s=0.5))
+    text = str(header.header_text(t, [f, f], age_s=0.5))
     assert text.startswith(f" {t.primary.name} ") and t.replica.name in text
     assert "WARNING  stmt_vs_rows on primary +1 more" in text
 
@@ -71,10 +71,10 @@ def test_header_names_an_info_in_view_beside_ok() -> None:
     f = Finding(check="roles", key=t.primary.name, node="pair", severity=Severity.INFO,
                 title=f"{t.primary.name} is now the primary", since_seq=1,
                 since_wall=t.wall, last_seq=2, worst=Severity.INFO)
-    assert " OK  roles on pair " in render.header_text(t, [f], age_s=0.5).plain
-    assert " OK  roles@pair " in render.header_text(t, [f], age_s=0.5, width=70).plain
-    assert " OK  roles " in render.header_text(t, [f], age_s=0.5, width=60).plain
-    assert " OK   " in render.header_text(t, [], age_s=0.5).plain
+    assert " OK  roles on pair " in header.header_text(t, [f], age_s=0.5).plain
+    assert " OK  roles@pair " in header.header_text(t, [f], age_s=0.5, width=70).plain
+    assert " OK  roles " in header.header_text(t, [f], age_s=0.5, width=60).plain
+    assert " OK   " in header.header_text(t, [], age_s=0.5).plain
 
 
 def test_fit_breaks_between_words_never_inside_a_value() -> None:
