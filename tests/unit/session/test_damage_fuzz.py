@@ -33,7 +33,7 @@ from replmon.session.rerun import Rerun
 TICKS = 240
 CHUNK = 20
 SEED = 13
-CASES_PER_KIND = 3
+CASES_PER_KIND = 2
 
 
 @dataclass(frozen=True)
