@@ -194,14 +194,23 @@ def refusals(t: Tick) -> dict[str, str]:
 
 # --- how long, and how many refused ----------------------------------------------------
 
+def _blind(t: Tick, service: str) -> bool:
+    """A node's sample of ``service`` failed at ``t`` (a timeout under load): whether it
+    refused then is not known, so that tick neither ends a refusal nor begins one."""
+    return not (source_ok(t.primary, service) and source_ok(t.replica, service))
+
+
 def _began(w: Window, key: str) -> Tick:
     """The first tick of the refusal ``key`` still going on at the last tick (within the
-    window)."""
+    window), across ticks that could not judge it (``_blind``: one Redis INFO timed out
+    at 0.5 s on a loaded machine, and the fence began again)."""
+    service = key.split(":")[0]
     first = w.last
     for t in reversed(w.ticks[:-1]):
-        if key not in refusals(t):
+        if key in refusals(t):
+            first = t
+        elif not _blind(t, service):
             break
-        first = t
     return first
 
 

@@ -149,6 +149,20 @@ def test_writes_stalled_on_a_full_disk_on_the_primary_only() -> None:
     assert findings(series([(ok[0], r)] * 12)) == []
 
 
+def test_a_sample_that_failed_neither_ends_nor_restarts_the_refusal() -> None:
+    """NOREPLICAS for 10 s at 0.5 s, one Redis INFO timed out every 2 s once the finding
+    is open (a loaded machine): it is critical once the refusal has lasted fence_s, as
+    without the gaps (it restarted its fence at each gap, and stayed info)."""
+    bad = _redis(master=True, min_replicas=(2, 10), good_replicas=1)
+    lost = RedisSample(status=status("timeout", "redis@db163:6379: timed out"))
+    ok = _pair()
+    pairs = [ok] * 4 + [((node("primary", mysql=_mysql(replica=False),
+                                redis=lost if i > 5 and i % 4 == 3 else bad)), ok[1])
+                        for i in range(20)]
+    worst = worst_by_second(series(pairs, interval=0.5))
+    assert worst and worst[max(worst)] is Severity.CRITICAL, worst
+
+
 def test_refusals_counted_since_they_began_from_errorstats() -> None:
     """NOREPLICAS counted by INFO errorstats: 12 refused a second for 8 s."""
     def at(i: int) -> NodeTick:

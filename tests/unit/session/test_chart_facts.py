@@ -159,7 +159,7 @@ def _code(source: str) -> str:
     return ast.dump(tree)
 
 
-PINNED = ("2", "4981e9e5158ed327")
+PINNED = ("2", "085453886a4266af")
 """(SERIES_ID, digest of series.py's code) the recorded values are of."""
 
 
