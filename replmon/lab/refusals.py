@@ -16,7 +16,7 @@ import pymysql
 import redis
 
 from replmon.errors import LabError
-from replmon.lab.faults import redis_link_up, wait_for
+from replmon.lab.faults import mysql_healthy, redis_link_up, slave_status, wait_for
 from replmon.lab.node import free_port, unmount
 
 
@@ -188,7 +188,9 @@ def offline_mode(lab: Any) -> Iterator[None]:
     """SET GLOBAL offline_mode=ON on the MySQL primary (Oracle MySQL only: MariaDB has no
     such mode): the server disconnects every session without CONNECTION_ADMIN (SUPER)
     and refuses new ones with ERROR 3032 (HY000) "The server is currently in offline
-    mode": the application's, and replmon's own. Replication goes on. Undone: OFF."""
+    mode": the application's, replmon's own and the replica's receiver (the replication
+    account has no CONNECTION_ADMIN). Undone: OFF, the receiver started again if it gave
+    up, the replica caught up."""
     if not lab.is_mysql:
         raise LabError("offline_mode: MariaDB has no offline mode (Oracle MySQL 5.7.5+)")
     node = lab.mysql_primary
@@ -198,6 +200,11 @@ def offline_mode(lab: Any) -> Iterator[None]:
     finally:
         node.sql("SET GLOBAL offline_mode = OFF")
         wait_mysql_writes(lab)
+        # the replica's receiver was refused too and gives up after its retry count
+        # (seen: "This was attempt 10/10" after a minute): started again if it stopped
+        if slave_status(lab).get("Slave_IO_Running") == "No":
+            lab.mysql_replica.sql("START REPLICA IO_THREAD")
+        mysql_healthy(lab)
 
 
 def _setting(value: Any) -> str:
