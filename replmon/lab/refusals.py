@@ -294,23 +294,31 @@ def _redis_config(lab: Any, names: tuple[str, ...]) -> dict[str, str]:
 
 
 @contextlib.contextmanager
+def _redis_settings_kept(lab: Any, names: tuple[str, ...]) -> Iterator[redis.Redis]:
+    """A client of the Redis master of now; on the way out, ``names`` set back as they
+    were (in reverse order) and the writes waited for."""
+    node = lab.redis_primary
+    before = _redis_config(lab, names)
+    try:
+        with node.redis() as r:
+            yield r
+    finally:
+        with node.redis() as r:
+            for name in reversed(names):
+                r.config_set(name, before[name])
+        wait_redis_writes(lab)
+
+
+@contextlib.contextmanager
 def redis_noreplicas(lab: Any) -> Iterator[None]:
     """min-replicas-to-write 2 and min-replicas-max-lag 10 on the Redis master, which has
     one replica: with fewer good replicas than that, it refuses every write (reads go
     on; INFO says min_slaves_good_slaves:1): "NOREPLICAS Not enough good replicas to
     write.". Undone: both settings back as they were."""
-    node = lab.redis_primary
-    before = _redis_config(lab, ("min-replicas-to-write", "min-replicas-max-lag"))
-    try:
-        with node.redis() as r:
-            r.config_set("min-replicas-max-lag", "10")
-            r.config_set("min-replicas-to-write", "2")
+    with _redis_settings_kept(lab, ("min-replicas-max-lag", "min-replicas-to-write")) as r:
+        r.config_set("min-replicas-max-lag", "10")
+        r.config_set("min-replicas-to-write", "2")
         yield
-    finally:
-        with node.redis() as r:
-            r.config_set("min-replicas-to-write", before["min-replicas-to-write"])
-            r.config_set("min-replicas-max-lag", before["min-replicas-max-lag"])
-        wait_redis_writes(lab)
 
 
 @contextlib.contextmanager
@@ -321,30 +329,22 @@ def redis_oom(lab: Any) -> Iterator[None]:
     go on): "OOM command not allowed when used memory > 'maxmemory'." (redis-py raises
     OutOfMemoryError without the "OOM "). The replica has no maxmemory and only
     follows. Undone: both settings back as they were."""
-    node = lab.redis_primary
-    before = _redis_config(lab, ("maxmemory-policy", "maxmemory"))
-    try:
-        with node.redis() as r:
-            r.config_set("maxmemory-policy", "noeviction")
-            margin = 256 << 10
-            while True:
-                mem = r.info("memory")
-                used = int(mem["used_memory"]) - int(mem.get("mem_not_counted_for_evict", 0))
-                r.config_set("maxmemory", str(max(1, used - margin)))
-                try:
-                    r.set(PROBE_KEY, "1")
-                except redis.exceptions.OutOfMemoryError:
-                    break
-                r.delete(PROBE_KEY)
-                if used - margin <= 1:
-                    raise LabError(f"Redis accepts a SET at maxmemory=1 (used {used})")
-                margin *= 2
+    with _redis_settings_kept(lab, ("maxmemory-policy", "maxmemory")) as r:
+        r.config_set("maxmemory-policy", "noeviction")
+        margin = 256 << 10
+        while True:
+            mem = r.info("memory")
+            used = int(mem["used_memory"]) - int(mem.get("mem_not_counted_for_evict", 0))
+            r.config_set("maxmemory", str(max(1, used - margin)))
+            try:
+                r.set(PROBE_KEY, "1")
+            except redis.exceptions.OutOfMemoryError:
+                break
+            r.delete(PROBE_KEY)
+            if used - margin <= 1:
+                raise LabError(f"Redis accepts a SET at maxmemory=1 (used {used})")
+            margin *= 2
         yield
-    finally:
-        with node.redis() as r:
-            r.config_set("maxmemory", before["maxmemory"])
-            r.config_set("maxmemory-policy", before["maxmemory-policy"])
-        wait_redis_writes(lab)
 
 
 def _persistence(r: redis.Redis) -> dict[str, Any]:
