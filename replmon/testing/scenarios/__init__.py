@@ -77,6 +77,14 @@ ONSET_S = 3.0
 of the tick that first shows the induced situation, at any interval."""
 
 
+SCHEDULE_SLACK_S = 0.5
+"""How late a tick may start when the tests run: the collector's target is a start lag
+p99 <= 50 ms on an idle machine (bench/bench_collector.py); the suite runs six workers on
+two cores, where a tick starts up to a few hundred ms late and one may miss its slot
+(hence the one tick Outcome.deadline adds beside this). A bound of the design, not a
+measure of the run being judged."""
+
+
 def onset_deadline_s(interval: float) -> float:
     """Seconds within which the condition must be seen: max(ONSET_S, 2 ticks)."""
     return max(ONSET_S, 2 * interval)
@@ -128,17 +136,11 @@ class Outcome:
 
     def deadline(self, min_severity: Severity = Severity.WARNING) -> float:
         """Seconds allowed from onset to the condition being seen: the design's bound
-        (the scenario's, else max(ONSET_S, 2 ticks)) plus how late this run's own ticks
-        were, measured: the largest start lag (and missed slots) of the ticks from the
-        onset to the one that saw it. A machine that stalls replmon's ticks delays what
-        they see by as much; that is the machine's, not the check's."""
+        (the scenario's, else max(ONSET_S, 2 ticks)) plus SCHEDULE_SLACK_S and one tick,
+        fixed: a run whose ticks come late does not move its own goalpost."""
         bound = self.deadline_s if self.deadline_s is not None \
             else onset_deadline_s(self.ticks[0].interval)
-        f = self.first(min_severity=min_severity)
-        end = f.since_seq if f is not None else self.ticks[-1].seq
-        late = [max(0.0, t.start_lag_ms / 1000) + t.missed * t.interval
-                for t in self.ticks if self.onset_seq <= t.seq <= end]
-        return bound + max(late, default=0.0)
+        return bound + SCHEDULE_SLACK_S + self.ticks[0].interval
 
     def on_time(self, min_severity: Severity = Severity.WARNING) -> bool:
         """Flagged (at ``min_severity``), its condition seen within ``deadline``."""
@@ -225,10 +227,9 @@ def _found(sc: LabScenario, opened: dict[int, list[Finding]]) -> bool:
 def _done(sc: LabScenario, eng: Any, ticks: list[Tick], opened: dict[int, list[Finding]],
           onset: int) -> bool:
     """After the scenario's own ticks: done once its check opened at its severity, or once
-    its design's time has passed, measured on this run (the onset deadline, with this
-    run's late ticks, plus the check's open_after and two ticks). A machine that stalls
-    replmon's ticks gets the ticks the design needs, not a fixed count that an idle
-    machine fills in time."""
+    its design's time has passed, in seconds (the onset deadline plus the check's
+    open_after and two ticks): a machine that stalls replmon's ticks gets the time the
+    design needs, not a fixed count of ticks that an idle machine fills in time."""
     if not sc.check or _found(sc, opened):
         return True
     th = eng.limits.get(sc.check)
