@@ -14,6 +14,7 @@ Also: a healthy lab under write load must not open a finding of the host checks
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 import time
@@ -109,7 +110,10 @@ async def test_ten_ms_round_trip_to_the_primary_flags_within_3_s(lab: Lab) -> No
     # it held open_after (3 s: 6 ticks at 0.5 s)
     assert onset - 1 <= f.since_seq and f.since_wall - ticks[onset].wall <= 3.0, (rtts, f)
     assert onset + 4 <= seq <= onset + 11, (rtts, seq)
-    assert f.title.startswith("Round trip to lab-primary 1") and ", was " in f.title
+    # the title says the delayed round trip and the healthy one before it (the delayed
+    # one 10 ms or more: 20.7 ms once, the suite loading the machine)
+    said = re.fullmatch(r"Round trip to lab-primary ([\d.]+) ms \(.*, was ([\d.]+) ms\)", f.title)
+    assert said and float(said[1]) >= 10 > float(said[2]), f.title
     was = f.numbers["rtt_before_ms"]
     assert isinstance(was, float) and was < 5
     assert "/s per connection" in f.cause
