@@ -36,8 +36,10 @@ def opened(ticks: list[Tick]) -> tuple[dict[Ident, Finding], dict[Ident, float]]
     return first, until
 
 
-QUIET = ("healthy_steady_load.rmrec", "planned_switchover.rmrec")
-"""Sessions with nothing above info at 1 s (a switchover is an info event)."""
+QUIET = ("healthy_steady_load.rmrec",)
+"""Sessions with nothing above info at 1 s. (planned_switchover.rmrec, re-sampled the
+same way, is tests/unit/test_switchover_session.py's: there its two events must open in
+the same seconds and nothing else, a stronger claim than this test's.)"""
 
 
 def load(name: str) -> list[Tick]:
@@ -48,7 +50,7 @@ def load(name: str) -> list[Tick]:
 @pytest.mark.parametrize("name", [
     "replica_sql_stopped.rmrec", "replica_lag_growing.rmrec",
     "redis_link_down_full_resync.rmrec", "redis_maxmemory_evictions.rmrec",
-    "seed004_auto_increment.rmrec", "healthy_steady_load.rmrec", "planned_switchover.rmrec",
+    "seed004_auto_increment.rmrec", "healthy_steady_load.rmrec",
 ])
 @pytest.mark.parametrize("interval", [0.2, 5.0])
 def test_same_findings_within_the_same_seconds(name: str, interval: float) -> None:
