@@ -182,7 +182,9 @@ class Config(Record):
         """The older ``[checks.pair_lag] heartbeat_table`` read into ``heartbeat_table``
         (where that is unset) and dropped from the check's table: one key."""
         checks = data.get("checks") if isinstance(data, dict) else None
-        lag = checks.get("pair_lag") if isinstance(checks, dict) else None
+        if not isinstance(checks, dict):
+            return data
+        lag = checks.get("pair_lag")
         if not isinstance(lag, dict) or "heartbeat_table" not in lag:
             return data
         rest = {k: v for k, v in lag.items() if k != "heartbeat_table"}
