@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             try:
                 if args.replay:
-                    return cmd.print_check(cmd.check_replay(args.replay, args.config),
+                    return cmd.print_check(cmd.check_replay(args.replay, args.config, args.pair),
                                            args.format)
                 return _live(args, parser)
             except (ConfigError, LabError, SessionError) as e:

@@ -170,24 +170,11 @@ def print_check(run: CheckRun, fmt: str) -> int:
     return int(run.status)
 
 
-def replay_settings(recorded: dict[str, Any], config: str | None) -> dict[str, Any]:
-    """The ``[checks.*]`` to re-check a recording with: the recorded ones, each key that
-    ``config`` (a pair's TOML file) sets in its ``[checks.<id>]`` tables replacing the
-    recorded one; only those tables of the file are read."""
-    if config is None:
-        return recorded
-    from replmon.config import load_toml, merge
-
-    tables = load_toml(config).get("checks") or {}
-    if not isinstance(tables, dict):
-        raise ConfigError(f"{config}: [checks] is not a table of [checks.<id>] tables")
-    return merge(recorded, tables)
-
-
-def check_replay(path: str, config: str | None = None) -> CheckRun:
+def check_replay(path: str, config: str | None = None, pair: str | None = None) -> CheckRun:
     """``check --replay``: today's checks over a recording (on every core for a long one),
-    with the recorded thresholds or, with ``config``, that file's ``[checks.*]`` over
-    them (only the checks whose thresholds differ are observed again)."""
+    with the recorded thresholds or, with ``config`` (and a fleet file's ``pair``), the
+    ``[checks.*]`` that file gives the pair over them (replmon.settings.replay_checks;
+    only the checks whose thresholds differ are observed again)."""
     from replmon.model.findings import Finding
     from replmon.model.incidents import IncidentTracker, causality
     from replmon.output.perfdata import pair_perf
@@ -195,9 +182,10 @@ def check_replay(path: str, config: str | None = None) -> CheckRun:
     from replmon.session.cut import in_window
     from replmon.session.recording import open_recording
     from replmon.session.rerun import Rerun
+    from replmon.settings import replay_checks
 
     with open_recording(path) as rec:
-        run = Rerun(rec, replay_settings(rec.meta.checks, config))
+        run = Rerun(rec, replay_checks(rec.meta.checks, config, pair))
         tracker = IncidentTracker(causality(run.engine.checks))
         cleared: list[Finding] = []
         first = last = None
@@ -410,9 +398,9 @@ def serve(path: str, *, listen: str | None, interval: float | None, plain: bool,
     SIGTERM/SIGINT."""
     import asyncio
 
-    from replmon.fleet.config import load_fleet
     from replmon.fleet.serve import run_serve
     from replmon.fleet.shard import parse_shard
+    from replmon.settings import load_fleet
 
     fleet = load_fleet(path, interval=interval, listen=listen)
     if shard is not None:
@@ -432,9 +420,9 @@ def rules(path: str | None, *, alertmanager: bool = False) -> int:
     """``replmon rules [--config FLEET]``: the alert rules, with the fleet file (validated
     as serve reads it) in each pair alert's ``screen`` annotation; ``--alertmanager``:
     Alertmanager's inhibit rule for incidents instead."""
-    from replmon.fleet.config import load_fleet
     from replmon.fleet.rules import INHIBIT
     from replmon.fleet.rules import rules as make_rules
+    from replmon.settings import load_fleet
 
     if alertmanager:
         sys.stdout.write(INHIBIT)

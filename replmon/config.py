@@ -1,44 +1,24 @@
-"""Configuration: which two nodes, and how to reach each node's servers.
+"""A pair's configuration as records: which two nodes, and how to reach each node's
+servers (``Config``, validated once by ``build_config`` with errors that name the key),
+and the command line's endpoint strings as the config keys they give
+(``parse_endpoint_spec``, ``parse_sentinel_spec``, ``parse_ssh_spec``).
 
-Sources of settings, strongest first:
-
-1. the command line (``--primary-mysql user@host:3307`` and friends),
-2. the TOML file (``--config replmon.toml``),
-3. the environment (passwords only: REPLMON_PRIMARY_MYSQL_PASSWORD,
-   REPLMON_MYSQL_PASSWORD, MYSQL_PWD; REPLMON_PRIMARY_REDIS_PASSWORD,
-   REPLMON_REDIS_PASSWORD, REDISCLI_AUTH),
-4. ``~/.my.cnf`` ``[client]`` (user, password, port, socket) for MySQL,
-5. defaults: MySQL on 3306 and Redis on 6379 of the node's host.
-
-Passwords are SecretStr from the moment they are read: they print as
-'**********' in reprs, logs, JSON dumps and recordings.
+Nothing here reads a file or lays one setting over another: replmon.settings reads the
+--config file and the command line and lays them, in one place; replmon.resolve turns a
+Config into endpoints (the environment, ~/.my.cnf and the defaults applied).
 """
 
 from __future__ import annotations
 
-import configparser
-import getpass
-import logging
-import os
-from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
-from replmon.configfile import read_text, read_toml
-from replmon.endpoints import (
-    SSL_MODES,
-    MysqlEndpoint,
-    RedisEndpoint,
-    SentinelEndpoint,
-    SslMode,
-)
+from replmon.endpoints import SslMode
 from replmon.errors import ConfigError
 from replmon.model.base import Record
-from replmon.model.roles import LAYERS, Group, default_groups, parse_groups
-
-log = logging.getLogger(__name__)
+from replmon.model.roles import Group, default_groups, parse_groups
 
 Role = Literal["primary", "replica"]
 
@@ -126,13 +106,6 @@ class SshConfig(Record):
     config_file: str | None = None
     """An ssh_config to use instead of ~/.ssh/config (``ssh -F``)."""
 
-    def resolved_mode(self, node_host: str) -> Literal["local", "ssh", "off"]:
-        if not self.enabled or self.mode == "off":
-            return "off"
-        if self.mode == "auto":
-            return "local" if is_local(node_host) else "ssh"
-        return self.mode
-
 
 def parse_ssh_spec(spec: str) -> dict[str, Any]:
     """``off``, ``local`` or ``[user@]host[:port]`` (host may be empty: the node's)."""
@@ -194,13 +167,29 @@ class Config(Record):
     """A Redis Sentinel to read (optional)."""
     heartbeat_table: str = Field(default="", pattern=HEARTBEAT_TABLE)
     """pt-heartbeat's table as db.table ("percona.heartbeat"; ``--heartbeat-table``): read
-    on the replica every tick for its true lag, never written. The older
-    ``[checks.pair_lag] heartbeat_table`` says the same; this one wins. "" = none."""
+    on the replica every tick for its true lag, never written. "" = none. (The older
+    spelling ``[checks.pair_lag] heartbeat_table`` is read into this key where it is
+    unset.)"""
     checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """[checks.<id>] tables: enabled, open_after, close_after and each check's thresholds
     (validated by replmon.engine.configure against the check's Thresholds model)."""
     roles: RolesConfig = Field(default_factory=RolesConfig)
     """[roles]: which services fail over together."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_heartbeat_key(cls, data: Any) -> Any:
+        """The older ``[checks.pair_lag] heartbeat_table`` read into ``heartbeat_table``
+        (where that is unset) and dropped from the check's table: one key."""
+        checks = data.get("checks") if isinstance(data, dict) else None
+        if not isinstance(checks, dict):
+            return data
+        lag = checks.get("pair_lag")
+        if not isinstance(lag, dict) or "heartbeat_table" not in lag:
+            return data
+        rest = {k: v for k, v in lag.items() if k != "heartbeat_table"}
+        return {**data, "heartbeat_table": data.get("heartbeat_table") or lag["heartbeat_table"],
+                "checks": {**checks, "pair_lag": rest}}
 
     @model_validator(mode="after")
     def _distinct_names(self) -> Config:
@@ -222,14 +211,7 @@ class Config(Record):
         return self.timeout if self.timeout is not None else 0.8 * self.interval
 
 
-# --- loading -----------------------------------------------------------------
-
-def load_toml(path: str | Path) -> dict[str, Any]:
-    """A pair's ``--config`` file, parsed; ConfigError in one line naming the file when it
-    is missing, not a regular file, too large, not UTF-8, not TOML, nested too deep or
-    empty (replmon.configfile)."""
-    return read_toml(path, empty="no [primary] and [replica] tables (see README)")
-
+# --- validation --------------------------------------------------------------
 
 def build_config(data: dict[str, Any], origin: str = "config") -> Config:
     """Validate a dict (from TOML and/or the command line) into a Config."""
@@ -245,17 +227,6 @@ def build_config(data: dict[str, Any], origin: str = "config") -> Config:
             f"({cfg.interval} s), or a hung server would delay every tick"
         )
     return cfg
-
-
-def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Deep merge of nested dicts; ``over`` wins."""
-    out = dict(base)
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = merge(out[k], v)
-        else:
-            out[k] = v
-    return out
 
 
 # --- endpoint strings from the command line ----------------------------------
@@ -326,223 +297,3 @@ def parse_sentinel_spec(spec: str) -> dict[str, Any]:
     if url.password is not None:
         out["password"] = unquote(url.password)
     return out
-
-
-# --- resolution into endpoints -----------------------------------------------
-
-def read_mycnf(path: Path | None = None) -> dict[str, str]:
-    """The [client] section of ~/.my.cnf (user, password, port, socket, host)."""
-    path = path or Path.home() / ".my.cnf"
-    if not path.exists():  # none (or a dangling symlink): nothing to add, as for mysql
-        return {}
-    if not os.access(path, os.R_OK):  # as the mysql client does: skipped, not fatal
-        log.warning("%s: not readable by this user: skipped", path)
-        return {}
-    parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None)
-    try:  # a FIFO, a huge or a binary file: one line (ConfigError), never a hang
-        parser.read_string(read_text(path), source=str(path))
-    except configparser.Error as e:
-        raise ConfigError(f"{path}: cannot read: {e}") from None
-    if not parser.has_section("client"):
-        return {}
-    return {k: (v or "").strip().strip("'\"") for k, v in parser.items("client")}
-
-
-def _env_secret(*names: str | None) -> SecretStr | None:
-    for n in names:
-        if n and os.environ.get(n):
-            return SecretStr(os.environ[n])
-    return None
-
-
-def mysql_endpoint(role: Role, node: NodeConfig, timeout: float,
-                   cnf: dict[str, str] | None = None) -> MysqlEndpoint:
-    """``cnf``: ~/.my.cnf's [client] section, read once by ``resolve`` (read here if None)."""
-    c = node.mysql
-    cnf = read_mycnf() if cnf is None else cnf
-    password = c.password or _env_secret(
-        c.password_env, f"REPLMON_{role.upper()}_MYSQL_PASSWORD", "REPLMON_MYSQL_PASSWORD",
-        "MYSQL_PWD",
-    )
-    if password is None and cnf.get("password"):
-        password = SecretStr(cnf["password"])
-    return MysqlEndpoint(
-        host=c.host or node.host,
-        port=c.port or int(cnf.get("port") or 3306),
-        socket=c.socket,
-        user=c.user or cnf.get("user") or getpass.getuser(),
-        password=password,
-        connect_timeout=max(timeout, 0.5),
-        read_timeout=max(5 * timeout, 2.0),
-        ssl_mode=_ssl_mode(c, cnf),
-        ssl_ca=c.ssl_ca or cnf.get("ssl-ca") or cnf.get("ssl_ca") or None,
-        ssl_cert=c.ssl_cert or cnf.get("ssl-cert") or cnf.get("ssl_cert") or None,
-        ssl_key=c.ssl_key or cnf.get("ssl-key") or cnf.get("ssl_key") or None,
-    )
-
-
-def _ssl_mode(c: MysqlConfig, cnf: dict[str, str]) -> SslMode | None:
-    """The configured ssl-mode: replmon's own setting, its older ``tls``, ~/.my.cnf's."""
-    if c.ssl_mode is not None:
-        return c.ssl_mode
-    if c.tls is not None:
-        return "REQUIRED" if c.tls else "DISABLED"
-    mode = (cnf.get("ssl-mode") or cnf.get("ssl_mode") or "").upper()
-    if not mode:
-        return None
-    if mode not in SSL_MODES:
-        raise ConfigError(f"~/.my.cnf: ssl-mode {mode!r}: expected one of "
-                          f"{', '.join(SSL_MODES)}")
-    return mode
-
-
-def redis_endpoint(role: Role, node: NodeConfig, timeout: float) -> RedisEndpoint:
-    c = node.redis
-    password = c.password or _env_secret(
-        c.password_env, f"REPLMON_{role.upper()}_REDIS_PASSWORD", "REPLMON_REDIS_PASSWORD",
-        "REDISCLI_AUTH",
-    )
-    return RedisEndpoint(
-        host=c.host or node.host,
-        port=c.port or 6379,
-        socket=c.socket,
-        username=c.username,
-        password=password,
-        connect_timeout=max(timeout, 0.5),
-        read_timeout=max(timeout, 0.5),
-    )
-
-
-def sentinel_endpoint(c: SentinelConfig, timeout: float) -> SentinelEndpoint:
-    return SentinelEndpoint(
-        host=c.host, port=c.port, username=c.username, master_name=c.master_name,
-        password=c.password or _env_secret(c.password_env, "REPLMON_SENTINEL_PASSWORD"),
-        connect_timeout=max(timeout, 0.5), read_timeout=max(timeout, 0.5))
-
-
-class SshTarget(Record):
-    """Where and how to ssh to a node for its host and DRBD metrics."""
-
-    host: str
-    user: str | None = None
-    port: int | None = None
-    options: tuple[str, ...] = ()
-    config_file: str | None = None
-
-
-class NodeEndpoints(Record):
-    """One node with everything resolved: what the factory builds its sources from.
-    A source that is off is None. Passwords stay SecretStr."""
-
-    role: Role
-    name: str
-    host: str
-    access: Literal["local", "ssh", "off"]
-    """How host and DRBD metrics are read."""
-    ssh: SshTarget | None = None
-    host_metrics: bool = True
-    drbd: DrbdConfig | None = None
-    mysql: MysqlEndpoint | None = None
-    mysql_variables_every: float = 60.0
-    mysql_positions_every: float = 2.0
-    mysql_heartbeat_table: str | None = None
-    """pt-heartbeat's table (``heartbeat_table``, ``--heartbeat-table`` or ``[checks.pair_lag]
-    heartbeat_table``), read, never written."""
-    redis: RedisEndpoint | None = None
-
-
-class PairEndpoints(Record):
-    """A pair resolved from a Config, once: ``resolve(config)``."""
-
-    interval: float
-    timeout: float
-    """Per-source timeout, seconds."""
-    primary: NodeEndpoints
-    replica: NodeEndpoints
-    link_peer: tuple[str, int] | None = None
-    """What the primary connects to each tick to time the replication link: the replica's
-    Redis port. A TCP connect that sends nothing is harmless there; on MySQL it would
-    count as a handshake error toward max_connect_errors and could get the primary's
-    address blocked, so a pair without Redis (or with Redis on a socket) gets none."""
-    sentinel: SentinelEndpoint | None = None
-    """A Redis Sentinel watching the pair's master (None: none configured)."""
-    together: tuple[Group, ...] = (LAYERS,)
-    """The services that fail over together (``Config.together``)."""
-
-    @property
-    def nodes(self) -> tuple[NodeEndpoints, NodeEndpoints]:
-        return (self.primary, self.replica)
-
-
-def resolve(config: Config) -> PairEndpoints:
-    """Every node's endpoints with the credentials from the URL/TOML, the environment
-    and ~/.my.cnf (read once) applied, and how its host metrics are read."""
-    timeout = config.source_timeout
-    cnf = read_mycnf()
-    heartbeat = config.heartbeat_table or str(
-        config.checks.get("pair_lag", {}).get("heartbeat_table") or "")
-
-    def node(role: Role, n: NodeConfig) -> NodeEndpoints:
-        access = n.ssh.resolved_mode(n.host)
-        ssh = None
-        if access == "ssh":
-            ssh = SshTarget(host=n.ssh.host or n.host, user=n.ssh.user, port=n.ssh.port,
-                            options=tuple(n.ssh.options), config_file=n.ssh.config_file)
-        return NodeEndpoints(
-            role=role, name=n.name or n.host, host=n.host, access=access, ssh=ssh,
-            host_metrics=n.host_metrics.enabled,
-            drbd=n.drbd if n.drbd.enabled else None,
-            mysql=mysql_endpoint(role, n, timeout, cnf) if n.mysql.enabled else None,
-            mysql_variables_every=n.mysql.variables_every,
-            mysql_positions_every=n.mysql.positions_every,
-            mysql_heartbeat_table=heartbeat or None,
-            redis=redis_endpoint(role, n, timeout) if n.redis.enabled else None)
-
-    primary, replica = node("primary", config.primary), node("replica", config.replica)
-    primary, replica = distinct_names(primary, replica, given=(
-        config.primary.name is not None, config.replica.name is not None))
-    r = replica.redis
-    sc = config.sentinel
-    sentinel = sentinel_endpoint(sc, timeout) if sc is not None and sc.enabled else None
-    return PairEndpoints(interval=config.interval, timeout=timeout, primary=primary,
-                         replica=replica, sentinel=sentinel, together=config.together(),
-                         link_peer=(r.host, r.port) if r is not None and not r.socket else None)
-
-
-def _where(n: NodeEndpoints) -> str:
-    """What tells a node apart from another on its host: its MySQL endpoint's port (or
-    socket), else its Redis's."""
-    for ep in (n.mysql, n.redis):
-        if ep is not None:
-            return f"{ep.host}:{ep.port}" if not ep.socket else \
-                f"{n.host}:{Path(ep.socket).name}"
-    return f"{n.host} ({n.role})"
-
-
-def distinct_names(primary: NodeEndpoints, replica: NodeEndpoints, *,
-                   given: tuple[bool, bool] = (False, False)
-                   ) -> tuple[NodeEndpoints, NodeEndpoints]:
-    """The two nodes with names that differ: two nodes on one host (``--primary
-    127.0.0.1 --replica 127.0.0.1``) are named by their endpoints, "127.0.0.1:13306" and
-    "127.0.0.1:13307" (a name the user ``given`` stays as it is), and the log says so
-    once. Equal names given by the user are refused earlier (``Config``)."""
-    if primary.name.strip().lower() != replica.name.strip().lower():
-        return primary, replica
-    a = primary.name if given[0] else _where(primary)
-    b = replica.name if given[1] else _where(replica)
-    if a.strip().lower() == b.strip().lower():  # one endpoint for both, or a given name
-        a, b = (a, f"{b} (replica)") if given[0] else (f"{a} (primary)", b)
-    log.warning("both nodes would be named %r: naming them %r (primary) and %r (replica); "
-                "--primary-name and --replica-name (or name in the config) choose others",
-                primary.name, a, b)
-    return (primary.model_copy(update={"name": a}), replica.model_copy(update={"name": b}))
-
-
-def is_local(host: str) -> bool:
-    """True when ``host`` names this machine (host and DRBD metrics read locally)."""
-    import socket
-
-    if host in ("localhost", "::1") or host.startswith("127."):
-        return True
-    names = {socket.gethostname(), socket.getfqdn()}
-    return host in names

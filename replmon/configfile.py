@@ -16,8 +16,8 @@ O_NONBLOCK and checked again (fstat), so a FIFO, a device or a socket is refused
 blocking; at most MAX_BYTES + 1 bytes are ever read.
 
 Layering: the bottom floor, beside replmon.units: it imports only the standard library
-and replmon.errors. replmon.config (``load_toml``, ``read_mycnf``) and
-replmon.fleet.config (``load_fleet``) read through it; nothing here knows what the keys
+and replmon.errors. replmon.settings (the --config file, a pair's or a fleet's) and
+replmon.resolve (``read_mycnf``) read through it; nothing here knows what the keys
 mean (``empty`` is the caller's hint of what the file should hold).
 """
 

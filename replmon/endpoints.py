@@ -1,5 +1,5 @@
-"""How replmon reaches one node's servers. Built by config.py from the command
-line, the TOML file, ~/.my.cnf and the environment; read by the sources.
+"""How replmon reaches one node's servers. Built by resolve.py from a pair's Config
+(the command line and the TOML file), ~/.my.cnf and the environment; read by the sources.
 Passwords are SecretStr: they print as '**********' in any repr, log or dump."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Builds a Collector from a pair's resolved endpoints (``config.resolve``). The CLI, the
+"""Builds a Collector from a pair's resolved endpoints (``replmon.resolve``). The CLI, the
 demo and the tests all go through here, so they sample exactly the same way. Nothing
 here reads the config, the environment or ~/.my.cnf: that happened once, in resolve."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from replmon.collector import Collector, NodeSources
-from replmon.config import Config, NodeEndpoints, PairEndpoints, resolve
+from replmon.config import Config
+from replmon.resolve import NodeEndpoints, PairEndpoints, resolve
 from replmon.sources.base import Source
 from replmon.sources.drbd import DrbdSource
 from replmon.sources.host import HostSource

@@ -33,18 +33,20 @@
 A pair's node is ``defaults`` merged with its own table (its own keys win); its checks
 are the shared tables merged with its own. Each pair is validated as a one-pair config
 would be, so an error names the pair and the key.
+
+This module knows the file's shape and its own keys (``read_fleet``);
+replmon.settings reads the file and lays and validates each pair, as it does a pair of
+the command line (``settings.load_fleet``, ``settings.build_fleet``).
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field, SecretStr, ValidationError
 
-from replmon.config import Config, build_config, merge
-from replmon.configfile import read_toml, shown
+from replmon.config import Config
 from replmon.errors import ConfigError
 from replmon.model.base import Record
 from replmon.units import parse_size_text, to_seconds
@@ -97,40 +99,6 @@ class Fleet(Record):
         return [p.name for p in self.pairs]
 
 
-def _node(spec: Any, where: str) -> dict[str, Any]:
-    if isinstance(spec, str):
-        return {"host": spec}
-    if isinstance(spec, dict):
-        return dict(spec)
-    raise ConfigError(f"{where}: a host name or a table, not {type(spec).__name__}")
-
-
-def _table(spec: Any, where: str) -> dict[str, Any]:
-    if not isinstance(spec, dict):
-        raise ConfigError(f"{where}: must be a table (host, port, master_name...)")
-    return spec
-
-
-def _pair_layers(data: dict[str, Any], p: dict[str, Any], where: str,
-                 origin: str = "fleet file") -> dict[str, Any]:
-    """A pair's nodes on [defaults], its checks on the shared [checks.<id>] tables and its
-    Sentinel on the file's [sentinel] (its own keys win), not yet validated; not its
-    ticks (interval, timeout: serve's)."""
-    primary, replica = _node(p["primary"], f"{where}: primary"), _node(p["replica"],
-                                                                         f"{where}: replica")
-    defaults = data.get("defaults", {})
-    out = {"primary": merge(defaults, primary), "replica": merge(defaults, replica),
-           "checks": merge(data.get("checks", {}), p.get("checks", {}))}
-    sentinel = merge(_table(data.get("sentinel", {}), f"{origin}: sentinel"),
-                     _table(p.get("sentinel", {}), f"{where}: sentinel"))
-    if sentinel:  # the file's Sentinel under the pair's own keys (master_name...)
-        out["sentinel"] = sentinel
-    heartbeat = p.get("heartbeat_table", data.get("heartbeat_table"))
-    if heartbeat is not None:  # pt-heartbeat's table: the pair's own, else the file's
-        out["heartbeat_table"] = heartbeat
-    return out
-
-
 def parse_listen(text: str) -> tuple[str, int]:
     """("127.0.0.1", 9465) from "127.0.0.1:9465", "[::1]:9465" or ":9465" (loopback)."""
     host, sep, port = text.rpartition(":")
@@ -157,9 +125,25 @@ def _opt_in(spec: Any, origin: str) -> tuple[str, ...]:
     return tuple(groups)
 
 
-def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
-                interval: float | None = None, listen: str | None = None) -> Fleet:
-    """Validate a parsed fleet file (``interval``/``listen``: command-line overrides)."""
+class PairTable(NamedTuple):
+    """One [[pair]] table of a fleet file, its shape checked, not yet laid on the file's
+    shared keys nor validated (replmon.settings does that, once)."""
+
+    name: str
+    where: str
+    """What an error names it: ``fleet.toml: pair 'shop'``."""
+    table: dict[str, Any]
+    ticks: dict[str, float]
+    """serve's interval (and timeout) for it: ``--interval``, else its own, else the
+    file's, else SERVE_INTERVAL."""
+
+
+def read_fleet(data: dict[str, Any], origin: str = "fleet file", *,
+               interval: float | None = None, listen: str | None = None
+               ) -> tuple[Fleet, list[PairTable]]:
+    """A parsed fleet file's shape and its own keys, checked: (the Fleet with its
+    listen address, recordings, auth, TLS and metrics, its pairs still to come; the
+    [[pair]] tables). ``interval``/``listen``: the command line's."""
     unknown = sorted(set(data) - _TOP)
     if unknown:
         raise ConfigError(f"{origin}: unknown key(s) {', '.join(unknown)}; "
@@ -167,13 +151,21 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
     pairs = data.get("pair")
     if not isinstance(pairs, list) or not pairs:
         raise ConfigError(f"{origin}: no pair: add [[pair]] tables with name, primary, replica")
-    defaults = data.get("defaults", {})
-    if not isinstance(defaults, dict):
+    if not isinstance(data.get("defaults", {}), dict):
         raise ConfigError(f"{origin}: [defaults] must be a table")
+    listen_text = listen or str(data.get("listen", LISTEN))
+    parse_listen(listen_text)
+    try:
+        fleet = Fleet(pairs=(), listen=listen_text, record_dir=data.get("record_dir"),
+                      basic_auth=data.get("basic_auth"), tls=data.get("tls"),
+                      opt_in=_opt_in(data.get("metrics", {}), origin))
+    except ValidationError as e:
+        lines = [f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()]
+        raise ConfigError(f"{origin} is invalid:\n" + "\n".join(lines)) from None
     top_iv = interval if interval is not None else to_seconds(
         data.get("interval", SERVE_INTERVAL), f"{origin}: interval")
     seen: set[str] = set()
-    out: list[FleetPair] = []
+    tables: list[PairTable] = []
     for i, p in enumerate(pairs):
         where = f"{origin}: pair #{i + 1}"
         if not isinstance(p, dict):
@@ -193,13 +185,11 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
         for role in ("primary", "replica"):
             if role not in p:
                 raise ConfigError(f"{where}: no {role} (a host name, or a table with host)")
-        cfg = _pair_layers(data, p, where, origin)
-        cfg["interval"] = (top_iv if interval is not None or "interval" not in p
-                           else to_seconds(p["interval"], f"{where}: interval"))
-        timeout = p.get("timeout", data.get("timeout"))
-        if timeout is not None:
-            cfg["timeout"] = to_seconds(timeout, f"{where}: timeout")
-        out.append(FleetPair(name=name, config=build_config(cfg, origin=where)))
+        ticks = {"interval": top_iv if interval is not None or "interval" not in p
+                 else to_seconds(p["interval"], f"{where}: interval")}
+        if (timeout := p.get("timeout", data.get("timeout"))) is not None:
+            ticks["timeout"] = to_seconds(timeout, f"{where}: timeout")
+        tables.append(PairTable(name, where, p, ticks))
     rotation: dict[str, Any] = {}
     if "record_max_bytes" in data:
         v = data["record_max_bytes"]
@@ -208,62 +198,9 @@ def build_fleet(data: dict[str, Any], origin: str = "fleet file", *,
         rotation["max_age_s"] = to_seconds(data["record_max_age"], f"{origin}: record_max_age")
     if "record_keep" in data:
         rotation["keep"] = int(data["record_keep"])
-    listen_text = listen or str(data.get("listen", LISTEN))
-    parse_listen(listen_text)
-    opt_in = _opt_in(data.get("metrics", {}), origin)
-    try:
-        return Fleet(pairs=tuple(out), listen=listen_text, record_dir=data.get("record_dir"),
-                     rotation=rotation, basic_auth=data.get("basic_auth"), tls=data.get("tls"),
-                     opt_in=opt_in)
-    except ValidationError as e:
-        lines = [f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()]
-        raise ConfigError(f"{origin} is invalid:\n" + "\n".join(lines)) from None
-
-
-def load_fleet(path: str | Path, *, interval: float | None = None,
-               listen: str | None = None) -> Fleet:
-    """The fleet file, read as every config file is (replmon.configfile: one line naming
-    the file for a missing, special, huge, binary, non-UTF-8, deep or empty one)."""
-    data = read_toml(path, empty="no [[pair]] tables (name, primary, replica)")
-    return build_fleet(data, origin=shown(path), interval=interval, listen=listen)
+    return fleet.model_copy(update={"rotation": rotation}), tables
 
 
 def is_fleet(data: dict[str, Any]) -> bool:
     """A parsed --config file is a fleet file: it has [[pair]] tables."""
     return "pair" in data
-
-
-def pair_data(data: dict[str, Any], name: str | None,
-              origin: str = "fleet file") -> dict[str, Any]:
-    """``--config FLEET --pair NAME``: the one-pair config (as a one-pair --config file
-    would give it) of pair ``name`` of a parsed fleet file: its nodes on [defaults], its
-    checks on the shared [checks.<id>] tables, laid as ``replmon serve`` lays that pair
-    (``_pair_layers``), as keys for replmon.settings to lay the command line over and
-    validate once. Not its interval and timeout: those are serve's ticks, and the screen, check,
-    record and sample keep their own (1 s unless --interval). The whole file is validated
-    as serve validates it. ConfigError in one line: no ``name`` (which pairs there are),
-    an unknown one (the close matches)."""
-    import difflib
-
-    fleet = build_fleet(data, origin)
-    names = fleet.names
-    if name is None:
-        raise ConfigError(f"{origin} is a fleet file ({_some(names)}): give --pair NAME, "
-                          f"e.g. --pair {names[0]}")
-    if name not in names:
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-        hint = (f"did you mean {_either(close)}?" if close else f"it has {_some(names)}")
-        raise ConfigError(f"{origin}: no pair {name!r}: {hint}")
-    pick = next(p for p in data["pair"] if p["name"] == name)
-    return _pair_layers(data, pick, f"{origin}: pair {name!r}")
-
-
-def _either(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-
-
-def _some(names: list[str], show: int = 6) -> str:
-    """"3 pairs: shop, billing, cache", or the first ``show`` and how many more."""
-    head = ", ".join(names[:show])
-    more = f" and {len(names) - show} more" if len(names) > show else ""
-    return f"{len(names)} pair{'s' if len(names) != 1 else ''}: {head}{more}"

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from cdp import blank_charts, html_in_chromium
 
-from replmon.fleet.config import build_fleet
 from replmon.fleet.serve import run_serve
 from replmon.lab import Lab
 from replmon.model.base import SourceState
 from replmon.output.html_report import html_report
 from replmon.session.cut import cut
 from replmon.session.recording import open_recording
+from replmon.settings import build_fleet
 
 pytestmark = pytest.mark.live
 

@@ -160,7 +160,7 @@ def test_nesting_a_parser_accepts_is_still_refused(tmp_path: Path) -> None:
 def test_mycnf_is_read_through_the_same_reader(
     tmp_path: Path,
 ) -> None:
-    from replmon.config import read_mycnf
+    from replmon.resolve import read_mycnf
 
     assert read_mycnf(tmp_path / "none.cnf") == {}  # no ~/.my.cnf: nothing to add
     fifo = tmp_path / "fifo.cnf"

@@ -175,3 +175,47 @@ def test_rules_of_a_file_that_is_no_fleet_is_one_line(
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.startswith("replmon: one.toml: ")
     assert captured.err.count("\n") == 1, captured.err
+
+
+def test_each_pair_of_the_fleet_is_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--pair shop: the fleet's other pairs are validated as serve validates them, and
+    shop once, with the command line over it (not once by the fleet and again by the
+    command line)."""
+    from collections import Counter
+
+    seen: Counter[str] = Counter()
+    real = Config.model_validate
+
+    def counting(data: dict[str, object], **kw: object) -> Config:
+        seen[data["primary"]["host"]] += 1  # type: ignore[index]
+        return real(data, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Config, "model_validate", staticmethod(counting))
+    cfg = parse("check", "--config", "fleet.toml", "--pair", "shop", "--interval", "2s")
+    assert cfg.interval == 2.0 and cfg.replica.mysql.port == 3307
+    assert seen == {"db163": 1, "db201": 1, "db301": 1}
+
+
+def test_check_replay_takes_the_checks_of_the_chosen_fleet_pair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """check --replay FILE --config FLEET --pair NAME: that pair's own [checks] (on the
+    file's shared ones) judge the recording, as they judge it live."""
+    sample = Path(__file__).parents[2] / "sample_sessions" / "replica_lag_growing.rmrec"
+    (tmp_path / "lag.toml").write_text(
+        '[checks.latency_bound]\nenabled = false\n'
+        '[[pair]]\nname = "tolerant"\nprimary = "a"\nreplica = "b"\n'
+        'checks = { mysql_replication = { lag_warning_s = 200.0, lag_critical_s = 400.0 } }\n'
+        '[[pair]]\nname = "strict"\nprimary = "c"\nreplica = "d"\n')
+
+    def lag_titles(*argv: str) -> list[str]:
+        main(["check", "--replay", str(sample), "--format", "json", *argv])
+        out = json.loads(capsys.readouterr().out)
+        return [f["title"] for f in out["open"] if f["check"] == "mysql_replication"]
+
+    assert lag_titles() == ["replication lag 120 s (over 30 s), growing 60.0 s/min over 60 s"]
+    assert lag_titles("--config", "lag.toml", "--pair", "strict") == lag_titles()
+    assert lag_titles("--config", "lag.toml", "--pair", "tolerant") == [
+        "replication lag 120 s, growing 60.0 s/min over 60 s"]
+    assert main(["check", "--replay", str(sample), "--config", "lag.toml"]) == 3
+    assert "give --pair NAME" in capsys.readouterr().out

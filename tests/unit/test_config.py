@@ -8,13 +8,9 @@ import pytest
 
 from replmon.cli import config_from_args
 from replmon.cli_args import build_parser
-from replmon.config import (
-    build_config,
-    mysql_endpoint,
-    parse_endpoint_spec,
-    redis_endpoint,
-)
+from replmon.config import build_config, parse_endpoint_spec
 from replmon.errors import ConfigError
+from replmon.resolve import mysql_endpoint, redis_endpoint
 
 
 @pytest.mark.parametrize(
@@ -127,9 +123,9 @@ def test_resolve_reads_mycnf_once_and_the_factory_never_reads_config(
 ) -> None:
     """Endpoints are resolved once, when the config is read: the factory builds sources
     from the resolved records without calling back into the config module."""
-    import replmon.config as config_mod
-    from replmon.config import resolve
+    import replmon.resolve as config_mod
     from replmon.factory import build_collector
+    from replmon.resolve import resolve
 
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / ".my.cnf").write_text("[client]\nuser = cnfuser\npassword = cnf-pw\n")

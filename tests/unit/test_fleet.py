@@ -16,7 +16,6 @@ from prometheus_client.parser import text_string_to_metric_families
 from replmon.cli import main
 from replmon.engine import build_engine
 from replmon.errors import ConfigError
-from replmon.fleet.config import build_fleet
 from replmon.fleet.families import FAMILIES, OPT_IN
 from replmon.fleet.http import findings_doc
 from replmon.fleet.metrics import (
@@ -33,6 +32,7 @@ from replmon.fleet.state import PairState
 from replmon.model.incidents import causality
 from replmon.model.tick import Tick
 from replmon.session.recording import open_recording
+from replmon.settings import build_fleet
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 

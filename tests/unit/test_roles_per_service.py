@@ -16,7 +16,7 @@ import pytest
 from replmon.checks import redis_replication, roles, two_primaries
 from test_roles import AS_GIVEN, MID, MYSQL_ONLY, SWITCHED, A, B, mysql, pair
 
-from replmon.config import build_config, resolve
+from replmon.config import build_config
 from replmon.engine import build_engine
 from replmon.errors import ConfigError
 from replmon.model.findings import Finding, Severity
@@ -25,6 +25,7 @@ from replmon.model.sentinel import SentinelSample, SentinelSwitch
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.nagios import CheckSummary, render_json, render_text
 from replmon.output.roles import service_roles
+from replmon.resolve import resolve
 from replmon.roles import Orienter
 from replmon.testing.synth import T0, gate_hides, run_check, status
 

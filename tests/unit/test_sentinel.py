@@ -15,14 +15,15 @@ from test_roles import AS_GIVEN, SWITCHED, A, B, ticks
 
 from replmon.cli import config_from_args
 from replmon.cli_args import DEFAULTS
-from replmon.config import parse_sentinel_spec, resolve
+from replmon.config import parse_sentinel_spec
 from replmon.errors import ConfigError, ParseError
-from replmon.fleet.config import build_fleet
 from replmon.model.findings import Severity
 from replmon.model.sentinel import SentinelSample, SentinelSwitch
 from replmon.model.tick import Tick
 from replmon.output.perfdata import sentinel_perf
 from replmon.passwords import scrub_argv
+from replmon.resolve import resolve
+from replmon.settings import build_fleet
 from replmon.sources import sentinel_parse as sp
 from replmon.testing.synth import T0, run_check, status
 from replmon.tui import render

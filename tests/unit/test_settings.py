@@ -33,7 +33,9 @@ def test_a_new_option_is_one_row(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     monkeypatch.setattr(settings, "PAIR_FLAGS", (*settings.PAIR_FLAGS, (
         "checks.pair_lag.open_after", lambda a: getattr(a, "lag_open_after", None))))
     cfg = settings.config_from_args(args)
-    assert cfg.checks["pair_lag"] == {"heartbeat_table": "file.heartbeat", "open_after": "9s"}
+    # the older spelling of heartbeat_table is read into the one key
+    assert cfg.checks["pair_lag"] == {"open_after": "9s"}
+    assert cfg.heartbeat_table == "file.heartbeat"
     assert cfg.model_dump(exclude={"checks"}) == without.model_dump(exclude={"checks"})
 
 
@@ -57,3 +59,18 @@ def test_the_layers_are_read_once_and_laid_over_the_labs_nodes(tmp_path: Path) -
            "replica": {"host": "127.0.0.1", "name": "lab-replica"}}
     cfg = pair.config(lab)
     assert (cfg.primary.redis.port, cfg.replica.name, cfg.interval) == (6390, "standby", 2.0)
+
+
+def test_heartbeat_table_is_one_key_and_the_older_spelling_is_still_read(tmp_path: Path) -> None:
+    """``[checks.pair_lag] heartbeat_table`` (the older spelling) lands in the one key,
+    ``heartbeat_table``, and leaves the check's table; the top-level key wins."""
+    (tmp_path / "old.toml").write_text(
+        '[primary]\nhost = "a"\n[replica]\nhost = "b"\n'
+        '[checks.pair_lag]\nheartbeat_table = "old.hb"\nopen_after = "5s"\n')
+    old = settings.config_from_args(build_parser().parse_args(
+        ["check", "--config", str(tmp_path / "old.toml")]))
+    assert old.heartbeat_table == "old.hb"
+    assert old.checks["pair_lag"] == {"open_after": "5s"}
+    new = settings.config_from_args(build_parser().parse_args(
+        ["check", "--config", str(tmp_path / "old.toml"), "--heartbeat-table", "new.hb"]))
+    assert new.heartbeat_table == "new.hb" and "heartbeat_table" not in new.checks["pair_lag"]

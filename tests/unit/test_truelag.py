@@ -135,9 +135,10 @@ def test_redis_estimate_divides_bytes_by_the_primarys_write_rate() -> None:
 def test_heartbeat_table_from_the_command_line_a_pair_file_a_fleet_file_or_pair_lag() -> None:
     from replmon.cli import config_from_args
     from replmon.cli_args import build_parser
-    from replmon.config import build_config, resolve
+    from replmon.config import build_config
     from replmon.errors import ConfigError
-    from replmon.fleet.config import build_fleet
+    from replmon.resolve import resolve
+    from replmon.settings import build_fleet
 
     nodes = {"primary": {"host": "db1"}, "replica": {"host": "db2"}}
     old = build_config({**nodes, "checks": {"pair_lag": {"heartbeat_table": "a.hb"}}})
