@@ -15,8 +15,8 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from replmon.session.decoding import Entry
 from replmon.session.facts import ChunkFacts
-from replmon.session.recording import Entry
 from replmon.session.series import ROLES, SERIES_ID, SERIES_KEYS, series_values, shown
 
 __all__ = ["CHARTS", "OVERVIEW", "SERIES_KEYS", "Chart", "Columns", "chart_point",

@@ -24,10 +24,11 @@ from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, timeline
 from replmon.output.roles import ServiceRoles, service_roles
 from replmon.session.cut import in_window
+from replmon.session.decoding import Entry
 from replmon.session.facts import ChunkFacts, better, metric, values_of, versions_of
 from replmon.session.facts import findings_of as facts_findings
 from replmon.session.format import RecordingMeta
-from replmon.session.recording import Entry, Recording
+from replmon.session.recording import Recording
 from replmon.session.rerun import Extract, Rerun
 from replmon.units import fmt_duration, tick_stamp
 from replmon.wording import plural

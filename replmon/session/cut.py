@@ -34,6 +34,7 @@ from replmon import __version__
 from replmon.engine import Update, build_engine
 from replmon.errors import SessionError
 from replmon.model.incidents import Incident, IncidentTracker, causality
+from replmon.session.decoding import Entry
 from replmon.session.format import (
     FORMAT_VERSION,
     ChunkObservations,
@@ -41,7 +42,7 @@ from replmon.session.format import (
     unpack_seen,
 )
 from replmon.session.recorder import RecordingWriter
-from replmon.session.recording import Entry, Recording
+from replmon.session.recording import Recording
 from replmon.session.rerun import Rerun
 
 

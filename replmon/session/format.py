@@ -57,8 +57,10 @@ KEY_INFO_TAG = 2
 MAX_KEY_INFO = 64 << 10
 
 KIND_HEADER, KIND_KEY, KIND_TICK, KIND_END = b"H", b"K", b"T", b"E"
-KIND_OBS = b"O"
-KIND_FACTS = b"F"
+KIND_OBSERVATIONS = b"O"
+"""The live engine's observations of one chunk (its observations frame)."""
+KIND_SUMMARY = b"F"
+"""What the report keeps of one chunk's ticks (its summary frame: ``session/facts.py``)."""
 MAX_FRAME = 64 << 20
 """Largest payload a reader accepts (a header or a tick is a few KB)."""
 MAX_RECORD = 16 << 20

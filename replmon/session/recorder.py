@@ -34,10 +34,10 @@ from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.facts import FactsCollector, pack_facts
 from replmon.session.format import (
     KIND_END,
-    KIND_FACTS,
     KIND_HEADER,
     KIND_KEY,
-    KIND_OBS,
+    KIND_OBSERVATIONS,
+    KIND_SUMMARY,
     KIND_TICK,
     MAGIC,
     NO_OFFSET,
@@ -168,7 +168,7 @@ class RecordingWriter:
             self._put(frame)
         collected, self._facts = self._facts, None
         if collected is not None and (facts := collected.facts()) is not None:
-            self._put(pack_frame(KIND_FACTS, pack_facts(facts), facts.first))
+            self._put(pack_frame(KIND_SUMMARY, pack_facts(facts), facts.first))
 
     def _rates_to_store(self, tick: Tick) -> dict[str, Any]:
         """Rates a reader could not recompute exactly (first tick after a gap, a
@@ -278,7 +278,7 @@ class _ChunkSeen:
         obs = ChunkObservations(checks_id=self.checks_id, first=self.first, seq0=self.seq0,
                                 count=self.count, interval=self.interval, seen=self.seen,
                                 gauges=self.gauges)
-        return pack_frame(KIND_OBS, pack_observations(obs), self.first)
+        return pack_frame(KIND_OBSERVATIONS, pack_observations(obs), self.first)
 
 
 def part_path(path: Path, n: int) -> Path:

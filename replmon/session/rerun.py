@@ -33,8 +33,9 @@ from replmon.engine import ENGINE_ID, Engine, Update, build_engine
 from replmon.errors import ConfigError
 from replmon.model.parts import kept_parts, thin
 from replmon.session.cursor import intact_before, warm_up
+from replmon.session.decoding import Entry
 from replmon.session.format import ChunkObservations, Packed, pack_seen, unpack_seen
-from replmon.session.recording import Entry, Recording, open_recording
+from replmon.session.recording import Recording, open_recording
 
 PARALLEL_MIN_TICKS = 5_000
 """Below this many ticks (~3 s of checks) a re-run stays in this process."""

@@ -18,7 +18,7 @@ from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.output.report import report, stored_facts
 from replmon.session import RecordingWriter, meta_for, open_recording
-from replmon.session.format import HEADER_SIZE, KIND_FACTS, MAGIC, read_frame
+from replmon.session.format import HEADER_SIZE, KIND_SUMMARY, MAGIC, read_frame
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.rmrec"))
@@ -100,7 +100,7 @@ def damage_second_facts(path: Path, out: Path) -> Path:
     pos, hits = len(MAGIC), 0
     while pos < len(data):
         fr = read_frame(bytes(data), pos)
-        if fr.kind == KIND_FACTS:
+        if fr.kind == KIND_SUMMARY:
             hits += 1
             if hits == 2:  # the second chunk's
                 for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):

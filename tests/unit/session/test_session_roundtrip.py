@@ -7,6 +7,7 @@ import json
 import zlib
 from pathlib import Path
 
+from rawrecords import raw_records
 from sessiondata import lab_ticks
 
 from replmon.config import build_config
@@ -16,7 +17,6 @@ from replmon.model.mysql import MysqlSample
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import MAGIC
-from replmon.session.recording import raw_records
 from replmon.session.rerun import rerun_checks
 
 

@@ -18,7 +18,7 @@ from test_rerun import dump
 from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
-from replmon.session.format import HEADER_SIZE, KIND_OBS, KIND_TICK, MAGIC, read_frame
+from replmon.session.format import HEADER_SIZE, KIND_OBSERVATIONS, KIND_TICK, MAGIC, read_frame
 from replmon.session.rerun import Rerun, plan_reuse, stored_usable
 from replmon.testing.synthetic import loop_ticks
 
@@ -159,7 +159,7 @@ def test_other_thresholds_reuse_the_unchanged_checks(live: Path, observed: list[
 
 
 @SHARES_LIVE
-@pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBS, 600)],
+@pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBSERVATIONS, 600)],
                          ids=["tick-frame", "obs-frame"])
 def test_stored_rerun_of_a_damaged_file(live: Path, tmp_path: Path, kind: bytes,
                                         index: int) -> None:
