@@ -19,7 +19,8 @@ from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import HEADER_SIZE, KIND_OBSERVATIONS, KIND_TICK, MAGIC, read_frame
-from replmon.session.rerun import Rerun, plan_reuse, stored_usable
+from replmon.session.rerun import Rerun
+from replmon.session.reuse import plan_reuse, stored_usable
 from replmon.testing.synthetic import loop_ticks
 
 ROOT = Path(__file__).resolve().parents[3]
