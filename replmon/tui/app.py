@@ -36,7 +36,7 @@ from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
 from replmon.pair import gtid_slave_pos_inserts  # what stmt_vs_rows leaves out, shown
 from replmon.pipeline import BaseReader, CallbackReader, Pipeline, Reader
-from replmon.tui import gcpace, header, render
+from replmon.tui import fitting, gcpace, header, render
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import ProcesslistScreen, Snapshot, Snapshots
 from replmon.tui.screens import (
@@ -178,7 +178,7 @@ class NodePanel(VerticalScroll):
                for kind, st in node.statuses().items()}
         if sentinel is not None:
             out["redis"] = out["redis"] + render.sentinel_text(sentinel, node.name, now)
-        return {kind: render.fit(text, width, kind) for kind, text in out.items()}
+        return {kind: fitting.fit(text, width, kind) for kind, text in out.items()}
 
     def show(self, node: NodeTick, texts: dict[str, Text], lines: dict[str, int],
              history: dict[str, deque[float]], since: float | None = None,
@@ -203,7 +203,7 @@ class NodePanel(VerticalScroll):
         self.border_title = title
         for kind, st in node.statuses().items():
             w = self.query_one(f"#{self.role}-{kind}", Static)
-            render.put(w, render.pad_lines(texts[kind], lines.get(kind, 0)))
+            fitting.put(w, fitting.pad_lines(texts[kind], lines.get(kind, 0)))
             w.set_class(not st.ok and st.state.value != "absent", "down")
             w.set_class(st.state.value == "absent", "absent")
         for key, _ in SPARKS:
@@ -211,7 +211,7 @@ class NodePanel(VerticalScroll):
             top = max(data, default=0.0)
             # all zero: no bars (Sparkline draws equal values as full ones)
             self.query_one(f"#{self.role}-{key}", Sparkline).data = data if top > 0 else []
-            render.put(self.query_one(f"#{self.role}-{key}-max", Static),
+            fitting.put(self.query_one(f"#{self.role}-{key}-max", Static),
                        f"max {human(top).strip()}/s" if data else "")
 
 
@@ -432,7 +432,7 @@ class ReplmonApp(App[None]):
         self._show_findings()  # first: the rows the findings need
         hidden = self._hidden_groups(p, r)
         rows, limit = self._node_rows()
-        cols = render.shed([texts[p.role], texts[r.role]], rows + sum(
+        cols = fitting.shed([texts[p.role], texts[r.role]], rows + sum(
             max(len(t[k].plain.split("\n")) for t in texts.values()) for k in hidden))
         for panel in panels.values():  # never taller: clipped inside its border rather
             # than the screen scrolling (which narrowed both columns: every line rewrapped)
@@ -461,7 +461,7 @@ class ReplmonApp(App[None]):
         """Lines the node panels' groups may take: the screen less the header, the footer,
         the replay's position bar, the demo's line, the panels' borders and sparklines,
         and the rows the findings list needs now (its border, header and open findings:
-        what matters most); ``render.shed`` leaves out the least important lines to fit.
+        what matters most); ``fitting.shed`` leaves out the least important lines to fit.
         Then the most they can take: with the findings list at its least."""
         main = self.screen_stack[0]
         short = self.size.height < SHORT_ROWS
@@ -595,7 +595,7 @@ class ReplmonApp(App[None]):
             return
         age = None if self.tick is None else max(0.0, self.clock() - self.tick.wall)
         source = "ended" if self.feed_ended else self.source
-        render.put(self.main_widget("#header", Static), header.header_text(
+        fitting.put(self.main_widget("#header", Static), header.header_text(
             self.tick, [f for f, _ in self.ordered(self.findings)],
             age_s=age if self.source == "live" else None,
             paused=self.paused, source=source, width=self.size.width), layout=False)

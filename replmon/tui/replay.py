@@ -38,7 +38,7 @@ from replmon.model.incidents import Causality, IncidentTracker, causality
 from replmon.model.tick import Tick
 from replmon.session.cursor import ReplayCursor, Step, parse_jump
 from replmon.session.recording import Recording
-from replmon.tui import header, render
+from replmon.tui import fitting, header
 from replmon.tui.app import ReplmonApp, TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import Snapshot, Snapshots
@@ -280,7 +280,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         filled = 0 if n <= 1 else round(self.pos / (n - 1) * width)
         head.append("━" * filled, style="bold cyan")
         head.append("─" * (width - filled), style="dim")
-        render.put(bar, head + tail, layout=False)
+        fitting.put(bar, head + tail, layout=False)
 
     def _refresh_header(self) -> None:
         if not self._mounted():
@@ -291,7 +291,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             width=self.size.width - (0 if not self.playing else len(self.PLAYING)))
         if self.playing:  # (paused, it says PAUSED) which file: the status bar under
             line.append(self.PLAYING, style="bold black on cyan")
-        render.put(self.main_widget("#header", Static), line, layout=False)
+        fitting.put(self.main_widget("#header", Static), line, layout=False)
 
     PLAYING = " REPLAY "
     """The header's word while a replay plays."""
