@@ -148,16 +148,16 @@ def test_a_mariadb_replicas_own_gtid_slave_pos_rows_are_said_under_its_rows() ->
     deletes: the screen says how many under the rows, so nobody reads them as
     divergence; without a count (MySQL, the first tick) no line."""
     from replmon.session.recording import open_recording
-    from replmon.tui.app import ReplmonApp
+    from replmon.tui.feeds import TickMemory
 
     path = Path(__file__).parents[2] / "sample_sessions" / "healthy_steady_load.rmrec"
     with open_recording(path) as rec:
         ticks = [rec.tick_at(i) for i in range(5)]
-    app = ReplmonApp(None)
+    memory = TickMemory()
     for t in ticks:
-        app.remember(t)
-    assert set(app.gtid_rows) == {t.wall for t in ticks[1:]}
-    g = app.gtid_rows[ticks[-1].wall]
+        memory.remember(t)
+    assert set(memory.gtid_rows) == {t.wall for t in ticks[1:]}
+    g = memory.gtid_rows[ticks[-1].wall]
     assert 250 < g < 350, g  # the lab applies ~300 transactions/s
     r = ticks[-1].replica
     text = render.mysql_text(r, ticks[-1].primary, gtid_rows_per_s=g).plain
