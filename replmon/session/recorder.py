@@ -91,7 +91,7 @@ class RecordingWriter:
         would get something else; "derive" never stores them (ticks built from samples,
         whose rates are by definition the recomputed ones); "store" always does (ticks
         whose rates were set by hand, e.g. reconstructed from published figures). With
-        "derive" no live observations are stored (O frames): the engine may have seen
+        "derive" no live observations are stored (observations frames): the engine may have seen
         other rates than a reader derives."""
         self.path = Path(path)
         self.rates_mode = rates
@@ -110,9 +110,9 @@ class RecordingWriter:
         self._prev_seq: int | None = None
         self._key_info = b""
         self._obs: _ChunkSeen | None = None
-        """The live engine's observations of the current chunk, for its O frame."""
+        """The live engine's observations of the current chunk, for its observations frame."""
         self._facts: FactsCollector | None = None
-        """What the report keeps of the current chunk's ticks, for its F frame."""
+        """What the report keeps of the current chunk's ticks, for its summary frame."""
 
     # -- encoding ---------------------------------------------------------------
 
@@ -161,8 +161,8 @@ class RecordingWriter:
         self._facts = FactsCollector(self.ticks) if self.rates_mode != "derive" else None
 
     def _end_chunk(self) -> None:
-        """The O frame of the chunk just finished, when the live engine saw all its ticks;
-        then its F frame."""
+        """The observations frame of the chunk just finished, when the live engine saw all
+        its ticks; then its summary frame."""
         obs, self._obs = self._obs, None
         if obs is not None and (frame := obs.frame()) is not None:
             self._put(frame)
@@ -239,7 +239,7 @@ class RecordingWriter:
 
 
 class _ChunkSeen:
-    """Collects what the live engine observed over one chunk (its O frame)."""
+    """Collects what the live engine observed over one chunk (its observations frame)."""
 
     def __init__(self, first: int) -> None:
         self.first = first

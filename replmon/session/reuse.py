@@ -23,7 +23,7 @@ Usable = dict[int, tuple[ChunkObservations, list[float]]]
 
 
 def stored_usable(rec: Recording, engine: Engine, first: int, end: int) -> Usable:
-    """Chunks in [first, end) whose stored observations (O frames) are exactly what
+    """Chunks in [first, end) whose stored observations (observations frames) are exactly what
     ``engine`` would observe in a sequential re-run: the live engine had the same
     ``checks_id``, and the window before the chunk is what a re-run has there (the
     longest check window of ticks before it, all intact and in this file, their seqs
@@ -64,7 +64,7 @@ def observing(th: Thresholds) -> dict[str, Any]:
 @dataclass
 class Reuse:
     """What a re-run with ``engine`` takes from the stored observations: the chunks whose
-    O frames are usable (``stored_usable``), and when they were made with other
+    observations frames are usable (``stored_usable``), and when they were made with other
     thresholds, the checks to observe again there (``again``) and what those read."""
 
     use: Usable = field(default_factory=dict)
@@ -134,7 +134,7 @@ class Reuse:
 
 def _quiet_chunk(check: Check[Any], th: Thresholds, obs: ChunkObservations) -> bool:
     """Whether ``check``'s gate is quiet with ``th`` at every tick of the chunk, from the
-    gauges its O frame stored (False without a gate or without stored gauges)."""
+    gauges its observations frame stored (False without a gate or without stored gauges)."""
     gate = check.gate
     column = obs.gauges.get(check.id)
     if gate is None or column is None or len(column) != obs.count:
@@ -174,7 +174,8 @@ def plan_reuse(rec: Recording, engine: Engine, first: int, end: int,
     are observed again there, alone, on ticks decoded to what they read."""
     live = recorded_engine(rec, entry_points)
     if live is None or live.checks_id == engine.checks_id:
-        return Reuse(stored_usable(rec, engine, first, end))  # (reads every O frame once)
+        # (reads every observations frame once)
+        return Reuse(stored_usable(rec, engine, first, end))
     use = stored_usable(rec, live, first, end)
     if not use:
         return Reuse()

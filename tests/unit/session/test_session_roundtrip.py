@@ -137,5 +137,5 @@ def test_records_are_json_inside_zlib(tmp_path: Path) -> None:
     path = write(tmp_path / "s.rmrec", lab_ticks()[:2])
     records = [json.loads(r.partition(b"\n")[0]) for r in list(raw_records(path))[1:]]
     assert [r["seq"] for r in records if "seq" in r and "wall" in r] == [0, 1]  # the ticks
-    assert any("peaks" in r for r in records)  # the F frame, its zlib undone
+    assert any("peaks" in r for r in records)  # the summary frame, its zlib undone
     assert zlib.decompressobj  # stdlib only

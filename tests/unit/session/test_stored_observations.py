@@ -1,7 +1,7 @@
-"""A re-run that takes the live engine's stored observations (O frames) where they are
+"""A re-run that takes the live engine's stored observations (observations frames) where they are
 today's checks' gives, tick for tick, what observing every tick again gives: on a
 recording whose findings open, hold, flap and close across chunks, intact and damaged
-(a tick frame, an O frame), in this process and in worker processes; and on every
+(a tick frame, an observations frame), in this process and in worker processes; and on every
 shipped sample session. With other thresholds, the stored observations of every check
 whose observing thresholds are the recorded ones are still used, and only the others are
 observed again: the result is again the observed one."""
@@ -216,7 +216,7 @@ def test_a_gated_check_is_observed_again_only_where_its_gate_is_not_quiet(
 
 
 def test_a_file_without_gauges_is_observed_again(tmp_path: Path) -> None:
-    """A recording whose O frames hold no gauges (written before gates, or by an engine
+    """A recording whose observations frames hold no gauges (written before gates, or by an engine
     whose checks had none): a re-check with other limits decodes every chunk for the
     changed check, and still gives what observing every tick again gives."""
     engine = build_engine(entry_points=False)
@@ -300,7 +300,7 @@ def test_a_cut_keeps_the_stored_observations_and_the_incidents(live: Path,
                                                                tmp_path: Path) -> None:
     """``replmon cut`` in the middle of a long recording (its warm-up starts well after
     the file's start), around the DRBD peer's long outage: the incidents inside the
-    window are the whole file's, the live engine's observations are kept (O frames) and
+    window are the whole file's, the live engine's observations are kept (observations frames) and
     a re-run that uses them gives what observing every tick of the cut again gives."""
     from replmon.testing.cuts import cut_every_incident
 
