@@ -1,8 +1,9 @@
 """The live screen: primary | replica side by side, findings below.
 
 ``ReplmonApp`` puts the parts together: the node columns (panels.py), the findings list
-(findings_list.py), the ticks coming in (feeds.py), and the keys (its BINDINGS and
-``action_*``: each opens a view of screens.py, graphs.py or processlist.py).
+(findings_list.py), the ticks coming in (feeds.py) and the keys (keys.py: the bindings
+and their actions, most of which open a view of screens.py, graphs.py or
+processlist.py); it lays the overview out to the screen's size.
 
 The app reads Ticks, never a server. It is given a feed (an async iterator of
 Ticks: the live collector, a fixed list in tests, a recording in replay) and a
@@ -16,15 +17,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterable, Callable, Sequence
-from typing import TypeVar
 
 from rich.text import Text
 from textual import events, work
-from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
-from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Static
 
 from replmon.engine import Engine, Update
@@ -39,45 +37,21 @@ from replmon.tui.findings_list import (
     FINDING_COLUMNS,
     NARROW_FINDINGS,
     FindingsList,
-    finding_key,
     ordered,
     recent,
-    recent_key,
 )
-from replmon.tui.graphs import GraphScreen, Point
+from replmon.tui.keys import OverviewKeys, W
 from replmon.tui.panels import SPARKS, NodePanel
-from replmon.tui.processlist import ProcesslistScreen, Snapshots
-from replmon.tui.screens import (
-    DetailScreen,
-    DriftScreen,
-    FindingScreen,
-    FollowsTicks,
-    HelpScreen,
-)
+from replmon.tui.screens import FollowsTicks
 from replmon.units import tick_clock
-
-W = TypeVar("W", bound=Widget)
 
 SHORT_ROWS = 32
 
 
-class ReplmonApp(App[None]):
+class ReplmonApp(OverviewKeys):
     CSS_PATH = "replmon.tcss"
     TITLE = "replmon"
     ENABLE_COMMAND_PALETTE = False  # nothing of replmon's in it; its ^p took 12 columns
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("p", "pause", "Pause"),
-        Binding("f", "focus_findings", "Findings"),
-        Binding("d", "drift", "Drift"),
-        Binding("g", "graphs", "Graphs"),
-        Binding("w", "processlist", "Who"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("tab", "focus_next", "Next panel", show=False),
-        # the list has the focus (on_mount); this one serves enter wherever else the focus
-        # is on the overview but on a group, whose own enter opens the group
-        Binding("enter", "open_finding", "Finding", show=False),
-    ]
 
     def __init__(self, feed: AsyncIterable[Tick] | None, engine: Engine | None = None, *,
                  clock: Callable[[], float] = time.time, source: str = "live",
@@ -325,59 +299,3 @@ class ReplmonApp(App[None]):
         if not self._said:
             return 0
         return len(Text(self._said).wrap(self.console, max(1, self.size.width)))
-
-    def action_pause(self) -> None:
-        self.paused = not self.paused
-        self._refresh_header()
-
-    def action_focus_findings(self) -> None:
-        self.main_widget("#findings", DataTable).focus()
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen())
-
-    def graph_source(self) -> tuple[list[Point], float | None, list[Finding]]:
-        """Live: the last HISTORY ticks' points, no cursor, the open findings."""
-        return list(self.memory.graph_history), None, list(self.findings)
-
-    def action_graphs(self) -> None:
-        self.push_screen(GraphScreen(self.graph_source, live=True))
-
-    def processlist_source(self) -> tuple[Snapshots, float | None]:
-        """Live: each node's newest processlist, no tick to compare with."""
-        return dict(self.memory.processlists), None
-
-    def action_processlist(self) -> None:
-        self.push_screen(ProcesslistScreen(self.processlist_source, want=self.want_processlist,
-                                           clock=self.clock))
-
-    def action_detail(self, group: str) -> None:
-        """``group`` in full for both nodes, as of the tick shown."""
-        if self.tick is not None:
-            self.push_screen(DetailScreen(self.tick, group, self.memory.binlogs))
-
-    def action_drift(self) -> None:
-        """The two nodes' settings side by side, as of the tick shown."""
-        if self.tick is not None:
-            self.push_screen(DriftScreen(self.tick, self.findings))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "open_finding":  # the overview's enter, not another view's
-            stack = self.screen_stack
-            return bool(stack) and stack[-1] is stack[0]
-        return True
-
-    def action_open_finding(self) -> None:
-        """The finding at the findings list's cursor (the worst unless moved): what enter
-        on the list does, also while the focus is elsewhere (a terminal's start can put it
-        on a node's panel)."""
-        table = self.main_widget("#findings", DataTable)
-        if table.row_count:
-            table.action_select_cursor()  # -> on_data_table_row_selected
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        key = str(event.row_key.value)
-        for f in [*self.findings, *self.recent()]:
-            if key in (finding_key(f), recent_key(f)):
-                self.push_screen(FindingScreen(f, self.node_names()))
-                return
