@@ -21,7 +21,7 @@
 6. --baseline GITREF: the same figures from that commit's own bench on the same ticks
    (a git worktree on the same interpreter), and the ratios.
 7. --cache DIR keeps the built day (and week) file, named by the ticks and the checks'
-   ``checks_id`` and what the F frames hold (facts.py, series.py), for the next run.
+   ``checks_id`` and what the summary frames hold (facts.py, series.py), for the next run.
    --recheck-only (with --cache): only ``check --replay`` with other thresholds
    (pair_lag's, disk_saturation's, one limit of every check), ``report`` and ``report
    --html`` on the day (and the page of a 1 h file), with --baseline first that ref's
@@ -135,8 +135,8 @@ def cached_file(ticks: list[Tick], tmp: Path, count: int, cache: str | None,
     """``build_file`` into ``tmp``, or a copy kept in ``cache`` from an earlier run of
     the same ticks and the same checks (``checks_id`` in the name: a change to the
     checks' code makes a new file, whose stored observations are today's; and a digest
-    of what F frames hold, ``facts.py`` and ``series.py``: a change there makes a new
-    file too, whose F frames are today's). Returns the path and the build's seconds
+    of what summary frames hold, ``facts.py`` and ``series.py``: a change there makes a new
+    file too, whose summary frames are today's). Returns the path and the build's seconds
     (None: taken from the cache)."""
     if not cache:
         path = tmp / f"{name}.rmrec"

@@ -136,7 +136,7 @@ class Gate(Generic[T]):
     ``measure(w)`` gives a few numbers of the window that do not depend on the
     thresholds (the worst iowait of the two nodes, the measured lag): the engine
     computes them every tick, live and in a re-run, and the recorder stores them in
-    the chunk's O frame. ``quiet(gauges, t)`` says from those numbers alone that
+    the chunk's observations frame. ``quiet(gauges, t)`` says from those numbers alone that
     ``evaluate(w, t)`` would return nothing: the engine then does not call
     ``evaluate``. Because the engine skips ``evaluate`` on ``quiet`` live and in every
     re-run alike, a re-check that reads the stored gauges instead of the ticks finds

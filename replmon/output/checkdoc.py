@@ -274,7 +274,7 @@ What each part does:
    (a tuple of floats or None: the worst iowait of both nodes, the lag judged);
    `quiet(gauges, t)` says from them alone that `evaluate(w, t)` would return nothing. The
    engine computes the gauges every tick, skips `evaluate` where `quiet` is True (live
-   and in every re-run), and the recorder stores the gauges in each chunk's O frame: a
+   and in every re-run), and the recorder stores the gauges in each chunk's observations frame: a
    re-check with other thresholds decodes only the chunks where a changed check is not
    quiet, and finds exactly what observing every tick again finds. `quiet` must be True
    only where `evaluate` finds nothing, for any thresholds: a condition over a span of

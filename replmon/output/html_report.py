@@ -10,7 +10,7 @@ data as JSON in a script tag with ``</`` escaped).
 
 The data comes from ``report`` (report.py), in its one pass over the recording (the
 re-run of the checks), with ``html_series.chart_point`` as its extra Extract, or, where
-every chunk's F frame holds the charts' values, ``html_series.stored_points``: then no
+every chunk's summary frame holds the charts' values, ``html_series.stored_points``: then no
 tick is decoded (a day: 27 s decoding, see docs/recording.md).
 """
 
@@ -294,7 +294,7 @@ def _page(rep: dict[str, Any], zone: str, charts: list[dict[str, Any]], overview
 
 def html_report(recording: Recording) -> str:
     """The page of a recording: the report's one pass, with the charts' points (from the
-    F frames where every chunk holds them: no tick decoded; else from every tick)."""
+    summary frames where every chunk holds them: no tick decoded; else from every tick)."""
     return render_html(report(recording, more=chart_point, more_stored=stored_points))
 
 

@@ -3,7 +3,7 @@ that show them, which checks' incidents each chart tells, and the fitting of a l
 series to a fixed number of points.
 
 The series themselves (``SERIES_KEYS``, what each takes from a tick) are
-``replmon.session.series``: the recorder takes them too. A chunk whose F frame holds
+``replmon.session.series``: the recorder takes them too. A chunk whose summary frame holds
 them gives its ticks' points without decoding a tick (``stored_points``); any other
 chunk is decoded, and ``chart_point`` runs where ``report`` decodes a tick (a worker
 process, for a long recording): it returns plain numbers only.
@@ -15,8 +15,8 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from replmon.session.decoding import Entry
 from replmon.session.facts import ChunkFacts
-from replmon.session.recording import Entry
 from replmon.session.series import ROLES, SERIES_ID, SERIES_KEYS, series_values, shown
 
 __all__ = ["CHARTS", "OVERVIEW", "SERIES_KEYS", "Chart", "Columns", "chart_point",
@@ -30,7 +30,7 @@ def chart_point(e: Entry) -> tuple[float, tuple[float | None, ...]]:
 
 def stored_points(facts: ChunkFacts, walls: list[float]
                   ) -> list[tuple[float, tuple[float | None, ...]]] | None:
-    """What ``chart_point`` gives for each tick of a chunk, from its F frame (``walls``:
+    """What ``chart_point`` gives for each tick of a chunk, from its summary frame (``walls``:
     its ticks' wall times, read from their frames), without decoding a tick; None when
     the frame holds no chart values of today's SERIES_ID (an older recording, or series
     changed since): the chunk's ticks are decoded then. The values are rounded as the

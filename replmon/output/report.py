@@ -24,10 +24,11 @@ from replmon.model.tick import Tick
 from replmon.output.incidents import incident_dict, timeline
 from replmon.output.roles import ServiceRoles, service_roles
 from replmon.session.cut import in_window
+from replmon.session.decoding import Entry
 from replmon.session.facts import ChunkFacts, better, metric, values_of, versions_of
 from replmon.session.facts import findings_of as facts_findings
 from replmon.session.format import RecordingMeta
-from replmon.session.recording import Entry, Recording
+from replmon.session.recording import Recording
 from replmon.session.rerun import Extract, Rerun
 from replmon.units import fmt_duration, tick_stamp
 from replmon.wording import plural
@@ -86,13 +87,13 @@ def tick_facts(e: Entry) -> TickFacts:
 
 StoredMore = Callable[[ChunkFacts, list[float]], list[Any] | None]
 """What a caller's Extract (``report(rec, more=...)``) gives for each tick of a chunk,
-taken from its F frame and its ticks' walls instead of the decoded ticks; None when the
+taken from its summary frame and its ticks' walls instead of the decoded ticks; None when the
 frame cannot give it (the ticks are decoded then)."""
 
 
 def stored_facts(recording: Recording, more: StoredMore | None = None
                  ) -> Iterator[tuple[int, TickFacts]] | None:
-    """(index, TickFacts) of every intact tick from the recorder's F frames, without
+    """(index, TickFacts) of every intact tick from the recorder's summary frames, without
     decoding a tick: None unless every chunk has one (a recording of an older version,
     one written from derived rates, or a damaged chunk: the ticks are decoded then),
     and, with ``more``, unless it gives each chunk's ``more`` too.
@@ -148,7 +149,7 @@ def report(recording: Recording, more: Extract | None = None,
     re-run and the facts are taken together (on every core, for a long recording).
     ``more``: also take this from every intact tick, where it is decoded; the report's
     "more" is then the list of what it returned, in tick order (the HTML page's charts).
-    ``more_stored``: what gives the same from the F frames; with it, a recording whose
+    ``more_stored``: what gives the same from the summary frames; with it, a recording whose
     every chunk has them decodes no tick (without it, ``more`` decodes every tick)."""
     meta = recording.meta
     run = Rerun(recording)

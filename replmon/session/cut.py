@@ -16,8 +16,8 @@ versions, chunks, end frame), so the cut is a recording like any other:
 - rates read as in the whole file: the writer stores the ones a reader could not derive
   (the first tick, a tick after damaged ones);
 - the live engine's recorded findings stay with their ticks;
-- its stored observations (O frames) stay too: each tick is written with what the live
-  engine saw there (its chunk's O frame in the whole file), and the writer packs them
+- its stored observations (observations frames) stay too: each tick is written with what the live
+  engine saw there (its chunk's observations frame in the whole file), and the writer packs them
   again. Where the whole file has none usable (format 1, damage, another engine) the
   cut's chunk has none either, and a re-run observes it again.
 """
@@ -34,6 +34,7 @@ from replmon import __version__
 from replmon.engine import Update, build_engine
 from replmon.errors import SessionError
 from replmon.model.incidents import Incident, IncidentTracker, causality
+from replmon.session.decoding import Entry
 from replmon.session.format import (
     FORMAT_VERSION,
     ChunkObservations,
@@ -41,7 +42,7 @@ from replmon.session.format import (
     unpack_seen,
 )
 from replmon.session.recorder import RecordingWriter
-from replmon.session.recording import Entry, Recording
+from replmon.session.recording import Recording
 from replmon.session.rerun import Rerun
 
 
@@ -135,7 +136,7 @@ def _window_walls(rec: Recording, first: int, last: int) -> tuple[float, float]:
 def _as_recorded(e: Entry, obs: ChunkObservations | None, k: int) -> Update | None:
     """The live engine's update for the tick at offset ``k`` of its chunk, with what it
     observed there when the whole file stored it (the writer packs that into the cut's
-    own O frames); None when no engine ran."""
+    own observations frames); None when no engine ran."""
     if e.update is None:
         return None
     if obs is None:
@@ -181,7 +182,7 @@ def cut(rec: Recording, first: int, last: int, out: str | Path) -> Cut:
                 if entry.index < first:
                     first_wall = min(first_wall, entry.tick.wall)
                     warm += 1
-    # O frames the writer wrote: one per chunk whose every tick came with observations
+    # observations frames the writer wrote: one per chunk whose every tick came with observations
     kept = _stored_chunks(Path(out))
     return Cut(Path(out), writer.ticks, warm, first_wall, window,
                last - start + 1 - writer.ticks, kept)

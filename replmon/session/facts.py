@@ -1,16 +1,16 @@
 """What ``replmon report`` keeps of each tick, and the per-chunk summary of it that the
-recorder writes (F frames), so that a report of a long recording decodes no tick.
+recorder writes (summary frames), so that a report of a long recording decodes no tick.
 
 Per tick the report wants the servers' versions, the key rates (PEAKS) for their peaks,
 the tick's seq, interval and missed slots (for the gaps) and the findings the live
 engine opened and closed (the recorded timeline). The recorder has all of it in hand as
-it writes a tick; an F frame after each chunk holds it, summed up: the versions seen,
+it writes a tick; a summary frame after each chunk holds it, summed up: the versions seen,
 each key's peak in the chunk with its tick, the three small numbers of every tick and the
-live engine's events. The O frame beside it (the live engine's observations) spares the
+live engine's events. The observations frame beside it (the live engine's observations) spares the
 checks. A day at 1 s is 86,400 ticks: ``report`` read them (decoded, rates derived) in
 52 s on 2 cores; from the frames it reads no tick.
 
-``report --html`` also charts every tick: the F frame holds each chart series' value at
+``report --html`` also charts every tick: the summary frame holds each chart series' value at
 each tick (``replmon.session.series``), rounded as the page shows them, so the page is
 the one decoding gives, without decoding a tick (a day: 3.1 s against 26-36 s; ~14
 bytes and ~22 us of the writer's CPU a tick).
@@ -111,7 +111,7 @@ def findings_of(events: Events) -> list[tuple[str, Finding]]:
 
 
 class ChunkFacts(BaseModel):
-    """An F frame: what the report keeps of each tick of one chunk."""
+    """A summary frame: what the report keeps of each tick of one chunk."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 

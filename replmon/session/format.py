@@ -5,15 +5,15 @@ A recording is ``MAGIC`` followed by frames (docs/recording.md has it byte by by
     kind u8 | length u32 | index u64 | wall f64 | crc32 u32 | payload[length]
 
 all little-endian; the CRC-32 covers the 21 header bytes before it and the
-payload. Kinds: ``H`` header (JSON), ``K`` key frame (starts a chunk: a fresh
-zlib stream holding the rate baseline), ``T`` tick (the chunk's zlib stream,
-sync-flushed, so it decompresses to exactly one record), ``O`` the live engine's
-observations of one chunk (zlib JSON, after the chunk's last tick), ``F`` what the report
-keeps of the chunk's ticks (zlib JSON, after the O frame: ``replmon.session.facts``),
-``E`` end (JSON).
+payload. Kinds: ``H`` the header frame (JSON), ``K`` a key frame (starts a chunk: a
+fresh zlib stream holding the rate baseline), ``T`` a tick frame (the chunk's zlib
+stream, sync-flushed, so it decompresses to exactly one record), ``O`` the observations
+frame: the live engine's observations of one chunk (zlib JSON, after the chunk's last
+tick), ``F`` the summary frame: what the report keeps of the chunk's ticks (zlib JSON,
+after the observations frame: ``replmon.session.facts``), ``E`` the end frame (JSON).
 Unknown kinds are skipped, so a later minor addition does not break this reader.
 
-Version 2 repeats in every K frame what a reader needs to decode ticks (``KeyInfo``:
+Version 2 repeats in every key frame what a reader needs to decode ticks (``KeyInfo``:
 format, version, node names, interval), so a damaged header costs only what the
 header alone holds (the config, server versions). Version 1 files still read.
 
@@ -42,14 +42,14 @@ SUPPORTED_VERSIONS = frozenset({1, 2})
 MAGIC = b"\x93RPLMON\n"
 """First 8 bytes of every recording."""
 KEY_MARK = b"\xffRMKEY\xff\n"
-"""First 8 payload bytes of every K frame: lets a reader find the last chunk from the end."""
+"""First 8 payload bytes of every key frame: lets a reader find the last chunk from the end."""
 NO_OFFSET = 0xFFFF_FFFF_FFFF_FFFF
 
 HEADER = struct.Struct("<cIQdI")
 """kind, payload length, tick index, wall, crc32."""
 HEADER_SIZE = HEADER.size  # 25
 KEY_PREFIX = struct.Struct("<8sQ")
-"""K payload prefix: KEY_MARK, byte offset of the previous K frame (NO_OFFSET for the first)."""
+"""K payload prefix: KEY_MARK, byte offset of the previous key frame (NO_OFFSET for the first)."""
 KEY_INFO = struct.Struct("<BI")
 """Version 2, after KEY_PREFIX: tag 0x02 (a zlib stream, which is what follows the prefix in
 version 1, never starts with it), length of the KeyInfo JSON that follows."""
@@ -57,8 +57,10 @@ KEY_INFO_TAG = 2
 MAX_KEY_INFO = 64 << 10
 
 KIND_HEADER, KIND_KEY, KIND_TICK, KIND_END = b"H", b"K", b"T", b"E"
-KIND_OBS = b"O"
-KIND_FACTS = b"F"
+KIND_OBSERVATIONS = b"O"
+"""The live engine's observations of one chunk (its observations frame)."""
+KIND_SUMMARY = b"F"
+"""What the report keeps of one chunk's ticks (its summary frame: ``session/facts.py``)."""
 MAX_FRAME = 64 << 20
 """Largest payload a reader accepts (a header or a tick is a few KB)."""
 MAX_RECORD = 16 << 20
@@ -128,7 +130,7 @@ class NodeInfo(BaseModel):
 
 
 class RecordingMeta(BaseModel):
-    """The self-describing header of one recording file (JSON in the H frame).
+    """The self-describing header of one recording file (JSON in the header frame).
     Unknown keys are ignored, so a newer minor revision still reads."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -248,7 +250,7 @@ class UnreadableVersion(SessionError):
 
 
 def parse_meta(payload: bytes) -> RecordingMeta:
-    """The H frame's JSON, with the version check. SessionError says what is wrong."""
+    """The header frame's JSON, with the version check. SessionError says what is wrong."""
     try:
         raw = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
@@ -276,7 +278,7 @@ def parse_meta(payload: bytes) -> RecordingMeta:
         raise SessionError(f"recording header is invalid: {e}") from None
 
 
-# --- observations (O frames) ------------------------------------------------------
+# --- observations (observations frames) ------------------------------------------------------
 
 Packed = tuple[str, str, str, int, str, dict[str, Any], str, str]
 """One observation as stored and as sent between processes: (check id, key, node,
@@ -296,7 +298,7 @@ def unpack_seen(packed: Any) -> list[tuple[str, Observation]]:
 
 
 class ChunkObservations(BaseModel):
-    """An O frame: what the live engine observed at each tick of one chunk, so that a
+    """An observations frame: what the live engine observed at each tick of one chunk, so that a
     re-run by the same checks (``checks_id``) need not decode the ticks nor run the
     checks. Only ticks where something was seen are listed."""
 
@@ -308,10 +310,10 @@ class ChunkObservations(BaseModel):
     """Index of the chunk's first tick."""
     seq0: int
     """Seq of the chunk's first tick; the ticks' seqs run on without a gap (a chunk
-    whose ticks skip a seq gets no O frame)."""
+    whose ticks skip a seq gets no observations frame)."""
     count: int
     interval: float
-    """Every tick of the chunk has this interval (otherwise no O frame)."""
+    """Every tick of the chunk has this interval (otherwise no observations frame)."""
     seen: dict[int, list[Packed]] = Field(default_factory=dict)
     """Offset in the chunk -> the observations at that tick."""
     gauges: dict[str, list[tuple[float | None, ...] | None]] = Field(default_factory=dict)

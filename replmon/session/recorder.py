@@ -34,10 +34,10 @@ from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.facts import FactsCollector, pack_facts
 from replmon.session.format import (
     KIND_END,
-    KIND_FACTS,
     KIND_HEADER,
     KIND_KEY,
-    KIND_OBS,
+    KIND_OBSERVATIONS,
+    KIND_SUMMARY,
     KIND_TICK,
     MAGIC,
     NO_OFFSET,
@@ -91,7 +91,7 @@ class RecordingWriter:
         would get something else; "derive" never stores them (ticks built from samples,
         whose rates are by definition the recomputed ones); "store" always does (ticks
         whose rates were set by hand, e.g. reconstructed from published figures). With
-        "derive" no live observations are stored (O frames): the engine may have seen
+        "derive" no live observations are stored (observations frames): the engine may have seen
         other rates than a reader derives."""
         self.path = Path(path)
         self.rates_mode = rates
@@ -110,9 +110,9 @@ class RecordingWriter:
         self._prev_seq: int | None = None
         self._key_info = b""
         self._obs: _ChunkSeen | None = None
-        """The live engine's observations of the current chunk, for its O frame."""
+        """The live engine's observations of the current chunk, for its observations frame."""
         self._facts: FactsCollector | None = None
-        """What the report keeps of the current chunk's ticks, for its F frame."""
+        """What the report keeps of the current chunk's ticks, for its summary frame."""
 
     # -- encoding ---------------------------------------------------------------
 
@@ -161,14 +161,14 @@ class RecordingWriter:
         self._facts = FactsCollector(self.ticks) if self.rates_mode != "derive" else None
 
     def _end_chunk(self) -> None:
-        """The O frame of the chunk just finished, when the live engine saw all its ticks;
-        then its F frame."""
+        """The observations frame of the chunk just finished, when the live engine saw all
+        its ticks; then its summary frame."""
         obs, self._obs = self._obs, None
         if obs is not None and (frame := obs.frame()) is not None:
             self._put(frame)
         collected, self._facts = self._facts, None
         if collected is not None and (facts := collected.facts()) is not None:
-            self._put(pack_frame(KIND_FACTS, pack_facts(facts), facts.first))
+            self._put(pack_frame(KIND_SUMMARY, pack_facts(facts), facts.first))
 
     def _rates_to_store(self, tick: Tick) -> dict[str, Any]:
         """Rates a reader could not recompute exactly (first tick after a gap, a
@@ -239,7 +239,7 @@ class RecordingWriter:
 
 
 class _ChunkSeen:
-    """Collects what the live engine observed over one chunk (its O frame)."""
+    """Collects what the live engine observed over one chunk (its observations frame)."""
 
     def __init__(self, first: int) -> None:
         self.first = first
@@ -278,7 +278,7 @@ class _ChunkSeen:
         obs = ChunkObservations(checks_id=self.checks_id, first=self.first, seq0=self.seq0,
                                 count=self.count, interval=self.interval, seen=self.seen,
                                 gauges=self.gauges)
-        return pack_frame(KIND_OBS, pack_observations(obs), self.first)
+        return pack_frame(KIND_OBSERVATIONS, pack_observations(obs), self.first)
 
 
 def part_path(path: Path, n: int) -> Path:

@@ -1,15 +1,15 @@
 """What the HTML report's charts plot of each tick: one number per series of
 ``SERIES_KEYS`` (``primary/qps``, ``replica/sbm``, ``pair/measured_lag``...).
 
-It lives with the recording because the recorder takes it too: each chunk's F frame
+It lives with the recording because the recorder takes it too: each chunk's summary frame
 (facts.py) holds these values of its ticks, rounded as the page shows them, so that
 ``report --html`` of a day decodes no tick. Nodes go by the role they were given (the
 recording's header), as the report's peaks do: a node keeps its line through a
 switchover.
 
 ``SERIES_ID`` names what these getters take. Change a getter, or add or drop a
-series, and bump it: a recording whose F frames hold values of another id is then
-charted by decoding its ticks, as before F frames held them
+series, and bump it: a recording whose summary frames hold values of another id is then
+charted by decoding its ticks, as before summary frames held them
 (``tests/unit/session/test_chart_facts.py`` pins this file's code to the id).
 """
 

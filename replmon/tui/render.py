@@ -2,13 +2,13 @@
 
 Kept apart from the widgets so the wording is tested without an app, and so the
 lines are short enough for half of an 80-column terminal (38 characters): the
-numbers DBAs read first (dstat/orzdba order) come first on each line.
+numbers DBAs read first (dstat/orzdba order) come first on each line. Fitting those
+lines to a column and to the rows left is fitting.py's.
 """
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.findings import Severity
@@ -98,163 +98,6 @@ def _mark(t: Text, differs: bool) -> None:
     if differs:
         t.append("≠", style=DIFF_STYLE)
         t.append(" ")
-
-
-SUBLABELS = frozenset({"cpu", "mem", "swap", "disk", "net", "stmt/s", "rows/s", "incl.", "bp",
-                       "oos", "sync", "sentinel", "true"})
-"""The words after the gutter that name a line of a group ("disk", "bp"): a line is known
-by (group, sub-label), or by its place in the group ("#0") when it has none."""
-
-TAIL_DROP = frozenset({("host", "cpu"), ("host", "mem"), ("host", "swap"), ("host", "disk"),
-                       ("host", "net"), ("mysql", "stmt/s"), ("mysql", "rows/s"),
-                       ("mysql", "bp"), ("mysql", "incl."), ("redis", "#0")})
-"""Lines of figures, written most important first: in a narrow column they lose their
-last fields (never one in red) instead of wrapping, so the overview keeps its height
-whatever the values (a rate growing by a character wrapped a line, a scrollbar appeared
-and both columns narrowed). Other lines (states, errors, DRBD) wrap."""
-
-LOW_VALUE = (("mysql", "incl."), ("host", "swap"), ("host", "net"), ("mysql", "bp"),
-             ("host", "disk"), ("redis", "mem"), ("host", "mem"), ("mysql", "rows/s"))
-"""Lines a short screen leaves out first, in this order, while the findings need the
-rows (never a line with a value in red: paging, a full memory). The group view (enter
-on a group) shows them all."""
-
-ALARM = ("bold red", "bold black on yellow")
-"""Styles of a value that must stay on screen: red figures and the "≠" of a difference."""
-
-
-def line_keys(group: str, text: Text) -> list[tuple[tuple[str, str], Text]]:
-    """``text``'s lines, each with its key (``group``, sub-label or "#n"); a line continued
-    by ``fit`` (indented past the gutter) keeps its line's key."""
-    out: list[tuple[tuple[str, str], Text]] = []
-    n = 0
-    for line in text.split("\n", allow_blank=True):
-        plain = line.plain
-        if out and plain.startswith(" " * (GUTTER + 1)):
-            out.append((out[-1][0], line))  # a continuation
-            continue
-        first = (plain[GUTTER:].split() or [""])[0]
-        out.append(((group, first if first in SUBLABELS else f"#{n}"), line))
-        n += 1
-    return out
-
-
-def _alarm(t: Text) -> bool:
-    return any(str(sp.style) in ALARM for sp in t.spans)
-
-
-def _fields(line: Text) -> list[Text]:
-    """``line``'s fields, as ``_kv`` wrote them: a key glued to its value ("rtt 0.05ms"),
-    a value of several words kept whole ("2 cli", "96% avail"), padding glued to the value
-    after it; the line's trailing blanks dropped. Joined by single spaces, they are
-    ``line`` again."""
-    plain = line.plain.rstrip(" ")
-    inside: set[int] = set()  # spaces within one value (one styled run)
-    dim: set[int] = set()  # cells of a key or sub-label
-    for sp in line.spans:
-        if str(sp.style) == "dim":
-            dim.update(range(sp.start, sp.end))
-        else:
-            inside.update(range(sp.start + 1, sp.end - 1))
-    out: list[Text] = []
-    start = 0
-    for i, ch in enumerate(plain):
-        if ch != " " or i in inside or (i - 1) in dim or plain[i + 1] == " " \
-                or not plain[start:i].strip():
-            continue
-        out.append(line[start:i])
-        start = i + 1
-    out.append(line[start:len(plain)])
-    return out
-
-
-def _drop_tail(fields: list[Text], width: int) -> list[Text]:
-    """``fields`` less their last ones (never the first, never one in red) until they fit
-    ``width``."""
-    fields = list(fields)
-    while sum(f.cell_len for f in fields) + len(fields) - 1 > width:
-        i = next((i for i in range(len(fields) - 1, 0, -1) if not _alarm(fields[i])), None)
-        if i is None:
-            break
-        del fields[i]
-    return fields
-
-
-def fit(text: Text, width: int, group: str = "") -> Text:
-    """``text`` in ``width`` cells: a line of figures of ``group`` (``TAIL_DROP``) loses its
-    last fields; any other line longer than ``width`` breaks between its words, never
-    between a key and its value, the rest continued under the values (past the gutter and
-    the sub-label), so a narrow column (80x24: 38 characters) never wraps a number away
-    from its unit or its name."""
-    if width <= GUTTER + 10:
-        return text
-    out = Text()
-    indent = " " * (GUTTER + 5)
-    for n, (key, line) in enumerate(line_keys(group, text)):
-        if n:
-            out.append("\n")
-        if line.cell_len <= width:
-            out.append_text(line)
-            continue
-        fields = _fields(line)
-        if key in TAIL_DROP:
-            fields = _drop_tail(fields, width)
-        # a field wider than a continued line ("+/-2.0s server commit timestamps"): its
-        # words, or the terminal would wrap it again, under the gutter
-        fields = [part for f in fields for part in (
-            f.split(" ") if f.cell_len > width - len(indent) else [f])]
-        used = 0
-        for i, word in enumerate(fields):
-            w = word.cell_len + (1 if i else 0)
-            if used and used + w > width and word.cell_len:
-                word = word[len(word.plain) - len(word.plain.lstrip(" ")):]  # no padding
-                out.append("\n" + indent)
-                used = len(indent)
-                w = word.cell_len
-            elif i:
-                out.append(" ")
-            out.append_text(word)
-            used += w
-    return out
-
-
-def shed(texts: list[dict[str, Text]], rows: int) -> list[dict[str, Text]]:
-    """The nodes' groups (kind -> Text, one dict per column) in ``rows`` lines where they
-    can be: the ``LOW_VALUE`` lines left out of both columns alike, one key at a time,
-    while the taller column's groups take more rows (a key with a red value in either
-    column stays)."""
-    keyed = [{kind: line_keys(kind, t) for kind, t in col.items()} for col in texts]
-
-    def height() -> int:
-        kinds = {k for col in keyed for k in col}
-        return sum(max(len(col.get(k, [])) for col in keyed) for k in kinds)
-
-    for key in LOW_VALUE:
-        if height() <= rows:
-            break
-        lines = [ln for col in keyed for k, ls in col.items() for lk, ln in ls if lk == key]
-        if not lines or any(_alarm(ln) for ln in lines):
-            continue
-        for col in keyed:
-            for k in col:
-                col[k] = [(lk, ln) for lk, ln in col[k] if lk != key]
-    return [{k: Text("\n").join(ln for _, ln in ls) for k, ls in col.items()} for col in keyed]
-
-
-def put(widget: Static, content: Text | str, *, layout: bool = True) -> None:
-    """``widget.update(content)`` unless it shows that already. An update asks Textual for
-    a new layout of the whole screen (~20 ms at 160x50) unless ``layout`` is False (a
-    widget of a fixed height: the header, the status bar); the header's clock redrawn
-    every second and a paused replay's panels redrawn unchanged cost one each."""
-    if widget.content != content:
-        widget.update(content, layout=layout)
-
-
-def pad_lines(text: Text, lines: int) -> Text:
-    """``text`` with blank lines added up to ``lines``: a group as tall as the same
-    group of the other node, so the two columns stay aligned line by line."""
-    missing = lines - len(text.plain.split("\n"))
-    return Text.assemble(text, "\n" * missing) if missing > 0 else text
 
 
 def status_text(kind: str, st: SourceStatus, now: float | None) -> Text:

@@ -38,8 +38,9 @@ from replmon.model.incidents import Causality, IncidentTracker, causality
 from replmon.model.tick import Tick
 from replmon.session.cursor import ReplayCursor, Step, parse_jump
 from replmon.session.recording import Recording
-from replmon.tui import header, render
-from replmon.tui.app import ReplmonApp, TickReceived
+from replmon.tui import fitting, header
+from replmon.tui.app import ReplmonApp
+from replmon.tui.feeds import TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
 from replmon.tui.processlist import Snapshot, Snapshots
 from replmon.units import tick_clock
@@ -208,13 +209,11 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
 
     def _goto(self, i: int) -> Step:
         """Jump: the cursor rebuilds and warms its engine; the sparklines restart there."""
-        for h in self.history.values():
-            for series in h.values():
-                series.clear()
+        self.memory.restart()
         step = self.cursor.seek(i)
         self.incidents = IncidentTracker(self.causality())  # rebuilt from the findings there
         with contextlib.suppress(SessionError, IndexError):  # the tick before, for rates
-            self._last_seen = self.recording.tick_at(i - 1) if i > 0 else None
+            self.memory.last_seen = self.recording.tick_at(i - 1) if i > 0 else None
         self._binlogs_before(i)
         self._show(step)
         self._wake.set()
@@ -233,10 +232,10 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
     def _binlogs_before(self, i: int) -> None:
         """After a jump: each node's newest binary-log reading from the ticks just before
         ``i`` (the mysql group's detail shows the newest, with its age), none from elsewhere."""
-        self.binlog_readings.clear()
+        self.memory.binlog_readings.clear()
         for k in range(max(0, i - self.BINLOG_BACK), i):
             with contextlib.suppress(SessionError):
-                self.remember_binlogs(self.recording.tick_at(k))
+                self.memory.remember_binlogs(self.recording.tick_at(k))
 
     def as_of(self, tick: Tick) -> str:
         """"as of 16:09:48, tick #4 of 151": the clock and the place in the recording, as
@@ -280,7 +279,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         filled = 0 if n <= 1 else round(self.pos / (n - 1) * width)
         head.append("━" * filled, style="bold cyan")
         head.append("─" * (width - filled), style="dim")
-        render.put(bar, head + tail, layout=False)
+        fitting.put(bar, head + tail, layout=False)
 
     def _refresh_header(self) -> None:
         if not self._mounted():
@@ -291,7 +290,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             width=self.size.width - (0 if not self.playing else len(self.PLAYING)))
         if self.playing:  # (paused, it says PAUSED) which file: the status bar under
             line.append(self.PLAYING, style="bold black on cyan")
-        render.put(self.main_widget("#header", Static), line, layout=False)
+        fitting.put(self.main_widget("#header", Static), line, layout=False)
 
     PLAYING = " REPLAY "
     """The header's word while a replay plays."""

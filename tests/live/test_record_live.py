@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rawrecords import raw_records
 
 from replmon.config import build_config
 from replmon.engine import build_engine
@@ -15,7 +16,6 @@ from replmon.lab import Lab
 from replmon.lab.load import WriteLoad
 from replmon.output.report import render_text, report
 from replmon.session import Recorder, meta_for, open_recording
-from replmon.session.recording import raw_records
 from replmon.session.rerun import rerun_checks
 
 pytestmark = pytest.mark.live

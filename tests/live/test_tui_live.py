@@ -83,11 +83,11 @@ async def test_w_on_the_lab_shows_a_running_statement_and_stops_reading_when_clo
                              want_processlist=collector.want_processlist)
             async with app.run_test(size=(80, 24)) as pilot:
                 await wait_shown(app, 3)
-                assert app.processlists == {"primary": None, "replica": None}  # not asked
+                assert app.memory.processlists == {"primary": None, "replica": None}  # not asked
                 await pilot.press("w")
                 loop = asyncio.get_running_loop()
                 deadline = loop.time() + 10
-                while app.processlists["replica"] is None:
+                while app.memory.processlists["replica"] is None:
                     assert loop.time() < deadline, "no processlist read within 10 s"
                     await asyncio.sleep(0.1)
                 assert isinstance(app.screen, ProcesslistScreen)
@@ -95,10 +95,10 @@ async def test_w_on_the_lab_shows_a_running_statement_and_stops_reading_when_clo
                 console.print(app.screen.body())
                 text = console.export_text()
                 assert "SELECT SLEEP(60) AS held_by_a_reader" in text and "lab-replica" in text
-                assert ident in {r.id for r in app.processlists["replica"].rows}
+                assert ident in {r.id for r in app.memory.processlists["replica"].rows}
                 await pilot.press("escape")
                 await pilot.pause()
-                last = app.processlists["replica"].wall
+                last = app.memory.processlists["replica"].wall
                 await wait_shown(app, app.ticks_shown + 12)  # 3.6 s: past processlist_every
-                assert app.processlists["replica"].wall == last  # no more reads
+                assert app.memory.processlists["replica"].wall == last  # no more reads
                 await pilot.press("q")

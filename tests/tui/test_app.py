@@ -93,13 +93,13 @@ async def test_pause_freezes_the_screen_but_checks_keep_running() -> None:
         await push(pilot, feed, app, TICKS[1])
         await pilot.press("p")
         frozen = text_of(app, "#primary-host")
-        seen = app.ticks_seen
+        seen = app.memory.ticks_seen
         await push(pilot, feed, app, TICKS[6])
         for _ in range(50):
             await pilot.pause()
-            if app.ticks_seen > seen:
+            if app.memory.ticks_seen > seen:
                 break
-        assert app.ticks_seen == seen + 1  # the engine saw it
+        assert app.memory.ticks_seen == seen + 1  # the engine saw it
         assert text_of(app, "#primary-host") == frozen
         assert "PAUSED" in text_of(app, "#header")
         await pilot.press("p")
@@ -289,7 +289,7 @@ async def test_w_shows_both_nodes_statements_and_asks_for_them_only_while_open()
         console.print(app.screen.body())
         assert "no processlist yet" in console.export_text()  # asked, not read yet
         await push(pilot, feed, app, with_processlists(TICKS[3]))
-        snap = app.processlists["replica"]
+        snap = app.memory.processlists["replica"]
         console.print(node_table("replica", snap, ref=None, now=TICKS[3].wall, asked=True,
                                  width=78))
         text = console.export_text()

@@ -25,7 +25,7 @@ from textual.widgets import Static
 
 from replmon.engine import build_engine
 from replmon.session.recording import Recording, open_recording
-from replmon.tui.app import RECENT_S, closed_words
+from replmon.tui.findings_list import RECENT_S, closed_words
 from replmon.tui.graphs import ChartPlot, GraphScreen
 from replmon.tui.replay import ReplayApp
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen
@@ -406,7 +406,7 @@ def binlog_shown(app: ReplayApp) -> list[str]:
     tick of its own often has none) in a recording that has them."""
     text = view_text(app)
     return [f"mysql detail lacks {name}'s binlog position {b.file}:{b.position:,}"
-            for name, (b, _) in app.binlogs(app.screen.tick).items()
+            for name, (b, _) in app.memory.binlogs(app.screen.tick).items()
             if b.file and b.position is not None and f"{b.file}:{b.position:,}" not in text]
 
 

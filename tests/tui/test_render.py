@@ -11,7 +11,7 @@ from tickdata import lab_ticks
 
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import NodeTick
-from replmon.tui import header, render
+from replmon.tui import fitting, header, render
 
 TICKS = lab_ticks()
 
@@ -79,10 +79,10 @@ def test_header_names_an_info_in_view_beside_ok() -> None:
 
 def test_fit_breaks_between_words_never_inside_a_value() -> None:
     t = render.host_text(TICKS[-1].primary)
-    narrow = render.fit(t, 30).plain.splitlines()
+    narrow = fitting.fit(t, 30).plain.splitlines()
     assert all(len(line) <= 30 for line in narrow), narrow
     assert " ".join(narrow).split() == t.plain.split()  # the same words, in order
-    assert render.fit(t, 200).plain == t.plain  # wide enough: untouched
+    assert fitting.fit(t, 200).plain == t.plain  # wide enough: untouched
 
 
 def test_detail_of_every_group_for_both_nodes_with_units() -> None:
@@ -148,16 +148,16 @@ def test_a_mariadb_replicas_own_gtid_slave_pos_rows_are_said_under_its_rows() ->
     deletes: the screen says how many under the rows, so nobody reads them as
     divergence; without a count (MySQL, the first tick) no line."""
     from replmon.session.recording import open_recording
-    from replmon.tui.app import ReplmonApp
+    from replmon.tui.feeds import TickMemory
 
     path = Path(__file__).parents[2] / "sample_sessions" / "healthy_steady_load.rmrec"
     with open_recording(path) as rec:
         ticks = [rec.tick_at(i) for i in range(5)]
-    app = ReplmonApp(None)
+    memory = TickMemory()
     for t in ticks:
-        app.remember(t)
-    assert set(app.gtid_rows) == {t.wall for t in ticks[1:]}
-    g = app.gtid_rows[ticks[-1].wall]
+        memory.remember(t)
+    assert set(memory.gtid_rows) == {t.wall for t in ticks[1:]}
+    g = memory.gtid_rows[ticks[-1].wall]
     assert 250 < g < 350, g  # the lab applies ~300 transactions/s
     r = ticks[-1].replica
     text = render.mysql_text(r, ticks[-1].primary, gtid_rows_per_s=g).plain
@@ -186,11 +186,11 @@ def test_lines_of_figures_keep_their_height_whatever_the_values() -> None:
     for node in [*nodes, big]:
         for kind, draw in (("host", render.host_text), ("mysql", render.mysql_text),
                            ("redis", render.redis_text)):
-            text = render.fit(draw(node), width, kind)
+            text = fitting.fit(draw(node), width, kind)
             assert all(len(line) <= width for line in text.plain.split("\n")), text.plain
             heights.setdefault(f"{node.role} {kind}", set()).add(len(text.plain.split("\n")))
     assert all(len(h) == 1 for h in heights.values()), heights
-    cpu, _, _, disk, _ = render.fit(render.host_text(big), width, "host").plain.split("\n")
+    cpu, _, _, disk, _ = fitting.fit(render.host_text(big), width, "host").plain.split("\n")
     # 31 % steal is red: it stays, the field before it (iowait) goes
     assert cpu.split()[2:4] == ["100%us", "100%sy"] and cpu.endswith("%id 31%st"), cpu
     assert disk.split()[:4] == ["disk", "r", "0B/s", "w"] and "100%" not in disk, disk
@@ -200,22 +200,22 @@ def test_a_short_screen_leaves_out_the_least_important_lines_of_both_columns() -
     t = TICKS[-1]
     cols = [{"host": render.host_text(n), "mysql": render.mysql_text(n)} for n in t.nodes]
     full = sum(max(len(c[k].plain.split("\n")) for c in cols) for k in ("host", "mysql"))
-    out = render.shed(cols, full - 2)
+    out = fitting.shed(cols, full - 2)
     for col in out:
         plain = "\n".join(t.plain for t in col.values())
         assert " swap " not in plain and " net " not in plain  # the first two to go
         assert " disk " in plain and "stmt/s" in plain
-    assert render.shed(cols, full) == cols or all(
-        a[k].plain == b[k].plain for a, b in zip(render.shed(cols, full), cols, strict=True)
+    assert fitting.shed(cols, full) == cols or all(
+        a[k].plain == b[k].plain for a, b in zip(fitting.shed(cols, full), cols, strict=True)
         for k in a)  # room enough: nothing left out
     paging = [{"host": render.host_text(_host(n, swap_in_pages_per_s=40.0))} for n in t.nodes]
-    assert all(" swap " in c["host"].plain for c in render.shed(paging, 1))  # red stays
+    assert all(" swap " in c["host"].plain for c in fitting.shed(paging, 1))  # red stays
 
 
 def test_help_fits_80_columns_and_says_what_a_short_screen_leaves_out() -> None:
     """At 80 columns the help's box holds 68 cells a line (90% of 80, less its thick border
     and padding): a longer line wrapped, twice over with its hanging indent. It names the
-    lines a short screen leaves out, in render.LOW_VALUE's order."""
+    lines a short screen leaves out, in fitting.LOW_VALUE's order."""
     from rich.text import Text
 
     from replmon.tui.screens import HELP
@@ -225,7 +225,7 @@ def test_help_fits_80_columns_and_says_what_a_short_screen_leaves_out() -> None:
         line.plain for line in lines if line.cell_len > 68]
     text = " ".join(line.plain for line in lines)
     listed = text[text.index("least important first:"):]
-    words = [f"{group} {sub}" if sub == "mem" else sub for group, sub in render.LOW_VALUE]
+    words = [f"{group} {sub}" if sub == "mem" else sub for group, sub in fitting.LOW_VALUE]
     at = [listed.find(w) for w in words]
     assert all(i >= 0 for i in at) and at == sorted(at), (words, listed)
 

@@ -29,7 +29,7 @@ from replmon.output.report import render_text as report_text
 from replmon.output.report import report
 from replmon.session.recording import open_recording
 from replmon.session.rerun import Rerun
-from replmon.tui.app import finding_key
+from replmon.tui.findings_list import finding_key
 from replmon.tui.replay import ReplayApp
 from replmon.tui.screens import FindingScreen
 from replmon.units import tick_clock

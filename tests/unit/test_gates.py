@@ -24,7 +24,7 @@ from test_check_reads import CHECKS, _inputs
 
 from replmon.check import Check, Thresholds, Window
 from replmon.engine import Engine
-from replmon.session.rerun import HYSTERESIS
+from replmon.session.reuse import HYSTERESIS
 from replmon.testing.synth import GateTally, judge_gate
 
 GATED = [c for c in CHECKS if c.gate is not None]

@@ -26,7 +26,7 @@ from replmon.resolve import resolve
 from replmon.settings import build_fleet
 from replmon.sources import sentinel_parse as sp
 from replmon.testing.synth import T0, run_check, status
-from replmon.tui import render
+from replmon.tui import fitting, render
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -146,7 +146,7 @@ def test_sentinel_unreadable_is_a_source_error_on_the_pair() -> None:
 def test_the_screen_line_fits_a_column_at_80() -> None:
     s = sp.build_sample(MASTER, NODES)
     width = 36  # a column's content at 80x24
-    lines = render.fit(Text("redis ") + render.sentinel_text(s, A, T0), width).plain
+    lines = fitting.fit(Text("redis ") + render.sentinel_text(s, A, T0), width).plain
     assert lines.split()[1:] == ["sentinel", "master", "ep", "0", "q", "1/1", "O_DOWN",
                                  "failover", "wait_promotion"], lines
     assert lines.split("\n")[1].split()[:6] == ["sentinel", "master", "ep", "0", "q", "1/1"]

@@ -1,11 +1,11 @@
-"""``replmon report --html`` from the recorder's F frames (each chart series' value at
+"""``replmon report --html`` from the recorder's summary frames (each chart series' value at
 each tick, rounded as the page shows them) gives the page that decoding every tick gives,
 byte for byte, its chart data (the JSON in ``<script id="replmon-charts">``) included:
 on every shipped session recorded as a live session is (30-tick chunks), on a longer
 recording whose charts are fitted (each point a bucket's lowest and highest) and that
-has a gap, on a cut, and on files whose F frames are damaged, absent
+has a gap, on a cut, and on files whose summary frames are damaged, absent
 (``rates="derive"``), or hold the values of other series (an older replmon's, or series
-changed since): those are charted by decoding their ticks, as before F frames held the
+changed since): those are charted by decoding their ticks, as before summary frames held the
 values."""
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def test_fitted_charts_and_a_gap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_cut_keeps_the_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``replmon cut`` writes through RecordingWriter: the cut's F frames hold the values
+    """``replmon cut`` writes through RecordingWriter: the cut's summary frames hold the values
     of its ticks (rates as read in the whole file)."""
     path, count = live_copy(SAMPLES[0], tmp_path / "live.rmrec")
     with open_recording(path) as rec:
@@ -128,8 +128,8 @@ def test_a_damaged_facts_frame_decodes_the_ticks(tmp_path: Path,
 
 def test_without_facts_frames_the_ticks_are_decoded(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """A writer told the rates are derivable writes no F frame; a shipped session was
-    written before F frames held chart values (or any F frame)."""
+    """A writer told the rates are derivable writes no summary frame; a shipped session was
+    written before summary frames held chart values (or any summary frame)."""
     sample = ROOT / "sample_sessions" / "seed002_swapping_past_ceiling.rmrec"
     path, count = live_copy(sample, tmp_path / "derive.rmrec", rates="derive")
     for file in (path, sample):
@@ -139,7 +139,7 @@ def test_without_facts_frames_the_ticks_are_decoded(tmp_path: Path,
 
 def test_values_of_other_series_are_not_taken(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """F frames whose values are of another SERIES_ID (an older replmon's, or series
+    """summary frames whose values are of another SERIES_ID (an older replmon's, or series
     changed since) are passed over: the ticks are decoded."""
     sample = ROOT / "sample_sessions" / "replica_lag_growing.rmrec"
     path, count = live_copy(sample, tmp_path / "live.rmrec")

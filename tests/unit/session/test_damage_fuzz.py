@@ -56,7 +56,7 @@ def frames(data: bytes) -> list[FrameAt]:
 @pytest.fixture(scope="module")
 def parts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """A live-style recording rotated into parts of ~120 KB: each part has a header,
-    key frames, tick frames, O frames and an end frame."""
+    key frames, tick frames, observations frames and an end frame."""
     path = tmp_path_factory.mktemp("fuzz") / "live.rmrec"
     ticks = four_source_ticks(TICKS)
     engine = build_engine(entry_points=False)

@@ -1,8 +1,8 @@
-"""``replmon report`` from the recorder's F frames (what the report keeps of each chunk's
+"""``replmon report`` from the recorder's summary frames (what the report keeps of each chunk's
 ticks: versions, the key rates' peaks, seq/interval/missed, the live engine's events)
 gives the report that decoding every tick gives, field for field: on shipped sessions
 recorded as a live session is (30-tick chunks: findings open and close in other chunks
-than the tick they began in), and on a file with a damaged F frame (that chunk's ticks
+than the tick they began in), and on a file with a damaged summary frame (that chunk's ticks
 are decoded again, the damage said once)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.output.report import report, stored_facts
 from replmon.session import RecordingWriter, meta_for, open_recording
-from replmon.session.format import HEADER_SIZE, KIND_FACTS, MAGIC, read_frame
+from replmon.session.format import HEADER_SIZE, KIND_SUMMARY, MAGIC, read_frame
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.rmrec"))
@@ -42,7 +42,7 @@ def record_live(path: Path, ticks: list[Tick], chunk: int = 30,
 
 
 def both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The report from the F frames, and the one from decoding every tick, as JSON."""
+    """The report from the summary frames, and the one from decoding every tick, as JSON."""
     with open_recording(path) as rec:
         fast = json.loads(json.dumps(report(rec)))
     with monkeypatch.context() as mp:
@@ -59,7 +59,7 @@ def test_the_report_from_the_frames_is_the_decoded_one(sample: Path, tmp_path: P
         ticks = list(rec.ticks())
     path = record_live(tmp_path / "live.rmrec", ticks)
     with open_recording(path) as rec:
-        assert stored_facts(rec) is not None  # every chunk has its F frame
+        assert stored_facts(rec) is not None  # every chunk has its summary frame
     fast, slow = both(path, monkeypatch)
     assert fast == slow
     assert fast["ticks"] == len(ticks)
@@ -85,7 +85,7 @@ def test_a_damaged_facts_frame_decodes_that_chunk(tmp_path: Path,
 
 def test_ticks_written_with_derived_rates_get_no_facts(tmp_path: Path) -> None:
     """A writer told the rates are derivable ("derive") never saw the reader's rates:
-    its peaks would not be the report's, so it writes no F frame."""
+    its peaks would not be the report's, so it writes no summary frame."""
     with open_recording(COVERED[-1]) as rec:
         ticks = list(rec.ticks())
     path = record_live(tmp_path / "derive.rmrec", ticks, rates="derive")
@@ -95,12 +95,12 @@ def test_ticks_written_with_derived_rates_get_no_facts(tmp_path: Path) -> None:
 
 
 def damage_second_facts(path: Path, out: Path) -> Path:
-    """``path`` with bytes flipped in its second F frame (the second chunk's), as ``out``."""
+    """``path`` with bytes flipped in its second summary frame (the second chunk's), as ``out``."""
     data = bytearray(path.read_bytes())
     pos, hits = len(MAGIC), 0
     while pos < len(data):
         fr = read_frame(bytes(data), pos)
-        if fr.kind == KIND_FACTS:
+        if fr.kind == KIND_SUMMARY:
             hits += 1
             if hits == 2:  # the second chunk's
                 for k in range(HEADER_SIZE + 2, HEADER_SIZE + 8):

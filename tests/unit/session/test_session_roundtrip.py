@@ -7,6 +7,7 @@ import json
 import zlib
 from pathlib import Path
 
+from rawrecords import raw_records
 from sessiondata import lab_ticks
 
 from replmon.config import build_config
@@ -16,7 +17,6 @@ from replmon.model.mysql import MysqlSample
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import MAGIC
-from replmon.session.recording import raw_records
 from replmon.session.rerun import rerun_checks
 
 
@@ -137,5 +137,5 @@ def test_records_are_json_inside_zlib(tmp_path: Path) -> None:
     path = write(tmp_path / "s.rmrec", lab_ticks()[:2])
     records = [json.loads(r.partition(b"\n")[0]) for r in list(raw_records(path))[1:]]
     assert [r["seq"] for r in records if "seq" in r and "wall" in r] == [0, 1]  # the ticks
-    assert any("peaks" in r for r in records)  # the F frame, its zlib undone
+    assert any("peaks" in r for r in records)  # the summary frame, its zlib undone
     assert zlib.decompressobj  # stdlib only

@@ -1,7 +1,7 @@
-"""A re-run that takes the live engine's stored observations (O frames) where they are
+"""A re-run that takes the live engine's stored observations (observations frames) where they are
 today's checks' gives, tick for tick, what observing every tick again gives: on a
 recording whose findings open, hold, flap and close across chunks, intact and damaged
-(a tick frame, an O frame), in this process and in worker processes; and on every
+(a tick frame, an observations frame), in this process and in worker processes; and on every
 shipped sample session. With other thresholds, the stored observations of every check
 whose observing thresholds are the recorded ones are still used, and only the others are
 observed again: the result is again the observed one."""
@@ -18,8 +18,9 @@ from test_rerun import dump
 from replmon.engine import build_engine
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
-from replmon.session.format import HEADER_SIZE, KIND_OBS, KIND_TICK, MAGIC, read_frame
-from replmon.session.rerun import Rerun, plan_reuse, stored_usable
+from replmon.session.format import HEADER_SIZE, KIND_OBSERVATIONS, KIND_TICK, MAGIC, read_frame
+from replmon.session.rerun import Rerun
+from replmon.session.reuse import plan_reuse, stored_usable
 from replmon.testing.synthetic import loop_ticks
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -159,7 +160,7 @@ def test_other_thresholds_reuse_the_unchanged_checks(live: Path, observed: list[
 
 
 @SHARES_LIVE
-@pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBS, 600)],
+@pytest.mark.parametrize(("kind", "index"), [(KIND_TICK, 700), (KIND_OBSERVATIONS, 600)],
                          ids=["tick-frame", "obs-frame"])
 def test_stored_rerun_of_a_damaged_file(live: Path, tmp_path: Path, kind: bytes,
                                         index: int) -> None:
@@ -215,7 +216,7 @@ def test_a_gated_check_is_observed_again_only_where_its_gate_is_not_quiet(
 
 
 def test_a_file_without_gauges_is_observed_again(tmp_path: Path) -> None:
-    """A recording whose O frames hold no gauges (written before gates, or by an engine
+    """A recording whose observations frames hold no gauges (written before gates, or by an engine
     whose checks had none): a re-check with other limits decodes every chunk for the
     changed check, and still gives what observing every tick again gives."""
     engine = build_engine(entry_points=False)
@@ -299,7 +300,7 @@ def test_a_cut_keeps_the_stored_observations_and_the_incidents(live: Path,
                                                                tmp_path: Path) -> None:
     """``replmon cut`` in the middle of a long recording (its warm-up starts well after
     the file's start), around the DRBD peer's long outage: the incidents inside the
-    window are the whole file's, the live engine's observations are kept (O frames) and
+    window are the whole file's, the live engine's observations are kept (observations frames) and
     a re-run that uses them gives what observing every tick of the cut again gives."""
     from replmon.testing.cuts import cut_every_incident
 
