@@ -43,6 +43,7 @@ What to do: the title says which; the next step names the command (``drbdadm sta
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from pydantic import AliasChoices, Field
 
@@ -54,7 +55,6 @@ from replmon.check import (
     DrbdResource,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -66,8 +66,8 @@ from replmon.check import (
     fmt_byte_rate,
     fmt_bytes,
     numbers,
+    round_up,
     source_ok,
-    up,
 )
 
 SYNC = {"StartingSyncS", "StartingSyncT", "WFBitMapS", "WFBitMapT", "WFSyncUUID", "SyncSource",
@@ -548,17 +548,26 @@ def _stall_run(w: Window) -> int:
     return most
 
 
-def gauges(w: Window) -> Gauges:
-    """(``_state``; the I/O stall's ticks (``_stall_run``) and its span plus one tick,
-    s, rounded up, None without a stall; both None at state 2, which is never
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
+
+    state: float
+    """``_state``: 2, 1 or 0."""
+    stall_ticks: float | None
+    """The I/O stall's ticks (``_stall_run``); None without a stall, or at state 2 (never
     quiet)."""
+    stall_span_s: float | None
+    """The stall's span plus one tick, s, rounded up; None as ``stall_ticks``."""
+
+
+def measure(w: Window) -> Gauges:
     state = _state(w)
     if state == 2:
-        return 2.0, None, None
+        return Gauges(2.0, None, None)
     run = _stall_run(w)
     if not run:
-        return float(state), None, None
-    return float(state), float(run), up((run + 1) * w.last.interval)
+        return Gauges(float(state), None, None)
+    return Gauges(float(state), float(run), round_up((run + 1) * w.last.interval))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -568,7 +577,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     fewer than ``io_stall_min_samples`` did, or ``io_stall`` is above (ticks + 1) x
     interval, so round(``io_stall`` / interval) is more ticks than have stalled. The
     other thresholds change only how bad or how worded a finding is."""
-    state, ticks, span_s = g
+    state, ticks, span_s = g.state, g.stall_ticks, g.stall_span_s
     if not (state == 0 or (state == 1 and t.allow_two_primaries)):
         return False
     return (ticks is None or ticks < t.io_stall_min_samples
@@ -584,4 +593,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
               evaluate=evaluate, window=120.0, explains=EXPLAINS,
-              reads=("drbd", "rates.drbd"), gate=Gate(gauges, quiet), service="drbd")
+              reads=("drbd", "rates.drbd"), gate=Gate(measure, quiet, gauges=Gauges),
+              service="drbd")
