@@ -130,8 +130,8 @@ def _rate_since(w: Window, first: int, end: tuple[str | None, int]
 class Gauges(NamedTuple):
     """What ``quiet`` reads (``measure``, every tick; stored by position): all None when
     nothing is judged whatever the thresholds (no master's offset, no replica, no
-    backlog). Whole numbers (math.ceil/floor: ``round_up`` costs ~0.4 us a call, as
-    much as ``evaluate`` on a quiet tick)."""
+    backlog). Whole numbers (math.ceil/floor, ~0.1 us a call; ``round_up`` costs
+    ~0.4 us)."""
 
     span_s: int | None
     """The window's span, s, rounded up."""

@@ -131,8 +131,8 @@ def measure(w: Window) -> LevelGauges:
 
 
 def _down_each(values: list[float | None]) -> list[float | None]:
-    """``down`` of each value, once for a run of equal ones: the levels' lowest ratios
-    are often one kind's, and ``down`` costs about 0.75 us a call."""
+    """``round_down`` of each value, once for a run of equal ones: the levels' lowest
+    ratios are often one kind's, and ``round_down`` costs ~0.5 us a call."""
     out: list[float | None] = []
     last = got = None
     for v in values:

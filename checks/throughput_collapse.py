@@ -147,7 +147,7 @@ def measure(w: Window) -> LevelGauges:
     # the ratio times the baseline: a float product could land a hair above a quotient
     out: list[float | None] = [round_up(top)]
     last = rounded = None
-    for low in lows:  # down once for a run of equal ones (one series' often): ~0.75 us
+    for low in lows:  # round_down once for a run of equal ones (one series' often): ~0.5 us
         if low is not None and low != last:
             last, rounded = low, round_down(low * (1 - 1e-9))
         out.append(None if low is None else rounded)
