@@ -19,11 +19,12 @@ A check module exposes one object, ``CHECK``::
 Rules: ``evaluate`` is pure (no I/O, no clock, no globals, no caches of its own): the
 same window always gives the same observations, live or in replay. It reads rates from
 ``tick.<role>.rates``, raw samples from ``tick.<role>.<kind>``, columns over time from
-``w.series`` and the facts both nodes share from ``w.pair``; the window is read-only
-(the checks of a tick share it). Durations are seconds, never ticks. It returns data,
-never widgets. A check that raises is reported by the engine as a finding of its own
-(check id "engine"), never silently dropped. docs/checks.md, "Writing a check", walks
-through one.
+``w.series`` and what both nodes' samples say together from ``w.pair`` (the pair view:
+each node's newest binlog reading, the replica's channel, the clocks' offset, the lag);
+the window is read-only (the checks of a tick share it). Durations are seconds, never
+ticks. It returns data, never widgets. A check that raises is reported by the engine as
+a finding of its own (check id "engine"), never silently dropped. docs/checks.md,
+"Writing a check", walks through one; its "A gate" says when a gate is worth having.
 """
 
 from __future__ import annotations
@@ -272,9 +273,10 @@ class Window:
 
     @property
     def pair(self) -> PairView:
-        """Facts about both nodes at the last tick that several checks need (each node's
-        newest binlog reading, the replica's channel from the primary, the clocks'
-        offset): worked out once per tick and shared (``replmon.pair``)."""
+        """The pair view: what both nodes' samples at the last tick say together, which
+        several checks need (each node's newest binlog reading, the replica's channel
+        from the primary, the clocks' offset): worked out once per tick and shared
+        (``replmon.pair``)."""
         view = self._pair
         if view is None:
             view = PairView(self.ticks)

@@ -208,8 +208,8 @@ What each part does:
   `NodeTick` with the node's `host`, `drbd`, `mysql`, `redis` samples and their `rates`),
   `w.series(role, get)` (`get` of every tick of the window, oldest first, aligned with
   `w.ticks`), `w.start_within(seconds)` and `w.span(seconds)` (where a duration starts, in
-  ticks), and `w.pair`, the facts about both nodes that several checks need, worked out
-  once per tick and shared:
+  ticks), and `w.pair`, the pair view: what both nodes' samples say together that
+  several checks need, worked out once per tick and shared:
 
   - `primary_binlog`, `replica_binlog`: each node's newest binary log reading in the
     window (position, GTIDs, server_id, clock; taken every `positions_every` seconds), and
