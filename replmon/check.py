@@ -194,8 +194,6 @@ class Gate(Generic[T, G]):
         return f"Gate({self.measure.__qualname__}, {self._quiet.__qualname__}, gauges={what})"
 
 
-
-
 @dataclass(frozen=True)
 class Check(Generic[T]):
     id: str

@@ -15,6 +15,7 @@ gate must be quiet on some ticks (else it saves nothing).
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
 from typing import Any
 
@@ -94,6 +95,19 @@ STORED = next(p for p in SESSIONS if p.name == "redis_writes_refused.rmrec")
 def test_every_gated_check_names_its_gauges() -> None:
     named = {c.id for c in GATED if c.gate is not None and c.gate.gauges is not None}
     assert named == {c.id for c in GATED} - UNNAMED
+
+
+def test_a_gate_is_read_only_and_pickles() -> None:
+    """A Gate refuses changes (the checks of every engine share it) and still goes to a
+    re-run's worker processes by pickle, whole."""
+    check = next(c for c in GATED if c.id == "disk_saturation")
+    gate = check.gate
+    assert gate is not None
+    with pytest.raises(AttributeError):
+        gate.gauges = None  # type: ignore[misc]
+    again = pickle.loads(pickle.dumps(gate))
+    assert (again.measure, again.gauges, again._quiet) == (gate.measure, gate.gauges,
+                                                           gate._quiet)
 
 
 @pytest.mark.parametrize("check", [c for c in GATED if c.id not in UNNAMED],
