@@ -9,6 +9,12 @@ them in this process: CPU per tick of all enabled checks, and of each check alon
 interpreter, in the same run) and prints the ratio: #15's target is that its new checks
 add at most 15 % to the checks' CPU per tick. ``--added ID...`` compares this tree with
 and without the checks named (what they add to the others, in the same engine).
+``--gates`` times each gated check alone with its gate and without it, with the share
+of ticks its gate is quiet on and what decoding a tick costs (a gate saves a re-check
+the decoding of the chunks where it is quiet), the bytes its gauges add to a
+shipped recording's observations frames, and a re-check of a 1 h recording with one
+check's threshold changed, with its gate and with the gate taken away (docs/checks.md,
+"A gate").
 """
 
 from __future__ import annotations
@@ -150,6 +156,115 @@ def _time(engine: Any, ticks: list[Any], cold: bool) -> float:
     return spent / len(ticks) / 1e3
 
 
+def gates(n: int) -> None:
+    """Each gated check alone, with its gate and without it: us per tick (ticks decoded
+    just before, as ``_time``), the share of ticks ``quiet`` (default thresholds), the
+    decoding of a tick, and the gauges' share of a shipped file's observations frames."""
+    from dataclasses import replace
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_recording import four_sources
+
+    from replmon.engine import Engine
+    from replmon.model.tick import Tick
+    from replmon.plugins import discover
+    from replmon.session import open_recording
+    from replmon.session.format import pack_zjson
+    from replmon.testing.synthetic import loop_ticks
+
+    src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
+    real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]
+    ticks = with_binlog_readings(list(loop_ticks(four_sources(real), n)))
+    texts = [t.model_dump_json() for t in ticks]
+    c0 = time.perf_counter_ns()
+    for s in texts:
+        Tick.model_validate_json(s)
+    decode = (time.perf_counter_ns() - c0) / len(texts) / 1e3
+    print(f"decoding a tick from JSON: {decode:.0f} us ({n} ticks, {len(texts[0])} bytes)")
+    import math
+    import timeit
+
+    from replmon.check import round_down, round_up
+    for name, f in (("round_up", round_up), ("round_down", round_down),
+                    ("math.floor", math.floor)):
+        per = min(timeit.repeat(lambda f=f: f(1234.5), number=100_000, repeat=5)) / 100_000
+        print(f"{name}(1234.5): {per * 1e6:.2f} us a call")
+    print(f"  {'check alone':24} {'gated':>7} {'ungated':>8} {'quiet':>6}  (least of 3 runs)")
+    for c in discover(entry_points=False)[0]:
+        if c.gate is None:
+            continue
+        th = c.thresholds()
+        runs = [(_time(Engine([(c, th)]), ticks, False),
+                 _time(Engine([(replace(c, gate=None), th)]), ticks, False))
+                for _ in range(3)]  # alternated, the least of each: a shared machine
+        with_gate, without = min(r[0] for r in runs), min(r[1] for r in runs)
+        probe = Engine([(c, th)])
+        quiet = 0
+        for t in ticks:
+            probe.observe(t)
+            g = probe.gauges.get(c.id)
+            quiet += g is not None and c.gate.quiet(g, th)
+        print(f"  {c.id:24} {with_gate:5.1f} us {without:6.1f} us {100 * quiet / n:5.0f} %")
+    path = ROOT / "sample_sessions" / "redis_writes_refused.rmrec"
+    with open_recording(path) as rec:
+        frames = [o for ci in range(len(rec.chunks))
+                  if (o := rec.chunk_observations(ci)[0]) is not None]
+        c0 = time.perf_counter_ns()
+        count = sum(1 for _ in rec.ticks())
+        read = (time.perf_counter_ns() - c0) / count / 1e3
+    print(f"{path.name}: reading a tick back from the file {read:.0f} us ({count} ticks, "
+          f"{path.stat().st_size / count:.0f} bytes a tick on disk)")
+    full = sum(len(pack_zjson(o)) for o in frames)
+    bare = sum(len(pack_zjson(o.model_copy(update={"gauges": {}}))) for o in frames)
+    count = sum(o.count for o in frames)
+    print(f"{path.name}: observations frames {full} bytes, {bare} without gauges: the "
+          f"gauges of {sum(len(o.gauges) for o in frames[:1])} checks add "
+          f"{(full - bare) / count:.1f} bytes a tick ({count} ticks)")
+    recheck_gain(list(loop_ticks(ticks, 3600)))
+
+
+RECHECKED = {"disk_saturation": {"iowait_pct": 25.0},
+             "memory_ceiling": {"low_available_pct": 5.0}}
+"""One check's threshold changed, for ``recheck_gain``: two checks quiet on the lab's
+ticks, one reading whole ticks, one reading few parts."""
+
+
+def recheck_gain(ticks: list[Any]) -> None:
+    """``check --replay`` with each of RECHECKED on a recording of ``ticks`` (the live
+    engine's observations stored), in this process (one worker), with the check's gate
+    and with it taken away: what the gate saves a re-check."""
+    import tempfile
+
+    from replmon.engine import build_engine
+    from replmon.plugins import discover
+    from replmon.session import RecordingWriter, Rerun, meta_for, open_recording
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "hour.rmrec"
+        engine = build_engine(entry_points=False)
+        with RecordingWriter(path, meta_for(interval=ticks[0].interval)) as w:
+            for t in ticks:
+                w.write(t, engine.feed(t))
+        by_id = {c.id: c for c in discover(entry_points=False)[0]}  # the ones Rerun loads
+        for cid, limits in RECHECKED.items():
+            c, gate = by_id[cid], by_id[cid].gate
+            took: dict[bool, list[float]] = {True: [], False: []}
+            for gated in (True, False, True, False):
+                if not gated:
+                    object.__setattr__(c, "gate", None)  # a frozen Check: bench only
+                try:
+                    with open_recording(path) as rec:
+                        c0 = time.perf_counter()
+                        for _ in Rerun(rec, {cid: limits}, entry_points=False, workers=1):
+                            pass
+                        took[gated].append(time.perf_counter() - c0)
+                finally:
+                    object.__setattr__(c, "gate", gate)
+            print(f"re-check of {len(ticks)} ticks with {cid} {limits}: "
+                  f"{min(took[True]):.1f} s with its gate, {min(took[False]):.1f} s without "
+                  f"(least of 2 runs each)")
+
+
 def _us(out: str) -> float:
     """The total CPU per tick that ``measure`` printed."""
     m = re.search(r"CPU per tick over \d+ ticks \([^)]*\): (\d+) us", out)
@@ -192,7 +307,12 @@ def main() -> int:
     ap.add_argument("--totals", action="store_true", help="leave out each check alone")
     ap.add_argument("--added", nargs="+", metavar="ID",
                     help="compare this tree with and without these checks (alternated runs)")
+    ap.add_argument("--gates", action="store_true",
+                    help="each gated check with and without its gate (docs/checks.md)")
     args = ap.parse_args()
+    if args.gates:
+        gates(args.ticks)
+        return 0
     if args.added:
         return added(args.ticks, args.without, args.added, args.cold, args.repeat)
     if not args.baseline:

@@ -29,11 +29,12 @@ huge row event will finish: watch the relay log space and the primary's binlog.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Observation,
     ReplicaChannel,
@@ -44,8 +45,8 @@ from replmon.check import (
     fmt,
     fmt_bytes,
     numbers,
+    round_up,
     source_ok,
-    up,
 )
 
 Position = tuple[str, int | None, str]
@@ -145,17 +146,23 @@ def _stalled(w: Window) -> list[tuple[ReplicaChannel, float, Position, Position]
     return out
 
 
-def gauges(w: Window) -> Gauges:
-    """(the longest stall of a channel with work waiting, s, rounded up; None: none)."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
+
+    stall_s: float | None
+    """The longest stall of a channel with work waiting, s, rounded up; None: none."""
+
+
+def measure(w: Window) -> Gauges:
     secs = [s for _, s, _, _ in _stalled(w)]
-    return (up(max(secs)) if secs else None,)
+    return Gauges(round_up(max(secs)) if secs else None)
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
     """``evaluate`` reports a channel of ``_stalled`` only when its stall is at least
     ``stall_after`` (``stall_critical_after`` sets the severity alone): below it for the
     longest one, or with no channel stalled (None), nothing. A NaN limit is never quiet."""
-    return g[0] is None or g[0] < t.stall_after
+    return g.stall_s is None or g.stall_s < t.stall_after
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -206,4 +213,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="applier_progress", title="Applier progress", needs=("mysql",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("mysql",), gate=Gate(gauges, quiet), service="mysql")
+              reads=("mysql",), gate=Gate(measure, quiet, gauges=Gauges), service="mysql")

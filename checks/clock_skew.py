@@ -28,12 +28,12 @@ an NTP source unreachable, a VM paused and resumed, a host that never synced.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
     Observation,
     Seconds,
     Severity,
@@ -43,8 +43,8 @@ from replmon.check import (
     node_clock,
     numbers,
     redis_clock,
+    round_up,
     source_ok,
-    up,
 )
 
 
@@ -103,14 +103,20 @@ def skew(w: Window, t: Limits) -> tuple[float, float] | None:
     return next(x for x in reversed(readings) if x[1] <= tight)
 
 
-def gauges(w: Window) -> Gauges:
-    """(a ``max_skew_s`` from which the check is quiet here, s, rounded up: ``_within``
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
+
+    quiet_from_s: float | None
+    """A ``max_skew_s`` from which the check is quiet here, s, rounded up: ``_within``
     of this tick's Redis readings (read every tick), else of each node's tighter one,
     else, at a tick without a reading (MySQL's come every ``positions_every``), the
     largest |skew| minus its bound of any reading of the window (as ``skew`` works them
     out); None without any reading in the window: nothing is reported whatever the
-    thresholds). The first found, not the smallest (an upper bound, cheap on the usual
+    thresholds. The first found, not the smallest (an upper bound, cheap on the usual
     tick): a tighter proof can only make it quiet more often."""
+
+
+def measure(w: Window) -> Gauges:
     last = w.last
     found = _within(redis_clock(last.primary), redis_clock(last.replica))
     if found is None:
@@ -120,7 +126,7 @@ def gauges(w: Window) -> Gauges:
             apart = [abs(p[0] - r[0]) - (p[1] + r[1]) for p, r in zip(ps, rs, strict=True)
                      if p is not None and r is not None]
             found = max(apart) if apart else None
-    return (up(found),)
+    return Gauges(round_up(found))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -129,7 +135,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     window is further apart than it beyond its bound, and the reading ``skew`` judges is
     one of the window's whatever ``window`` (a longer one is the check's whole window).
     ``critical_skew_s`` only makes it critical."""
-    return g[0] is None or g[0] <= t.max_skew_s
+    return g.quiet_from_s is None or g.quiet_from_s <= t.max_skew_s
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -170,4 +176,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="clock_skew", title="Clock skew", needs=("redis", "mysql"),
               thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(measure, quiet, gauges=Gauges))

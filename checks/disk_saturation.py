@@ -42,7 +42,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from statistics import fmean, pstdev
-from typing import cast
+from typing import NamedTuple, cast
 
 from pydantic import AliasChoices, Field
 
@@ -51,7 +51,6 @@ from replmon.check import (
     DiskRates,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -61,8 +60,8 @@ from replmon.check import (
     Window,
     fmt,
     numbers,
+    round_up,
     source_ok,
-    up,
 )
 
 _BCACHE = re.compile(r"bcache\d+")
@@ -204,9 +203,21 @@ def _window_top(w: Window, get: Callable[[NodeTick], float]) -> float | None:
     return None if top == _NONE else top
 
 
-def gauges(w: Window) -> Gauges:
-    """(the worst iowait %, the worst await ms of a disk with IOPS, the largest IOPS and
-    the largest util % of any disk over the window), both nodes, rounded up."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position): both nodes,
+    rounded up, None where no node says."""
+
+    iowait_pct: float | None
+    """The worst iowait, % of CPU time, this tick."""
+    await_ms: float | None
+    """The worst await of a disk with IOPS this tick, ms."""
+    window_iops: float | None
+    """The largest IOPS of any disk over the window."""
+    window_util_pct: float | None
+    """The largest util % of any disk over the window."""
+
+
+def measure(w: Window) -> Gauges:
     wai: list[float | None] = []
     aw: list[float | None] = []
     for role in ("primary", "replica"):
@@ -217,15 +228,15 @@ def gauges(w: Window) -> Gauges:
         wai.append(h.cpu_iowait_pct)
         aw.extend(d.await_ms for n in _disks(node) if (d := h.disks.get(n)) is not None
                   and _iops(d) is not None)
-    return (up(_top(wai)), up(_top(aw)), up(_window_top(w, _top_iops)),
-            up(_window_top(w, _top_util)))
+    return Gauges(round_up(_top(wai)), round_up(_top(aw)),
+                  round_up(_window_top(w, _top_iops)), round_up(_window_top(w, _top_util)))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
     """No iowait at the limit, no disk slow enough to be busy or critical (whatever its
     IOPS and util), and no disk's IOPS or util high enough over the window for the
     erratic test (a mean is at most the largest value)."""
-    wai, aw, iops, util = g
+    wai, aw, iops, util = g.iowait_pct, g.await_ms, g.window_iops, g.window_util_pct
     return ((wai is None or wai < t.iowait_pct)
             and (aw is None or aw < min(t.await_ms, t.critical_await_ms))
             and (iops is None or iops < t.cv_min_iops or util is None
@@ -279,4 +290,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="disk_saturation", title="Disk saturation", needs=("host",),
               thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(measure, quiet, gauges=Gauges))

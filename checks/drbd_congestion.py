@@ -25,6 +25,7 @@ too slow for the writes.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from replmon.check import (
     Check,
@@ -32,7 +33,6 @@ from replmon.check import (
     DrbdPeerDevice,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -43,8 +43,8 @@ from replmon.check import (
     fmt,
     fmt_bytes,
     numbers,
+    round_up,
     source_ok,
-    up,
 )
 
 SUSPENDED = ("Ahead", "Behind")
@@ -138,10 +138,17 @@ def _held(w: Window, role: Role) -> Iterator[tuple[str, str | None, int | None, 
         yield key, state, oos, secs, _growth(secs, start, end)
 
 
-def gauges(w: Window) -> Gauges:
-    """(1 when a peer device of either node is Ahead/Behind, else 0; the longest time a
-    connection has been congested with out-of-sync growing, s, rounded up, None
-    without one)."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
+
+    suspended: float
+    """1 when a peer device of either node is Ahead/Behind, else 0."""
+    congested_s: float | None
+    """The longest time a connection has been congested with out-of-sync growing, s,
+    rounded up; None without one."""
+
+
+def measure(w: Window) -> Gauges:
     suspended, congested = 0.0, None
     for role in ("primary", "replica"):
         for _key, state, _oos, secs, growth in _held(w, role):
@@ -149,7 +156,7 @@ def gauges(w: Window) -> Gauges:
                 suspended = 1.0
             elif growth and growth > 0 and (congested is None or secs > congested):
                 congested = secs
-    return suspended, up(congested)
+    return Gauges(suspended, round_up(congested))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -158,8 +165,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     ``congested_for`` with out-of-sync growing, so when the longest such hold (rounded
     up) is below it, or there is none, nothing is. Any ``congested_for``: a hold with
     a growth is over 0 s (``_growth``), never below a limit of 0 or less."""
-    suspended, congested = g
-    return suspended == 0 and (congested is None or congested < t.congested_for)
+    return g.suspended == 0 and (g.congested_s is None or g.congested_s < t.congested_for)
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -209,4 +215,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="drbd_congestion", title="DRBD congestion", needs=("drbd",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("drbd",), gate=Gate(gauges, quiet), service="drbd")
+              reads=("drbd",), gate=Gate(measure, quiet, gauges=Gauges), service="drbd")

@@ -43,18 +43,16 @@ What to do: the title says which; the next step names the command (``drbdadm sta
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from pydantic import AliasChoices, Field
 
 from replmon.check import (
     Check,
     DrbdConnection,
-    DrbdDeviceRates,
-    DrbdPeerDeviceRates,
     DrbdResource,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -64,15 +62,13 @@ from replmon.check import (
     Window,
     fmt,
     fmt_byte_rate,
-    fmt_bytes,
     numbers,
+    round_up,
     source_ok,
-    up,
 )
 
-SYNC = {"StartingSyncS", "StartingSyncT", "WFBitMapS", "WFBitMapT", "WFSyncUUID", "SyncSource",
-        "SyncTarget", "PausedSyncS", "PausedSyncT", "VerifyS", "VerifyT"}
-ROLES: tuple[Role, Role] = ("primary", "replica")
+from ._drbd_io import io_finding, stall_run
+from ._drbd_names import ROLES, SYNC, connection, duration, label, resource, size
 
 
 class Limits(Thresholds):
@@ -89,42 +85,6 @@ class Limits(Thresholds):
     io_stall_min_samples: int = Field(default=2, ge=1)
     """Ticks the stall must span at least, on top of ``io_stall``: one 5 s sample with
     requests in flight and nothing moved is not yet a stall."""
-
-
-def _lbl(res: str, peer: str | None = None) -> str:
-    """"drbd0" for an 8.x minor (its one peer has no name), "r0" / "r0 to bob" on 9."""
-    if res.isdigit() and peer in (None, "peer"):
-        return f"drbd{res}"
-    return res if peer is None else f"{res} to {peer}"
-
-
-def _size(kib: float | None) -> str:
-    """DRBD's KiB as every view writes sizes: 65724 -> "64 MiB"."""
-    return fmt_bytes(None if kib is None else kib * 1024)
-
-
-def _dur(s: float | None) -> str:
-    if s is None:
-        return "?"
-    s = int(s)
-    return f"{s // 3600} h {s % 3600 // 60} min" if s >= 3600 else f"{s // 60} min {s % 60} s"
-
-
-def _res(node: NodeTick, name: str) -> DrbdResource | None:
-    if not source_ok(node, "drbd"):
-        return None
-    for r in node.drbd.resources:
-        if r.name == name:
-            return r
-    return None
-
-
-def _conn(r: DrbdResource | None, peer: str) -> DrbdConnection | None:
-    if r is not None:
-        for c in r.connections:
-            if c.peer == peer:
-                return c
-    return None
 
 
 def _is_down(node: NodeTick, link: tuple[str, str]) -> bool | None:
@@ -168,7 +128,7 @@ def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Li
     nums = numbers(connection=shown, role=r.role, peer_role=c.peer_role, disk=disk,
                    peer_disk=pdisk, out_of_sync_kib=oos_kib, out_of_sync_growth_kib_s=grow_kib_s,
                    down_s=down_s)
-    where = _lbl(r.name, c.peer)
+    where = label(r.name, c.peer)
     if c.cs == "Unconfigured":
         return Observation(
             key=f"{r.name}/{c.peer}", node=role, severity=Severity.WARNING, numbers=nums,
@@ -176,7 +136,7 @@ def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Li
             cause="the resource was never brought up here, or was taken down (drbdadm down, "
                   "a cluster node in standby)",
             next_step="drbdadm status / cat /proc/drbd on the node; crm status or pcs status")
-    oos_txt = (f", out-of-sync {_size(oos_kib)}"
+    oos_txt = (f", out-of-sync {size(oos_kib)}"
                + (f" ({'+' if grow_kib_s >= 0 else ''}{fmt_byte_rate(grow_kib_s * 1024)})"
                   if grow_kib_s is not None else ""))
     roles = f"{r.role or '?'}/{c.peer_role or '?'} {disk}/{pdisk}"
@@ -210,7 +170,7 @@ def _primary_shows(w: Window, role: Role, res: str, what: str) -> bool:
     for ``res`` (so the replica's copy of it is not reported twice)."""
     if role != "replica":
         return False
-    r = _res(w.node("primary"), res)
+    r = resource(w.node("primary"), res)
     if r is None:
         return False
     if what == "resync":
@@ -224,7 +184,7 @@ def _resync_progress(w: Window, role: Role, res: str, peer: str, vol: int,
     now = w.last.wall
     cur: int | None = None
     for tk in reversed(w.ticks):
-        c = _conn(_res(getattr(tk, role), res), peer)
+        c = connection(resource(getattr(tk, role), res), peer)
         p = next((p for p in c.peer_devices if p.volume == vol), None) if c else None
         if p is None or p.replication_state not in SYNC or p.out_of_sync_kib is None:
             return None
@@ -255,8 +215,8 @@ def _peer_devices(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: 
                 why = f"paused ({', '.join(paused)})" if paused else "stalled"
                 yield Observation(
                     key=f"{key}/resync", node=role, severity=Severity.WARNING, numbers=nums,
-                    title=f"{_lbl(r.name, c.peer)}: {verb} {why} at {fmt(pct, 1)} % "
-                          f"({_size(left)} left)",
+                    title=f"{label(r.name, c.peer)}: {verb} {why} at {fmt(pct, 1)} % "
+                          f"({size(left)} left)",
                     cause="the replica stays unfit for failover until the resync finishes; "
                           "paused by a user, the peer, or a resync-after dependency, or no "
                           "progress (network down, peer I/O stuck)",
@@ -265,17 +225,17 @@ def _peer_devices(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: 
             else:
                 yield Observation(
                     key=f"{key}/resync", node=role, severity=Severity.INFO, numbers=nums,
-                    title=f"{_lbl(r.name, c.peer)}: {verb} {fmt(pct, 1)} % done, "
-                          f"{_size(left)} left at "
+                    title=f"{label(r.name, c.peer)}: {verb} {fmt(pct, 1)} % done, "
+                          f"{size(left)} left at "
                           f"{fmt_byte_rate(None if speed is None else speed * 1024)}, "
-                          f"ETA {_dur(eta)}",
+                          f"ETA {duration(eta)}",
                     cause=f"{p.replication_state}: blocks that differ are being copied",
                     next_step="nothing unless it stalls; resync competes with application "
                               "writes for the link (c-max-rate / resync-rate)")
         if (r.role == "Primary" and not replica_seen and c.connection_state == "Connected"
                 and p.peer_disk_state not in (None, "UpToDate", "DUnknown")
                 and not (p.peer_disk_state == "Diskless" and p.peer_client)):
-            yield _unfit(role, f"{key}/disk", _lbl(r.name, c.peer), p.peer_disk_state)
+            yield _unfit(role, f"{key}/disk", label(r.name, c.peer), p.peer_disk_state)
 
 
 def _unfit(role: Role, key: str, where: str, disk: str | None) -> Observation:
@@ -290,93 +250,12 @@ def _unfit(role: Role, key: str, where: str, disk: str | None) -> Observation:
                   "connect it; do not fail over to it meanwhile")
 
 
-def _idle(devices: dict[str, DrbdDeviceRates], peer_devices: dict[str, DrbdPeerDeviceRates],
-          prefix: str) -> bool:
-    """True when the rates under ``prefix`` ("<resource>/") are all known and none is above 0
-    KiB/s written (devices) or sent (peer devices), and there is at least one."""
-    seen = False
-    for k, d in devices.items():
-        if k.startswith(prefix):
-            if d.written_kib_s is None or d.written_kib_s > 0:
-                return False  # most ticks: the first device wrote something
-            seen = True
-    for k, p in peer_devices.items():
-        if k.startswith(prefix):
-            if p.sent_kib_s is None or p.sent_kib_s > 0:
-                return False
-            seen = True
-    return seen
-
-
-def _stalled(node: NodeTick) -> dict[str, int]:
-    """Resource name -> requests pending (ap+lo+pe) for each resource of the node that moved
-    nothing in this tick: its written and sent KiB/s all known and none above 0 (first
-    resource of a name, as _res). A module-level getter: Window.series computes it once per
-    tick, so _io looks at the io_stall span without walking the ticks again."""
-    out: dict[str, int] = {}
-    if not source_ok(node, "drbd"):
-        return out
-    dr, pr = node.rates.drbd.devices, node.rates.drbd.peer_devices
-    done: set[str] = set()
-    for rr in node.drbd.resources:
-        if rr.name in done:
-            continue
-        done.add(rr.name)
-        if not _idle(dr, pr, f"{rr.name}/"):
-            continue
-        out[rr.name] = (sum(d.upper_pending or 0 for d in rr.devices)
-                        + sum(d.lower_pending or 0 for d in rr.devices)
-                        + sum(p.pending or 0 for c in rr.connections for p in c.peer_devices))
-    return out
-
-
-def _io(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = True
-        ) -> Observation | None:
-    """I/O suspended (whatever the thresholds), else I/O stalled (``io_stall``; only with
-    ``stalls``)."""
-    reasons = list(r.suspend_reasons)
-    if any(d.quorum is False for d in r.devices):
-        reasons.append("quorum lost")
-    if r.suspended or reasons or any("upper" in (d.blocked or "") for d in r.devices):
-        return Observation(
-            key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
-            numbers=numbers(reasons=",".join(reasons) or None),
-            title=f"{_lbl(r.name)}: application I/O suspended ({', '.join(reasons) or 'frozen'})",
-            cause="DRBD froze I/O (fencing in progress, on-no-data-accessible suspend-io, "
-                  "quorum lost, or drbdadm suspend-io): the database hangs in D state",
-            next_step="drbdadm status, dmesg; fix the peer/fencing, then drbdadm resume-io <res>")
-    if not stalls:
-        return None
-    span = w.span(t.io_stall, t.io_stall_min_samples)
-    stalled = w.series(role, _stalled, span)
-    if len(stalled) < span:
-        return None
-    pend: list[int] = []
-    for by_name in stalled:
-        p = by_name.get(r.name)
-        if p is None:  # moved something, or the resource was missing, in one of the ticks
-            return None
-        pend.append(p)
-    if min(pend) <= 0:  # counts: a stall is requests pending at every tick (_stall_run)
-        return None
-    secs = round(w.last.wall - w.tail(span)[0].wall + w.last.interval, 1)
-    return Observation(
-        key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
-        numbers=numbers(pending=pend[-1], stalled_s=secs),
-        title=f"{_lbl(r.name)}: I/O stalled, {pend[-1]} requests pending (ap+lo+pe) for "
-              f"{secs:g} s, {fmt_byte_rate(0)} written or sent",
-        cause="requests are stuck in DRBD: the peer does not acknowledge (network or peer disk "
-              "hung) or the local backing disk does not complete them",
-        next_step="dmesg on both nodes (ko-count / timeout messages), iostat on the backing "
-                  "disk, ping the peer's replication address")
-
-
 def _resource(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = True
               ) -> Iterator[Observation]:
     other: Role = "replica" if role == "primary" else "primary"
     # _peer_devices asks only about a Primary's replica
-    replica_seen = r.role == "Primary" and _res(w.node(other), r.name) is not None
-    io = _io(w, role, r, t, stalls)
+    replica_seen = r.role == "Primary" and resource(w.node(other), r.name) is not None
+    io = io_finding(w, role, r, t.io_stall, t.io_stall_min_samples, stalls)
     if io is not None:
         yield io
     down = any(c.cs == "Unconfigured" for c in r.connections)
@@ -389,7 +268,7 @@ def _resource(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = 
             yield Observation(
                 key=f"{r.name}/{d.volume}/disk", node=role, severity=Severity.CRITICAL,
                 numbers=numbers(disk=d.disk_state),
-                title=(f"{_lbl(r.name)}/{d.volume}: the Primary's disk is {d.disk_state}, "
+                title=(f"{label(r.name)}/{d.volume}: the Primary's disk is {d.disk_state}, "
                        f"not UpToDate"),
                 cause=("no local disk: every read and write goes over the network to the peer"
                        if d.disk_state == "Diskless" else
@@ -397,7 +276,7 @@ def _resource(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = 
                 next_step="drbdadm status; dmesg for I/O errors; attach or replace the disk, "
                           "or move the Primary to the node with UpToDate data")
         elif bad and r.role == "Secondary":
-            yield _unfit(role, f"{r.name}/{d.volume}/disk", _lbl(r.name), d.disk_state)
+            yield _unfit(role, f"{r.name}/{d.volume}/disk", label(r.name), d.disk_state)
     for c in r.connections:
         o = _connection(w, role, r, c, t)
         if o is not None:
@@ -406,7 +285,7 @@ def _resource(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = 
             yield Observation(
                 key=f"{r.name}/{c.peer}/protocol", node=role, severity=Severity.INFO,
                 numbers=numbers(protocol=c.protocol),
-                title=f"{_lbl(r.name, c.peer)}: async protocol {c.protocol}",
+                title=f"{label(r.name, c.peer)}: async protocol {c.protocol}",
                 cause="a write completes before the peer has it on disk: a failover may lose "
                       "the last writes",
                 next_step="protocol C in the resource's net section if that loss matters")
@@ -414,7 +293,7 @@ def _resource(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = 
 
 
 def _pair(w: Window, name: str, t: Limits) -> Observation | None:
-    seen = {role: r for role in ROLES if (r := _res(w.node(role), name)) is not None}
+    seen = {role: r for role in ROLES if (r := resource(w.node(role), name)) is not None}
     prim = [role for role, r in seen.items() if r.role == "Primary"]
     if len(prim) == 1 and all(c.peer_role != "Primary" for c in seen[prim[0]].connections):
         return None  # the usual case, one Primary that sees no other: neither finding below
@@ -429,7 +308,7 @@ def _pair(w: Window, name: str, t: Limits) -> Observation | None:
         return Observation(
             key=name, node="pair", severity=Severity.CRITICAL,
             numbers=numbers(primaries=2, connected=connected),
-            title=f"{_lbl(name)}: Primary on both nodes ({how})",
+            title=f"{label(name)}: Primary on both nodes ({how})",
             cause=("both sides take writes the other never sees: the data diverges (split "
                    "brain)" if not connected else "dual-primary is safe only with "
                    "allow-two-primaries and a cluster file system; ext4/xfs on both corrupts"),
@@ -441,7 +320,7 @@ def _pair(w: Window, name: str, t: Limits) -> Observation | None:
     if not prim and secondary and (len(secondary) == 2 or peer_sec):
         return Observation(
             key=name, node="pair", severity=Severity.WARNING, numbers=numbers(primaries=0),
-            title=f"{_lbl(name)}: no Primary, Secondary/Secondary on both nodes",
+            title=f"{label(name)}: no Primary, Secondary/Secondary on both nodes",
             cause="nothing is promoted: the cluster manager demoted both or has not promoted "
                   "one yet, so the file system and database on top are down",
             next_step="crm status / pcs status; drbdadm primary <res> on the node that should "
@@ -529,36 +408,26 @@ def _state(w: Window) -> int:
     return state
 
 
-def _stall_run(w: Window) -> int:
-    """The most ticks in a row, up to the last, in which a resource of a node moved
-    nothing with requests pending (``_stalled``): an I/O stall is reported once it has
-    held ``io_stall`` (and ``io_stall_min_samples`` ticks)."""
-    most = 0
-    for role in ROLES:
-        if not any(w.series(role, _stalled, 1)[-1].values()):
-            continue  # the usual tick: nothing pending, or something moved
-        by_tick = w.series(role, _stalled)
-        for name, pending in by_tick[-1].items():
-            if pending <= 0:
-                continue
-            n = 1
-            while n < len(by_tick) and by_tick[-1 - n].get(name, 0) > 0:
-                n += 1
-            most = max(most, n)
-    return most
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
 
-
-def gauges(w: Window) -> Gauges:
-    """(``_state``; the I/O stall's ticks (``_stall_run``) and its span plus one tick,
-    s, rounded up, None without a stall; both None at state 2, which is never
+    state: float
+    """``_state``: 2, 1 or 0."""
+    stall_ticks: float | None
+    """The I/O stall's ticks (``stall_run``); None without a stall, or at state 2 (never
     quiet)."""
+    stall_span_s: float | None
+    """The stall's span plus one tick, s, rounded up; None as ``stall_ticks``."""
+
+
+def measure(w: Window) -> Gauges:
     state = _state(w)
     if state == 2:
-        return 2.0, None, None
-    run = _stall_run(w)
+        return Gauges(2.0, None, None)
+    run = stall_run(w)
     if not run:
-        return float(state), None, None
-    return float(state), float(run), up((run + 1) * w.last.interval)
+        return Gauges(float(state), None, None)
+    return Gauges(float(state), float(run), round_up((run + 1) * w.last.interval))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -568,7 +437,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     fewer than ``io_stall_min_samples`` did, or ``io_stall`` is above (ticks + 1) x
     interval, so round(``io_stall`` / interval) is more ticks than have stalled. The
     other thresholds change only how bad or how worded a finding is."""
-    state, ticks, span_s = g
+    state, ticks, span_s = g.state, g.stall_ticks, g.stall_span_s
     if not (state == 0 or (state == 1 and t.allow_two_primaries)):
         return False
     return (ticks is None or ticks < t.io_stall_min_samples
@@ -584,4 +453,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
               evaluate=evaluate, window=120.0, explains=EXPLAINS,
-              reads=("drbd", "rates.drbd"), gate=Gate(gauges, quiet), service="drbd")
+              reads=("drbd", "rates.drbd"), gate=Gate(measure, quiet, gauges=Gauges),
+              service="drbd")

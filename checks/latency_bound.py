@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from math import isfinite
 from statistics import median
-from typing import cast
+from typing import NamedTuple, cast
 
 from pydantic import AliasChoices, Field
 
@@ -48,7 +48,6 @@ from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -58,9 +57,9 @@ from replmon.check import (
     Window,
     fmt,
     numbers,
+    round_up,
     source_ok,
     span_ticks,
-    up,
 )
 
 SOURCES = (("mysql", "MySQL"), ("redis", "Redis"))
@@ -249,11 +248,24 @@ _SERIES: tuple[tuple[Role, Callable[[NodeTick], float | None]], ...] = (
 """The round trips ``evaluate`` judges: each node's, and the link timed from the primary."""
 
 
-def gauges(w: Window) -> Gauges:
-    """(the highest last round trip, ms; the tick's interval, s, which turns ``recent``
-    into ticks as ``_judge`` does; the largest rise bound of each span of BANDS,
-    ``_rise_bounds``, ms, None without one) over the primary's and the replica's round
-    trips and the link, rounded up."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position): over the
+    primary's and the replica's round trips and the link, rounded up."""
+
+    high_ms: float | None
+    """The highest last round trip, ms; None without a reading now."""
+    interval_s: float | None
+    """The tick's interval, s, which turns ``recent`` into ticks as ``_judge`` does."""
+    rise_short_ms: float | None
+    """The largest rise bound (``_rise_bounds``) of the first span of BANDS, ms; None
+    without one."""
+    rise_mid_ms: float | None
+    """... of the second span of BANDS."""
+    rise_far_ms: float | None
+    """... of the third span of BANDS."""
+
+
+def measure(w: Window) -> Gauges:
     high = short = mid = far = None
     for role, get in _SERIES:
         series = w.series(role, get)
@@ -268,7 +280,8 @@ def gauges(w: Window) -> Gauges:
             mid = m
         if f is not None and (far is None or f > far):
             far = f
-    return up(high), w.last.interval, up(short), up(mid), up(far)
+    return Gauges(round_up(high), w.last.interval, round_up(short), round_up(mid),
+                  round_up(far))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -280,7 +293,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     ``_judge`` counts it, which picks the band: its rise bound below ``rise_min_ms`` (or
     None: no such split) is quiet. Quiet too without any reading now (no high); never
     with a NaN limit or an interval not above 0."""
-    high, interval, *bounds = g
+    high, interval = g.high_ms, g.interval_s
     if high is None:
         return True  # no series has a reading now: _judge returns None for each
     if not high < t.warning_ms or interval is None or not interval > 0:
@@ -289,7 +302,8 @@ def quiet(g: Gauges, t: Limits) -> bool:
         k = span_ticks(t.recent, interval)
     except (OverflowError, ValueError):  # an infinite recent: evaluate raises too
         return False
-    rise = bounds[0] if k <= BANDS[0] else bounds[1] if k <= BANDS[1] else bounds[2]
+    rise = (g.rise_short_ms if k <= BANDS[0] else g.rise_mid_ms if k <= BANDS[1]
+            else g.rise_far_ms)
     return rise is None or rise < t.rise_min_ms
 
 
@@ -380,4 +394,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="latency_bound", title="Latency bound", needs=("mysql", "redis", "drbd"),
               thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(measure, quiet, gauges=Gauges))

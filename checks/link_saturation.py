@@ -27,11 +27,12 @@ the rate must hold ``open_after`` (3 s) before the finding opens;
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Observation,
     Severity,
@@ -40,8 +41,8 @@ from replmon.check import (
     fmt_byte_rate,
     fmt_link_speed,
     numbers,
+    round_up,
     source_ok,
-    up,
 )
 
 
@@ -95,15 +96,21 @@ def _sends(node: NodeTick, min_speed: float) -> list[tuple[str, int, float, floa
     return out
 
 
-def gauges(w: Window) -> Gauges:
-    """(the largest percent of its link speed an interface of either node sends, of
-    those of 1 Mbit/s or more, rounded up; None without one)."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
+
+    send_pct: float | None
+    """The largest percent of its link speed an interface of either node sends, of
+    those of 1 Mbit/s or more, rounded up; None without one."""
+
+
+def measure(w: Window) -> Gauges:
     top = None
     for role in ("primary", "replica"):
         for _nic, _speed, _send, pct in _sends(w.node(role), 1):
             if top is None or pct > top:
                 top = pct
-    return (up(top),)
+    return Gauges(round_up(top))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -111,7 +118,7 @@ def quiet(g: Gauges, t: Limits) -> bool:
     critical). With ``min_speed_mbps`` of 1 or more the interfaces judged are among the
     gauge's; below 1, slower ones (0 or less: unknown) would be judged too, which the
     gauge leaves out: never quiet then."""
-    return t.min_speed_mbps >= 1 and (g[0] is None or g[0] < t.warning_pct)
+    return t.min_speed_mbps >= 1 and (g.send_pct is None or g.send_pct < t.warning_pct)
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -164,4 +171,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="link_saturation", title="Link saturation", needs=("host", "drbd"),
               thresholds=Limits, evaluate=evaluate, window=1.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(measure, quiet, gauges=Gauges))

@@ -51,12 +51,12 @@ move load off the host.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Observation,
     Role,
@@ -64,12 +64,12 @@ from replmon.check import (
     Thresholds,
     Window,
     baseline_drop,
-    down,
     fmt,
     fmt_bytes,
     numbers,
+    round_down,
+    round_up,
     source_ok,
-    up,
 )
 
 
@@ -297,11 +297,25 @@ def evictions(node: NodeTick, t: Limits) -> Observation | None:
     )
 
 
-def gauges(w: Window) -> Gauges:
-    """Over both nodes: (the lowest MemAvailable % of a node whose paging can be judged,
-    rounded down; the largest swap pages/s and major faults/s of those, rounded up;
-    the largest Redis used_memory % of maxmemory, and % of RAM without maxmemory,
-    rounded up; 1 when Redis evicts keys, else 0), None where no node has it."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position): over both
+    nodes, None where no node has it."""
+
+    available_pct: float | None
+    """The lowest MemAvailable % of a node whose paging can be judged, rounded down."""
+    swap_pages_s: float | None
+    """The largest swap pages/s of those, rounded up."""
+    major_faults_s: float | None
+    """The largest major faults/s of those, rounded up."""
+    redis_of_maxmemory_pct: float | None
+    """The largest Redis used_memory, % of maxmemory, rounded up."""
+    redis_of_ram_pct: float | None
+    """The largest Redis used_memory, % of RAM, of a Redis without maxmemory, rounded up."""
+    evicting: float
+    """1 when Redis evicts keys, else 0."""
+
+
+def measure(w: Window) -> Gauges:
     avail = swap = faults = of_max = of_ram = None
     evicting = 0.0
     for role in ("primary", "replica"):
@@ -318,7 +332,8 @@ def gauges(w: Window) -> Gauges:
             of_ram = r[1] if of_ram is None else max(of_ram, r[1])
         if _evicting(node):
             evicting = 1.0
-    return down(avail), up(swap), up(faults), up(of_max), up(of_ram), evicting
+    return Gauges(round_down(avail), round_up(swap), round_up(faults), round_up(of_max),
+                  round_up(of_ram), evicting)
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -327,8 +342,9 @@ def quiet(g: Gauges, t: Limits) -> bool:
     the lowest at or above ``low_available_pct``, or both largest rates below theirs,
     proves none), Redis below both warning percents. The critical thresholds, and a
     collapse (``collapse_ratio``, ``min_baseline_*``), change only how bad it is."""
-    avail, swap, faults, of_max, of_ram, evicting = g
-    return (evicting == 0
+    avail, swap, faults = g.available_pct, g.swap_pages_s, g.major_faults_s
+    of_max, of_ram = g.redis_of_maxmemory_pct, g.redis_of_ram_pct
+    return (g.evicting == 0
             and (avail is None or avail >= t.low_available_pct
                  or (swap is not None and swap < t.swap_pages_per_s
                      and faults is not None and faults < t.major_faults_per_s))
@@ -384,4 +400,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="memory_ceiling", title="Memory ceiling", needs=("host", "redis", "mysql"),
               thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(measure, quiet, gauges=Gauges))

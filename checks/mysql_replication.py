@@ -70,13 +70,12 @@ to go at that rate).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import NamedTuple, cast
 
 from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
     NodeTick,
     Number,
     Observation,
@@ -89,8 +88,8 @@ from replmon.check import (
     Window,
     fmt,
     numbers,
+    round_up,
     source_ok,
-    up,
 )
 
 from ._mysql_replication_advice import Part, io_advice, since, sql_stopped, stopped_by_hand
@@ -301,11 +300,20 @@ def _merge(role: Role, ch: ReplicaChannel, parts: list[Part], nums: dict[str, Nu
         next_step=parts[0][3])
 
 
-def gauges(w: Window) -> Gauges:
-    """(1 when the window holds something reported whatever the thresholds, else 0; the
-    largest lag of a channel judged by its lag, s; the largest rise of such a channel's
-    lag over its trailing run of readings in the window, s: the lag now minus the run's
-    lowest), lags rounded up; None without such a channel."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position): lags rounded
+    up, None without a channel judged by its lag."""
+
+    loud: float
+    """1 when the window holds something reported whatever the thresholds, else 0."""
+    lag_s: float | None
+    """The largest lag of a channel judged by its lag, s."""
+    rise_s: float | None
+    """The largest rise of such a channel's lag over its trailing run of readings in the
+    window, s: the lag now minus the run's lowest."""
+
+
+def measure(w: Window) -> Gauges:
     loud = w.node("replica").mysql.status.state not in (SourceState.OK, SourceState.ABSENT)
     lag: int | None = None
     rise: int | None = None
@@ -338,7 +346,7 @@ def gauges(w: Window) -> Gauges:
                     run = lags[len(lags) - lags[::-1].index(None):]
                     up_by = last - min(cast("Sequence[int]", run))
             rise = up_by if rise is None else max(rise, up_by)
-    return (1.0 if loud else 0.0, up(lag), up(rise))
+    return Gauges(1.0 if loud else 0.0, round_up(lag), round_up(rise))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -349,8 +357,8 @@ def quiet(g: Gauges, t: Limits) -> bool:
     a rise of at least ``growth_min_rise_s`` from the first reading of a trailing run
     within ``growth_window_s``, which is a part of the whole window's trailing run, so
     at most the rise measured over that. NaN limits are never quiet."""
-    loud, lag, rise = g
-    return (loud == 0.0
+    lag, rise = g.lag_s, g.rise_s
+    return (g.loud == 0.0
             and (lag is None or (lag < t.lag_warning_s and lag < t.lag_critical_s))
             and (rise is None or rise < t.growth_min_rise_s))
 
@@ -414,4 +422,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="mysql_replication", title="MySQL replication", needs=("mysql",),
               thresholds=Limits, evaluate=evaluate, window=300.0, explains=EXPLAINS,
-              reads=("mysql",), gate=Gate(gauges, quiet), service="mysql")
+              reads=("mysql",), gate=Gate(measure, quiet, gauges=Gauges), service="mysql")

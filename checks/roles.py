@@ -67,13 +67,13 @@ primary only. If they do not fail over together here, say so: ``[roles] together
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from replmon.check import (
     LAYER_NAMES,
     Check,
     Explains,
     Gate,
-    Gauges,
     LayerRole,
     Observation,
     Roles,
@@ -208,22 +208,31 @@ def _stays(r: Roles, group: list[LayerRole]) -> str:
     return out
 
 
-def gauges(w: Window) -> Gauges:
-    """(seconds the layers have been at odds, rounded up; seconds since the newest
-    completed change in view, rounded down; 1 when the roles are the other way round
-    from the start): what ``evaluate`` judges at this tick, None where it judges
-    nothing; all None without roles. Whole seconds (math.ceil/floor)."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position): what
+    ``evaluate`` judges at this tick, None where it judges nothing; all None without
+    roles. Whole seconds (math.ceil/floor)."""
+
+    at_odds_s: int | None
+    """Seconds the layers have been at odds, rounded up."""
+    since_change_s: int | None
+    """Seconds since the newest completed change in view, rounded down."""
+    swapped: int | None
+    """1 when the roles are the other way round from the start, else 0."""
+
+
+def measure(w: Window) -> Gauges:
     r = w.last.roles
     if r is None:
-        return (None, None, None)
+        return Gauges(None, None, None)
     r = r.resolved()
     now = w.last.wall
     half = _half_done(r)
     changes = [lr.changed for lr in r.layers if lr.changed is not None]
     newest = max(changes) if changes else r.since
-    return (None if half is None else math.ceil(now - half[1]),
-            None if newest is None else math.floor(now - newest),
-            1 if r.since is None and not changes and r.swapped else 0)
+    return Gauges(None if half is None else math.ceil(now - half[1]),
+                  None if newest is None else math.floor(now - newest),
+                  1 if r.since is None and not changes and r.swapped else 0)
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -231,12 +240,12 @@ def quiet(g: Gauges, t: Limits) -> bool:
     change happened less than ``show_for`` ago, and the roles are not the other way round
     from the start (``hold``, ``critical_after`` and Sentinel only set the severity and
     the words)."""
-    held, since, swapped = g
+    held, since = g.at_odds_s, g.since_change_s
     if held is not None and held >= t.settle:
         return False
     if since is not None and since < t.show_for:
         return False
-    return not swapped
+    return not g.swapped
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -394,4 +403,4 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="roles", title="Roles", needs=("mysql", "redis", "drbd"),
               thresholds=Limits, evaluate=evaluate, window=5.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(measure, quiet, gauges=Gauges))

@@ -41,19 +41,19 @@ from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
+    LevelGauges,
     Observation,
     Role,
     Severity,
     Thresholds,
     Window,
-    down,
     fmt,
     gtid_slave_pos_inserts,
     numbers,
     quiet_by_level,
+    round_down,
+    round_up,
     source_ok,
-    up,
 )
 
 KINDS = (
@@ -93,10 +93,10 @@ ratio that min_statements_per_s keeps out, so the lowest ratio of all kinds alon
 keep the gate loud wherever one is."""
 
 
-def gauges(w: Window) -> Gauges:
-    """(the highest statement rate of a kind judged by its ratio, /s, rounded up: 0
-    without one; then for each of LEVELS the lowest rows per statement of a kind with at
-    least that many statements/s, rounded down: None without one). Kinds at 0
+def measure(w: Window) -> LevelGauges:
+    """The highest statement rate of a kind judged by its ratio (``top``), then for each
+    of LEVELS the lowest rows per statement of a kind with at least that many
+    statements/s (``lowest_from_*``). Kinds at 0
     statements/s are left out (``quiet`` is never True where they count); the highest
     rate counts a kind below LEVELS[0] whose gtid_slave_pos rows would leave it out."""
     top = 0.0
@@ -126,22 +126,23 @@ def gauges(w: Window) -> Gauges:
                 low2 = per
             if stmts >= level3 and per < low3:
                 low3 = per
-    return (up(top), *_down_each([None if v == inf else v for v in (low1, low2, low3)]))
+    return LevelGauges(round_up(top),
+                       *_down_each([None if v == inf else v for v in (low1, low2, low3)]))
 
 
 def _down_each(values: list[float | None]) -> list[float | None]:
-    """``down`` of each value, once for a run of equal ones: the levels' lowest ratios
-    are often one kind's, and ``down`` costs about 0.75 us a call."""
+    """``round_down`` of each value, once for a run of equal ones: the levels' lowest
+    ratios are often one kind's, and ``round_down`` costs ~0.5 us a call."""
     out: list[float | None] = []
     last = got = None
     for v in values:
         if v is not None and v != last:
-            last, got = v, down(v)
+            last, got = v, round_down(v)
         out.append(None if v is None else got)
     return out
 
 
-def quiet(g: Gauges, t: Limits) -> bool:
+def quiet(g: LevelGauges, t: Limits) -> bool:
     """A kind is reported only when it runs at least ``min_statements_per_s`` and its
     rows per statement are below ``max_rows_per_statement`` (``critical_rows_per_statement``
     sets the severity alone). Quiet when no kind runs that fast (the highest rate below
@@ -210,5 +211,5 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 CHECK = Check(id="stmt_vs_rows", title="Statements vs rows", needs=("mysql",),
               thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet), service="mysql")
+              gate=Gate(measure, quiet, gauges=LevelGauges), service="mysql")
 """60 s: only the previous tick is read (its Gtid_Slave_Pos); a window other checks share."""

@@ -45,7 +45,7 @@ from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
+    LevelGauges,
     NodeTick,
     Number,
     Observation,
@@ -54,12 +54,12 @@ from replmon.check import (
     Thresholds,
     Window,
     baseline_drop,
-    down,
     fmt,
     numbers,
     quiet_by_level,
+    round_down,
+    round_up,
     source_ok,
-    up,
 )
 
 Getter = Callable[[NodeTick], float | None]
@@ -118,10 +118,10 @@ def _peak_and_now(values: Sequence[float | None]) -> tuple[float, float] | None:
     return peak, now
 
 
-def gauges(w: Window) -> Gauges:
-    """(the largest earlier rate of a series judged, /s, rounded up: 0 without one; then
-    for each of LEVELS the lowest rate now / largest earlier rate of a series whose
-    largest earlier rate is at least that, rounded down a hair more: None without one).
+def measure(w: Window) -> LevelGauges:
+    """The largest earlier rate of a series judged (``top``), then for each of LEVELS the
+    lowest rate now / largest earlier rate of a series whose largest earlier rate is at
+    least that, rounded down a hair more (``lowest_from_*``).
     A series is one source of one node, read at the last tick, as ``evaluate`` takes
     them; one whose earlier rates are all 0 is left out (``quiet`` is never True where
     it counts)."""
@@ -145,16 +145,16 @@ def gauges(w: Window) -> Gauges:
                     lows[i] = fall
     # 1e-9 below: ``quiet`` compares the fall with the ratio, the check the rate now with
     # the ratio times the baseline: a float product could land a hair above a quotient
-    out: list[float | None] = [up(top)]
+    out: list[float | None] = [round_up(top)]
     last = rounded = None
-    for low in lows:  # down once for a run of equal ones (one series' often): ~0.75 us
+    for low in lows:  # round_down once for a run of equal ones (one series' often): ~0.5 us
         if low is not None and low != last:
-            last, rounded = low, down(low * (1 - 1e-9))
+            last, rounded = low, round_down(low * (1 - 1e-9))
         out.append(None if low is None else rounded)
-    return tuple(out)
+    return LevelGauges._make(out)
 
 
-def quiet(g: Gauges, t: Limits) -> bool:
+def quiet(g: LevelGauges, t: Limits) -> bool:
     """A series is reported only when the rate now is below ``warning_ratio`` times the
     median of its earlier rates of at least ``min_baseline_per_s`` (``critical_ratio``
     sets the severity alone; ``min_baseline_ticks`` and the clients only keep more
@@ -284,4 +284,4 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 CHECK = Check(id="throughput_collapse", title="Throughput collapse", needs=("mysql", "redis"),
               thresholds=Limits, evaluate=evaluate, window=60.0, explains=EXPLAINS,
-              gate=Gate(gauges, quiet))
+              gate=Gate(measure, quiet, gauges=LevelGauges))

@@ -19,11 +19,12 @@ A check module exposes one object, ``CHECK``::
 Rules: ``evaluate`` is pure (no I/O, no clock, no globals, no caches of its own): the
 same window always gives the same observations, live or in replay. It reads rates from
 ``tick.<role>.rates``, raw samples from ``tick.<role>.<kind>``, columns over time from
-``w.series`` and the facts both nodes share from ``w.pair``; the window is read-only
-(the checks of a tick share it). Durations are seconds, never ticks. It returns data,
-never widgets. A check that raises is reported by the engine as a finding of its own
-(check id "engine"), never silently dropped. docs/checks.md, "Writing a check", walks
-through one.
+``w.series`` and what both nodes' samples say together from ``w.pair`` (the pair view:
+each node's newest binlog reading, the replica's channel, the clocks' offset, the lag);
+the window is read-only (the checks of a tick share it). Durations are seconds, never
+ticks. It returns data, never widgets. A check that raises is reported by the engine as
+a finding of its own (check id "engine"), never silently dropped. docs/checks.md,
+"Writing a check", walks through one; its "A gate" says when a gate is worth having.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -78,7 +79,7 @@ __all__ = [
     # the contract
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
     # a check's quick test (optional): see Gate
-    "Gate", "Gauges", "GATE_LEVELS", "down", "quiet_by_level", "up",
+    "Gate", "Gauges", "GATE_LEVELS", "LevelGauges", "quiet_by_level", "round_down", "round_up",
     "Explains",  # what a check's findings can explain (replmon.model.incidents)
     "PairView",  # w.pair (replmon.pair)
     # the replica's lag from both sides (w.pair.lag) and what it is measured with
@@ -121,38 +122,76 @@ class Thresholds(BaseModel):
     """Seconds (s) the condition must be clear before the finding closes."""
 
 
+_set = object.__setattr__
+"""How a Window or a Gate sets its own attributes (their ``__setattr__`` refuses)."""
+
 T = TypeVar("T", bound=Thresholds)
 V = TypeVar("V")
 
 Gauges = tuple[float | None, ...]
-"""A check's gauges at one tick (``Gate.measure``): numbers, None where unknown."""
+"""A check's gauges at one tick (``Gate.measure``): numbers, None where unknown. A check
+names them with a ``typing.NamedTuple`` of its own (``Gate(..., gauges=ThatClass)``)."""
+G = TypeVar("G", bound=Gauges)
 
 
-@dataclass(frozen=True)
-class Gate(Generic[T]):
+class Gate(Generic[T, G]):
     """A check's quick test, so that a re-check with other thresholds need not decode
-    the ticks where the check cannot see anything (optional; docs/checks.md, "A gate").
+    the ticks where the check cannot see anything (optional; docs/checks.md, "A gate",
+    says when one is worth its cost and walks through one).
 
     ``measure(w)`` gives a few numbers of the window that do not depend on the
-    thresholds (the worst iowait of the two nodes, the measured lag): the engine
-    computes them every tick, live and in a re-run, and the recorder stores them in
-    the chunk's observations frame. ``quiet(gauges, t)`` says from those numbers alone that
-    ``evaluate(w, t)`` would return nothing: the engine then does not call
+    thresholds (the worst iowait of the two nodes, the measured lag), as the check's
+    ``gauges`` class, a ``typing.NamedTuple`` whose field names say what each number is:
+    the engine computes them every tick, live and in a re-run, and the recorder stores
+    them in the chunk's observations frame, by position (field names in every tick
+    would make the frame larger). ``quiet(gauges, t)`` says from those numbers alone
+    that ``evaluate(w, t)`` would return nothing: the engine then does not call
     ``evaluate``. Because the engine skips ``evaluate`` on ``quiet`` live and in every
     re-run alike, a re-check that reads the stored gauges instead of the ticks finds
     exactly what observing every tick again finds. ``quiet`` must only be True where
     ``evaluate`` finds nothing: else the gate hides what the check would have seen
     (tests/unit/test_gates.py runs every gate against its check's ``evaluate`` on real
     ticks, with the default thresholds and with others). Round a gauge that ``quiet``
-    compares from below (``gauge < limit``) up with ``up`` (one compared from above with
-    ``down``), so that it stays short in the recording and ``quiet`` stays on the safe
-    side."""
+    compares from below (``gauge < limit``) with ``round_up`` (one compared from above
+    with ``round_down``), so that it stays short in the recording and ``quiet`` stays on
+    the safe side.
 
-    measure: Callable[[Window], Gauges]
-    quiet: Callable[[Gauges, T], bool]
+    The stored gauges come back as plain tuples: ``Gate.quiet`` names them with
+    ``gauges`` (this is the one place where that happens) before the check's ``quiet``
+    reads them. A stored tuple of another length (gauges added since) raises
+    TypeError, and a re-check then decodes those ticks. ``gauges`` None: the check's
+    ``quiet`` takes them as ``measure`` gave them, or as stored (a plain tuple)."""
 
-_set = object.__setattr__
-"""How a Window sets its own attributes (its ``__setattr__`` refuses)."""
+    __slots__ = ("_quiet", "gauges", "measure")
+    measure: Callable[[Window], G]
+    gauges: type[G] | None
+    _quiet: Callable[[G, T], bool]
+
+    def __init__(self, measure: Callable[[Window], G], quiet: Callable[[G, T], bool],
+                 gauges: type[G] | None = None) -> None:
+        if gauges is not None and not hasattr(gauges, "_make"):
+            raise TypeError(f"Gate(gauges=...) takes a typing.NamedTuple class, not {gauges!r}")
+        _set(self, "measure", measure)
+        _set(self, "gauges", gauges)
+        _set(self, "_quiet", quiet)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Gate is read-only (not even {name!r} can be set)")
+
+    def quiet(self, g: Gauges, t: T) -> bool:
+        """The check's ``quiet`` on ``g``: what ``measure`` gave, or a tick's gauges as the
+        recording stored them (a plain tuple, named here)."""
+        named = self.gauges
+        if named is not None and type(g) is not named:
+            g = named._make(g)  # type: ignore[attr-defined]
+        return self._quiet(cast("G", g), t)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled by its arguments: setattr refuses
+        return Gate, (self.measure, self._quiet, self.gauges)
+
+    def __repr__(self) -> str:
+        what = self.gauges.__name__ if self.gauges is not None else "unnamed"
+        return f"Gate({self.measure.__qualname__}, {self._quiet.__qualname__}, gauges={what})"
 
 
 @dataclass(frozen=True)
@@ -182,7 +221,7 @@ class Check(Generic[T]):
     "check failed" finding); tests/unit/test_check_reads.py runs every check on ticks
     thinned to its own list."""
 
-    gate: Gate[T] | None = None
+    gate: Gate[T, Any] | None = None
     """The check's quick test (``Gate``); None: ``evaluate`` runs every tick, and a
     re-check with other thresholds decodes every tick for it."""
     service: str | None = None
@@ -232,9 +271,10 @@ class Window:
 
     @property
     def pair(self) -> PairView:
-        """Facts about both nodes at the last tick that several checks need (each node's
-        newest binlog reading, the replica's channel from the primary, the clocks'
-        offset): worked out once per tick and shared (``replmon.pair``)."""
+        """The pair view: what both nodes' samples at the last tick say together, which
+        several checks need (each node's newest binlog reading, the replica's channel
+        from the primary, the clocks' offset): worked out once per tick and shared
+        (``replmon.pair``)."""
         view = self._pair
         if view is None:
             view = PairView(self.ticks)
@@ -300,11 +340,12 @@ class Window:
         return tuple([get(getattr(t, role)) for t in ticks])
 
 
-def up(value: float | None, digits: int = 3) -> float | None:
+def round_up(value: float | None, digits: int = 3) -> float | None:
     """``value`` rounded up (toward +infinity) to ``digits`` significant digits:
     1234.5 -> 1240.0, 0.01231 -> 0.0124, -2.345 -> -2.34. A gauge compared as ``gauge <
     limit`` is short in the recording and never smaller than the value it stands for.
-    Arithmetic only (~0.4 us): the engine rounds every gated check's gauges every tick."""
+    Arithmetic only (~0.4 us a call, ``bench/bench_checks.py --gates``; ``math.floor``
+    ~0.1 us): a gated check rounds its gauges every tick."""
     if value is None or value == 0 or not math.isfinite(value):
         return value
     places = digits - 1 - math.floor(math.log10(abs(value)))
@@ -319,11 +360,16 @@ def up(value: float | None, digits: int = 3) -> float | None:
     return float(out if out >= value else (k + 1) * step)
 
 
-def down(value: float | None, digits: int = 3) -> float | None:
+def round_down(value: float | None, digits: int = 3) -> float | None:
     """``value`` rounded down (toward -infinity) to ``digits`` significant digits: for a
     gauge that ``quiet`` compares from above (``gauge >= limit``)."""
-    got = up(None if value is None else -value, digits)
+    got = round_up(None if value is None else -value, digits)
     return None if got is None else -got
+
+
+up = round_up
+"""``round_up``'s old name, kept only for checks/pair_lag.py while issue #53's lag work
+reshapes that module (its gauges are not named yet either): not part of the API."""
 
 
 GATE_LEVELS = (1.0, 10.0, 100.0)
@@ -332,14 +378,28 @@ it (``quiet_by_level``): one "lowest ratio" of all series would stay loud while 
 series is nearly idle (a few statements a second, no rows)."""
 
 
-def quiet_by_level(g: Gauges, floor: float, limit: float) -> bool:
-    """Quiet for gauges (the highest load, then for each of GATE_LEVELS the lowest ratio
-    of a series at or above that level): when the highest load is below ``floor`` (no
-    series is judged), or when the lowest ratio at the highest level not above ``floor``
-    is at least ``limit`` (every series judged, at ``floor`` or more, is among them).
-    Not quiet for a ``floor`` below the first level that the highest load reaches, nor
-    for a NaN floor (stmt_vs_rows, throughput_collapse)."""
-    top, *lows = g
+class LevelGauges(NamedTuple):
+    """The gauges of a check that judges a ratio of series under load (stmt_vs_rows,
+    throughput_collapse), for ``quiet_by_level``."""
+
+    top: float | None
+    """The highest load of a series judged, /s, rounded up (0 without one)."""
+    lowest_from_1: float | None
+    """The lowest ratio of a series with a load of at least GATE_LEVELS[0] (1/s),
+    rounded down; None without one."""
+    lowest_from_10: float | None
+    """... of at least GATE_LEVELS[1] (10/s)."""
+    lowest_from_100: float | None
+    """... of at least GATE_LEVELS[2] (100/s)."""
+
+
+def quiet_by_level(g: LevelGauges, floor: float, limit: float) -> bool:
+    """Quiet for ``g``: when the highest load is below ``floor`` (no series is judged),
+    or when the lowest ratio at the highest level not above ``floor`` is at least
+    ``limit`` (every series judged, at ``floor`` or more, is among them). Not quiet for
+    a ``floor`` below the first level that the highest load reaches, nor for a NaN
+    floor (stmt_vs_rows, throughput_collapse)."""
+    top, lows = g.top, g[1:]
     if top is not None and top < floor:
         return True
     for level, low in reversed(list(zip(GATE_LEVELS, lows, strict=True))):

@@ -208,8 +208,8 @@ What each part does:
   `NodeTick` with the node's `host`, `drbd`, `mysql`, `redis` samples and their `rates`),
   `w.series(role, get)` (`get` of every tick of the window, oldest first, aligned with
   `w.ticks`), `w.start_within(seconds)` and `w.span(seconds)` (where a duration starts, in
-  ticks), and `w.pair`, the facts about both nodes that several checks need, worked out
-  once per tick and shared:
+  ticks), and `w.pair`, the pair view: what both nodes' samples say together that
+  several checks need, worked out once per tick and shared:
 
   - `primary_binlog`, `replica_binlog`: each node's newest binary log reading in the
     window (position, GTIDs, server_id, clock; taken every `positions_every` seconds), and
@@ -269,20 +269,97 @@ What each part does:
    0 or as fine in a title.
 7. **Raising is a bug**: a check that raises is reported as a finding of check `engine`,
    and the other checks still run.
-8. **A gate (optional) makes a re-check fast**: `Check(..., gate=Gate(measure, quiet))`.
-   `measure(w)` returns a few numbers of the window that do not depend on the thresholds
-   (a tuple of floats or None: the worst iowait of both nodes, the lag judged);
-   `quiet(gauges, t)` says from them alone that `evaluate(w, t)` would return nothing. The
-   engine computes the gauges every tick, skips `evaluate` where `quiet` is True (live
-   and in every re-run), and the recorder stores the gauges in each chunk's observations frame: a
-   re-check with other thresholds decodes only the chunks where a changed check is not
-   quiet, and finds exactly what observing every tick again finds. `quiet` must be True
-   only where `evaluate` finds nothing, for any thresholds: a condition over a span of
-   the window is bounded by the largest value over the whole window (a mean is at most
-   it); a threshold that only sets the severity cannot make the check quiet. Round a
-   gauge compared as `gauge < limit` with `up`, one compared as `gauge >= limit` with
-   `down`. `tests/unit/test_gates.py` runs every gate against its check's `evaluate` on
-   every shipped recording and seed scenario, with thresholds from 0.1x to 10x.
+8. **A gate is optional**: see [A gate](#a-gate) below for what it costs, what it saves
+   and when it is worth having.
+
+### A gate
+
+A recording keeps what every check observed at each tick, so a re-check of it
+(`replmon check --replay FILE` with a config whose `[checks.<id>]` differ from the
+recording's) takes the stored observations of the checks whose thresholds did not
+change and observes again only the ones that did. Without a gate, that means reading
+every tick of the file back and running the check on it. A gate lets the re-check skip
+the chunks where the check cannot find anything with its new thresholds.
+
+A gate is two functions and a `typing.NamedTuple`: `measure(w)` returns a few numbers of
+the window that do not depend on the thresholds (the gauges: the worst iowait of both
+nodes, how long a save has failed), named by the NamedTuple's fields; `quiet(g, t)` says
+from those numbers alone that `evaluate(w, t)` would return nothing. The engine runs
+`measure` every tick, skips `evaluate` where `quiet` is True (live and in every re-run
+alike, so both find the same), and the recorder stores the gauges by position in each
+chunk's observations frame; `Gate.quiet` gives them their names back when a re-check
+reads them.
+
+The redis_persistence example above, gated (these lines go at the end of its module):
+
+```python
+from typing import NamedTuple
+
+from replmon.check import Gate
+
+
+class Gauges(NamedTuple):
+    """What ``quiet`` reads: measured every tick, stored by position."""
+
+    failing: int
+    """1 when a node's RDB save or AOF write failed at the last tick, else 0."""
+
+
+def measure(w: Window) -> Gauges:
+    return Gauges(int(any(_status(w.node(role), key) == "err"
+                          for role, _ in SIDES for key in SAVES)))
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """Nothing fails now: ``evaluate`` reports a failing save only, and whatever the
+    thresholds (``critical_after`` sets the severity, not whether it is reported)."""
+    return g.failing == 0
+
+
+CHECK = Check(id="redis_persistence", title="Redis persistence", needs=("redis",),
+              thresholds=Limits, evaluate=evaluate, window=300.0, reads=("redis",),
+              gate=Gate(measure, quiet, gauges=Gauges))
+```
+
+A gauge that `quiet` compares with a threshold is rounded toward the safe side, so that
+it stays short in the file and `quiet` never says quiet where the exact value would not:
+`round_up` for one compared as `gauge < limit`, `round_down` for `gauge >= limit`.
+link_saturation's whole gate is one such gauge, the largest share of its link speed an
+interface sends (`Gauges(send_pct=round_up(top))`), and `quiet` is
+`g.send_pct is None or g.send_pct < t.warning_pct`.
+
+**What it saves.** A re-check of a one-hour recording (3,600 ticks of the lab's pair, one
+process) with one check's threshold changed took 0.6-1.2 s with the check's gate and
+4.2-7.1 s with the gate taken away (disk_saturation with `iowait_pct = 25`,
+memory_ceiling with `low_available_pct = 5`; `bench/bench_checks.py --gates`, 2026-12-03,
+on a shared 2-core machine): without a gate every tick is read back from the file
+(about 1 ms a tick).
+
+**What it costs.** Code: `quiet` restates, as a bound, what `evaluate` decides, and must
+be right for every value of every threshold (tests/unit/test_gates.py runs every gate
+against its check's `evaluate` on every shipped recording and seed scenario, with the
+default thresholds and each one from 0.1x to 10x; write the proof in `quiet`'s
+docstring). Bytes: about 2 bytes a tick per gated check in the observations frames
+(15 gated checks add 34 bytes to a tick of 1,421 in sample_sessions/redis_writes_refused.rmrec).
+CPU: `measure` runs every tick, and `evaluate` only where the gate is not quiet; on the
+bench's ticks each gated check, alone in an engine (15-225 us a tick), differed from
+itself without its gate by up to 50 us either way from one run to the next: live, a
+gate neither saves nor costs time that these runs can tell apart. `round_up` and
+`round_down` cost 0.4-0.5 us a call, `math.floor`/`math.ceil` about 0.1 us (for whole
+seconds).
+
+**When it is worth it.** Give a check a gate when all three hold:
+
+1. it has thresholds a user would change and re-check a recording with (anything but
+   `enabled` and the hold times, which a re-check applies to the stored observations
+   without observing again);
+2. it is quiet on most ticks of a healthy pair, so most chunks can be skipped (a gate
+   that is never quiet, as drbd_peer's on the bench's pair with a peer disconnected,
+   saves nothing and still costs its code);
+3. whether it can report anything follows from a few numbers with a bound for every
+   threshold (the largest value over the window bounds any mean or span of it; a
+   threshold that only sets the severity cannot make it quiet). When `quiet` would have
+   to redo `evaluate` tick by tick, leave the gate out.
 
 Test a check on ticks built from numbers (`replmon.testing.synth`: `node`, `series`,
 `observe`, `run_check`) and on recorded ones; then regenerate this page with

@@ -15,15 +15,18 @@ gate must be quiet on some ticks (else it saves nothing).
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from test_check_reads import CHECKS, _inputs
+from test_check_reads import CHECKS, SESSIONS, _inputs, _ticks
 
-from replmon.check import Check, Thresholds, Window
+from replmon.check import Check, Gate, LevelGauges, Thresholds, Window, span_ticks
 from replmon.engine import Engine
+from replmon.session import open_recording
+from replmon.session.format import ChunkObservations
 from replmon.session.reuse import HYSTERESIS
 from replmon.testing.synth import GateTally, judge_gate
 
@@ -80,3 +83,90 @@ def test_a_gate_is_quiet_only_where_the_check_sees_nothing(check: Check[Any]) ->
     assert not hidden, f"{len(hidden)} hidden, first: {hidden[:3]}"
     assert seen, f"{check.id} saw nothing with any thresholds: the test proves little"
     assert quiet > judged // 2, f"{check.id}'s gate is quiet on {quiet}/{judged} only"
+
+
+UNNAMED = {"pair_lag"}
+"""Gated checks whose gauges are not named yet: pair_lag is being reshaped by issue #53's
+lag work (one home for lag), which names them with the rest."""
+STORED = next(p for p in SESSIONS if p.name == "redis_writes_refused.rmrec")
+"""A shipped recording whose observations frames hold every gated check's gauges."""
+
+
+def test_every_gated_check_names_its_gauges() -> None:
+    named = {c.id for c in GATED if c.gate is not None and c.gate.gauges is not None}
+    assert named == {c.id for c in GATED} - UNNAMED
+
+
+def test_a_gate_is_read_only_and_pickles() -> None:
+    """A Gate refuses changes (the checks of every engine share it) and still goes to a
+    re-run's worker processes by pickle, whole."""
+    check = next(c for c in GATED if c.id == "disk_saturation")
+    gate = check.gate
+    assert gate is not None
+    with pytest.raises(AttributeError):
+        gate.gauges = None  # type: ignore[misc]
+    again = pickle.loads(pickle.dumps(gate))
+    assert (again.measure, again.gauges, again._quiet) == (gate.measure, gate.gauges,
+                                                           gate._quiet)
+
+
+@pytest.mark.parametrize("check", [c for c in GATED if c.id not in UNNAMED],
+                         ids=lambda c: c.id)
+def test_measure_gives_the_named_gauges(check: Check[Any]) -> None:
+    """On real ticks ``measure`` returns the check's own NamedTuple (the engine and the
+    recorder take it as given), with a number or None in every field."""
+    gate = check.gate
+    assert gate is not None and gate.gauges is not None
+    ticks = [t.oriented(check.service) if check.service else t for t in _ticks(STORED)]
+    n = span_ticks(check.window, ticks[0].interval)
+    for i in range(0, len(ticks), 7):
+        g = gate.measure(Window(ticks[max(0, i - n + 1):i + 1]))
+        assert type(g) is gate.gauges, (i, type(g))
+        assert all(v is None or isinstance(v, int | float) for v in g), g
+
+
+@pytest.mark.parametrize("check", [c for c in GATED if c.id not in UNNAMED],
+                         ids=lambda c: c.id)
+def test_stored_gauges_are_named_where_they_are_read(check: Check[Any]) -> None:
+    """A recording written before gauges had names (stored by position, as they still
+    are) reads: ``Gate.quiet`` names each stored tuple with the check's class, and the
+    check's ``quiet`` (which reads fields by name) answers for every tick."""
+    gate = check.gate
+    assert gate is not None and gate.gauges is not None
+    th = check.thresholds()
+    answers = []
+    with open_recording(STORED) as rec:
+        for ci in range(len(rec.chunks)):
+            obs = rec.chunk_observations(ci)[0]
+            assert obs is not None
+            for g in obs.gauges[check.id]:
+                assert g is None or type(g) is tuple  # as stored: by position
+                if g is not None:
+                    answers.append(gate.quiet(g, th))
+    assert answers and all(type(a) is bool for a in answers)
+
+
+def _quiet_top(g: LevelGauges, t: Thresholds) -> bool:
+    return g.top is not None and g.top < 1.0
+
+
+def test_named_gauges_are_stored_by_position() -> None:
+    """The observations frame keeps gauges as JSON arrays (names in every tick would
+    grow the file): a NamedTuple's bytes are a plain tuple's, and they come back plain
+    tuples that ``Gate.quiet`` names (a tuple of another length raises TypeError, which
+    a re-check takes as "not quiet" and decodes the ticks)."""
+    named = LevelGauges(0.5, None, 2.0, None)
+    frame = {"checks_id": "x", "first": 0, "seq0": 1, "count": 1, "interval": 1.0}
+    as_named = ChunkObservations(**frame, gauges={"c": [named]}).model_dump_json()
+    assert as_named == ChunkObservations(**frame, gauges={"c": [tuple(named)]}
+                                         ).model_dump_json()
+    assert '"gauges":{"c":[[0.5,null,2.0,null]]}' in as_named
+    back = ChunkObservations.model_validate_json(as_named).gauges["c"][0]
+    assert back is not None and type(back) is tuple
+    gate = Gate(lambda w: named, _quiet_top, gauges=LevelGauges)
+    assert gate.quiet(back, Thresholds()) is True
+    assert gate.quiet((2.0, None, None, None), Thresholds()) is False
+    with pytest.raises(TypeError):
+        gate.quiet((0.5, None), Thresholds())
+    with pytest.raises(TypeError, match="NamedTuple"):
+        Gate(lambda w: named, _quiet_top, gauges=tuple)  # type: ignore[arg-type]

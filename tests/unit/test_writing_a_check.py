@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from replmon.check import Check, Role
+from replmon.check import Check, Role, Window
 from replmon.engine import Engine, configure
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
 from replmon.output.checkdoc import render
 from replmon.plugins import _from_module
+from replmon.testing.synth import GateTally, judge_gate
 from replmon.testing.synthetic import loop_ticks
 
 ROOT = Path(__file__).parent.parent.parent
@@ -28,18 +29,23 @@ FAILS_AT = 30
 """Index of the first tick with the failure."""
 
 
-def example_code() -> str:
+def example_code(gated: bool = False) -> str:
+    """The worked example's module as the page shows it; ``gated``: with the lines "A gate"
+    adds at its end."""
     text = DOC.read_text()
     section = text[text.index("\n## Writing a check\n"):]
     found = re.search(r"```python\n(.*?)```", section, re.S)
     assert found is not None, "no python block in 'Writing a check'"
-    return found[1]
+    if not gated:
+        return found[1]
+    gate = re.search(r"```python\n(.*?)```", section[section.index("\n### A gate\n"):], re.S)
+    assert gate is not None, "no python block in 'A gate'"
+    return found[1] + "\n\n" + gate[1]
 
 
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Check[Any]:
+def _load(tmp_path_factory: pytest.TempPathFactory, code: str) -> Check[Any]:
     path = tmp_path_factory.mktemp("example") / "redis_persistence_example.py"
-    path.write_text(example_code())
+    path.write_text(code)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
@@ -51,6 +57,16 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Check[Any]:
     check = _from_module(mod, "redis_persistence")  # what the plugin loader does
     assert isinstance(check, Check), check
     return check
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Check[Any]:
+    return _load(tmp_path_factory, example_code())
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> Check[Any]:
+    return _load(tmp_path_factory, example_code(gated=True))
 
 
 def lab_ticks(n: int = 200) -> list[Tick]:
@@ -133,3 +149,27 @@ def test_both_nodes_failing_say_so(example: Check[Any]) -> None:
     assert sorted(f.node for f in found) == ["primary", "replica"]
     assert all(f.title.endswith("'s too") and f.numbers["other_failing"] is True
                and "on both nodes" in f.cause for f in found)
+
+
+def test_the_gated_example_hides_nothing_and_is_quiet_where_nothing_fails(
+        gated: Check[Any]) -> None:
+    """The page's gate, judged window by window outside an engine (so that a gate that
+    raises fails here): never quiet where ``evaluate`` sees a failing save, with the
+    default thresholds and others; quiet on the healthy ticks, loud from the failure."""
+    gate = gated.gate
+    assert gate is not None and gate.gauges is not None
+    assert gate.gauges._fields == ("failing",)
+    limits = [gated.thresholds(), gated.thresholds(critical_after=1.0),
+              gated.thresholds(critical_after=1e6)]
+    ticks = failing(failing(lab_ticks(90), "primary", rdb_last_bgsave_status="err"),
+                    "replica", aof_last_write_status="err")
+    tally = GateTally()
+    quiet_at = []
+    for i in range(len(ticks)):
+        w = Window(ticks[:i + 1])
+        assert type(gate.measure(w)) is gate.gauges
+        judge_gate(gated, w, limits, tally, f"tick {i}:")
+        quiet_at.append(gate.quiet(gate.measure(w), limits[0]))
+    assert not tally.hidden, tally.hidden[:3]
+    assert tally.seen  # evaluate saw the failure: the comparison proves something
+    assert quiet_at == [i < FAILS_AT for i in range(len(ticks))]
