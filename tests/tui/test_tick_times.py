@@ -1,4 +1,4 @@
-"""One tick, one time: for every shipped session, each finding today's checks open is
+"""One tick, one time: for a shipped session of each kind, each finding today's checks open is
 given the same clock time by every view that names it: the findings table's "since",
 the finding's detail, the replay's status bar on the tick it names, the report's
 timeline, ``check --replay`` (text and JSON) and the text rows of ``replay | less``.
@@ -35,7 +35,14 @@ from replmon.tui.screens import FindingScreen
 from replmon.units import tick_clock
 
 FOLDER = Path(__file__).parents[2] / "sample_sessions"
-SESSIONS = sorted(FOLDER.glob("*.rmrec"))
+SESSIONS = sorted(p for p in FOLDER.glob("*.rmrec") if p.stem in {
+    "replica_sql_stopped", "redis_link_down_full_resync", "seed000_drbd_peer_disconnect",
+    "planned_switchover", "redis_writes_refused"})
+"""One session of each kind of finding (MySQL replication and lag, the Redis link, DRBD,
+a roles event, writes refused): every view names a finding through the same
+tick_clock, whatever its check; the other sessions' findings (evictions, a growing lag,
+swapping) cost the suite ~100 s under load for no view this does not already read.
+seed004's own test is below."""
 CLOCK = re.compile(r"\b\d\d:\d\d:\d\d\b")
 
 
@@ -122,8 +129,7 @@ async def detail_time(app: ReplayApp, pilot: object, f: Finding) -> str:
 @pytest.mark.parametrize("path", SESSIONS, ids=[p.stem for p in SESSIONS])
 async def test_every_view_gives_a_finding_the_same_time(path: Path) -> None:
     found = openings(path)
-    if path.stem == "healthy_steady_load":
-        assert [f for _, f in found if f.severity > 0] == []
+    assert found, path.stem
     in_report = report_times(path)
     check_text_since, check_json_wall = check_times(path)
     rec = open_recording(path)
