@@ -1,4 +1,4 @@
-"""Check accuracy at three intervals (run by hand; figures go in the closing note).
+"""Check accuracy at three intervals (run by hand; figures go in docs/benchmarks.md).
 
     .venv/bin/python bench/accuracy.py [--intervals 0.2 1 5] [--healthy-seconds 600]
                                        [--skip-lab]

@@ -1,4 +1,4 @@
-"""Check CPU per tick (run by hand; the figures go in the closing note).
+"""Check CPU per tick (run by hand; the figures go in docs/benchmarks.md).
 
     .venv/bin/python bench/bench_checks.py [--ticks N] [--baseline GITREF]
 

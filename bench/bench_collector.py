@@ -1,4 +1,4 @@
-"""Collector benchmark on the real lab (run by hand; figures go in the closing note).
+"""Collector benchmark on the real lab (run by hand; figures go in docs/benchmarks.md).
 
     .venv/bin/python bench/bench_collector.py [--seconds 60]
 

@@ -1,4 +1,4 @@
-"""Recording benchmark (run by hand; figures go in the closing note).
+"""Recording benchmark (run by hand; figures go in docs/benchmarks.md).
 
     .venv/bin/python bench/bench_recording.py [--ticks-from FILE.jsonl] [--rerun N]
         [--baseline GITREF] [--week] [--cache DIR [--recheck-only [--identity]]]

@@ -1,5 +1,5 @@
 """``replmon serve`` cost by fleet size, as deployed and as Prometheus sees it (run by hand;
-figures go in the closing note and docs/prometheus.md).
+figures go in docs/benchmarks.md).
 
     .venv/bin/python bench/bench_serve.py [--pairs 50 200] [--seconds 60] [--interval 5]
         [--scrape 5] [--self-scrape 1] [--record] [--tree NAME=DIR ...] [--pyspy DIR]

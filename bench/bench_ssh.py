@@ -1,4 +1,4 @@
-"""SSH runner benchmark (run by hand; figures go in the closing note).
+"""SSH runner benchmark (run by hand; figures go in docs/benchmarks.md).
 
     .venv/bin/python bench/bench_ssh.py [--ticks 200]
 

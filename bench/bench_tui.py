@@ -1,4 +1,4 @@
-"""TUI benchmark on the lab (run by hand; figures go in the closing note).
+"""TUI benchmark on the lab (run by hand; figures go in docs/benchmarks.md).
 
     .venv/bin/python bench/bench_tui.py [--seconds 600] [--size 160x50] [--view graphs]
     .venv/bin/python bench/bench_tui.py --open [--day-file /tmp/day.rmrec]

@@ -1,4 +1,4 @@
-"""Soak under faults (#13), run by hand; the figures go in the closing note.
+"""Soak under faults (#13), run by hand; the figures go in docs/benchmarks.md.
 
     .venv/bin/python bench/soak.py [--minutes 30] [--every 60] [--interval 0.2] [--keep F]
 
