@@ -30,6 +30,10 @@ from replmon.session import Recorder, meta_for, open_recording
 from replmon.session.format import MAGIC, read_frame
 from replmon.session.rerun import Rerun
 
+pytestmark = pytest.mark.xdist_group("damage_fuzz")
+"""One worker builds ``parts`` (~5 s of CPU) and runs every case on it: spread over the
+six workers, each built it again (51 s of setups in one run under load)."""
+
 TICKS = 240
 CHUNK = 20
 SEED = 13
