@@ -1,4 +1,5 @@
-"""replmon.truelag on synthetic ticks: each source, its clock correction, the order of
+"""The true lag (``PairView.lag``, as the collector's ``replmon.truelag`` attaches it to
+each tick) on synthetic ticks: each source, its clock correction, the order of
 preference, the reasons when unknown, the Redis estimate (the live test holds them to a
 real pt-heartbeat: tests/live/test_truelag_live.py)."""
 
@@ -40,9 +41,9 @@ def _facts(seq: int, **kw: Any) -> LagFacts:
 
 def test_heartbeat_lag_is_corrected_by_the_measured_clock_offset() -> None:
     """The primary's clock 3 s ahead: its ts 3 s in the replica's future; lag 7 s, not 4."""
-    tr = LagTracker("percona.heartbeat")
+    tr = LagTracker()
     t = _tick(0, replica_mysql={}, channel={}, primary_clock=3.0,
-              facts=_facts(0, heartbeat={1: T0 - 4.0}))
+              facts=_facts(0, heartbeat={1: T0 - 4.0}, heartbeat_table="percona.heartbeat"))
     lag = tr.measure(t)
     assert lag is not None and lag.source == "heartbeat"
     assert lag.seconds == pytest.approx(7.0) and lag.clock_offset_s == pytest.approx(3.0)
@@ -51,11 +52,12 @@ def test_heartbeat_lag_is_corrected_by_the_measured_clock_offset() -> None:
 
 
 def test_a_missing_heartbeat_table_is_one_line_and_the_next_source_answers() -> None:
-    tr = LagTracker("percona.heartbeat")
+    tr = LagTracker()
     err = "heartbeat table percona.heartbeat: Table 'percona.heartbeat' doesn't exist (1146)"
     t = _tick(0, replica_mysql={}, channel={"gtid_retrieved": "0-1-10",
                                             "gtid_executed": "0-1-10"},
-              version="11.8.3-MariaDB", facts=_facts(0, heartbeat_error=err))
+              version="11.8.3-MariaDB", facts=_facts(0, heartbeat_error=err,
+                                                             heartbeat_table="percona.heartbeat"))
     lag = tr.measure(t)
     assert lag is not None and lag.source == "server" and lag.seconds == 0.0
 
