@@ -28,7 +28,7 @@ here too: stmt_vs_rows leaves them out and the screen says how many it left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from replmon.model import gtid
@@ -164,8 +164,8 @@ class PairView:
     """Facts about both nodes at the last tick of a window, each worked out when first
     read (``Window.pair``)."""
 
-    __slots__ = ("_binlogs", "_channel", "_channels", "_clock", "_lag", "_primary",
-                 "_replica", "_ticks")
+    __slots__ = ("_binlogs", "_channel", "_channels", "_clock", "_clocks_of", "_lag",
+                 "_primary", "_replica", "_ticks")
     _ticks: Sequence[Tick]
     _primary: tuple[BinlogStatus | None, int]
     _replica: tuple[BinlogStatus | None, int]
@@ -176,12 +176,17 @@ class PairView:
     _lag: MeasuredLag | None
 
     def __init__(self, ticks: Sequence[Tick],
-                 newest: dict[str, tuple[BinlogStatus | None, int]] | None = None) -> None:
+                 newest: dict[str, tuple[BinlogStatus | None, int]] | None = None,
+                 clocks: Callable[[Role], Sequence[tuple[float, float] | None]] | None = None
+                 ) -> None:
         """``newest``: each role's newest binlog reading and its index in ``ticks``, when
         the caller kept track of them (the engine's windows: ``windows.BinlogMarks``);
         else each is found by looking back through the ticks, all of them for a node
-        that never reads one (a replica without log_bin: ~37 us a tick at 300 ticks)."""
+        that never reads one (a replica without log_bin: ~37 us a tick at 300 ticks).
+        ``clocks``: a role's ``lag_clock`` of every tick, when the caller keeps them (the
+        engine's series columns); else worked out from the ticks."""
         self._ticks = ticks
+        self._clocks_of = clocks
         self._binlogs = self._channels = self._channel = self._clock = self._lag = _UNREAD
         self._primary = self._replica = _UNREAD
         if newest is not None:
@@ -287,9 +292,8 @@ class PairView:
 
     @property
     def lag(self) -> MeasuredLag | None:
-        """The replica's true lag at the last tick, from the best source that knows it
-        (see the module's docstring); the reason when none does; None when the replica's
-        MySQL is not configured. The collector attaches it to every tick (``Tick.lag``)."""
+        """The replica's true lag at the last tick from the best source that knows it, or
+        why none does; None when the replica's MySQL is not configured."""
         found = self._lag
         if found is _UNREAD:
             found = self._lag = self._measure()
@@ -321,22 +325,23 @@ class PairView:
             return MeasuredLag(detail="the replica has no replication channel from the primary")
         facts, notes = rm.lag_facts, cast("list[str]", [])
         found = facts and (self._heartbeat(ch, facts, notes) or self._server(ch, rm, facts, notes))
-        return MeasuredLag.model_validate({"channel": ch.name, **(
-            found or self._history(ch, rm, facts, notes))})
+        found = found or self._history(ch, rm, facts, notes)
+        return MeasuredLag.model_validate({"channel": ch.name, **found})
 
     def _offset(self) -> tuple[float, float] | None:
         """(primary's clock minus the replica's, bound): each node's newest reading among
         its tightest of the last CLOCK_WINDOW_S (``lag_clock``; as clock_skew picks)."""
         ticks = self._ticks
-        since = ticks[-1].wall - CLOCK_WINDOW_S
+        since, n = ticks[-1].wall - CLOCK_WINDOW_S, 0
+        for t in reversed(ticks):
+            if t.wall < since:
+                break
+            n += 1
         picked = []
         for role in ("primary", "replica"):
-            seen = []
-            for t in reversed(ticks):
-                if t.wall < since:
-                    break
-                if (c := lag_clock(getattr(t, role))) is not None:
-                    seen.append(c)
+            col = self._clocks_of(role)[-n:] if self._clocks_of is not None else \
+                [lag_clock(getattr(t, role)) for t in ticks[-n:]]
+            seen = [c for c in reversed(col) if c is not None]
             if not seen:
                 return None
             tight = 2 * min(b for _, b in seen) + 0.001
@@ -393,8 +398,7 @@ class PairView:
             what, resolution = "performance_schema's original commit timestamps", 0.0
             applying, applied = times.applying_commit, times.applied_commit
         elif version_tuple(rm.version) >= (11, 6, 0) and facts.tz_offset_s is not None:
-            what = "Slave_last_event_time"
-            resolution = 1.0  # the event times are whole seconds
+            what, resolution = "Slave_last_event_time", 1.0  # (whole seconds)
             applying, applied = None, (None if ch.replica_event_time is None
                                        else ch.replica_event_time - facts.tz_offset_s)
         else:
@@ -440,9 +444,7 @@ class PairView:
                     "detail": f"pair_lag's history: the replica has executed the primary's "
                               f"newest position (read {_fmt(now - newest_wall)} s ago){tail}"}
         # the oldest reading the replica lacks: walk back while readings are not covered
-        # (the usual walk is one reading, two ticks back)
-        lacking = newest_wall
-        executed = None
+        lacking, executed = newest_wall, None
         for j in range(i - 1, -1, -1):
             t = ticks[j]
             pm = t.primary.mysql

@@ -156,3 +156,37 @@ def test_heartbeat_table_from_the_command_line_a_pair_file_a_fleet_file_or_pair_
     assert resolve(config_from_args(args)).primary.mysql_heartbeat_table == "c.hb"
     with pytest.raises(ConfigError, match="heartbeat_table"):
         build_config({**nodes, "heartbeat_table": "x; DROP TABLE y"})
+
+
+def test_the_engines_window_and_a_plain_one_give_the_same_lag() -> None:
+    """The engine's window takes the nodes' clock readings from a kept series column;
+    the collector and perfdata work them out from the ticks: the same lag at every tick.
+    The primary's clock drifts ahead by 10 ms a tick and its Redis round trips take 10 %
+    longer each tick: the reading picked (the newest within twice the tightest of the
+    last 30 s) is told by its offset, so a column off by one tick gives another."""
+    from replmon.check import Window
+    from replmon.windows import Windows
+
+    windows = Windows()
+    windows.plan([300], [])
+    tracker = LagTracker()
+    ticks, older = [], 0
+    for seq in range(80):
+        wall, ahead = T0 + seq, 2.0 + 0.01 * seq
+        half = 0.0005 * 1.1 ** seq
+
+        def redis(ahead: float, half: float, wall: float = wall) -> RedisSample:
+            return RedisSample(role="master", server_time=wall + half + ahead,
+                               wall=wall, elapsed_ms=2000 * half)
+        t = _tick(seq, replica_mysql={}, channel={}, facts=_facts(
+            seq, heartbeat={1: wall + ahead - 3.0}, heartbeat_table="percona.heartbeat"
+        ).model_copy(update={"elapsed_ms": 400.0}))  # the replica's own reading: loose
+        t = t.model_copy(update={
+            "primary": t.primary.model_copy(update={"redis": redis(ahead, half)}),
+            "replica": t.replica.model_copy(update={"redis": redis(0.0, 0.0005)})})
+        ticks.append(t)
+        engine = windows.add(t)[300].pair.lag
+        assert engine == Window(ticks).pair.lag == tracker.measure(t), seq
+        assert engine is not None and engine.clock_offset_s is not None
+        older += engine.clock_offset_s < ahead - 0.005  # an older, tighter reading
+    assert older > 40 and engine.clock_offset_s == pytest.approx(2.0 + 0.01 * 56)
