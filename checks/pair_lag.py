@@ -6,24 +6,27 @@ link (the SQL thread has applied all it received), NULL when a thread is down, a
 stays low while one huge transaction is applied (a replica has shown 0 for 14 hours
 that way). replmon reads both nodes, so it measures instead:
 
-- every ``positions_every`` seconds (2 s) both nodes read their own binlog position
-  and GTIDs in the same tick (MariaDB ``@@gtid_binlog_pos``, MySQL ``@@gtid_executed``,
-  ``SHOW MASTER STATUS`` / ``SHOW BINARY LOG STATUS``);
-- the replica's executed position (``Gtid_Slave_Pos`` / ``Executed_Gtid_Set``, and
-  ``Relay_Master_Log_File``/``Exec_Master_Log_Pos``) is compared with them:
-  **transactions behind** (GTIDs the replica lacks), **bytes behind** (same binlog
-  file), and **seconds behind**: the age of the oldest primary reading the replica
-  has not executed yet. The primary was at position P at time t; if the replica has
-  not executed P now, its data is older than now - t. This is the lag a reader of
-  the replica sees, not an estimate from rates, to the resolution of the readings
-  (2 s) and over the check's window (300 s; a longer lag reads "at least 300 s").
-- with pt-heartbeat running (``heartbeat_table = "percona.heartbeat"``), the
-  heartbeat row of the primary's server_id read on both nodes in the same tick:
-  primary's ts minus the replica's copy of it, no clock comparison involved (replmon
-  only reads the table; pt-heartbeat --update writes it).
-- better still, the tick's **true lag** (``replmon.truelag``: the heartbeat table read on
-  the replica every tick, or the servers' own commit timestamps on MySQL 8.0+ and MariaDB
-  11.6+), known from the first tick: the title then says which source measured it.
+The lag judged is the tick's true lag (``w.pair.lag``, the one home of it: the screen and
+``check``'s perfdata show the same), from the best source that knows it:
+
+- with pt-heartbeat running (``heartbeat_table = "percona.heartbeat"``), its row of the
+  primary's server_id read on the replica every tick, corrected by the clock offset
+  replmon measures between the nodes (replmon only reads the table; pt-heartbeat
+  --update writes it);
+- else the servers' own commit timestamps (Oracle MySQL 8.0+, MariaDB 11.6+);
+- else measured on both nodes: every ``positions_every`` seconds (2 s) both nodes read
+  their own binlog position and GTIDs in the same tick (MariaDB ``@@gtid_binlog_pos``,
+  MySQL ``@@gtid_executed``, ``SHOW MASTER STATUS`` / ``SHOW BINARY LOG STATUS``), and
+  the replica's executed position (``Gtid_Slave_Pos`` / ``Executed_Gtid_Set``, and
+  ``Relay_Master_Log_File``/``Exec_Master_Log_Pos``) is compared with them: the age of
+  the oldest primary reading the replica has not executed yet. The primary was at
+  position P at time t; if the replica has not executed P now, its data is older than
+  now - t: the lag a reader of the replica sees, not an estimate from rates, to the
+  resolution of the readings (2 s) and over the check's window (300 s; a longer lag
+  reads "at least 300 s").
+
+The title names the source, and gives the **transactions behind** (GTIDs the replica
+lacks) and **bytes behind** (same binlog file).
 
 **Replica behind while Seconds_Behind_Master says otherwise** (key = the channel):
 the measured lag is at least ``lag_after`` (10 s) while Seconds_Behind_Master is
@@ -48,8 +51,9 @@ from replmon.check import (
     Explains,
     Gate,
     Gauges,
-    LagMeasure,
+    MeasuredLag,
     Observation,
+    ReplicaChannel,
     Seconds,
     Severity,
     Thresholds,
@@ -74,31 +78,29 @@ class Limits(Thresholds):
     """Seconds (s) of measured lag that make it critical."""
     heartbeat_table: str = Field(default="", pattern=_TABLE)
     """pt-heartbeat's table as db.table (e.g. "percona.heartbeat"); replmon reads it on
-    both nodes every ``positions_every`` seconds and never writes to it. "" = none."""
+    the replica every tick and never writes to it. "" = none (the top-level
+    ``heartbeat_table`` says the same and wins)."""
 
 
-def _judged(w: Window) -> tuple[LagMeasure, float | None, str, str] | None:
-    """The measure (``w.pair.lag``), the lag judged (s), how it was measured and "at
-    least " when it is a lower bound; None without a measure."""
-    m = w.pair.lag
-    if m is None:
+_HOW = {"heartbeat": "by pt-heartbeat", "history": "measured on both nodes"}
+
+
+def _judged(w: Window) -> tuple[MeasuredLag, ReplicaChannel, float | None, str, str] | None:
+    """The true lag (``w.pair.lag``), the replica's channel, the lag judged (s), how it was
+    measured and "at least " when it is a lower bound; None without a channel."""
+    lag, ch = w.pair.lag, w.pair.channel
+    if lag is None or ch is None:
         return None
-    lag = m.hb_lag_s if m.hb_lag_s is not None else m.lag_s
-    how = "by pt-heartbeat" if m.hb_lag_s is not None else "measured on both nodes"
-    at_least = "at least " if m.open and m.hb_lag_s is None else ""
-    true = w.last.lag
-    if true is not None and true.seconds is not None and true.source != "history":
-        # the tick's true lag (replmon.truelag): known from the first tick, not only once
-        # the history covers the lag
-        how = "by pt-heartbeat" if true.source == "heartbeat" else f"by the {true.source_words}"
-        lag, at_least = true.seconds, ""
-    return m, lag, how, at_least
+    how = _HOW.get(lag.source or "", f"by the {lag.source_words}")
+    if lag.seconds is None:
+        return lag, ch, lag.at_least_s, how, "at least "
+    return lag, ch, lag.seconds, how, ""
 
 
 def gauges(w: Window) -> Gauges:
     """(the lag judged, s, rounded up; None without one)."""
     j = _judged(w)
-    return (None if j is None else up(j[1]),)
+    return (None if j is None else up(j[2]),)
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
@@ -109,10 +111,9 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     j = _judged(w)
     if j is None:
         return []
-    m, lag, how, at_least = j
+    true, ch, lag, how, at_least = j
     if lag is None or lag < t.lag_after:
         return []
-    ch = m.channel
     sbm = ch.seconds_behind
     if ch.sql_delay and lag <= ch.sql_delay + t.lag_after:
         return []  # a delayed replica, behind by its delay
@@ -120,21 +121,22 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         return []  # the replica's own figure agrees: mysql_replication reports it
     said = "NULL" if sbm is None else f"{fmt(sbm)} s"
     wd = w.last.replica.mysql.words
-    parts = [f"{fmt(m.transactions)} transactions" if m.transactions is not None else "",
-             f"{fmt_bytes(m.bytes)} of binlog" if m.bytes else ""]
+    trx, nbytes = w.pair.behind
+    parts = [f"{fmt(trx)} transactions" if trx is not None else "",
+             f"{fmt_bytes(nbytes)} of binlog" if nbytes else ""]
     behind_txt = " and ".join(p for p in parts if p)
-    p = m.newest
+    p = w.pair.primary_binlog
     return [Observation(
         key=ch.name or "default", node="replica",
         severity=Severity.CRITICAL if lag >= t.lag_critical else Severity.WARNING,
         title=(f"replica {at_least}{fmt(lag)} s behind the primary ({how}"
                + (f": {behind_txt}" if behind_txt else "")
                + f") while {wd.lag} says {said}"),
-        numbers=numbers(lag_s=lag, lag_at_least=m.open, heartbeat_lag_s=m.hb_lag_s,
-                        measured_lag_s=m.lag_s, seconds_behind_s=sbm,
-                        transactions_behind=m.transactions, bytes_behind=m.bytes,
-                        primary_file=p.file, primary_pos=p.position,
-                        primary_gtid=p.gtid_executed[:120],
+        numbers=numbers(lag_s=lag, lag_at_least=bool(at_least), lag_source=true.source,
+                        lag_bound_s=true.bound_s, seconds_behind_s=sbm,
+                        transactions_behind=trx, bytes_behind=nbytes,
+                        primary_file=p and p.file, primary_pos=p and p.position,
+                        primary_gtid=p and p.gtid_executed[:120],
                         replica_exec_file=ch.relay_source_log_file,
                         replica_exec_pos=ch.exec_source_log_pos,
                         replica_read_pos=ch.read_source_log_pos,
@@ -157,4 +159,4 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 CHECK = Check(id="pair_lag", title="Pair lag", needs=("mysql",), thresholds=Limits,
               evaluate=evaluate, window=LAG_WINDOW_S, explains=EXPLAINS,
-              reads=("mysql",), gate=Gate(gauges, quiet), service="mysql")
+              reads=("mysql", "redis"), gate=Gate(gauges, quiet), service="mysql")

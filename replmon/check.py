@@ -49,6 +49,7 @@ from replmon.model.drbd import (
 from replmon.model.findings import NodeRef, Number, Observation, Severity
 from replmon.model.host import DiskRates
 from replmon.model.incidents import Explains
+from replmon.model.lag import MeasuredLag
 from replmon.model.mysql import BinlogStatus, ReplicaChannel, ReplicationWords
 from replmon.model.parts import kept_parts
 from replmon.model.redis import RedisReplica, RedisSample
@@ -57,9 +58,7 @@ from replmon.model.sentinel import failover_busy
 from replmon.model.tick import SOURCE_KINDS, NodeTick, Role, Tick
 from replmon.pair import (
     LAG_WINDOW_S,
-    LagMeasure,
     PairView,
-    covered,
     gtid_slave_pos,
     gtid_slave_pos_inserts,
     node_clock,
@@ -82,8 +81,8 @@ __all__ = [
     "Gate", "Gauges", "GATE_LEVELS", "LevelGauges", "quiet_by_level", "round_down", "round_up",
     "Explains",  # what a check's findings can explain (replmon.model.incidents)
     "PairView",  # w.pair (replmon.pair)
-    # the replica's lag from both sides (w.pair.lag) and what it is measured with
-    "LAG_WINDOW_S", "LagMeasure", "covered",
+    # the replica's true lag (w.pair.lag: replmon.model.lag.MeasuredLag) and its window
+    "LAG_WINDOW_S", "MeasuredLag",
     "gtid_slave_pos", "gtid_slave_pos_inserts",  # a MariaDB replica's own bookkeeping
     # helpers
     "baseline_drop", "fmt", "node_clock", "numbers", "redis_clock", "source_ok",

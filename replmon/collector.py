@@ -62,7 +62,6 @@ class Collector:
         interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         sentinel: Source[SentinelSample] | None = None,
-        heartbeat_table: str | None = None,
         together: Sequence[Group] | None = None,
     ) -> None:
         """``sentinel``: a Redis Sentinel's source (pair-level), sampled beside the nodes;
@@ -78,7 +77,7 @@ class Collector:
         self._rates = RateTracker()
         self._orienter = Orienter(together if together is not None
                                   else default_groups(sentinel is not None))
-        self._lag = LagTracker(heartbeat_table)
+        self._lag = LagTracker()
         self._opened = False
 
     async def __aenter__(self) -> Collector:

@@ -74,7 +74,6 @@ def build_collector(pair: PairEndpoints | Config) -> Collector:
         node_sources(pair.replica, pair.timeout),
         interval=pair.interval,
         sentinel=sentinel_source(pair),
-        heartbeat_table=pair.replica.mysql_heartbeat_table,
         together=pair.together,
     )
 

@@ -12,27 +12,38 @@ worked out. A plain ``Window(ticks)`` gives the same view (a pure function of th
 The view is read-only, as the window is: its facts are properties without setters,
 their values the tick's own records and tuples.
 
-``PairView.lag`` is the replica's lag measured from both sides (``LagMeasure``): the
-pair_lag check judges it and ``check``'s perfdata print it, from this one home. A MariaDB
-replica's own ``mysql.gtid_slave_pos`` inserts (``gtid_slave_pos_inserts``) are here too:
-stmt_vs_rows leaves them out and the screen says how many it left out.
+``PairView.lag`` is the replica's true lag (``MeasuredLag``), the one home of it: the
+collector attaches it to every tick (``Tick.lag``: the screen, /metrics, recordings), the
+pair_lag check judges it, ``check``'s perfdata print it, and a replay works it out again
+from the recorded ticks. Its sources, best first (``replmon.model.lag``): pt-heartbeat's
+table read on the replica every tick, the servers' commit timestamps, both corrected by
+the nodes' clock offset (``CLOCK_WINDOW_S``); else pair_lag's history: the age of the
+oldest reading of the primary's position in the window the replica has not executed (0
+when caught up; a lower bound until a reading it has executed is in the window).
+
+A MariaDB replica's own ``mysql.gtid_slave_pos`` inserts (``gtid_slave_pos_inserts``) are
+here too: stmt_vs_rows leaves them out and the screen says how many it left out.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from replmon.model import gtid
 from replmon.model.base import SourceState
-from replmon.model.mysql import BinlogStatus, ReplicaChannel
+from replmon.model.lag import LagFacts, MeasuredLag
+from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel, version_tuple
 from replmon.model.tick import NodeTick, Role, Tick
 
 LAG_WINDOW_S = 300.0
 """Seconds of ticks the lag is measured over (pair_lag's window): a longer lag reads
-"at least 300 s" (``LagMeasure.open``)."""
+"at least 300 s" (``MeasuredLag.at_least_s``)."""
+
+CLOCK_WINDOW_S = 30.0
+"""Seconds of clock readings the offset between the nodes is picked from (clock_skew's
+window)."""
 
 _OK = SourceState.OK
 _UNREAD: Any = object()
@@ -63,6 +74,39 @@ def node_clock(node: NodeTick) -> tuple[float, float] | None:
     return out
 
 
+def lag_clock(node: NodeTick) -> tuple[float, float] | None:
+    """As ``node_clock``, or the replica's per-tick clock reading (``LagFacts``), the
+    tighter."""
+    out = node_clock(node)
+    m = node.mysql
+    f = m.lag_facts
+    if m.status.state is _OK and f is not None and f.server_time is not None \
+            and f.sent_wall is not None and f.elapsed_ms is not None:
+        half = f.elapsed_ms / 2000.0
+        if out is None or half < out[1]:
+            out = f.server_time - (f.sent_wall + half), half
+    return out
+
+
+def server_words(m: MysqlSample) -> str:
+    """"MariaDB 10.11", "MySQL 9.7": the server as a user names it."""
+    major, minor, _ = version_tuple(m.version)
+    return f"{'MariaDB' if m.flavour == 'mariadb' else 'MySQL'} {major}.{minor}"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
+
+
+def _caught_up(ch: ReplicaChannel) -> bool:
+    """The applier has executed everything the receiver has (GTIDs, else positions)."""
+    if ch.gtid_retrieved and ch.gtid_executed:
+        n = gtid.behind(ch.gtid_retrieved, ch.gtid_executed)
+        if n is not None:
+            return n == 0
+    return ch.applier_backlog_bytes == 0
+
+
 def _file_key(name: str) -> tuple[str, int]:
     """binlog.000012 -> ("binlog", 12): binlog files compare by their number."""
     m = re.match(r"^(.*?)(\d+)$", name)
@@ -82,40 +126,6 @@ def covered(p: BinlogStatus, ch: ReplicaChannel) -> bool | None:
         if pf[0] == ef[0]:
             return (ef[1], ch.exec_source_log_pos) >= (pf[1], p.position)
     return None
-
-
-@dataclass(slots=True)
-class LagMeasure:
-    """The lag of the replica's channel from the primary, measured from both sides at the
-    window's last tick (``PairView.lag``)."""
-
-    channel: ReplicaChannel
-    newest: BinlogStatus
-    """The primary's newest reading."""
-    newest_wall: float
-    """Its tick's wall time."""
-    transactions: int | None = None
-    """GTIDs of the primary's newest reading the replica lacks."""
-    bytes: int | None = None
-    """Bytes of the primary's binlog not executed (same file only)."""
-    lag_s: float | None = None
-    """Seconds: the age of the oldest primary reading the replica has not executed
-    (0 when it has executed the newest); None when not comparable."""
-    open: bool = False
-    """True when even the oldest reading in the window is not executed: ``lag_s`` is
-    a lower bound."""
-    hb_lag_s: float | None = None
-    """Seconds by the heartbeat table (primary's ts minus the replica's copy)."""
-
-
-def _heartbeat_lag(p: BinlogStatus, r: BinlogStatus | None) -> float | None:
-    """The primary's own heartbeat ts minus the replica's copy of that row, both read in
-    the same tick; None without both."""
-    if r is None:
-        return None
-    mine = p.heartbeat.get(p.server_id) if p.server_id is not None else None
-    theirs = r.heartbeat.get(p.server_id) if p.server_id is not None else None
-    return None if mine is None or theirs is None else max(0.0, mine - theirs)
 
 
 def gtid_slave_pos(node: NodeTick) -> str:
@@ -154,8 +164,8 @@ class PairView:
     """Facts about both nodes at the last tick of a window, each worked out when first
     read (``Window.pair``)."""
 
-    __slots__ = ("_binlogs", "_channel", "_channels", "_clock", "_lag", "_primary",
-                 "_replica", "_ticks")
+    __slots__ = ("_binlogs", "_channel", "_channels", "_clock", "_clocks_of", "_lag",
+                 "_primary", "_replica", "_ticks")
     _ticks: Sequence[Tick]
     _primary: tuple[BinlogStatus | None, int]
     _replica: tuple[BinlogStatus | None, int]
@@ -163,15 +173,20 @@ class PairView:
     _channels: tuple[ReplicaChannel, ...]
     _channel: ReplicaChannel | None
     _clock: tuple[float, float] | None
-    _lag: LagMeasure | None
+    _lag: MeasuredLag | None
 
     def __init__(self, ticks: Sequence[Tick],
-                 newest: dict[str, tuple[BinlogStatus | None, int]] | None = None) -> None:
+                 newest: dict[str, tuple[BinlogStatus | None, int]] | None = None,
+                 clocks: Callable[[Role], Sequence[tuple[float, float] | None]] | None = None
+                 ) -> None:
         """``newest``: each role's newest binlog reading and its index in ``ticks``, when
         the caller kept track of them (the engine's windows: ``windows.BinlogMarks``);
         else each is found by looking back through the ticks, all of them for a node
-        that never reads one (a replica without log_bin: ~37 us a tick at 300 ticks)."""
+        that never reads one (a replica without log_bin: ~37 us a tick at 300 ticks).
+        ``clocks``: a role's ``lag_clock`` of every tick, when the caller keeps them (the
+        engine's series columns); else worked out from the ticks."""
         self._ticks = ticks
+        self._clocks_of = clocks
         self._binlogs = self._channels = self._channel = self._clock = self._lag = _UNREAD
         self._primary = self._replica = _UNREAD
         if newest is not None:
@@ -276,49 +291,179 @@ class PairView:
         return found
 
     @property
-    def lag(self) -> LagMeasure | None:
-        """The replica's lag behind the primary at the last tick, measured from both sides
-        (``LagMeasure``); None when the primary has no binlog reading in the window or the
-        replica no channel from it."""
+    def lag(self) -> MeasuredLag | None:
+        """The replica's true lag at the last tick from the best source that knows it, or
+        why none does; None when the replica's MySQL is not configured."""
         found = self._lag
         if found is _UNREAD:
             found = self._lag = self._measure()
         return found
 
-    def _measure(self) -> LagMeasure | None:
+    @property
+    def behind(self) -> tuple[int | None, int | None]:
+        """(GTIDs of the primary's newest reading the replica lacks, bytes of its binlog
+        not executed: same file only); None each when not comparable."""
         newest, ch = self.primary_binlog, self.channel
         if newest is None or ch is None:
-            return None
-        ticks, i = self._ticks, self.primary_binlog_at
-        wall = ticks[i].wall
-        transactions = nbytes = hb_lag = None
+            return None, None
+        trx = nbytes = None
         if newest.gtid_executed and ch.gtid_executed:
-            transactions = gtid.behind(newest.gtid_executed, ch.gtid_executed)
+            trx = gtid.behind(newest.gtid_executed, ch.gtid_executed)
         if newest.position is not None and ch.exec_source_log_pos is not None \
                 and newest.file == ch.relay_source_log_file:
             nbytes = max(0, newest.position - ch.exec_source_log_pos)
-        if newest.heartbeat:
-            hb_lag = _heartbeat_lag(newest, ticks[i].replica.mysql.binlog)
-        ok = transactions == 0 if transactions is not None else covered(newest, ch)
-        if ok is None or ok:
-            return LagMeasure(ch, newest, wall, transactions, nbytes,
-                              None if ok is None else 0.0, hb_lag_s=hb_lag)
-        # the oldest reading the replica lacks: walk back while readings are not covered
-        # (straight off the ticks: the usual walk is one reading, two ticks back)
-        lacking_wall = wall
-        j = i - 1
-        while j >= 0:
-            pm = ticks[j].primary.mysql
-            p = pm.binlog if pm.status.state is _OK else None
-            if p is not None:
-                c = covered(p, ch)
-                if c is None or c:
-                    break
-                lacking_wall = ticks[j].wall
-            j -= 1
-        return LagMeasure(ch, newest, wall, transactions, nbytes,
-                          ticks[-1].wall - lacking_wall, j < 0, hb_lag)
+        return trx, nbytes
 
+    def _measure(self) -> MeasuredLag | None:
+        rm = self._ticks[-1].replica.mysql
+        if rm.status.state is SourceState.ABSENT:
+            return None
+        if rm.status.state is not _OK:
+            return MeasuredLag(detail=f"the replica's MySQL cannot be read ({rm.status.state})")
+        ch = self.channel
+        if ch is None:
+            return MeasuredLag(detail="the replica has no replication channel from the primary")
+        facts, notes = rm.lag_facts, cast("list[str]", [])
+        found = facts and (self._heartbeat(ch, facts, notes) or self._server(ch, rm, facts, notes))
+        found = found or self._history(ch, rm, facts, notes)
+        return MeasuredLag.model_validate({"channel": ch.name, **found})
+
+    def _offset(self) -> tuple[float, float] | None:
+        """(primary's clock minus the replica's, bound): each node's newest reading among
+        its tightest of the last CLOCK_WINDOW_S (``lag_clock``; as clock_skew picks)."""
+        ticks = self._ticks
+        since, n = ticks[-1].wall - CLOCK_WINDOW_S, 0
+        for t in reversed(ticks):
+            if t.wall < since:
+                break
+            n += 1
+        picked = []
+        for role in ("primary", "replica"):
+            col = self._clocks_of(role)[-n:] if self._clocks_of is not None else \
+                [lag_clock(getattr(t, role)) for t in ticks[-n:]]
+            seen = [c for c in reversed(col) if c is not None]
+            if not seen:
+                return None
+            tight = 2 * min(b for _, b in seen) + 0.001
+            picked.append(next(x for x in seen if x[1] <= tight))
+        (p, pb), (r, rb) = picked
+        return p - r, pb + rb
+
+    def _now(self, facts: LagFacts, notes: list[str]) -> dict[str, Any] | None:
+        """The replica's clock now in the primary's time ("at"), its bound, the offset's
+        fields ("clock") and words; None without a clock reading."""
+        if facts.server_time is None:
+            return None
+        half = (facts.elapsed_ms or 0.0) / 2000.0
+        off = self._offset()
+        if off is None:
+            notes.append("the clocks are not compared yet (taken as equal)")
+            return {"at": facts.server_time, "bound": half, "clock": {},
+                    "words": "clocks taken as equal (not compared yet)"}
+        return {"at": facts.server_time + off[0], "bound": half + off[1],
+                "clock": {"clock_offset_s": round(off[0], 4), "clock_bound_s": round(off[1], 4)},
+                "words": f"corrected by the clock offset {off[0]:+.3f} s (+/- {off[1]:.3f} s) "
+                         "replmon measures between the nodes"}
+
+    def _heartbeat(self, ch: ReplicaChannel, facts: LagFacts, notes: list[str]
+                   ) -> dict[str, Any] | None:
+        table = facts.table
+        if table is None:
+            return None
+        if facts.heartbeat_error:
+            notes.append(facts.heartbeat_error)
+            return None
+        newest = self.primary_binlog
+        sid = ch.source_server_id or (newest.server_id if newest is not None else None)
+        ts = facts.heartbeat.get(sid) if sid is not None else None
+        if ts is None:
+            notes.append(f"heartbeat table {table} has no row of the primary (server_id "
+                         f"{sid if sid is not None else 'unknown'}): is pt-heartbeat "
+                         "--update running on it?")
+            return None
+        now = self._now(facts, notes)
+        if now is None:
+            return None
+        return {"seconds": round(max(0.0, now["at"] - ts), 3), "bound_s": round(now["bound"], 3),
+                "source": "heartbeat", **now["clock"],
+                "detail": (f"pt-heartbeat's row in {table} (server_id {sid}), {now['words']}; "
+                           "its age includes pt-heartbeat's --interval")}
+
+    def _server(self, ch: ReplicaChannel, rm: MysqlSample, facts: LagFacts, notes: list[str]
+                ) -> dict[str, Any] | None:
+        if rm.flavour == "mysql":
+            times = next((a for a in facts.applier if a.channel == ch.name), None)
+            if times is None:
+                return None
+            what, resolution = "performance_schema's original commit timestamps", 0.0
+            applying, applied = times.applying_commit, times.applied_commit
+        elif version_tuple(rm.version) >= (11, 6, 0) and facts.tz_offset_s is not None:
+            what, resolution = "Slave_last_event_time", 1.0  # (whole seconds)
+            applying, applied = None, (None if ch.replica_event_time is None
+                                       else ch.replica_event_time - facts.tz_offset_s)
+        else:
+            return None
+        if applying is None and applied is None and not _caught_up(ch):
+            return None
+        now = self._now(facts, notes)
+        if now is None:
+            return None
+        if applying is not None:
+            lag, how = now["at"] - applying, "the age of the transaction being applied"
+        elif _caught_up(ch):
+            lag, how = 0.0, "caught up with what it received"
+        else:
+            lag, how = now["at"] - cast(float, applied), "the age of the newest transaction applied"
+        return {"seconds": round(max(0.0, lag), 3), "bound_s": round(now["bound"] + resolution, 3),
+                "source": "server", **now["clock"],
+                "detail": f"{what}: {how}, {now['words']}"}
+
+    def _history(self, ch: ReplicaChannel, rm: MysqlSample, facts: LagFacts | None,
+                 notes: list[str]) -> dict[str, Any]:
+        """The age of the oldest reading of the primary's position in the window the replica
+        has not executed (pair_lag's history): 0 when it has executed the newest; a lower
+        bound while even the window's oldest is not executed."""
+        v = version_tuple(rm.version)
+        table = "a readable" if facts is not None and facts.table else "a"
+        who = f"{server_words(rm)} without {table} heartbeat table" + (
+            "" if v < ((11, 6, 0) if rm.flavour == "mariadb" else (8, 0, 0))
+            else " or commit timestamps")
+        tail = ("; " + "; ".join(notes)) if notes else ""
+        ticks, i = self._ticks, self.primary_binlog_at
+        now = ticks[-1].wall
+        if i < 0:
+            return {"detail": (f"{who}: measurable after 2 s of history (no reading of the "
+                               f"primary's position yet){tail}")}
+        newest_wall = ticks[i].wall
+        ok = covered(cast(BinlogStatus, self.primary_binlog), ch)
+        if ok is None:
+            return {"detail": f"{who}: the two nodes' positions are not comparable{tail}"}
+        if ok:
+            return {"seconds": 0.0, "bound_s": round(now - newest_wall + ticks[-1].interval, 3),
+                    "source": "history",
+                    "detail": f"pair_lag's history: the replica has executed the primary's "
+                              f"newest position (read {_fmt(now - newest_wall)} s ago){tail}"}
+        # the oldest reading the replica lacks: walk back while readings are not covered
+        lacking, executed = newest_wall, None
+        for j in range(i - 1, -1, -1):
+            t = ticks[j]
+            pm = t.primary.mysql
+            if pm.binlog is not None and pm.status.state is _OK:
+                c = covered(pm.binlog, ch)
+                if c is None or c:
+                    executed = t.wall
+                    break
+                lacking = t.wall
+        lag = now - lacking
+        if executed is None:
+            return {"at_least_s": round(lag, 1),
+                    "detail": (f"{who}: at least {_fmt(lag)} s behind, measurable after more "
+                               f"than {_fmt(lag)} s of history ({_fmt(now - ticks[0].wall)} "
+                               f"s so far){tail}")}
+        return {"seconds": round(lag, 3), "bound_s": round(lacking - executed, 3),
+                "source": "history",
+                "detail": f"pair_lag's history: the oldest position of the primary not "
+                          f"executed was read {_fmt(lag)} s ago{tail}"}
     def _clocks(self) -> tuple[float, float] | None:
         found = self._clock
         if found is _UNREAD:

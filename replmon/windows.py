@@ -30,7 +30,7 @@ from replmon.model.base import SourceState
 from replmon.model.mysql import BinlogStatus
 from replmon.model.parts import DroppedPart, kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
-from replmon.pair import PairView
+from replmon.pair import PairView, lag_clock
 
 V = TypeVar("V")
 
@@ -129,9 +129,15 @@ class EngineWindow(Window):
         view = self._pair
         if view is None:
             marks = self._marks
-            view = PairView(self.ticks, None if marks is None else marks.newest(len(self.ticks)))
+            view = PairView(self.ticks, None if marks is None else marks.newest(len(self.ticks)),
+                            self._clocks)
             _set(self, "_pair", view)
         return view
+
+    def _clocks(self, role: Role) -> Sequence[tuple[float, float] | None]:
+        """``role``'s clock reading of every tick (the true lag's clock offset), kept as a
+        series column: one reading worked out per tick, not 30."""
+        return self.series(role, lag_clock)
 
     def series(self, role: Role, get: Callable[[NodeTick], V],
                n: int | None = None) -> Sequence[V]:

@@ -6,8 +6,8 @@ replica has applied last, while something newer is not applied yet (0 when nothi
 missing). pt-heartbeat measures it with a row the primary rewrites every interval; the
 servers themselves know it from the commit timestamps they replicate (Oracle MySQL 8.0+
 performance_schema, MariaDB 11.6+ SHOW REPLICA STATUS); replmon's pair_lag measures it
-from its own history of both nodes' positions. ``replmon.truelag`` picks the best of them
-every tick, from the first one.
+from its own history of both nodes' positions. ``PairView.lag`` (replmon.pair) picks the
+best of them every tick, from the first one.
 """
 
 from __future__ import annotations
@@ -73,6 +73,17 @@ class LagFacts(Struct):
     """Oracle MySQL 8.0+: each channel's commit timestamps; empty elsewhere."""
     applier_error: str | None = None
     """Why performance_schema's applier timestamps could not be read."""
+    heartbeat_table: str | None = None
+    """The heartbeat table read (db.table; None: none configured, or a recording older
+    than this field)."""
+
+    @property
+    def table(self) -> str | None:
+        """The heartbeat table read ("the heartbeat table" when a recording did not name
+        it); None when none is configured."""
+        if self.heartbeat_table:
+            return self.heartbeat_table
+        return "the heartbeat table" if self.heartbeat or self.heartbeat_error else None
 
 
 @struct

@@ -353,10 +353,10 @@ class BinlogStatus(Struct):
     elapsed_ms: float | None = None
     """Milliseconds the query took: the server's clock was read within it."""
     heartbeat: dict[int, float] = field(default_factory=dict)
-    """pt-heartbeat rows (when a table is configured): server_id of the writer -> its ts,
-    as seconds (the writer's clock, naive: compare only with the same writer's ts)."""
+    """pt-heartbeat rows, in recordings made before its table was read only with the true-lag
+    facts (``LagFacts.heartbeat``, every tick): kept so they still read; no longer read."""
     error: str | None = None
-    """What could not be read (a missing privilege, the heartbeat table absent); the
+    """What could not be read (a missing privilege); the
     rest of the reading is valid."""
 
 

@@ -118,9 +118,9 @@ class Tick(Struct):
     """Redis Sentinel's view of the pair's master (``--sentinel``; None when no
     Sentinel is configured, and in recordings made before it was read)."""
     lag: MeasuredLag | None = None
-    """The replica's true lag at this tick and where it comes from (``replmon.truelag``);
-    None without a MySQL replica channel from the primary, and in recordings made before
-    it was measured."""
+    """The replica's true lag at this tick and where it comes from (``PairView.lag`` over the
+    collector's last 300 s, attached by ``replmon.truelag``); None without the replica's
+    MySQL, and in recordings made before it was measured (a replay works it out again)."""
     redis_lag: RedisLagEstimate | None = None
     """The Redis replica's offset lag also as seconds at the primary's write rate (an
     estimate); None without a Redis replica."""

@@ -28,7 +28,7 @@ The replica's lag as replmon measures it from both nodes (the pair_lag check), b
 replica's own Seconds_Behind_Master:
 
 - ``replica_mysql_lag_measured`` (s): the replica's true lag at the last tick
-  (``Tick.lag``, ``replmon.truelag``): by pt-heartbeat's table when one is set, else the
+  (``PairView.lag``, as ``Tick.lag``): by pt-heartbeat's table when one is set, else the
   servers' commit timestamps (MySQL 8.0+, MariaDB 11.6+), else pair_lag's history (the
   age of the oldest primary position the replica has not executed). ``U`` when no source
   knows: a lower bound would graph as a false plateau (the title gives it, and why);
@@ -104,29 +104,18 @@ class Measured:
 
 
 def measured(ticks: Sequence[Tick]) -> Measured | None:
-    """The lag measured at the last of ``ticks`` (oldest first: ``PairView.lag``, what
-    pair_lag judges); None when there is no channel to measure (no replica channel, no
-    primary binlog reading in the ticks)."""
+    """The lag at the last of ``ticks`` (oldest first: ``PairView.lag``, what pair_lag
+    judges and ``Tick.lag`` carries); None when the replica's MySQL is not configured."""
     if not ticks:
         return None
-    m = PairView(ticks).lag
-    true = ticks[-1].lag
-    if true is not None and true.channel is not None and (m is None or m.channel is None):
-        # the true lag knows it even before the primary's position was read
-        return Measured(channel=true.channel, lag_s=None if true.seconds is None
-                        else round(true.seconds, 1), transactions=None, bytes=None)
-    if m is None or m.channel is None:
+    pair = PairView(ticks)
+    lag, ch = pair.lag, pair.channel
+    if lag is None:
         return None
-    lag: float | None
-    if true is not None:  # the tick's true lag (replmon.truelag): every source, every tick
-        lag = true.seconds
-    else:  # a recording made before it was measured: pair_lag's own
-        lag = m.hb_lag_s
-        if lag is None and m.lag_s is not None and not m.open:
-            lag = float(m.lag_s)  # exact to the readings' period; open = a lower bound only
-    return Measured(channel=str(m.channel.name), lag_s=None if lag is None else round(lag, 1),
-                    transactions=None if m.transactions is None else int(m.transactions),
-                    bytes=None if m.bytes is None else int(m.bytes))
+    trx, nbytes = pair.behind
+    return Measured(channel=lag.channel if ch is None else ch.name,
+                    lag_s=None if lag.seconds is None else round(lag.seconds, 1),
+                    transactions=trx, bytes=nbytes)
 
 
 def _measured_perf(name: str, meas: Measured | None, limits: Mapping[str, Any]

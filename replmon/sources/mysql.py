@@ -18,8 +18,9 @@ pymysql is blocking, so each sample runs one function in a worker thread
    (``BinlogStatus``): one ``SELECT`` of the GTID variables, server id and
    ``UNIX_TIMESTAMP(NOW(6))`` (timed: the server's clock within a known round trip),
    ``SHOW MASTER STATUS`` (``SHOW BINARY LOG STATUS`` on MySQL >= 8.2) when the binary
-   log is on, and the pt-heartbeat table's rows when one is configured. Read only, as
-   everything replmon does; a missing privilege or table is noted, not a failure;
+   log is on. Read only, as everything replmon does; a missing privilege is noted, not
+   a failure (pt-heartbeat's table is read every tick on a replica, with its true-lag
+   facts: ``mysql_lag_reads``);
 6. when asked (``want_processlist``: the screen's processlist view is open; every
    ``processlist_every`` seconds, 3 s) or once (``capture_processlist``: a finding
    opened), the 10 longest-running active threads from information_schema.PROCESSLIST
@@ -75,7 +76,6 @@ from replmon.model.mysql import (
     version_tuple,
 )
 from replmon.sources.base import Source
-from replmon.sources.mysql_binlog_parse import quote_table
 from replmon.sources.mysql_connect import (
     NOT_MYSQL_HINT,
     Backoff,
@@ -85,7 +85,7 @@ from replmon.sources.mysql_connect import (
     is_retryable,
     source_error,
 )
-from replmon.sources.mysql_lag_reads import read_lag_facts
+from replmon.sources.mysql_lag_reads import quote_table, read_lag_facts
 from replmon.sources.mysql_parse import (
     STATUS_NAMES,
     build_mysql_sample,
@@ -350,7 +350,7 @@ class MysqlSource(Source[MysqlSample]):
             if fresh or bucket != self._positions_bucket:
                 self._positions_bucket = bucket
                 binlog = read_positions(conn, self._statements, self._flavour, self._variables,
-                                        self.heartbeat_table, self._note)
+                                        self._note)
             lag_facts = None
             if channels:  # a replica: its true-lag facts, every tick
                 lag_facts, self._statements.applier_times = read_lag_facts(

@@ -7,6 +7,7 @@ facts, logged once, and the sample stands.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -35,6 +36,17 @@ seconds) of the oldest transaction being applied and of the newest applied."""
 _DENIED_OR_MISSING = {1044, 1142, 1143, 1227, 1370, 1146, 1049, 1054}
 
 Note = Callable[[str, BaseException], str]
+_TABLE = re.compile(r"^[A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64}$")
+
+
+def quote_table(name: str) -> str:
+    """``db.table`` as a quoted identifier for ``heartbeat_query``; anything else is
+    refused (the name comes from the config and goes into SQL)."""
+    if not _TABLE.match(name):
+        raise ValueError(f"heartbeat_table: expected db.table (letters, digits, _ $), "
+                         f"got {name[:80]!r}")
+    db, table = name.split(".")
+    return f"`{db}`.`{table}`"
 
 
 def heartbeat_query(table: str) -> str:
@@ -120,4 +132,6 @@ def read_lag_facts(conn: pymysql.connections.Connection[Any], *, heartbeat_table
                 applier = False
     return LagFacts(server_time=server_time, tz_offset_s=tz, sent_wall=sent,
                     elapsed_ms=elapsed_ms, heartbeat=hb, heartbeat_error=hb_error,
-                    applier=times, applier_error=applier_error), applier
+                    applier=times, applier_error=applier_error,
+                    heartbeat_table=heartbeat_table.replace("`", "") if heartbeat_table else None
+                    ), applier

@@ -1,6 +1,6 @@
 """The MySQL source's reads besides SHOW GLOBAL STATUS and VARIABLES, each a statement or
 a few on the kept connection: the replication status, the server's own positions (binlog,
-GTIDs, clock, pt-heartbeat's table) and the processlist (``replmon.sources.mysql``
+GTIDs, clock) and the processlist (``replmon.sources.mysql``
 decides when each is due; the mysql_*_parse modules read the rows).
 
 ``Statements`` is what this server answers, learned on the current connection: the
@@ -31,7 +31,6 @@ from replmon.sources.mysql_binlog_parse import (
     binlog_status_query,
     build_binlog_status,
     parse_binlog_status,
-    parse_heartbeat,
 )
 from replmon.sources.mysql_connect import error_code, error_text, is_connection_error
 from replmon.sources.mysql_processlist_parse import parse_processlist, processlist_query
@@ -93,8 +92,7 @@ def read_replication(conn: pymysql.connections.Connection[Any], st: Statements,
 
 
 def read_positions(conn: pymysql.connections.Connection[Any], st: Statements,
-                   flavour: Flavour, variables: Mapping[str, str], heartbeat_table: str | None,
-                   note: Note) -> BinlogStatus:
+                   flavour: Flavour, variables: Mapping[str, str], note: Note) -> BinlogStatus:
     """This server's binlog position, GTIDs, server id and clock (see BinlogStatus)."""
     errors: list[str] = []
     with conn.cursor() as cur:
@@ -117,19 +115,7 @@ def read_positions(conn: pymysql.connections.Connection[Any], st: Statements,
                     errors.append(f"{note('binlog', e)}; {hint}")
                 else:
                     raise
-        heartbeat: dict[int, float] = {}
-        if heartbeat_table:
-            try:
-                cur.execute(f"SELECT server_id, ts FROM {heartbeat_table}")
-                heartbeat = parse_heartbeat(cur.fetchall())
-            except ParseError as e:  # not pt-heartbeat's format: this reading only
-                errors.append(note("heartbeat", e))
-            except pymysql.err.MySQLError as e:
-                if error_code(e) not in _DENIED_CODES | {1146, 1049, 1054}:
-                    raise
-                errors.append(f"{note('heartbeat', e)}; pt-heartbeat's table with "
-                              f"GRANT SELECT ON {heartbeat_table} for replmon?")
-    return build_binlog_status(row, file=file, position=position, heartbeat=heartbeat,
+    return build_binlog_status(row, file=file, position=position,
                                sent_wall=sent, elapsed_ms=elapsed_ms,
                                error="; ".join(errors) or None)
 

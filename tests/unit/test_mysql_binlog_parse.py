@@ -1,7 +1,8 @@
 """The positions read (``mysql_reads.read_positions``) parsed from rows as the servers return
 them: MariaDB 10.11 captured on the lab (pymysql tuples), MySQL 8.0/8.4 as their manuals
-print SHOW MASTER STATUS / SHOW BINARY LOG STATUS, pt-heartbeat rows as pt-heartbeat
-writes them (``ts`` varchar(26), ISO with microseconds)."""
+print SHOW MASTER STATUS / SHOW BINARY LOG STATUS; pt-heartbeat's rows as the one heartbeat
+read (``mysql_lag_reads``) returns them: ``UNIX_TIMESTAMP(ts)`` of pt-heartbeat's
+varchar(26) ISO ts, a Decimal with microseconds."""
 
 from __future__ import annotations
 
@@ -14,9 +15,8 @@ from replmon.sources.mysql_binlog_parse import (
     binlog_status_query,
     build_binlog_status,
     parse_binlog_status,
-    parse_heartbeat,
-    quote_table,
 )
+from replmon.sources.mysql_lag_reads import heartbeat_query, parse_heartbeat_epochs, quote_table
 
 # MariaDB 10.11.x on the lab: SELECT @@gtid_binlog_pos, @@gtid_binlog_state, @@server_id, '',
 # UNIX_TIMESTAMP(NOW(6)) and SHOW MASTER STATUS
@@ -63,12 +63,16 @@ def test_the_statement_per_server() -> None:
 
 
 def test_pt_heartbeat_rows() -> None:
-    rows = [(1, "2026-11-25T11:00:01.500000"), (2, "2026-11-25T10:59:00.000000"),
-            (None, "2026-11-25T11:00:00.000000")]
-    hb = parse_heartbeat(rows)
+    """server_id -> epoch seconds; a row without a server_id, or whose ts the server could
+    not read (NULL, 0), is left out; anything else that is not a number is refused."""
+    rows = [(1, Decimal("1795604766.500000")), (2, Decimal("1795604705.000000")),
+            (None, Decimal("1795604766.0")), (3, None), (4, Decimal("0.000000"))]
+    hb = parse_heartbeat_epochs(rows)
     assert set(hb) == {1, 2} and hb[1] - hb[2] == pytest.approx(61.5)
     with pytest.raises(ParseError):
-        parse_heartbeat([(1, "yesterday")])
+        parse_heartbeat_epochs([(1, "yesterday")])
+    assert heartbeat_query(quote_table("percona.heartbeat")) == \
+        "SELECT server_id, UNIX_TIMESTAMP(ts) FROM `percona`.`heartbeat`"
 
 
 @pytest.mark.parametrize("bad", ["heartbeat", "a.b.c", "p`; DROP TABLE x", "a.b c", ""])

@@ -1,4 +1,5 @@
-"""replmon.truelag on synthetic ticks: each source, its clock correction, the order of
+"""The true lag (``PairView.lag``, as the collector's ``replmon.truelag`` attaches it to
+each tick) on synthetic ticks: each source, its clock correction, the order of
 preference, the reasons when unknown, the Redis estimate (the live test holds them to a
 real pt-heartbeat: tests/live/test_truelag_live.py)."""
 
@@ -40,9 +41,9 @@ def _facts(seq: int, **kw: Any) -> LagFacts:
 
 def test_heartbeat_lag_is_corrected_by_the_measured_clock_offset() -> None:
     """The primary's clock 3 s ahead: its ts 3 s in the replica's future; lag 7 s, not 4."""
-    tr = LagTracker("percona.heartbeat")
+    tr = LagTracker()
     t = _tick(0, replica_mysql={}, channel={}, primary_clock=3.0,
-              facts=_facts(0, heartbeat={1: T0 - 4.0}))
+              facts=_facts(0, heartbeat={1: T0 - 4.0}, heartbeat_table="percona.heartbeat"))
     lag = tr.measure(t)
     assert lag is not None and lag.source == "heartbeat"
     assert lag.seconds == pytest.approx(7.0) and lag.clock_offset_s == pytest.approx(3.0)
@@ -51,11 +52,12 @@ def test_heartbeat_lag_is_corrected_by_the_measured_clock_offset() -> None:
 
 
 def test_a_missing_heartbeat_table_is_one_line_and_the_next_source_answers() -> None:
-    tr = LagTracker("percona.heartbeat")
+    tr = LagTracker()
     err = "heartbeat table percona.heartbeat: Table 'percona.heartbeat' doesn't exist (1146)"
     t = _tick(0, replica_mysql={}, channel={"gtid_retrieved": "0-1-10",
                                             "gtid_executed": "0-1-10"},
-              version="11.8.3-MariaDB", facts=_facts(0, heartbeat_error=err))
+              version="11.8.3-MariaDB", facts=_facts(0, heartbeat_error=err,
+                                                             heartbeat_table="percona.heartbeat"))
     lag = tr.measure(t)
     assert lag is not None and lag.source == "server" and lag.seconds == 0.0
 
@@ -155,3 +157,37 @@ def test_heartbeat_table_from_the_command_line_a_pair_file_a_fleet_file_or_pair_
     assert resolve(config_from_args(args)).primary.mysql_heartbeat_table == "c.hb"
     with pytest.raises(ConfigError, match="heartbeat_table"):
         build_config({**nodes, "heartbeat_table": "x; DROP TABLE y"})
+
+
+def test_the_engines_window_and_a_plain_one_give_the_same_lag() -> None:
+    """The engine's window takes the nodes' clock readings from a kept series column;
+    the collector and perfdata work them out from the ticks: the same lag at every tick.
+    The primary's clock drifts ahead by 10 ms a tick and its Redis round trips take 10 %
+    longer each tick: the reading picked (the newest within twice the tightest of the
+    last 30 s) is told by its offset, so a column off by one tick gives another."""
+    from replmon.check import Window
+    from replmon.windows import Windows
+
+    windows = Windows()
+    windows.plan([300], [])
+    tracker = LagTracker()
+    ticks, older = [], 0
+    for seq in range(80):
+        wall, ahead = T0 + seq, 2.0 + 0.01 * seq
+        half = 0.0005 * 1.1 ** seq
+
+        def redis(ahead: float, half: float, wall: float = wall) -> RedisSample:
+            return RedisSample(role="master", server_time=wall + half + ahead,
+                               wall=wall, elapsed_ms=2000 * half)
+        t = _tick(seq, replica_mysql={}, channel={}, facts=_facts(
+            seq, heartbeat={1: wall + ahead - 3.0}, heartbeat_table="percona.heartbeat"
+        ).model_copy(update={"elapsed_ms": 400.0}))  # the replica's own reading: loose
+        t = t.model_copy(update={
+            "primary": t.primary.model_copy(update={"redis": redis(ahead, half)}),
+            "replica": t.replica.model_copy(update={"redis": redis(0.0, 0.0005)})})
+        ticks.append(t)
+        engine = windows.add(t)[300].pair.lag
+        assert engine == Window(ticks).pair.lag == tracker.measure(t), seq
+        assert engine is not None and engine.clock_offset_s is not None
+        older += engine.clock_offset_s < ahead - 0.005  # an older, tighter reading
+    assert older > 40 and engine.clock_offset_s == pytest.approx(2.0 + 0.01 * 56)

@@ -1,7 +1,7 @@
 """pair_lag on the lab: the replica's SQL thread stopped under write load, transactions
 and bytes behind grow while Seconds_Behind_Master is NULL; a delayed replica
 (MASTER_DELAY) measures its delay; a pt-heartbeat table (written here as pt-heartbeat
---update would: replmon only reads it) gives the lag without any clock comparison."""
+--update would: replmon only reads it, on the replica every tick) gives the lag."""
 
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ async def _run(lab: Lab, n: int, settings: dict[str, object] | None = None,
                 ticks.append(t)
                 for f in engine.feed(t).opened:
                     opened.setdefault(f.check, (t.seq, f.title))
-                m = Window(ticks).pair.lag
-                measured.append((t.seq, *((m.lag_s, m.transactions, m.bytes) if m else
-                                          (None, None, None))))
+                pair = Window(ticks).pair
+                m = pair.lag
+                measured.append((t.seq, None if m is None else m.seconds, *pair.behind))
                 if at and t.seq in at:
                     stack.enter_context(at[t.seq])
     return ticks, measured, opened
@@ -121,7 +121,7 @@ def pt_heartbeat(lab: Lab, every: float = 0.25) -> Iterator[None]:
     def beat() -> None:
         while not stop.is_set():
             p.sql("REPLACE INTO percona.heartbeat (ts, server_id) VALUES "
-                  "(DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%f'), @@server_id)")
+                  "(DATE_FORMAT(NOW(6), '%Y-%m-%dT%H:%i:%s.%f'), @@server_id)")
             time.sleep(every)
 
     th = threading.Thread(target=beat, daemon=True)
@@ -139,12 +139,13 @@ async def test_heartbeat_lag_with_the_applier_stopped(lab: Lab) -> None:
         ticks, _, opened = await _run(lab, 30, settings,
                                       at={5: stop_thread(lab, "SQL_THREAD")})
     assert "pair_lag" in opened and "by pt-heartbeat" in opened["pair_lag"][1], opened
-    last = [t for t in ticks if t.primary.mysql.binlog is not None][-1]
-    assert last.primary.mysql.binlog is not None and last.replica.mysql.binlog is not None
-    assert last.primary.mysql.binlog.error is None, last.primary.mysql.binlog.error
-    hb_p, hb_r = last.primary.mysql.binlog.heartbeat, last.replica.mysql.binlog.heartbeat
-    lag = hb_p[1] - hb_r[1]
-    assert abs(lag - (last.wall - ticks[6].wall)) <= 1.0 + INTERVAL, lag
+    last = ticks[-1]
+    assert last.lag is not None and last.lag.source == "heartbeat", last.lag
+    assert last.lag == Window(ticks).pair.lag  # the tick carries the window's lag
+    facts = last.replica.mysql.lag_facts
+    assert facts is not None and facts.heartbeat_error is None and facts.heartbeat
+    assert last.lag.seconds is not None
+    assert abs(last.lag.seconds - (last.wall - ticks[6].wall)) <= 1.0 + INTERVAL, last.lag
 
 
 async def test_a_heartbeat_table_not_in_pt_heartbeats_format_is_a_note(lab: Lab) -> None:
@@ -157,18 +158,21 @@ async def test_a_heartbeat_table_not_in_pt_heartbeats_format_is_a_note(lab: Lab)
                 "errant_writes": {"enabled": False}}
     ticks, _, _ = await _run(lab, 4, settings)
     # the first reading of a cold connection may miss the 0.4 s timeout on a loaded
-    # machine: judge the first tick the primary's MySQL answered
-    read = [t for t in ticks if t.primary.mysql.status.ok]
-    assert read, [t.primary.mysql.status for t in ticks]
-    b = read[0].primary.mysql.binlog
-    assert b is not None
-    assert b.error is not None and b.error.startswith("heartbeat: heartbeat ts: not a timestamp")
-    assert b.gtid_executed  # the rest of the reading is there
+    # machine: judge the last tick the replica's MySQL answered
+    read = [t for t in ticks if t.replica.mysql.status.ok]
+    assert read, [t.replica.mysql.status for t in ticks]
+    facts, lag = read[-1].replica.mysql.lag_facts, read[-1].lag
+    # UNIX_TIMESTAMP('yesterday') is NULL: no row of the primary, said in the lag's words
+    assert facts is not None and facts.heartbeat == {} and facts.heartbeat_error is None
+    assert lag is not None and lag.source == "history", lag
+    assert "heartbeat table percona.not_hb has no row of the primary" in lag.detail, lag
     missing = {"pair_lag": {"heartbeat_table": "percona.nope"}}
     ticks, _, _ = await _run(lab, 3, missing)
-    read = [t for t in ticks if t.primary.mysql.status.ok]
-    assert read, [t.primary.mysql.status for t in ticks]
-    b = read[0].primary.mysql.binlog
+    read = [t for t in ticks if t.replica.mysql.status.ok]
+    assert read, [t.replica.mysql.status for t in ticks]
+    facts = read[-1].replica.mysql.lag_facts
     # MariaDB answers "denied" for a table the account may not see, existing or not
-    assert b is not None and b.error is not None and "denied" in b.error, b.error
-    assert "GRANT SELECT ON `percona`.`nope`" in b.error
+    assert facts is not None and facts.heartbeat_error is not None, facts
+    assert "denied" in facts.heartbeat_error and "GRANT SELECT ON percona.nope" in \
+        facts.heartbeat_error, facts.heartbeat_error
+    assert read[-1].primary.mysql.binlog is None or read[-1].primary.mysql.binlog.error is None

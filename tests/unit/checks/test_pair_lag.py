@@ -11,6 +11,7 @@ from replmon.checks.pair_lag import CHECK
 
 from replmon.check import Window
 from replmon.model.findings import Severity
+from replmon.model.lag import LagFacts, MeasuredLag
 from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel
 from replmon.model.tick import Tick
 from replmon.testing.scenarios.pair import BINLOG, EVENT_BYTES, slow_link
@@ -42,22 +43,26 @@ def lagging(n: int, *, stop_at: int = 5, every: int = 2, mysql: bool = False,
 
 
 def test_a_caught_up_replica_measures_zero() -> None:
-    m = Window(lagging(10, stop_at=100)).pair.lag
-    assert m is not None and (m.lag_s, m.transactions, m.bytes) == (0.0, 0, 0)
+    pair = Window(lagging(10, stop_at=100)).pair
+    m = pair.lag
+    assert m is not None and (m.seconds, m.source, pair.behind) == (0.0, "history", (0, 0))
 
 
 @pytest.mark.parametrize("mysql", [False, True], ids=["mariadb", "mysql"])
 def test_lag_is_the_age_of_the_oldest_reading_not_executed(mysql: bool) -> None:
-    m = Window(lagging(21, mysql=mysql)).pair.lag
+    pair = Window(lagging(21, mysql=mysql)).pair
+    m = pair.lag
     # the replica stopped after tick 5: the reading of tick 6 is the oldest it lacks
-    assert m is not None and m.lag_s == 14.0 and not m.open
-    assert m.transactions == 300 * (20 - 5) and m.bytes == 300 * 15 * EVENT_BYTES
+    # (executed: tick 4's, 2 s before: the bound)
+    assert m is not None and (m.seconds, m.bound_s, m.source) == (14.0, 2.0, "history")
+    assert pair.behind == (300 * (20 - 5), 300 * 15 * EVENT_BYTES)
 
 
 def test_behind_from_before_the_window_is_a_lower_bound() -> None:
     ts = lagging(30, stop_at=-1)  # never had any of it
     m = Window(ts[10:]).pair.lag
-    assert m is not None and m.open and m.lag_s == 19.0
+    assert m is not None and m.seconds is None and m.at_least_s == 19.0
+    assert "at least 19.0 s behind" in m.detail
 
 
 def test_flagged_while_seconds_behind_master_says_0() -> None:
@@ -90,24 +95,27 @@ def test_by_position_when_there_are_no_gtids() -> None:
 
 
 def test_heartbeat_is_preferred_when_configured() -> None:
+    """pt-heartbeat's row as the replica has it, read every tick: the primary's write of
+    tick 5 is the last it applied (the clocks taken as equal: no reading of them)."""
     ts = lagging(21, seconds_behind=0)
     out = []
-    for t in ts:
-        p, r = t.primary.mysql, t.replica.mysql
-        if p.binlog is not None:  # pt-heartbeat: the primary's row, 1 s resolution
-            hb_p = {1: 1_700_000_000.0 + t.seq}
-            hb_r = {1: 1_700_000_000.0 + min(t.seq, 5)}
-            p = p.model_copy(update={"binlog": p.binlog.model_copy(update={"heartbeat": hb_p})})
-            r = r.model_copy(update={"binlog": BinlogStatus(server_id=2, heartbeat=hb_r)})
-        out.append(t.model_copy(update={"primary": t.primary.model_copy(update={"mysql": p}),
-                                        "replica": t.replica.model_copy(update={"mysql": r})}))
-    (o,) = observe(CHECK, out, heartbeat_table="percona.heartbeat")
-    assert o.numbers["heartbeat_lag_s"] == 15.0 and "by pt-heartbeat" in o.title
+    for i, t in enumerate(ts):
+        facts = LagFacts(server_time=t.wall, sent_wall=t.wall, elapsed_ms=0.0,
+                         heartbeat={1: ts[min(i, 5)].wall}, heartbeat_table="percona.heartbeat")
+        r = t.replica.mysql.model_copy(update={"lag_facts": facts})
+        out.append(t.model_copy(update={"replica": t.replica.model_copy(update={"mysql": r})}))
+    assert Window(out[:1]).pair.lag == MeasuredLag(  # from the first tick
+        seconds=0.0, bound_s=0.0, source="heartbeat", channel="", detail=(
+            "pt-heartbeat's row in percona.heartbeat (server_id 1), clocks taken as equal "
+            "(not compared yet); its age includes pt-heartbeat's --interval"))
+    (o,) = observe(CHECK, out)
+    assert (o.numbers["lag_s"], o.numbers["lag_source"]) == (15.0, "heartbeat")
+    assert "15 s behind the primary (by pt-heartbeat: 4,500 transactions" in o.title
 
 
 def test_garbled_gtids_fall_back_to_positions_never_zero() -> None:
-    m = Window(lagging(21, gtid_executed="not a gtid")).pair.lag
-    assert m is not None and m.transactions is None and m.lag_s == 14.0
+    pair = Window(lagging(21, gtid_executed="not a gtid")).pair
+    assert pair.lag is not None and pair.behind[0] is None and pair.lag.seconds == 14.0
 
 
 def test_the_slow_link_seed_opens_within_the_onset_target() -> None:
