@@ -43,6 +43,8 @@ and the replica's SHOW PROCESSLIST.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import Field
 
 from replmon.check import (
@@ -50,7 +52,6 @@ from replmon.check import (
     Check,
     Explains,
     Gate,
-    Gauges,
     MeasuredLag,
     Observation,
     ReplicaChannel,
@@ -61,7 +62,7 @@ from replmon.check import (
     fmt,
     fmt_bytes,
     numbers,
-    up,
+    round_up,
 )
 
 _TABLE = r"^([A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64})?$"
@@ -97,14 +98,22 @@ def _judged(w: Window) -> tuple[MeasuredLag, ReplicaChannel, float | None, str, 
     return lag, ch, lag.seconds, how, ""
 
 
-def gauges(w: Window) -> Gauges:
-    """(the lag judged, s, rounded up; None without one)."""
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
+
+    lag_s: float | None
+    """The lag judged, s, rounded up; None without one."""
+
+
+def measure(w: Window) -> Gauges:
     j = _judged(w)
-    return (None if j is None else up(j[2]),)
+    return Gauges(None if j is None else round_up(j[2]))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
-    return g[0] is None or g[0] < t.lag_after
+    """No lag judged, or one below ``lag_after``: ``evaluate`` reports a lag at or over
+    it only (the other thresholds set its severity)."""
+    return g.lag_s is None or g.lag_s < t.lag_after
 
 
 def evaluate(w: Window, t: Limits) -> list[Observation]:
@@ -159,4 +168,4 @@ EXPLAINS: tuple[Explains, ...] = ()
 
 CHECK = Check(id="pair_lag", title="Pair lag", needs=("mysql",), thresholds=Limits,
               evaluate=evaluate, window=LAG_WINDOW_S, explains=EXPLAINS,
-              reads=("mysql", "redis"), gate=Gate(gauges, quiet), service="mysql")
+              reads=("mysql", "redis"), gate=Gate(measure, quiet, gauges=Gauges), service="mysql")

@@ -366,9 +366,6 @@ def round_down(value: float | None, digits: int = 3) -> float | None:
     return None if got is None else -got
 
 
-up = round_up
-"""``round_up``'s old name, kept only for checks/pair_lag.py while issue #53's lag work
-reshapes that module (its gauges are not named yet either): not part of the API."""
 
 
 GATE_LEVELS = (1.0, 10.0, 100.0)

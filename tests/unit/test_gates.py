@@ -85,16 +85,13 @@ def test_a_gate_is_quiet_only_where_the_check_sees_nothing(check: Check[Any]) ->
     assert quiet > judged // 2, f"{check.id}'s gate is quiet on {quiet}/{judged} only"
 
 
-UNNAMED = {"pair_lag"}
-"""Gated checks whose gauges are not named yet: pair_lag is being reshaped by issue #53's
-lag work (one home for lag), which names them with the rest."""
 STORED = next(p for p in SESSIONS if p.name == "redis_writes_refused.rmrec")
 """A shipped recording whose observations frames hold every gated check's gauges."""
 
 
 def test_every_gated_check_names_its_gauges() -> None:
     named = {c.id for c in GATED if c.gate is not None and c.gate.gauges is not None}
-    assert named == {c.id for c in GATED} - UNNAMED
+    assert named == {c.id for c in GATED}
 
 
 def test_a_gate_is_read_only_and_pickles() -> None:
@@ -110,7 +107,7 @@ def test_a_gate_is_read_only_and_pickles() -> None:
                                                            gate._quiet)
 
 
-@pytest.mark.parametrize("check", [c for c in GATED if c.id not in UNNAMED],
+@pytest.mark.parametrize("check", GATED,
                          ids=lambda c: c.id)
 def test_measure_gives_the_named_gauges(check: Check[Any]) -> None:
     """On real ticks ``measure`` returns the check's own NamedTuple (the engine and the
@@ -125,7 +122,7 @@ def test_measure_gives_the_named_gauges(check: Check[Any]) -> None:
         assert all(v is None or isinstance(v, int | float) for v in g), g
 
 
-@pytest.mark.parametrize("check", [c for c in GATED if c.id not in UNNAMED],
+@pytest.mark.parametrize("check", GATED,
                          ids=lambda c: c.id)
 def test_stored_gauges_are_named_where_they_are_read(check: Check[Any]) -> None:
     """A recording written before gauges had names (stored by position, as they still
