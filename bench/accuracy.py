@@ -6,7 +6,7 @@
 Findings must mean the same at any ``--interval`` (#18). For each interval:
 
 1. Seed scenarios: ticks rebuilt from the field notes' own figures (made at 1 s),
-   re-sampled to the interval (``replmon.testing.synthetic.resample``: every 5th tick
+   re-sampled to the interval (``replmon.testing.real_ticks.resample``: every 5th tick
    for 5 s, interpolated numbers for 0.2 s).
 2. Shipped sessions (sample_sessions/), re-sampled the same way: the findings at
    warning or worse, compared with those at 1 s.
@@ -42,6 +42,7 @@ from replmon.model.findings import Finding, Severity
 from replmon.model.incidents import causality, incidents_of
 from replmon.model.tick import Tick
 from replmon.session.recording import open_recording
+from replmon.testing.real_ticks import resample
 from replmon.testing.scenarios import (
     ONSET_S,
     LabScenario,
@@ -51,7 +52,6 @@ from replmon.testing.scenarios import (
     run_lab_scenario,
     run_ticks,
 )
-from replmon.testing.synthetic import resample
 
 ROOT = Path(__file__).resolve().parent.parent
 Verdicts = dict[float, str]

@@ -106,7 +106,7 @@ def measure(n: int, without: tuple[str, ...] = (), cold: bool = False,
 
     from replmon.engine import build_engine
     from replmon.model.tick import Tick
-    from replmon.testing.synthetic import loop_ticks
+    from replmon.testing.real_ticks import loop_ticks
 
     src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
     real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]
@@ -170,7 +170,7 @@ def gates(n: int) -> None:
     from replmon.plugins import discover
     from replmon.session import open_recording
     from replmon.session.format import pack_zjson
-    from replmon.testing.synthetic import loop_ticks
+    from replmon.testing.real_ticks import loop_ticks
 
     src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
     real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]

@@ -54,7 +54,7 @@ from replmon.output.report import report
 from replmon.session import RecordingWriter, Rerun, meta_for, open_recording
 from replmon.session.rerun import cpus
 from replmon.sources.drbd_parse import parse_proc_drbd
-from replmon.testing.synthetic import loop_ticks, with_drbd
+from replmon.testing.real_ticks import loop_ticks, with_drbd
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY = 86_400

@@ -128,7 +128,7 @@ def day_recording(path: Path) -> Path:
     from replmon.engine import build_engine
     from replmon.session.format import meta_for
     from replmon.session.recorder import RecordingWriter
-    from replmon.testing.synthetic import loop_ticks
+    from replmon.testing.real_ticks import loop_ticks
 
     if path.exists():
         return path
@@ -151,7 +151,7 @@ def real_ticks() -> list[Any]:
 
 def lab_ticks(n: int) -> list[Any]:
     """``n`` ticks looped from the lab's real ones, rates attached."""
-    from replmon.testing.synthetic import loop_ticks
+    from replmon.testing.real_ticks import loop_ticks
 
     return list(loop_ticks(real_ticks(), n, rates=True))
 

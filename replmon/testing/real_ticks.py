@@ -1,4 +1,5 @@
-"""Long, realistic sessions from a few real ticks (benchmarks, tests, reconstructions).
+"""Long, realistic sessions from a few real ticks, looped, resampled or given DRBD (benchmarks,
+tests, reconstructions); ticks built from numbers instead are ``replmon.testing.synth``'s.
 
 ``loop_ticks(real, n)`` replays a short real capture over and over: every
 value is a real one, cumulative counters keep counting (each lap adds what the
@@ -106,7 +107,7 @@ def loop_ticks(real: Sequence[Tick] | Sequence[dict[str, Any]], count: int, *,
     Each tick is its dict, copied only where a lap changes it, made a Tick by msgspec
     (as ``tick_from_json`` makes recorded ones): the Tick that json and
     ``Tick.model_validate`` gave, at ~0.2 ms a tick instead of ~0.5 ms
-    (tests/unit/test_synthetic.py holds the two equal, type for type). ``real`` is not
+    (tests/unit/test_real_ticks.py holds the two equal, type for type). ``real`` is not
     changed."""
     dicts = [_dump(t) if isinstance(t, Tick) else t for t in real]
     n = len(dicts)

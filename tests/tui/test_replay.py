@@ -221,7 +221,7 @@ async def test_replay_graphs_span_the_whole_recording_with_detail_around_the_cur
     """600 ticks in chunks of 20: the graphs run from the first tick to the last (one
     tick per sampled chunk), every tick near the cursor, and a finding's onset far from
     the cursor is marked."""
-    from replmon.testing.synthetic import loop_ticks
+    from replmon.testing.real_ticks import loop_ticks
 
     ticks = list(loop_ticks(TICKS, 600, rates=True))
     ticks = ticks[:40] + [with_replica_mysql_down(t, ticks[40].wall) for t in ticks[40:60]] \

@@ -208,7 +208,7 @@ def test_series_cache_changes_nothing_but_speed() -> None:
     from pathlib import Path
 
     from replmon.model.tick import Tick
-    from replmon.testing.synthetic import loop_ticks
+    from replmon.testing.real_ticks import loop_ticks
     from replmon.windows import EngineWindow, ReadOnlyList, SeriesCache
 
     path = Path(__file__).parent.parent / "fixtures" / "ticks" / "lab_pair.jsonl"

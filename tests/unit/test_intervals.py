@@ -12,7 +12,7 @@ from replmon.engine import build_engine
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
 from replmon.session.recording import open_recording
-from replmon.testing.synthetic import resample
+from replmon.testing.real_ticks import resample
 
 SESSIONS = Path(__file__).resolve().parent.parent.parent / "sample_sessions"
 Ident = tuple[str, str, str]

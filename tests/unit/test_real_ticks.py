@@ -16,7 +16,7 @@ import pytest
 from replmon.model.tick import NO_RATES, Tick
 from replmon.session.recording import open_recording
 from replmon.sources.drbd_parse import parse_proc_drbd
-from replmon.testing.synthetic import _OFFSETS, _add, _dump, loop_ticks, with_drbd
+from replmon.testing.real_ticks import _OFFSETS, _add, _dump, loop_ticks, with_drbd
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = sorted((ROOT / "sample_sessions").glob("*.rmrec"))

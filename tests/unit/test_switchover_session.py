@@ -146,7 +146,7 @@ def test_the_same_events_and_nothing_else_at_0_2_s_and_5_s() -> None:
     """Re-sampled as tests/unit/test_intervals.py does (#18): the two events open in the
     same seconds at any interval, and still nothing else opens."""
     from replmon.engine import build_engine
-    from replmon.testing.synthetic import resample
+    from replmon.testing.real_ticks import resample
 
     with open_recording(SESSION) as rec:
         ticks = list(rec.ticks())

@@ -19,8 +19,8 @@ from replmon.model.findings import Finding, Severity
 from replmon.model.tick import Tick
 from replmon.output.checkdoc import render
 from replmon.plugins import _from_module
+from replmon.testing.real_ticks import loop_ticks
 from replmon.testing.synth import GateTally, judge_gate
-from replmon.testing.synthetic import loop_ticks
 
 ROOT = Path(__file__).parent.parent.parent
 DOC = ROOT / "docs" / "checks.md"

@@ -1,7 +1,7 @@
 """Realistic ticks for the recording tests: the real lab ticks of
 tests/fixtures/ticks/lab_pair.jsonl (all sources but DRBD), with a real parsed
 /proc/drbd sample (tests/fixtures/drbd) added to both nodes, looped into longer
-sessions by replmon.testing.synthetic; and those with a DRBD peer that flaps
+sessions by replmon.testing.real_ticks; and those with a DRBD peer that flaps
 (flapping_ticks, the recording of test_rerun, test_stored_observations, test_cursor)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from replmon.model.drbd import DrbdSample
 from replmon.model.tick import Tick
 from replmon.sources.drbd_parse import parse_proc_drbd
-from replmon.testing.synthetic import loop_ticks, with_drbd
+from replmon.testing.real_ticks import loop_ticks, with_drbd
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

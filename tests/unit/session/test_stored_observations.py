@@ -21,7 +21,7 @@ from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import HEADER_SIZE, KIND_OBSERVATIONS, KIND_TICK, MAGIC, read_frame
 from replmon.session.rerun import Rerun
 from replmon.session.reuse import plan_reuse, stored_usable
-from replmon.testing.synthetic import loop_ticks
+from replmon.testing.real_ticks import loop_ticks
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = sorted(p for p in (ROOT / "sample_sessions").glob("*.rmrec") if p.stem in {
