@@ -91,12 +91,15 @@ def add_step(story: tuple[Step, ...], step: Step, worst: Severity) -> tuple[tupl
     older steps were dropped to keep it so)."""
     out = [*story, step]
     dropped = 0
-    while len(out) > STORY_LAST + 2:
-        keep = {0, next((i for i, s in enumerate(out) if s.severity == worst), 0)}
-        i = next(i for i in range(1, len(out)) if i not in keep)
-        del out[i]
+    while True:
+        head = {0}  # kept before the last ones: the first, and the worst if older
+        w = next((i for i, s in enumerate(out) if s.severity == worst), 0)
+        if w < len(out) - STORY_LAST:
+            head.add(w)
+        if len(out) <= STORY_LAST + len(head):
+            return tuple(out), dropped
+        del out[min(set(range(1, len(out))) - head)]  # the oldest of the others
         dropped += 1
-    return tuple(out), dropped
 
 
 class Finding(Record):
@@ -183,24 +186,44 @@ class Finding(Record):
         """What it said at its worst (the headline in recordings made before it was kept)."""
         return self.worst_title if self.worst_title else self.headline
 
-    def story_text(self, *, closed: bool = True) -> str:
+    @property
+    def worst_words(self) -> str:
+        """"" unless it was worse than it is now; then its worst, for a row that shows the
+        severity now: "worst critical at 15:55:36: SQL thread stopped"."""
+        if not self.was_worse:
+            return ""
+        when = f" at {tick_clock(self.worst_wall)}" if self.worst_wall is not None else ""
+        what = f": {self.worst_title}" if self.worst_title else ""
+        return f"worst {self.worst.label}{when}{what}"
+
+    @property
+    def told(self) -> bool:
+        """It has a story to tell: its severity or what it says changed while open."""
+        return len(self.story) > 1 or self.story_dropped > 0
+
+    def story_text(self, closed_at: float | None = None, *, end: bool = True) -> str:
         """The story in one line: "CRIT 15:55:36 SQL thread stopped → 15:56:02 IO thread
         Connecting ... (warning) → closed 15:56:40" (the first step with its severity,
-        each change with its severity when it differs from the first; "" when there is
-        no story, as in recordings made before it was kept). ``closed``: end with when it
-        closed, if it did."""
+        each change with its severity when it differs from the one before; "" when there is
+        no story, as in recordings made before it was kept). It ends with when it closed,
+        if it did (``closed_at``: the tick it closed in, for a finding as last seen open;
+        ``end`` False: not, for a reader that says it before)."""
         if not self.story:
             return ""
         first, *rest = self.story
         parts = [f"{first.severity.label[:4].upper()} {tick_clock(first.wall)} {first.title}"]
         gap = len(rest) - STORY_LAST  # the dropped steps were before the last ones
+        prev = first
         for i, s in enumerate(rest):
             if i == gap and self.story_dropped:
                 parts.append(f"({self.story_dropped} more)")
-            sev = f" ({s.severity.label})" if s.severity != first.severity else ""
+            sev = f" ({s.severity.label})" if s.severity != prev.severity else ""
             parts.append(f"{tick_clock(s.wall)} {s.title}{sev}")
-        if closed and self.state == "closed" and self.closed_wall is not None:
-            parts.append(f"closed {tick_clock(self.closed_wall)}")
+            prev = s
+        shut = closed_at if closed_at is not None else (
+            self.closed_wall if self.state == "closed" else None)
+        if end and shut is not None:
+            parts.append(f"closed {tick_clock(shut)}")
         return " → ".join(parts)
 
     @property
