@@ -1,9 +1,12 @@
 """MySQL replication: is the replica receiving and applying the primary's changes?
 
 Reads the replication status (SHOW ALL SLAVES STATUS on MariaDB, SHOW REPLICA
-STATUS on MySQL) of both nodes, one finding per replication channel (key = the
-channel name, "default" for the unnamed one). The replica is judged always; the
-primary only when it has channels of its own (circular or multi-source setups).
+STATUS on MySQL) of both nodes, one finding per replication channel and condition:
+its threads (key = the channel name, "default" for the unnamed one) and its lag (key
+"<channel>/lag"), each its own finding, so a stopped thread started again closes as
+what it was and the lag it left opens beside it, in the same incident. The replica is
+judged always; the primary only when it has channels of its own (circular or
+multi-source setups).
 
 - **IO (receiver) thread** ``No``: critical, nothing arrives from the source;
   ``Connecting``: warning (the receiver retries), critical once it has been
@@ -116,7 +119,15 @@ class Limits(Thresholds):
 
 
 def channel_key(ch: ReplicaChannel) -> str:
+    """A channel's threads' finding: its name, "default" for the unnamed one."""
     return ch.name or "default"
+
+
+def lag_key(ch: ReplicaChannel) -> str:
+    """A channel's lag finding ("default/lag"): another condition than a thread not
+    running, so its own finding (in the same incident: ``EXPLAINS``), not a rename of
+    the threads' one when a stopped thread is started again and the replica catches up."""
+    return f"{channel_key(ch)}/lag"
 
 
 def effective_lag(ch: ReplicaChannel) -> int | None:
@@ -237,10 +248,10 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
         nums = _channel_numbers(ch, src)
         if connecting_s is not None:
             nums["connecting_s"] = connecting_s
-        return _merge(role, ch, parts, nums)
+        return _merge(role, ch, channel_key(ch), parts, nums)
     lag = effective_lag(ch)
     if lag is None:
-        return _merge(role, ch, [(
+        return _merge(role, ch, lag_key(ch), [(
             Severity.WARNING, f"lag unknown ({wd.lag} NULL) with both threads running",
             "the server prints no lag although both threads run: usually just after the "
             "receiver (re)connected, before it received an event to time.",
@@ -287,14 +298,14 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
                  "single-threaded applier behind a parallel primary.")
     if ch.sql_delay:
         cause += f" (The configured delay of {ch.sql_delay} s is already subtracted.)"
-    return _merge(role, ch, [(sev, title, cause, step)], nums)
+    return _merge(role, ch, lag_key(ch), [(sev, title, cause, step)], nums)
 
 
-def _merge(role: Role, ch: ReplicaChannel, parts: list[Part], nums: dict[str, Number]
-           ) -> Observation:
+def _merge(role: Role, ch: ReplicaChannel, key: str, parts: list[Part],
+           nums: dict[str, Number]) -> Observation:
     parts.sort(key=lambda p: -p[0])
     return Observation(
-        key=channel_key(ch), node=role, severity=parts[0][0],
+        key=key, node=role, severity=parts[0][0],
         title="; ".join(p[1] for p in parts), numbers=nums,
         cause=" ".join(p[2][0].upper() + p[2][1:] for p in parts),
         next_step=parts[0][3])
@@ -396,7 +407,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             continue
         if role == "replica" and not m.replication and source_ok(primary, "mysql"):
             out.append(Observation(
-                key="default", node="replica", severity=Severity.WARNING,
+                key="channels", node="replica", severity=Severity.WARNING,
                 title="replica is not replicating: no channel configured (0 channels)",
                 numbers=numbers(channels=0),
                 cause="the replica's MySQL has no replication channel (never set up, or "
@@ -413,6 +424,10 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 
 EXPLAINS: tuple[Explains, ...] = (
+    Explains("mysql_replication", "same",
+             "a replication thread that did not run left the replica behind: once it runs "
+             "again the replica catches up, with lag (its own finding, not a rename)",
+             before_s=0.0, effect_key="*/lag"),
     Explains("pair_lag", "same",
              "a stopped or failing replication thread leaves the replica behind while "
              "Seconds_Behind_Master reads NULL"),

@@ -7,7 +7,9 @@ tracks each observation's lifetime:
 - an observation that holds ``open_after`` seconds (tick after tick, and at least
   ``open_min_samples`` ticks) opens a Finding whose ``since`` is the first of those
   ticks; a tick covers its interval, so at 1 s a 3 s hold is 3 ticks, at 0.2 s 15;
-- an open finding takes the newest numbers and severity each tick it holds;
+- an open finding takes the newest numbers and severity each tick it holds, and keeps
+  its past: its worst severity with the title and numbers then, and its story (each
+  change of severity or of what its title says, with times, bounded);
 - it closes after ``close_after`` seconds without the observation;
 - a finding that opened ``FLAP_OPENS`` times within ``FLAP_WINDOW_S`` is flapping:
   it stays open (one finding, not a storm of opens and closes) with ``flaps`` and
@@ -34,7 +36,7 @@ from pydantic import ValidationError
 from replmon import __version__
 from replmon.check import Check, Gauges, Thresholds, span_ticks
 from replmon.errors import ConfigError
-from replmon.model.findings import Finding, Observation, Severity
+from replmon.model.findings import Finding, Observation, Severity, Step, add_step, wording
 from replmon.model.tick import Tick
 from replmon.plugins import LoadFailure
 from replmon.windows import EngineWindow, Windows
@@ -291,7 +293,7 @@ class Engine:
                     "severity": o.severity, "title": o.title, "numbers": o.numbers,
                     "cause": o.cause, "next_step": o.next_step, "last_seq": seq,
                     "worst": max(tr.finding.worst, o.severity), "last_wall": wall,
-                    "clear_wall": None,
+                    "clear_wall": None, **_changed(tr.finding, o, seq, wall),
                 })
             elif th is None or (tr.held >= th.open_min_samples and _covered(
                     tr.first_wall, wall, interval) >= th.open_after):
@@ -300,7 +302,10 @@ class Engine:
                     severity=o.severity, title=o.title,
                     numbers=o.numbers, cause=o.cause, next_step=o.next_step,
                     since_seq=tr.first_seq, since_wall=tr.first_wall, last_seq=seq,
-                    last_wall=wall, worst=o.severity, **self._flapping(ident, wall),
+                    last_wall=wall, worst=o.severity, worst_title=o.title,
+                    worst_numbers=o.numbers, worst_wall=wall,
+                    story=(Step(seq=seq, wall=wall, severity=o.severity, title=o.title),),
+                    **self._flapping(ident, wall),
                 )
                 upd.opened.append(tr.finding)
         for ident in list(self._tracks):
@@ -371,6 +376,24 @@ class Engine:
         for f in self.failures:
             h.update(f"{f.name}:{f.error}".encode())
         return h.hexdigest()[:20]
+
+
+def _changed(f: Finding, o: Observation, seq: int, wall: float) -> dict[str, Any]:
+    """What an open finding's record keeps of ``o``, the observation of this tick, besides
+    its newest numbers: a step of its story when its severity or what its title says
+    (``wording``) changed, and the moment of a new worst severity (the title and numbers
+    then). A finding never rewrites its past: readers lead with the worst and tell the
+    story."""
+    out: dict[str, Any] = {}
+    if o.severity > f.worst or f.worst_wall is None:
+        out.update(worst_title=o.title, worst_numbers=o.numbers, worst_wall=wall)
+    last = f.story[-1] if f.story else None
+    if last is None or last.severity != o.severity or wording(last.title) != wording(o.title):
+        story, dropped = add_step(
+            f.story, Step(seq=seq, wall=wall, severity=o.severity, title=o.title),
+            max(f.worst, o.severity))
+        out.update(story=story, story_dropped=f.story_dropped + dropped)
+    return out
 
 
 def _named(o: Observation, tick: Tick) -> Observation:

@@ -28,7 +28,7 @@ from replmon.errors import ConfigError
 from replmon.fleet.config import BasicAuth, Tls, parse_listen
 from replmon.fleet.metrics import exposition
 from replmon.fleet.state import PairState
-from replmon.output.incidents import incident_dict
+from replmon.output.incidents import finding_json, incident_dict
 from replmon.wording import plural
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
@@ -45,8 +45,7 @@ def findings_doc(states: Sequence[PairState]) -> dict[str, Any]:
             "interval_s": s.interval,
             "last_tick": None if t is None else t.wall,
             "nodes": {} if t is None else {n.role: n.name for n in t.nodes},
-            "findings": [f.model_dump(mode="json") | {
-                "severity": f.severity.label, "worst": f.worst.label,
+            "findings": [finding_json(f) | {
                 **dict(zip(("incident", "incident_role"), s.incident_of(f), strict=True))}
                 for f in s.findings],
             "incidents": [incident_dict(i) for i in s.incidents.open],

@@ -10,6 +10,7 @@ flapping (``flaps``) and stays one finding until it settles.
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 from typing import Literal
 
@@ -59,6 +60,48 @@ class Observation(Record):
     finding about one node sets it too (the roles check's event: the new primary)."""
 
 
+STORY_LAST = 8
+"""Changes a finding's story keeps besides its first and its worst step: the newest ones
+(a flapping or restless finding cannot grow without bound)."""
+
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def wording(title: str) -> str:
+    """What a title says, its numbers left out: "replication lag 34 s (over 30 s)" and
+    "replication lag 41 s (over 30 s)" say the same; "SQL thread stopped" does not."""
+    return _DIGITS.sub("#", title)
+
+
+class Step(Record):
+    """One moment of a finding's story: how it opened, or a change of its severity or
+    of what its title says (not of the numbers in it)."""
+
+    seq: int
+    wall: float
+    """Wall time of the tick, epoch seconds."""
+    severity: Severity
+    title: str
+    """The title at that tick, its numbers as they were."""
+
+
+def add_step(story: tuple[Step, ...], step: Step, worst: Severity) -> tuple[tuple[Step, ...], int]:
+    """``story`` with ``step`` appended, bounded: the first step, the first at the worst
+    severity ``worst`` and the last STORY_LAST changes are kept; (the story, how many
+    older steps were dropped to keep it so)."""
+    out = [*story, step]
+    dropped = 0
+    while True:
+        head = {0}  # kept before the last ones: the first, and the worst if older
+        w = next((i for i, s in enumerate(out) if s.severity == worst), 0)
+        if w < len(out) - STORY_LAST:
+            head.add(w)
+        if len(out) <= STORY_LAST + len(head):
+            return tuple(out), dropped
+        del out[min(set(range(1, len(out))) - head)]  # the oldest of the others
+        dropped += 1
+
+
 class Finding(Record):
     """An observation with a lifetime, as the engine reports it."""
 
@@ -99,22 +142,89 @@ class Finding(Record):
     """Wall time of the first tick of the current clear run: the condition no longer holds
     and the title's numbers are ``last_wall``'s (None while it holds)."""
     closed_wall: float | None = None
-    """Wall time of the tick in which it closed."""
+    """Wall time of the tick in which it closed: its one closing time on every view."""
+    worst_title: str = ""
+    """The title in the tick it first reached its worst severity ("" in recordings made
+    before it was kept)."""
+    worst_numbers: dict[str, Number] = Field(default_factory=dict)
+    """The numbers at that moment (empty as ``worst_title``)."""
+    worst_wall: float | None = None
+    """Wall time of that tick (None in recordings made before it was kept)."""
+    story: tuple[Step, ...] = ()
+    """How it opened, then each change of its severity or of what its title says
+    (``wording``), oldest first; bounded (``add_step``). Empty in recordings made
+    before it was kept."""
+    story_dropped: int = 0
+    """Steps left out of ``story`` to keep it bounded (between the kept ones)."""
 
     @property
     def headline(self) -> str:
         """The title as readers show it, by the one rule of every check: while the
         condition holds, the title is this tick's (the engine takes each tick's); once it
         no longer holds, its numbers are of the last tick it held, and the headline says so:
-        "(as of 14:03:12, clear since 14:03:14)". With "(flapping: 4 opens in 312 s)" when
-        it flaps."""
+        "(as of 14:03:12, clear since 14:03:14)"; once closed, "(as of 14:03:12, closed
+        14:03:17)" (``closed_wall``: the one closing time every view gives). With
+        "(flapping: 4 opens in 312 s)" when it flaps."""
         title = self.title
-        if self.clear_wall is not None:
+        if self.state == "closed" and self.closed_wall is not None:
+            when = f"as of {tick_clock(self.last_wall)}, " if self.last_wall is not None else ""
+            title += f" ({when}closed {tick_clock(self.closed_wall)})"
+        elif self.clear_wall is not None:
             when = f"as of {tick_clock(self.last_wall)}, " if self.last_wall is not None else ""
             title += f" ({when}clear since {tick_clock(self.clear_wall)})"
         if not self.flaps:
             return title
         return f"{title} (flapping: {self.flaps} opens in {self.flap_span_s or 0:g} s)"
+
+    @property
+    def was_worse(self) -> bool:
+        """Its worst severity is above the one it has now: readers lead with the worst."""
+        return self.worst > self.severity
+
+    @property
+    def worst_headline(self) -> str:
+        """What it said at its worst (the headline in recordings made before it was kept)."""
+        return self.worst_title if self.worst_title else self.headline
+
+    @property
+    def worst_words(self) -> str:
+        """"" unless it was worse than it is now; then its worst, for a row that shows the
+        severity now: "worst critical at 15:55:36: SQL thread stopped"."""
+        if not self.was_worse:
+            return ""
+        when = f" at {tick_clock(self.worst_wall)}" if self.worst_wall is not None else ""
+        what = f": {self.worst_title}" if self.worst_title else ""
+        return f"worst {self.worst.label}{when}{what}"
+
+    @property
+    def told(self) -> bool:
+        """It has a story to tell: its severity or what it says changed while open."""
+        return len(self.story) > 1 or self.story_dropped > 0
+
+    def story_text(self, closed_at: float | None = None, *, end: bool = True) -> str:
+        """The story in one line: "CRIT 15:55:36 SQL thread stopped → 15:56:02 IO thread
+        Connecting ... (warning) → closed 15:56:40" (the first step with its severity,
+        each change with its severity when it differs from the one before; "" when there is
+        no story, as in recordings made before it was kept). It ends with when it closed,
+        if it did (``closed_at``: the tick it closed in, for a finding as last seen open;
+        ``end`` False: not, for a reader that says it before)."""
+        if not self.story:
+            return ""
+        first, *rest = self.story
+        parts = [f"{first.severity.label[:4].upper()} {tick_clock(first.wall)} {first.title}"]
+        gap = len(rest) - STORY_LAST  # the dropped steps were before the last ones
+        prev = first
+        for i, s in enumerate(rest):
+            if i == gap and self.story_dropped:
+                parts.append(f"({self.story_dropped} more)")
+            sev = f" ({s.severity.label})" if s.severity != prev.severity else ""
+            parts.append(f"{tick_clock(s.wall)} {s.title}{sev}")
+            prev = s
+        shut = closed_at if closed_at is not None else (
+            self.closed_wall if self.state == "closed" else None)
+        if end and shut is not None:
+            parts.append(f"closed {tick_clock(shut)}")
+        return " → ".join(parts)
 
     @property
     def ident(self) -> tuple[str, str, str]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from replmon.model.findings import Finding, NodeRef, Severity
@@ -49,9 +50,10 @@ class Explains:
     first: its check holds less long, or reads it sooner); after the cause, any time
     while the incident is open."""
     cause_key: str | None = None
-    """Only a cause finding with this key (e.g. memory_ceiling's "redis_memory")."""
+    """Only a cause finding with this key (e.g. memory_ceiling's "redis_memory"); with a
+    ``*``, keys matching it as a shell pattern ("*/lag")."""
     effect_key: str | None = None
-    """Only an effect finding with this key."""
+    """Only an effect finding with this key (a pattern likewise)."""
 
 
 Causality = Mapping[str, Sequence[Explains]]
@@ -77,6 +79,12 @@ def _where(cause: NodeRef, effect: NodeRef, where: Where) -> bool:
     return True
 
 
+def _key_ok(key: str, wanted: str | None) -> bool:
+    if wanted is None:
+        return True
+    return fnmatchcase(key, wanted) if "*" in wanted else key == wanted
+
+
 def explains(cause: Finding, effect: Finding, links: Causality) -> Explains | None:
     """The declaration by which ``cause`` explains ``effect``, if one does."""
     if finding_id(cause) == finding_id(effect):
@@ -84,9 +92,7 @@ def explains(cause: Finding, effect: Finding, links: Causality) -> Explains | No
     for link in links.get(cause.check, ()):
         if link.effect != effect.check:
             continue
-        if link.cause_key is not None and cause.key != link.cause_key:
-            continue
-        if link.effect_key is not None and effect.key != link.effect_key:
+        if not _key_ok(cause.key, link.cause_key) or not _key_ok(effect.key, link.effect_key):
             continue
         if not _where(cause.node, effect.node, link.where):
             continue

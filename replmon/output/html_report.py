@@ -139,6 +139,8 @@ def _finding(f: dict[str, Any], word: str, names: dict[str, str], *, whole: bool
              f"<span class='where'>{e(where.strip())}</span> "
              f"<span class='check'>{e(f['check'])}</span></p>",
              f"<p class='title'>{e(f['title'])}</p>"]
+    if f.get("story"):  # its severity or words changed while open: how, and when
+        parts.append(f"<p class='story'><b>Story:</b> {e(f['story'])}</p>")
     if not whole:
         return "".join(parts) + "</div>"
     parts.append(_numbers(f.get("numbers") or {}))

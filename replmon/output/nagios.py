@@ -30,7 +30,7 @@ from replmon.model.findings import Finding, Severity
 from replmon.model.incidents import Causality, Incident, IncidentTracker
 from replmon.model.lag import MeasuredLag, lag_summary
 from replmon.model.tick import Tick
-from replmon.output.incidents import incident_dict, incident_line
+from replmon.output.incidents import finding_json, incident_dict, incident_line
 from replmon.output.perfdata import Perf, pair_perf
 from replmon.output.roles import ServiceRoles, service_roles
 from replmon.pair import LAG_WINDOW_S
@@ -218,11 +218,14 @@ def render_text(run: CheckRun, *, width: int = 100, color: bool = False, table: 
         grid.add_column("what")
         for f in findings:
             what = Text(f.headline)
+            for line in _past(f):
+                what.append(f"\n{line}")
             if f.cause:
                 what.append(f"\ncause: {f.cause}", style="dim")
             if f.next_step:
                 what.append(f"\nnext: {f.next_step}", style="dim")
-            grid.add_row(Text(f.severity.label, style=SEVERITY_STYLE[f.severity]),
+            level = _level(f)
+            grid.add_row(Text(level.label, style=SEVERITY_STYLE[level]),
                          _since(f, localtime), where(f, run.nodes), f.check, what)
         con.print(grid)
     return head + buf.getvalue()
@@ -249,8 +252,9 @@ def _plain_long_output(run: CheckRun, localtime: Callable[[float], time.struct_t
     for title, findings in _sections(run):
         lines.append(f"findings {title}:")
         for f in findings:
-            lines.append(f"{f.severity.label.upper()} since {_since(f, localtime)} "
+            lines.append(f"{_level(f).label.upper()} since {_since(f, localtime)} "
                          f"{where(f, run.nodes)} {f.check}: {f.headline}")
+            lines += [f"  {line}" for line in _past(f)]
             if f.cause:
                 lines.append(f"  cause: {f.cause}")
             if f.next_step:
@@ -258,11 +262,23 @@ def _plain_long_output(run: CheckRun, localtime: Callable[[float], time.struct_t
     return "".join(line + "\n" for line in lines)
 
 
+def _level(f: Finding) -> Severity:
+    """The severity a finding's row shows: an open one's now, a cleared one's worst (what
+    it was, not what it ended as)."""
+    return f.worst if f.state == "closed" else f.severity
+
+
+def _past(f: Finding) -> list[str]:
+    """What a finding's row adds of its past: its worst, when it was worse than now or
+    closed as less, and its story, when its severity or words changed."""
+    out = [f.worst_words] if f.worst_words else []
+    if f.told:
+        out.append(f"story: {f.story_text()}")
+    return out
+
+
 def _finding_json(f: Finding) -> dict[str, object]:
-    d = f.model_dump(mode="json")
-    d["severity"] = f.severity.label
-    d["worst"] = f.worst.label
-    return d
+    return finding_json(f)
 
 
 def render_json(run: CheckRun) -> str:

@@ -257,8 +257,9 @@ def finding_row(tick: Tick, f: Finding, what: str,
     report do (the rows above it show the tick it opened in); a closing its tick's."""
     hhmmss = tick_clock(f.since_wall if what == "open" else tick.wall, localtime)
     mark = "!" if what == "open" else "="
-    sev = f.severity.label.upper()
-    return f"{hhmmss}{mark} {sev:<8} {f.node:<7} {f.check}: {f.headline} [{what}]"
+    sev = (f.severity if what == "open" else f.worst).label.upper()  # a closing: its worst
+    title = f.story_text() if what != "open" and f.told else f.headline
+    return f"{hhmmss}{mark} {sev:<8} {f.node:<7} {f.check}: {title} [{what}]"
 
 
 class PlainReader(BaseReader):
@@ -336,4 +337,5 @@ class FindingLog(BaseReader):
             log.warning("finding opened: %s %s %s: %s", f.severity.label, f.node, f.check,
                         f.title)
         for f in update.closed:
-            log.info("finding closed: %s %s: %s", f.node, f.check, f.headline)
+            log.info("finding closed: %s %s: %s", f.node, f.check,
+                     f.story_text() if f.told else f.headline)

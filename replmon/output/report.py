@@ -46,7 +46,12 @@ def _event(kind: str, f: Finding, wall: float) -> dict[str, Any]:
     its detail and the text timeline's openings show."""
     ev = {"at": wall, "time": iso(wall), "event": kind, "check": f.check, "node": f.node,
           "name": f.name, "key": f.key, "severity": f.severity.label, "title": f.headline,
-          "since": f.since_wall, "since_time": iso(f.since_wall), "since_seq": f.since_seq}
+          "since": f.since_wall, "since_time": iso(f.since_wall), "since_seq": f.since_seq,
+          "worst": f.worst.label}
+    if f.worst_title:
+        ev |= {"worst_title": f.worst_title, "worst_time": iso(f.worst_wall)}
+    if f.told:
+        ev["story"] = f.story_text()
     if f.flaps:
         ev |= {"flaps": f.flaps, "flap_span_s": f.flap_span_s}
     return ev
@@ -248,6 +253,12 @@ def _when(e: dict[str, Any]) -> str:
     return str(e["since_time"] if e["event"] == "opened" else e["time"])
 
 
+def _level(e: dict[str, Any]) -> str:
+    """An event's severity in the text timeline: a closing's worst (what it was, not
+    what it ended as; reports written before it was kept: its last)."""
+    return str(e.get("worst") or e["severity"]) if e["event"] == "closed" else str(e["severity"])
+
+
 def _peak_label(key: str, peak: dict[str, Any]) -> str:
     """"lab-replica (primary) mysql qps": the node's name, its role at the peak, what."""
     if "node" not in peak:  # a report written before peaks named their node
@@ -298,8 +309,8 @@ def render_text(rep: dict[str, Any]) -> str:
         if events is None:
             continue
         lines += ["", f"{title}: {plural(len(events), 'event')}"]
-        lines += [f"  {_when(e)}  {e['event']:6} {e['severity']:8} {e['node']:7} "
-                  f"{e['check']}: {e['title']}" for e in events]
+        lines += [f"  {_when(e)}  {e['event']:6} {_level(e):8} {e['node']:7} "
+                  f"{e['check']}: {e.get('story') or e['title']}" for e in events]
     lines += _incident_text(rep)
     lines += ["", "peaks (each node's, and its role then; rates that stayed at 0 left out):"]
     labels = {k: _peak_label(k, v) for k, v in rep["peaks"].items()}

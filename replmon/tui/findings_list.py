@@ -37,11 +37,22 @@ def recent_key(f: Finding) -> str:
 
 
 def closed_words(f: Finding) -> str:
-    """A closed finding's row: "closed 14:05:12 after 42 s: <title> (as of 14:05:07)"."""
+    """A closed finding's row: "closed 14:05:12 after 42 s: <title> (as of 14:05:07)";
+    one whose severity or words changed while open tells its story instead, from how it
+    opened ("closed 15:56:40 after 64 s: CRIT 15:55:36 IO thread Connecting ... →
+    15:55:50 IO thread not running (critical)"). The row's severity is its worst."""
     end = f.closed_wall if f.closed_wall is not None else f.since_wall
+    head = f"closed {tick_clock(end)} after {max(0.0, end - f.since_wall):.0f} s: "
+    if f.told:
+        return head + f.story_text(end=False)
     when = f" (as of {tick_clock(f.last_wall)})" if f.last_wall is not None else ""
-    return (f"closed {tick_clock(end)} after {max(0.0, end - f.since_wall):.0f} s: "
-            f"{f.title}{when}")
+    return head + f"{f.title}{when}"
+
+
+def open_words(f: Finding) -> str:
+    """An open finding's row: its headline, and its worst when it was worse than now."""
+    worst = f.worst_words
+    return f"{f.headline} ({worst})" if worst else f.headline
 
 
 def ordered(incidents: IncidentTracker, findings: list[Finding]) -> list[tuple[Finding, int]]:
@@ -91,9 +102,10 @@ class FindingsList:
         columns = FINDING_COLUMNS[narrow]
         room = self._what_width(table, narrow, [*findings, *closed], nodes)
         sig: list[tuple[object, ...]] = [
-            (f.check, f.where(nodes), f.key, f.severity, f.headline, room, d)
+            (f.check, f.where(nodes), f.key, f.severity, open_words(f), room, d)
             for f, d in listed]
-        sig += [(f.check, f.where(nodes), f.key, f.closed_wall, room) for f in closed]
+        sig += [(f.check, f.where(nodes), f.key, f.closed_wall, closed_words(f), room)
+                for f in closed]
         if sig == self._sig:
             return
         self._sig = sig
@@ -105,7 +117,7 @@ class FindingsList:
         height = 0
         for f, depth in listed:  # an incident's root, its consequences under it ("└ ")
             height += self._add(table, f, narrow, room, "└ " if depth else "",
-                                f.headline, "", finding_key(f), nodes, console)
+                                open_words(f), "", finding_key(f), nodes, console)
         for i, f in enumerate(closed):  # the node panels give rows to the newest only,
             # or to all of them when none is open (after the heal: what happened)
             lines = self._add(table, f, narrow, room, "", closed_words(f), "dim",
@@ -120,8 +132,8 @@ class FindingsList:
              console: Console) -> int:
         """One row of the findings list (``style`` "dim": a closed one); its height."""
         since = tick_clock(f.since_wall)  # the one tick -> clock rule of every view
-        sev = Text(f" {f.severity.label[:4].upper()} ",
-                   style=style or render.SEV_STYLE[f.severity])
+        level = f.worst if style else f.severity  # a closed one: its worst
+        sev = Text(f" {level.label[:4].upper()} ", style=style or render.SEV_STYLE[level])
         if narrow:  # 80 columns: where and what in one column, the title's room doubled
             what = Text(lead, style="dim")
             # the node's name alone (its role is its column's title): the worst title's

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
-from replmon.model.findings import Finding
+from replmon.model.findings import STORY_LAST, Finding
 from replmon.model.tick import NodeTick, Tick
 from replmon.tui.detail import GROUPS, Reading, side_by_side
 from replmon.tui.header import columns
@@ -109,6 +109,20 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(result)
 
 
+def story_lines(f: Finding) -> list[str]:
+    """A finding's story, a line a step: "15:55:36 CRIT IO thread Connecting ...", then
+    each change, "(2 more changes)" where some were left out, "15:56:40 closed"."""
+    out = []
+    gap = len(f.story) - 1 - STORY_LAST
+    for i, s in enumerate(f.story):
+        if i == gap + 1 and f.story_dropped and i > 0:
+            out.append(f"         ({f.story_dropped} more changes)")
+        out.append(f"{tick_clock(s.wall)} {s.severity.label[:4].upper():4} {s.title}")
+    if f.state == "closed" and f.closed_wall is not None:
+        out.append(f"{tick_clock(f.closed_wall)} closed")
+    return out
+
+
 class FindingScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
                 Binding("enter", "dismiss", "Back", show=False)]
@@ -122,7 +136,8 @@ class FindingScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         f = self.finding
         head = Text()
-        head.append(f" {f.severity.label.upper()} ", style=SEV_STYLE[f.severity])
+        level = f.worst if f.state == "closed" else f.severity  # a closed one: its worst
+        head.append(f" {level.label.upper()} ", style=SEV_STYLE[level])
         head.append(f" {f.where(self.nodes)}  {f.check}", style="bold")
         if getattr(self.app, "TICKS_NUMBERED", False):  # a replay: where in the recording
             since = f"since {tick_clock(f.since_wall)} (tick #{f.since_seq + 1})"
@@ -132,11 +147,17 @@ class FindingScreen(ModalScreen[None]):
             since = f"since {tick_clock(f.since_wall)}{held}"
         head.append(f"  {since}\n\n", style="dim")
         head.append(f.headline + "\n", style="bold")
+        if f.worst_words:  # it was worse than it is now: say so before its numbers now
+            head.append(f"\n{f.worst_words}\n", style=SEV_STYLE[f.worst])
         nums = Table.grid(padding=(0, 2))
         for k, v in f.numbers.items():
             # bytes by the unit in the name, as every view writes them
             nums.add_row(Text(k, style="dim"), Text(fmt_number(k, v), style="bold"))
         tail = Text()
+        if f.told:  # how it opened, each change of severity or words, when it closed
+            tail.append("\nstory\n", style="bold underline")
+            for line in story_lines(f):
+                tail.append(line + "\n")
         if f.cause:
             tail.append("\nlikely cause\n", style="bold underline")
             tail.append(f.cause + "\n")

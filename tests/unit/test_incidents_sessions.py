@@ -27,7 +27,7 @@ EXPECTED = {
         "incident on the pair: auto_increment_increment differs: primary 2, replica 1 → "
         "primary: UPDATE 359/s but handler rows 179/s"),
     "replica_lag_growing": (
-        [(["applier_progress/replica/default"], ["mysql_replication/replica/default"])],
+        [(["applier_progress/replica/default"], ["mysql_replication/replica/default/lag"])],
         "incident on replica lab-replica: applier stuck"),
     "redis_maxmemory_evictions": (
         [(["memory_ceiling/primary/redis_memory"], ["memory_ceiling/primary/evictions"])],

@@ -234,7 +234,7 @@ def test_missing_grant_is_info_on_the_primary_warning_on_the_replica() -> None:
 
 def test_replica_with_no_channel_while_the_primary_is_up() -> None:
     (o,) = obs()
-    assert (o.node, o.key, o.severity) == ("replica", "default", Severity.WARNING)
+    assert (o.node, o.key, o.severity) == ("replica", "channels", Severity.WARNING)
     assert o.title == "replica is not replicating: no channel configured (0 channels)"
     down = MysqlSample(status=status("unreachable", "refused"))
     assert obs(primary=down) == []
