@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replmon.cli_args import build_parser
+from replmon.configfile import output_problem, shown
 from replmon.errors import ConfigError, LabError, SessionError
 from replmon.lab.servers import DEFAULT_MYSQL, DEFAULT_REDIS
 from replmon.passwords import scrub_own_command_line
@@ -45,6 +46,10 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print("replmon: --lab-mysql and --lab-redis choose the lab's servers: they need --lab",
               file=sys.stderr)
         return 2
+    recording = args.output if args.command == "record" else args.record
+    wrong = output_problem(recording) if recording else None
+    if wrong:  # the recording opens on the first tick: said now, before any server or lab
+        raise ConfigError(f"{shown(recording)}: {wrong}")
     lab: contextlib.AbstractContextManager[dict[str, Any]] = contextlib.nullcontext({})
     if args.lab:  # a bad --scenario name: one line (LabError), before the screen or the lab
         from replmon.lab.demo import demo, lab_nodes

@@ -269,8 +269,10 @@ def _output(out: str | None) -> Iterator[TextIO]:
     yield buf
     try:
         Path(out).write_text(buf.getvalue(), encoding="utf-8")
-    except OSError as e:
-        raise SessionError(f"cannot write {out}: {e.strerror or e}") from None
+    except OSError as e:  # one line in plain words: no such directory /no/dir
+        from replmon.configfile import shown, write_problem
+
+        raise SessionError(f"{shown(out)}: {write_problem(out, e)}") from None
     print(f"replmon: wrote {out} ({fmt_bytes(len(buf.getvalue().encode()))})",
           file=sys.stderr)
 

@@ -3,6 +3,10 @@ the nearest option or where the option belongs), check's usage errors are UNKNOW
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from replmon.cli import main
@@ -75,3 +79,49 @@ def test_prefixes_and_leftover_arguments_stay_argparses(
     code, _, err = _error(["report", "a.rmrec", "b.rmrec"], capsys)
     assert code == 2 and err.startswith("usage: replmon report ")
     assert err.splitlines()[-1] == "replmon report: error: unrecognized arguments: b.rmrec"
+
+
+# --- a file that is not there: one line naming it, in plain words ------------------
+
+@pytest.mark.parametrize("argv", [
+    ["report", "{missing}"], ["replay", "{missing}"], ["cut", "{missing}"],
+    ["--config", "{missing}", "sample"], ["serve", "--config", "{missing}"],
+])
+def test_a_missing_file_is_one_plain_line_naming_it(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    missing = str(tmp_path / "no" / "such.rmrec")
+    assert main([a.format(missing=missing) for a in argv]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == f"replmon: {missing}: no such file\n"  # no "[Errno 2] ..."
+
+
+def test_check_replay_of_a_missing_file_is_unknown_in_plain_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    missing = tmp_path / "such.rmrec"
+    assert main(["check", "--replay", str(missing)]) == 3
+    assert capsys.readouterr().out == f"REPLMON UNKNOWN - {missing}: no such file\n"
+
+
+def test_an_output_in_a_missing_directory_is_said_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A recording opens its file on the first tick: a missing directory was a logged
+    traceback and exit 1 after the servers were reached (here: no server is)."""
+    out = tmp_path / "no" / "pair.rmrec"
+    nodes = ["--primary", "192.0.2.1", "--replica", "192.0.2.2"]
+    assert main(["record", "-o", str(out), "--count", "1", *nodes]) == 2
+    assert capsys.readouterr().err == f"replmon: {out}: no such directory {tmp_path / 'no'}\n"
+    live = subprocess.run(  # the live rows run until stopped: a subprocess, timed
+        [sys.executable, "-m", "replmon", "--plain", "--record", str(out), *nodes],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert (live.returncode, live.stdout) == (2, "")
+    assert live.stderr == f"replmon: {out}: no such directory {tmp_path / 'no'}\n"
+    sessions = Path(__file__).parents[2] / "sample_sessions"
+    rec = next(sessions.glob("*.rmrec"))
+    for argv in (["cut", str(rec), "-o", str(out)], ["report", str(rec), "-o", str(out)]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"replmon: {out}: no such directory " \
+                                          f"{tmp_path / 'no'}\n"
