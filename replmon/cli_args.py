@@ -173,10 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--keep", type=int, metavar="N", help="delete all but the newest N parts")
     rp = sub.add_parser(
         "replay", help="the live screen on a recording",
-        description="Replay a recording on the live screen: space play/pause, left/right "
-        "step, +/- speed (x1..x64), g go to a time, n/N next/previous finding, enter a "
-        "finding's details, d drift, G graphs, w who, ? help, q quit. The checks re-run with "
-        "this version's code; the findings seen at capture are marked (rec).")
+        description="Replay a recording on the live screen. The checks re-run with this "
+        "version's code; the findings seen at capture are marked (rec).\n\n"
+        "keys: space play/pause, left/right step, +/- speed (x1..x64), g go to a time, "
+        "n/N next/previous finding, enter a finding's details, d drift, G graphs, w who, "
+        "? help, q quit.")
     rp.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
                     help="the recording (written by record or --record)").complete = FILES
     rp.add_argument("--play", action="store_true",
@@ -272,8 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
         "completion", help="print the shell completion script (bash, zsh)",
         description="Print a completion script for replmon's commands and options.",
         epilog="install:\n  replmon completion bash > ~/.local/share/bash-completion/"
-        "completions/replmon\n  replmon completion zsh > ~/.zfunc/_replmon   "
-        "# with fpath+=(~/.zfunc) before compinit")
+        "completions/replmon\n  replmon completion zsh > ~/.zfunc/_replmon\n"
+        "      with fpath+=(~/.zfunc) before compinit in ~/.zshrc")
     comp.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
     note_where_options_belong(p)
     return p
