@@ -33,10 +33,7 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.print_help()
         return 2
     if args.scenario == "list":
-        from replmon.lab.demo import DEMOS
-
-        for d in DEMOS:
-            print(f"{d.name:20} {d.title} ({d.check})")
+        _list_scenarios(args.lab_mysql or DEFAULT_MYSQL)
         return 0
     if args.scenario and not args.lab:
         print("replmon: --scenario needs --lab (it injects faults into the lab's servers "
@@ -87,6 +84,25 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:
             asyncio.run(cmd.run_tui(config, record=args.record))
     return 0
+
+
+def _list_scenarios(mysql: str) -> None:
+    """``--scenario list``: each demo in the words of the server the lab would run
+    (--lab-mysql: MariaDB's CHANGE MASTER TO, MySQL's CHANGE REPLICATION SOURCE TO),
+    wrapped to a terminal under its name (one line each in a pipe, for scripts)."""
+    import shutil
+    import textwrap
+    from types import SimpleNamespace
+
+    from replmon.lab.demo import DEMOS
+    from replmon.lab.servers import MYSQL_SERVERS
+
+    lab = SimpleNamespace(is_mysql=MYSQL_SERVERS[mysql].product == "mysql")  # Lab.is_mysql
+    width = max(shutil.get_terminal_size().columns - 1, 60) if sys.stdout.isatty() else 0
+    for d in DEMOS:
+        line = f"{d.name:20} {d.describe(lab)} ({d.check})"
+        print(textwrap.fill(line, width, break_on_hyphens=False, subsequent_indent=" " * 21)
+              if width else line)
 
 
 def _unexpected(e: BaseException, verbose: bool) -> None:
