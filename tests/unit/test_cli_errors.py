@@ -125,3 +125,57 @@ def test_an_output_in_a_missing_directory_is_said_before_anything_starts(
         assert main(argv) == 2
         assert capsys.readouterr().err == f"replmon: {out}: no such directory " \
                                           f"{tmp_path / 'no'}\n"
+
+
+# --- serve on an open address without a password: said at start --------------------
+
+FLEET = '[[pair]]\nname = "a"\nprimary = "127.0.0.1"\nreplica = "127.0.0.1"\n'
+AUTH = 'basic_auth = { username = "prometheus", password_env = "REPLMON_HTTP_PASSWORD" }\n'
+
+
+def _serve_on_a_taken_port(tmp_path: Path, host: str, fleet: str) -> str:
+    """serve's stderr up to its exit on a port already taken (it warns, then fails to
+    bind: exit 2 without a pair ever started)."""
+    import os
+    import socket
+
+    path = tmp_path / "fleet.toml"
+    path.write_text(fleet)
+    with socket.socket() as s:
+        s.bind((host, 0))
+        s.listen()
+        port = s.getsockname()[1]
+        run = subprocess.run(
+            [sys.executable, "-m", "replmon", "serve", "--config", str(path), "--listen",
+             f"{host}:{port}"], capture_output=True, text=True, timeout=60,
+            stdin=subprocess.DEVNULL, cwd=tmp_path,
+            env={**os.environ, "HOME": str(tmp_path), "REPLMON_HTTP_PASSWORD": "pw"})
+    assert run.returncode == 2 and "cannot listen on" in run.stderr, run.stderr
+    return run.stderr
+
+
+def test_serve_on_all_addresses_without_auth_warns_once_at_start(tmp_path: Path) -> None:
+    err = _serve_on_a_taken_port(tmp_path, "0.0.0.0", FLEET)
+    warned = [line for line in err.splitlines() if "without a password" in line]
+    assert len(warned) == 1, err
+    assert " WARNING replmon: serving 0.0.0.0:" in warned[0]
+    assert "basic_auth = " in warned[0] and str(tmp_path / "fleet.toml") in warned[0]
+    assert 'docs/prometheus.md "Access"' in warned[0]
+    assert err.index("without a password") < err.index("cannot listen on")  # at start
+
+
+def test_serve_on_loopback_or_with_auth_says_nothing(tmp_path: Path) -> None:
+    assert "without a password" not in _serve_on_a_taken_port(tmp_path, "127.0.0.1", FLEET)
+    assert "without a password" not in _serve_on_a_taken_port(tmp_path, "0.0.0.0",
+                                                               AUTH + FLEET)
+
+
+def test_unguarded_addresses() -> None:
+    from replmon.commands import unguarded
+
+    for listen in ("127.0.0.1:9465", "127.0.0.2:1", "[::1]:9465", "localhost:9465", ":9465"):
+        assert unguarded(listen, False, "f.toml") is None, listen
+    for listen in ("0.0.0.0:9465", "[::]:9465", "10.0.0.5:9465", "db163:9465"):
+        assert (unguarded(listen, False, "f.toml") or "").startswith(f"serving {listen} "), \
+            listen
+        assert unguarded(listen, True, "f.toml") is None
