@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replmon.cli_args import build_parser
+from replmon.configfile import output_problem, shown
 from replmon.errors import ConfigError, LabError, SessionError
 from replmon.lab.servers import DEFAULT_MYSQL, DEFAULT_REDIS
 from replmon.passwords import scrub_own_command_line
@@ -32,10 +33,7 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.print_help()
         return 2
     if args.scenario == "list":
-        from replmon.lab.demo import DEMOS
-
-        for d in DEMOS:
-            print(f"{d.name:20} {d.title} ({d.check})")
+        _list_scenarios(args.lab_mysql or DEFAULT_MYSQL)
         return 0
     if args.scenario and not args.lab:
         print("replmon: --scenario needs --lab (it injects faults into the lab's servers "
@@ -45,6 +43,10 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print("replmon: --lab-mysql and --lab-redis choose the lab's servers: they need --lab",
               file=sys.stderr)
         return 2
+    recording = args.output if args.command == "record" else args.record
+    wrong = output_problem(recording) if recording else None
+    if wrong:  # the recording opens on the first tick: said now, before any server or lab
+        raise ConfigError(f"{shown(recording)}: {wrong}")
     lab: contextlib.AbstractContextManager[dict[str, Any]] = contextlib.nullcontext({})
     if args.lab:  # a bad --scenario name: one line (LabError), before the screen or the lab
         from replmon.lab.demo import demo, lab_nodes
@@ -82,6 +84,25 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:
             asyncio.run(cmd.run_tui(config, record=args.record))
     return 0
+
+
+def _list_scenarios(mysql: str) -> None:
+    """``--scenario list``: each demo in the words of the server the lab would run
+    (--lab-mysql: MariaDB's CHANGE MASTER TO, MySQL's CHANGE REPLICATION SOURCE TO),
+    wrapped to a terminal under its name (one line each in a pipe, for scripts)."""
+    import shutil
+    import textwrap
+    from types import SimpleNamespace
+
+    from replmon.lab.demo import DEMOS
+    from replmon.lab.servers import MYSQL_SERVERS
+
+    lab = SimpleNamespace(is_mysql=MYSQL_SERVERS[mysql].product == "mysql")  # Lab.is_mysql
+    width = max(shutil.get_terminal_size().columns - 1, 60) if sys.stdout.isatty() else 0
+    for d in DEMOS:
+        line = f"{d.name:20} {d.describe(lab)} ({d.check})"
+        print(textwrap.fill(line, width, break_on_hyphens=False, subsequent_indent=" " * 21)
+              if width else line)
 
 
 def _unexpected(e: BaseException, verbose: bool) -> None:

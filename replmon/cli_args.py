@@ -19,6 +19,7 @@ from replmon.cli_help import (
     RECORD_EXAMPLES,
     SERVE_EXAMPLES,
 )
+from replmon.cli_parser import Commands, Parser, note_where_options_belong
 from replmon.errors import ConfigError
 from replmon.lab.servers import DEFAULT_MYSQL, DEFAULT_REDIS, MYSQL_SERVERS, REDIS_SERVERS
 from replmon.units import parse_duration_text, parse_size_text
@@ -54,11 +55,11 @@ def parse_size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _connection_options() -> argparse.ArgumentParser:
+def _connection_options() -> Parser:
     """The options shared by the top level and sample/check/record, defined once. Their
     defaults are SUPPRESS, so an option given after the subcommand overrides the same
     option given before it and an absent one leaves the top level's value."""
-    s = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    s = Parser(add_help=False, argument_default=argparse.SUPPRESS)
     g = s.add_argument_group("connection (before or after the command)")
     g.add_argument("--config", metavar="FILE", help="TOML config file (see README): a pair's, "
                    "or a fleet file's with --pair")
@@ -119,11 +120,10 @@ def _connection_options() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    raw = argparse.RawDescriptionHelpFormatter
     # one definition, built anew for each parser: parents share their action objects, and
     # the top level's set_defaults below must not give the subcommands' copies defaults
-    p = argparse.ArgumentParser(
-        prog="replmon", parents=[_connection_options()], epilog=EXAMPLES, formatter_class=raw,
+    p = Parser(
+        prog="replmon", parents=[_connection_options()], epilog=EXAMPLES,
         description="Monitor a replicated primary/replica database pair: host, DRBD, "
         "MySQL/MariaDB and Redis, side by side.")
     p.set_defaults(**DEFAULTS)
@@ -132,20 +132,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no TUI: one text row per node per tick, findings as they open/close")
     p.add_argument("--record", metavar="FILE",
                    help="also record the session to FILE (replay it with: replmon replay FILE)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND",
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", action=Commands,
                            help="what to run; none: the live screen (or --plain rows)")
     s = sub.add_parser(
         "sample", parents=[_connection_options()], help="print ticks as text rows or JSON lines",
         description="Sample both nodes every interval and print one row per node per tick "
-        "(or one JSON object per tick with --json).", epilog=EXAMPLES, formatter_class=raw)
+        "(or one JSON object per tick with --json).", epilog=EXAMPLES)
     s.add_argument("--count", type=int, default=None, metavar="N", help="stop after N ticks")
     s.add_argument("--json", action="store_true", help="one JSON object per tick (JSON lines)")
     c = sub.add_parser(
-        "check", parents=[_connection_options()],
+        "check", parents=[_connection_options()], plugin=True,  # bad arguments: UNKNOWN
         help="sample for a while, print findings, exit 0/1/2/3 (Nagios/Icinga)",
         description="Sample both nodes for --duration, run every check, print the findings "
         "and exit with the monitoring-plugin code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. "
-        "The first line is the plugin status line.", epilog=CHECK_EXAMPLES, formatter_class=raw)
+        "The first line is the plugin status line.", epilog=CHECK_EXAMPLES)
     c.add_argument("--duration", type=parse_duration, default=10.0, metavar="TIME",
                    help="how long to sample: 10s (default), 2m, 30; at least the checks' "
                         "longest hold (open_after, 3 s) past the first tick")
@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Sample both nodes and write every tick and finding to FILE until "
         "SIGTERM/SIGINT (or --count). Logs go to stderr. With --max-bytes/--max-age the "
         "recording rotates into numbered parts (FILE.0001.rmrec, ...).",
-        epilog=RECORD_EXAMPLES, formatter_class=raw)
+        epilog=RECORD_EXAMPLES)
     r.add_argument("-o", "--output", required=True, metavar="FILE", help="recording file")
     r.add_argument("--count", type=int, default=None, metavar="N", help="stop after N ticks")
     r.add_argument("--max-bytes", type=parse_size, metavar="SIZE",
@@ -173,10 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--keep", type=int, metavar="N", help="delete all but the newest N parts")
     rp = sub.add_parser(
         "replay", help="the live screen on a recording",
-        description="Replay a recording on the live screen: space play/pause, left/right "
-        "step, +/- speed (x1..x64), g go to a time, n/N next/previous finding, enter a "
-        "finding's details, d drift, G graphs, w who, ? help, q quit. The checks re-run with "
-        "this version's code; the findings seen at capture are marked (rec).")
+        description="Replay a recording on the live screen. The checks re-run with this "
+        "version's code; the findings seen at capture are marked (rec).\n\n"
+        "keys: space play/pause, left/right step, +/- speed (x1..x64), g go to a time, "
+        "n/N next/previous finding, enter a finding's details, d drift, G graphs, w who, "
+        "? help, q quit.")
     rp.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
                     help="the recording (written by record or --record)").complete = FILES
     rp.add_argument("--play", action="store_true",
@@ -215,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
         "warm-up (their longest window, 300 s, of the ticks before it), so that check "
         "--replay of the cut finds the same incidents inside the stretch as in the whole "
         "file. Damage in FILE: the intact ticks are cut, what was lost is said on stderr.",
-        epilog=CUT_EXAMPLES, formatter_class=raw)
+        epilog=CUT_EXAMPLES)
     ct.add_argument("file", metavar="FILE",  # type: ignore[attr-defined]
                     help="the recording (written by record or --record)").complete = FILES
     ct.add_argument("--from", dest="start", metavar="WHEN",
@@ -237,10 +238,11 @@ def build_parser() -> argparse.ArgumentParser:
     ct.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sv = sub.add_parser(
         "serve", help="watch many pairs; /metrics for Prometheus, /findings.json",
+        instead="serve sets its pairs in the fleet file: docs/prometheus.md",
         description="Watch every pair of a fleet file (one collector and engine per pair) "
         "and serve /metrics (Prometheus), /findings.json and /healthz. Runs until "
         "SIGTERM/SIGINT. Interval 5s unless the file or --interval says otherwise.",
-        epilog=SERVE_EXAMPLES, formatter_class=raw)
+        epilog=SERVE_EXAMPLES)
     sv.add_argument("--config", required=True, metavar="FILE",
                     help="fleet file: [[pair]] tables on shared [defaults] (docs/prometheus.md)")
     sv.add_argument("--listen", metavar="HOST:PORT",
@@ -271,7 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
         "completion", help="print the shell completion script (bash, zsh)",
         description="Print a completion script for replmon's commands and options.",
         epilog="install:\n  replmon completion bash > ~/.local/share/bash-completion/"
-        "completions/replmon\n  replmon completion zsh > ~/.zfunc/_replmon   "
-        "# with fpath+=(~/.zfunc) before compinit", formatter_class=raw)
+        "completions/replmon\n  replmon completion zsh > ~/.zfunc/_replmon\n"
+        "      with fpath+=(~/.zfunc) before compinit in ~/.zshrc")
     comp.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
+    note_where_options_belong(p)
     return p

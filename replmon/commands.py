@@ -269,8 +269,10 @@ def _output(out: str | None) -> Iterator[TextIO]:
     yield buf
     try:
         Path(out).write_text(buf.getvalue(), encoding="utf-8")
-    except OSError as e:
-        raise SessionError(f"cannot write {out}: {e.strerror or e}") from None
+    except OSError as e:  # one line in plain words: no such directory /no/dir
+        from replmon.configfile import shown, write_problem
+
+        raise SessionError(f"{shown(out)}: {write_problem(out, e)}") from None
     print(f"replmon: wrote {out} ({fmt_bytes(len(buf.getvalue().encode()))})",
           file=sys.stderr)
 
@@ -413,7 +415,33 @@ def serve(path: str, *, listen: str | None, interval: float | None, plain: bool,
                  plural(len(mine), "pair"), len(fleet.pairs))
         fleet = fleet.model_copy(update={"pairs": mine})
     log.info("fleet %s: %s", path, plural(len(fleet.pairs), "pair"))
+    open_to_all = unguarded(fleet.listen, fleet.basic_auth is not None, path)
+    if open_to_all:  # said once, at start, on stderr (serve's log) as well as in --help
+        log.warning("%s", open_to_all)
     return asyncio.run(run_serve(fleet, plain=plain))
+
+
+def unguarded(listen: str, auth: bool, path: str) -> str | None:
+    """What to say when serve's pages are readable by anyone who reaches ``listen``: an
+    address beyond loopback and no basic_auth in the fleet file ``path``; else None."""
+    import ipaddress
+
+    from replmon.fleet.config import parse_listen
+
+    if auth:
+        return None
+    host = parse_listen(listen)[0]
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:  # a name: localhost is this machine, another may be any
+        if host.lower() in ("localhost", "ip6-localhost"):
+            return None
+    return (f"serving {listen} without a password: anyone who reaches it reads /metrics "
+            "and /findings.json (each finding's title, numbers and cause). Add basic_auth = "
+            '{ username = "prometheus", password_env = "REPLMON_HTTP_PASSWORD" } (and tls = '
+            f'{{ certfile = ..., keyfile = ... }}) to {path}, or a firewall in front of it '
+            '(docs/prometheus.md "Access")')
 
 
 def rules(path: str | None, *, alertmanager: bool = False) -> int:

@@ -17,7 +17,8 @@ blocking; at most MAX_BYTES + 1 bytes are ever read.
 
 Layering: the bottom floor, beside replmon.units: it imports only the standard library
 and replmon.errors. replmon.settings (the --config file, a pair's or a fleet's) and
-replmon.resolve (``read_mycnf``) read through it; nothing here knows what the keys
+replmon.resolve (``read_mycnf``) read through it, and a recording that cannot be opened
+is said in its words (``os_problem``: replmon.session.frames); nothing here knows what the keys
 mean (``empty`` is the caller's hint of what the file should hold).
 """
 
@@ -74,8 +75,9 @@ def _user() -> str:
         return f"uid {os.geteuid()}"
 
 
-def _os_problem(path: str | Path, e: OSError) -> str:
-    """An OSError of stat or open, as the few words after the file's name."""
+def os_problem(path: str | Path, e: OSError) -> str:
+    """An OSError of stat or open, as the few words after the file's name (any file the
+    user names: a config, a recording)."""
     if e.errno == errno.ENOENT:
         if os.path.islink(path):
             try:
@@ -93,13 +95,50 @@ def _os_problem(path: str | Path, e: OSError) -> str:
     return f"cannot read it: {e.strerror or e}"
 
 
+def _folder(path: str | Path) -> str:
+    return shown(os.path.dirname(os.path.abspath(path)) if not os.path.dirname(path)
+                 else os.path.dirname(path))
+
+
+def write_problem(path: str | Path, e: OSError) -> str:
+    """An OSError of creating a file the user named (a recording, a report), as the few
+    words after the file's name."""
+    if e.errno == errno.ENOENT:
+        return f"no such directory {_folder(path)}"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied (replmon runs as {_user()})"
+    if e.errno == errno.EEXIST:
+        return "exists: choose another file (never overwritten)"
+    if e.errno == errno.EISDIR:
+        return "is a directory"
+    if e.errno == errno.ENOTDIR:
+        return f"no such directory {_folder(path)} (a part of it is not a directory)"
+    return f"cannot write it: {e.strerror or e}"
+
+
+def output_problem(path: str | Path) -> str | None:
+    """What stops a file being created at ``path`` later (a recording opens its file on
+    the first tick, after the servers were reached): a folder missing or not writable;
+    None when it can be tried."""
+    folder = os.path.dirname(path) or "."
+    if not os.path.exists(folder):
+        return f"no such directory {_folder(path)}"
+    if not os.path.isdir(folder):
+        return f"no such directory {_folder(path)} (a part of it is not a directory)"
+    if os.path.isdir(path):
+        return "is a directory"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"permission denied (replmon runs as {_user()}: {_folder(path)} is not writable)"
+    return None
+
+
 def read_bytes(path: str | Path) -> bytes:
     """The file's bytes: a regular file under MAX_BYTES, or ConfigError in one line."""
     where = shown(path)
     try:
         st = os.stat(path)  # the type first: opening a FIFO or a tape device has effects
     except OSError as e:
-        raise ConfigError(f"{where}: {_os_problem(path, e)}") from None
+        raise ConfigError(f"{where}: {os_problem(path, e)}") from None
     except ValueError:  # a NUL byte in the name
         raise ConfigError(f"{where}: not a file name (it holds a NUL byte)") from None
     wrong = _check_type(st.st_mode, st.st_size)
@@ -108,7 +147,7 @@ def read_bytes(path: str | Path) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
-        raise ConfigError(f"{where}: {_os_problem(path, e)}") from None
+        raise ConfigError(f"{where}: {os_problem(path, e)}") from None
     try:
         st = os.fstat(fd)  # what was opened, should the name have changed since
         wrong = _check_type(st.st_mode, st.st_size)

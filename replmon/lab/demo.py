@@ -81,9 +81,9 @@ class Demo:
 
 SWITCHOVER_MARIADB = (
     "planned switchover: read_only=ON on the db primary, the replica caught up "
-    "(MASTER_GTID_WAIT) and promoted (STOP SLAVE; RESET SLAVE ALL; read_only=OFF), the old "
-    "primary CHANGE MASTER TO it; Redis: REPLICAOF NO ONE on the replica, REPLICAOF on "
-    "the old master; writes follow the new primaries")
+    "(MASTER_GTID_WAIT) and promoted (STOP REPLICA; RESET REPLICA ALL; read_only=OFF), "
+    "the old primary CHANGE MASTER TO it (MariaDB's words); Redis: REPLICAOF NO ONE on the "
+    "replica, REPLICAOF on the old master; writes follow the new primaries")
 SWITCHOVER_MYSQL = (
     "planned switchover: super_read_only=ON on the db primary, the replica caught up "
     "(WAIT_FOR_EXECUTED_GTID_SET) and promoted (STOP REPLICA; RESET REPLICA ALL; "

@@ -1,7 +1,7 @@
 """Faults the lab can inject, and the waits that tell the lab is healthy again.
 
 Every fault is a context manager on a started Lab (replmon.lab): entering it makes the
-situation, leaving it undoes it and waits until the pair is healthy again (START SLAVE,
+situation, leaving it undoes it and waits until the pair is healthy again (START REPLICA,
 REPLICAOF back to the master, the setting back), so the lab can be reused. The demo
 (``replmon --lab --scenario NAME``, replmon.lab.demo), the live tests, the lab scenarios of
 replmon.testing.scenarios and the accuracy bench all inject these same faults, so the

@@ -11,13 +11,14 @@ MySQL/MariaDB (GTID, no transaction lost, none errant):
    account has no READ_ONLY ADMIN) or ``super_read_only=ON`` (Oracle MySQL);
 2. wait until the replica has applied all the old primary wrote
    (``MASTER_GTID_WAIT(@@gtid_binlog_pos)`` / ``WAIT_FOR_EXECUTED_GTID_SET``);
-3. promote the replica: ``STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only=OFF``
-   (MySQL: ``STOP REPLICA; RESET REPLICA ALL; SET GLOBAL super_read_only=OFF,
+3. promote the replica: ``STOP REPLICA; RESET REPLICA ALL; SET GLOBAL read_only=OFF``
+   (MariaDB >= 10.5 takes REPLICA for SLAVE; MySQL: ``SET GLOBAL super_read_only=OFF,
    read_only=OFF``); from here on the lab's write loads write to it;
 4. point the old primary at it: MariaDB first ``SET GLOBAL gtid_slave_pos =
    @@gtid_binlog_pos`` (a primary's gtid_slave_pos is stale or empty: with
    MASTER_USE_GTID=slave_pos it would ask for the whole history again), then
-   ``CHANGE MASTER TO ..., MASTER_USE_GTID=slave_pos; START SLAVE``; MySQL ``CHANGE
+   ``CHANGE MASTER TO ..., MASTER_USE_GTID=slave_pos; START REPLICA`` (MariaDB has no
+   CHANGE REPLICATION SOURCE TO); MySQL (8.4 and 9.x have no CHANGE MASTER) ``CHANGE
    REPLICATION SOURCE TO ..., SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1; START
    REPLICA``; then wait until it has caught up. On MySQL the demoted node's
    super_read_only goes back OFF once it replicates (read_only stays ON): the lab's
@@ -154,7 +155,7 @@ def _promote_mysql(lab: Lab, new: LabNode) -> float:
                      "SET GLOBAL super_read_only = OFF, read_only = OFF"):
             new.sql(stmt)
     else:
-        for stmt in ("STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL read_only = OFF"):
+        for stmt in ("STOP REPLICA", "RESET REPLICA ALL", "SET GLOBAL read_only = OFF"):
             new.sql(stmt)
     promoted = time.time()
     lab.set_primary("mysql", new)
@@ -232,7 +233,7 @@ def replicate_from(lab: Lab, node: LabNode, source: LabNode) -> None:
         "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
         " MASTER_PASSWORD=%s, MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1",
         source.host, source.mysql_port, lab.repl_user, lab.repl_password)
-    node.sql("START SLAVE")
+    node.sql("START REPLICA")
 
 
 def replication_threads(node: LabNode) -> tuple[str, str, int | None]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replmon import __version__
+from replmon.configfile import shown, write_problem
 from replmon.engine import Update, build_engine
 from replmon.errors import SessionError
 from replmon.model.incidents import Incident, IncidentTracker, causality
@@ -168,8 +169,8 @@ def cut(rec: Recording, first: int, last: int, out: str | Path) -> Cut:
         writer = RecordingWriter(out, meta, chunk_ticks=rec.meta.chunk_ticks)
     except FileExistsError:
         raise SessionError(f"{out} exists: choose another file (never overwritten)") from None
-    except OSError as e:
-        raise SessionError(f"cannot write {out}: {e}") from None
+    except OSError as e:  # one line in plain words: no such directory /no/dir
+        raise SessionError(f"{shown(out)}: {write_problem(out, e)}") from None
     warm = 0
     first_wall = window[0]
     with writer:

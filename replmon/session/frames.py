@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from replmon.configfile import os_problem, shown
 from replmon.errors import SessionError
 from replmon.session.damage import DamageReport, log, lost_between, lost_tail
 from replmon.session.facts import ChunkFacts, unpack_facts
@@ -85,8 +86,8 @@ class RecordingFrames:
                     raise SessionError(f"{self.path}: empty file (the recorder stopped before "
                                        "its first tick)")
                 self._buf: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except OSError as e:
-            raise SessionError(f"cannot open recording {self.path}: {e}") from None
+        except OSError as e:  # one line in plain words, as a --config file's
+            raise SessionError(f"{shown(path)}: {os_problem(path, e)}") from None
         self.meta: RecordingMeta = self._read_header()
         self.chunks: list[Chunk] = self._find_chunks()
         self._count = self._count_tail()

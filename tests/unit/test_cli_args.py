@@ -68,3 +68,33 @@ def test_lab_scenario_list_and_a_bad_name_start_no_lab() -> None:
         "errant-write, redis-link-down, redis-maxmemory, switchover, sentinel-failover, "
         "primary-read-only, max-connections, offline-mode, disk-full, redis-noreplicas, "
         "redis-no-master, redis-oom, redis-misconf"]
+
+
+@pytest.mark.parametrize("mysql", ["mariadb-10.11", "mysql-9.7"])
+def test_scenario_list_says_what_the_labs_server_runs(
+    mysql: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """#54 item 3: the switchover said STOP SLAVE ... CHANGE MASTER TO whatever the lab
+    ran. Its words are the statements replmon.lab.switch sends to that server."""
+    from types import SimpleNamespace
+
+    from replmon.cli import main
+    from replmon.lab import switch
+
+    assert main(["--lab", "--lab-mysql", mysql, "--scenario", "list"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines()
+                if x.startswith("switchover "))
+    sent: list[str] = []
+    node = SimpleNamespace(name="n", host="127.0.0.1", mysql_port=3306,
+                           sql=lambda stmt, *args: sent.append(stmt) or [])
+    lab = SimpleNamespace(is_mysql=mysql.startswith("mysql"), set_primary=lambda *a: None,
+                          repl_user="repl", repl_password="pw")
+    switch._promote_mysql(lab, node)  # type: ignore[arg-type]
+    switch.replicate_from(lab, node, node)  # type: ignore[arg-type]
+    verbs = ("STOP REPLICA", "RESET REPLICA ALL", "CHANGE MASTER TO",
+             "CHANGE REPLICATION SOURCE TO", "STOP SLAVE", "RESET SLAVE ALL", "START SLAVE")
+    run = {v for v in verbs for stmt in sent if stmt.startswith(v)}
+    assert {"STOP REPLICA", "RESET REPLICA ALL"} <= run, sent
+    assert "SLAVE" not in line
+    for v in verbs:
+        assert (v in line) == (v in run), (v, line, sent)

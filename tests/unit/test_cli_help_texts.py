@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from replmon.cli_args import build_parser
 from replmon.wording import plural
 
@@ -57,3 +59,41 @@ def test_report_text_says_1_event_and_1_tick() -> None:
     assert "s.rmrec: 1 tick, " in text
     assert "findings recorded live: 1 event\n" in text
     assert "findings re-run with today's checks: 2 events\n" in text
+
+
+COMMANDS = ["", "sample", "check", "record", "replay", "report", "cut", "serve", "rules",
+            "completion"]
+
+
+def _help(command: str, columns: int, monkeypatch: pytest.MonkeyPatch,
+          capsys: pytest.CaptureFixture[str]) -> str:
+    from replmon.cli import main
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    with pytest.raises(SystemExit):
+        main([command, "--help"] if command else ["--help"])
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_help_fits_80_columns(command: str, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """#54 item 3: check/serve/cut's descriptions were 250-character lines (argparse's
+    RawDescriptionHelpFormatter), and the epilogs' prose ran to 93 columns."""
+    text = _help(command, 80, monkeypatch, capsys)
+    assert [line for line in text.splitlines() if len(line) > 80] == []
+
+
+def test_help_prose_follows_the_terminal_by_paragraph(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    narrow = _help("replay", 50, monkeypatch, capsys)
+    assert max(len(line) for line in narrow.split("positional")[0].splitlines()) <= 50
+    # paragraphs stay apart: the description, then its keys
+    assert "marked (rec).\n\nkeys: space play/pause," in narrow
+    wide = _help("cut", 100, monkeypatch, capsys)
+    assert "Write a stretch of a recording to a new recording that anyone with replmon can " \
+           "replay, report" in wide  # one line up to the width, not 250 characters
+    # laid out by hand (examples, indented lines) stays as written at any width
+    assert "  replmon cut pair.rmrec --incident 2 -o incident-2.rmrec\n      incident 2 " \
+           "(as report numbers it)" in _help("cut", 50, monkeypatch, capsys)
