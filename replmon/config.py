@@ -18,7 +18,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from replmon.endpoints import SslMode
 from replmon.errors import ConfigError
 from replmon.model.base import Record
-from replmon.model.roles import Group, default_groups, parse_groups
+from replmon.model.roles import parse_groups
 
 Role = Literal["primary", "replica"]
 
@@ -199,12 +199,6 @@ class Config(Record):
                              "names that differ (name in [primary] and [replica], or "
                              "--primary-name / --replica-name)")
         return self
-
-    def together(self) -> tuple[Group, ...]:
-        """The services that move together, as configured or by default."""
-        if self.roles.together is not None:
-            return self.roles.together  # type: ignore[return-value]
-        return default_groups(self.sentinel is not None and self.sentinel.enabled)
 
     @property
     def source_timeout(self) -> float:

@@ -45,7 +45,7 @@ from replmon.endpoints import (
 )
 from replmon.errors import ConfigError
 from replmon.model.base import Record
-from replmon.model.roles import LAYERS, Group
+from replmon.model.roles import LAYERS, Group, default_groups
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +223,7 @@ def resolve(config: Config) -> PairEndpoints:
     sc = config.sentinel
     sentinel = sentinel_endpoint(sc, timeout) if sc is not None and sc.enabled else None
     return PairEndpoints(interval=config.interval, timeout=timeout, primary=primary,
-                         replica=replica, sentinel=sentinel, together=config.together(),
+                         replica=replica, sentinel=sentinel, together=together(config),
                          link_peer=(r.host, r.port) if r is not None and not r.socket else None)
 
 
@@ -274,3 +274,10 @@ def is_local(host: str) -> bool:
         return True
     names = {socket.gethostname(), socket.getfqdn()}
     return host in names
+
+
+def together(config: Config) -> tuple[Group, ...]:
+    """The services that move together, as configured or by default."""
+    if config.roles.together is not None:
+        return config.roles.together  # type: ignore[return-value]
+    return default_groups(config.sentinel is not None and config.sentinel.enabled)

@@ -25,7 +25,7 @@ from replmon.model.sentinel import SentinelSample, SentinelSwitch
 from replmon.model.tick import NodeTick, Tick
 from replmon.output.nagios import CheckSummary, render_json, render_text
 from replmon.output.roles import service_roles
-from replmon.resolve import resolve
+from replmon.resolve import resolve, together
 from replmon.roles import Orienter
 from replmon.testing.synth import T0, gate_hides, run_check, status
 
@@ -87,7 +87,7 @@ def test_the_groups_as_configured_and_by_default() -> None:
             parse_groups(bad)
     cfg = build_config({"primary": {"host": "a"}, "replica": {"host": "b"},
                         "roles": {"together": ["mysql", "redis"]}})
-    assert cfg.together() == (("mysql", "redis"), ("drbd",))
+    assert together(cfg) == (("mysql", "redis"), ("drbd",))
     with pytest.raises(ConfigError, match=r"roles\.together: .*unknown service 'pg'"):
         build_config({"primary": {"host": "a"}, "replica": {"host": "b"},
                       "roles": {"together": ["pg"]}})
