@@ -64,12 +64,16 @@ STORY_LAST = 8
 """Changes a finding's story keeps besides its first and its worst step: the newest ones
 (a flapping or restless finding cannot grow without bound)."""
 
-_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*(?:\s?(?:[KMGTP]i?B|B|ms|us|s|min|h|d)\b)?")
+"""A number and the unit it is written in: "931 KiB" and "1 MiB" are one quantity that
+grew, not another wording."""
 
 
 def wording(title: str) -> str:
-    """What a title says, its numbers left out: "replication lag 34 s (over 30 s)" and
-    "replication lag 41 s (over 30 s)" say the same; "SQL thread stopped" does not."""
+    """What a title says, its numbers (with their units) left out: "replication lag 34 s
+    (over 30 s)" and "replication lag 41 s (over 30 s)" say the same, so do "4,040
+    transactions and 931 KiB of binlog" and "4,639 transactions and 1 MiB of binlog";
+    "SQL thread stopped" does not."""
     return _DIGITS.sub("#", title)
 
 

@@ -215,3 +215,16 @@ def test_findings_recorded_before_the_story_still_read() -> None:
     assert f.story == () and not f.told and f.story_text() == ""
     assert f.worst_words == "worst critical"  # what it knew: the worst, not its words
     assert f.worst_headline == f.headline
+
+
+def test_a_number_that_changes_its_unit_is_not_a_new_wording() -> None:
+    """Seen in the MySQL lab demo's list at 80x24: pair_lag's story told the same lag
+    twice because "931 KiB" became "1 MiB" (six lines for one warning that only grew)."""
+    from replmon.model.findings import wording
+
+    said = ("replica {} s behind the primary (measured on both nodes: {} transactions and "
+            "{} of binlog) while Seconds_Behind_Master says NULL")
+    assert wording(said.format(13, "4,040", "931 KiB")) == \
+        wording(said.format(14, "4,639", "1 MiB"))
+    assert wording("SQL thread stopped (last_sql_errno 0)") != \
+        wording("replication lag 34 s (over 30 s)")
