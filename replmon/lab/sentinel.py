@@ -28,7 +28,7 @@ from pathlib import Path
 import redis
 
 from replmon.errors import LabError
-from replmon.lab.node import REDIS_CANDIDATES, find_binary, free_port, stop_process
+from replmon.lab.node import REDIS_CANDIDATES, LabNode, find_binary, free_port, stop_process
 from replmon.lab.pair import Lab
 from replmon.lab.switch import LayerSwitch, wait_redis_link
 
@@ -136,12 +136,7 @@ def sentinel_failover(lab: Lab, sentinel: LabSentinel, *, stall_s: float = 5.0,
     fenced = time.time()
     try:
         deadline = time.monotonic() + timeout
-        with new.redis() as nc:
-            while nc.info("replication").get("role") != "master":
-                if time.monotonic() > deadline:
-                    raise LabError(f"Sentinel did not promote {new.name} in {timeout:g} s")
-                time.sleep(0.02)
-            promoted = time.time()
+        promoted = _promoted(new, deadline, timeout)
         while sentinel.master_addr() != (new.host, new.redis_port):
             if time.monotonic() > deadline:
                 raise LabError(f"Sentinel did not report {new.name} as master in "
@@ -158,6 +153,17 @@ def sentinel_failover(lab: Lab, sentinel: LabSentinel, *, stall_s: float = 5.0,
     # replica of the new one (REPLICAOF; it polls a replica's INFO every 10 s).
     wait_redis_link(old, new, timeout)
     return LayerSwitch("redis", old.name, new.name, fenced, promoted, time.time())
+
+
+def _promoted(new: LabNode, deadline: float, timeout: float) -> float:
+    """When ``new``'s Redis said it is a master (polled every 20 ms until ``deadline``,
+    time.monotonic(); ``timeout`` for the error)."""
+    with new.redis() as nc:
+        while nc.info("replication").get("role") != "master":
+            if time.monotonic() > deadline:
+                raise LabError(f"Sentinel did not promote {new.name} in {timeout:g} s")
+            time.sleep(0.02)
+        return time.time()
 
 
 def sentinel_switch(lab: Lab, sentinel: LabSentinel, *, timeout: float = 30.0
@@ -177,12 +183,7 @@ def sentinel_switch(lab: Lab, sentinel: LabSentinel, *, timeout: float = 30.0
                 if "INPROG" not in str(e) or time.monotonic() > deadline:
                     raise LabError(f"SENTINEL FAILOVER {sentinel.name}: {e}") from None
                 time.sleep(0.2)
-    with new.redis() as nc:
-        while nc.info("replication").get("role") != "master":
-            if time.monotonic() > deadline:
-                raise LabError(f"Sentinel did not promote {new.name} in {timeout:g} s")
-            time.sleep(0.02)
-        promoted = time.time()
+    promoted = _promoted(new, deadline, timeout)
     lab.set_primary("redis", new)
     wait_redis_link(old, new, timeout)
     return LayerSwitch("redis", old.name, new.name, fenced, promoted, time.time())
