@@ -38,13 +38,20 @@ from typing import Any, Generic, NamedTuple, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from replmon.model import gtid
-from replmon.model.base import SourceState
+from replmon.model.base import SourceState, SourceStatus
 from replmon.model.drbd import (
     DrbdConnection,
     DrbdDeviceRates,
     DrbdPeerDevice,
     DrbdPeerDeviceRates,
     DrbdResource,
+)
+from replmon.model.failures import (
+    Failure,
+    failure,
+    short_words,
+    steady_error,
+    unresolved_name,
 )
 from replmon.model.findings import NodeRef, Number, Observation, Severity
 from replmon.model.host import DiskRates
@@ -94,11 +101,13 @@ __all__ = [
     "LAYER_NAMES", "LayerRole", "Roles", "group_label",
     "failover_busy",  # what a Redis Sentinel is doing about the master (its failover)
     "gtid",  # GTID set/position arithmetic (replmon.model.gtid)
+    # why a source could not be read, by class of cause (replmon.model.failures)
+    "Failure", "failure", "short_words", "steady_error", "unresolved_name",
     # what a window holds, for type hints and field access (the records of replmon.model)
     "SOURCE_KINDS", "BinlogStatus", "DiskRates", "DrbdConnection", "DrbdDeviceRates",
     "DrbdPeerDevice", "DrbdPeerDeviceRates", "DrbdResource", "NodeRef", "NodeTick", "Number",
     "RedisReplica", "RedisSample", "ReplicaChannel", "ReplicationWords", "Role", "SourceState",
-    "Tick",
+    "SourceStatus", "Tick",
 ]
 
 

@@ -22,6 +22,7 @@ from typing import ClassVar, Generic, TypeVar
 
 from replmon.errors import ParseError, SourceError
 from replmon.model.base import SampleBase, SourceState, SourceStatus
+from replmon.model.failures import Failure, failure
 
 S = TypeVar("S", bound=SampleBase)
 
@@ -148,3 +149,21 @@ def _state(value: str) -> SourceState:
         return SourceState(value)
     except ValueError:
         return SourceState.ERROR
+
+
+def reach_hint(text: str, host: str, fallback: str | None) -> str | None:
+    """What to do about a connection to ``host`` that failed with ``text``, by the class
+    of its failure (replmon.model.failures): the name, the service and its port and
+    address, or the path to the host; ``fallback`` for any other failure."""
+    why = failure(SourceStatus(state=SourceState.UNREACHABLE, error=text))
+    if why is Failure.DNS:
+        return (f"the name {host} does not resolve: check the name (a typo?), DNS and "
+                "/etc/hosts on this machine")
+    if why is Failure.REFUSED:
+        return ("the host answered but nothing listens on that port: is the service "
+                "running, on this port, and listening on this address (bind-address, bind, "
+                "ListenAddress)?")
+    if why is Failure.UNANSWERED:
+        return ("no answer to the connection: a firewall dropping it, a wrong address or "
+                "route, or the host down")
+    return fallback

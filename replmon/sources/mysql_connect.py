@@ -28,6 +28,7 @@ import pymysql
 
 from replmon.endpoints import MysqlEndpoint
 from replmon.errors import ConfigError, SourceError
+from replmon.sources.base import reach_hint
 
 _AUTH_CODES = {1044, 1045, 1698}
 _UNREACHABLE_CODES = {2002, 2003, 2005, 2006, 2013, 2055}
@@ -160,7 +161,8 @@ def source_error(ep: MysqlEndpoint, e: BaseException, *, connecting: bool) -> So
             state="timeout",
         )
     if is_connection_error(e):
-        return SourceError(f"{where}: {text}", state="unreachable", hint=UNREACHABLE_HINT)
+        return SourceError(f"{where}: {text}", state="unreachable",
+                           hint=reach_hint(text, ep.host or "", UNREACHABLE_HINT))
     if isinstance(e, RuntimeError) and "cryptography" in text:
         return SourceError(
             f"{where}: {text}",

@@ -34,6 +34,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from replmon.endpoints import RedisEndpoint
 from replmon.errors import SourceError
+from replmon.sources.base import reach_hint
 
 AUTH_HINT = (
     "check the Redis password (requirepass / ACL user) given to replmon; "
@@ -108,7 +109,7 @@ class RedisTalk:
             raise SourceError(
                 f"{where}: no connection within {self.endpoint.connect_timeout:g} s",
                 state="unreachable",
-                hint="is the host up and the port open (firewall)?",
+                hint=reach_hint("no connection within", self.endpoint.host or "", None),
             ) from None
         except RedisConnectionError as e:
             raise self._connection_error(e) from None
@@ -184,7 +185,8 @@ class RedisTalk:
                 f"{where}: server refused the connection: {text}",
                 hint="the server is at maxclients; look for a connection leak",
             )
-        return SourceError(f"{where}: {text}", state="unreachable")
+        return SourceError(f"{where}: {text}", state="unreachable",
+                           hint=reach_hint(text, self.endpoint.host or "", None))
 
     def _clean(self, e: BaseException) -> str:
         """redis-py's message for ``e`` with the password (if any) blanked out."""

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replmon.errors import SourceError
+from replmon.sources.base import reach_hint
 from replmon.sources.drbd import DrbdSource
 from replmon.sources.host import HostSource
 
@@ -364,9 +365,10 @@ def classify(dest: str, stderr: str, cause: BaseException | None = None) -> Sour
             "ssh runs with BatchMode=yes and cannot ask for a password: load a key into "
             f"ssh-agent or set IdentityFile in ~/.ssh/config; test with "
             f"`ssh -o BatchMode=yes {dest} true`"))
-    return SourceError(msg, state="unreachable", hint=(
-        f"host and DRBD metrics come over ssh; check `ssh -o BatchMode=yes {dest} true` "
-        "works from this machine (or set [<node>.ssh] mode = \"off\")"))
+    test = (f"host and DRBD metrics come over ssh; check `ssh -o BatchMode=yes {dest} true` "
+            "works from this machine (or set [<node>.ssh] mode = \"off\")")
+    why = reach_hint(detail, host, None)
+    return SourceError(msg, state="unreachable", hint=f"{why}; {test}" if why else test)
 
 
 class _ClosesRunner:

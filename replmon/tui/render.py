@@ -11,6 +11,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from replmon.model.base import SourceState, SourceStatus
+from replmon.model.failures import short_words
 from replmon.model.findings import Severity
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.mysql_rates import client_errors_per_s
@@ -101,7 +102,8 @@ def _mark(t: Text, differs: bool) -> None:
 
 
 def status_text(kind: str, st: SourceStatus, now: float | None) -> Text:
-    """A source that is not ok, in place of its numbers: state, since, error, hint."""
+    """A source that is not ok, in place of its numbers: state, since, and the failure in
+    a few words (replmon.model.failures.short_words)."""
     t = Text()
     _group(t, kind)
     if st.state is SourceState.ABSENT:  # expected (no DRBD here, switched off): one dim line
@@ -112,10 +114,9 @@ def status_text(kind: str, st: SourceStatus, now: float | None) -> Text:
     t.append(st.state.value.upper(), style=style)
     if st.since is not None and now is not None:
         t.append(f" for {human(max(0.0, now - st.since), 4).strip()} s", style=style)
-    if st.error:
-        t.append(f"\n{' ' * GUTTER}{st.error}", style="red")
-    if st.hint:
-        t.append(f"\n{' ' * GUTTER}hint: {st.hint}", style="yellow")
+    # one short line: what to do is the finding's (a whole ssh or resolver error and its
+    # hint here filled the column, and the groups under it never showed)
+    t.append(f"\n{' ' * GUTTER}{short_words(st)}", style="red")
     return t
 
 

@@ -50,6 +50,9 @@ def test_unreachable_primary_mysql_is_critical_in_json(
     assert code == 2 and d["status"] == "CRITICAL"
     f = next(f for f in d["open"] if f["check"] == "source_health")
     assert f["node"] == "primary" and f["key"] == "mysql" and str(closed) in f["title"]
+    # the advice of a refused connection (the service, its port and address), not DNS's
+    assert "connection refused at " in f["title"] and "nothing listens" in f["cause"], f
+    assert "bind-address" in f["next_step"] and "DNS" not in f["next_step"], f
     assert lab.monitor_password not in json.dumps(d)
 
 
