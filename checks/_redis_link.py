@@ -1,6 +1,9 @@
-"""redis_replication's finding on the replica's link to the master (key "link"): the
-replica's Redis unreadable, the link down and why, a full sync running or stalled, the
-replica not in the master's list or following another server, the replica a master.
+"""redis_replication's findings on the replica's link to the master, a key for each
+condition (a finding keeps its worst and its story, so one key for several conditions
+read as a rename): the replica's Redis unreadable (``link/unreadable``), the link down
+and why (``link/down``), a full sync running, loading or stalled (``link/sync``), the
+replica a master (``link/master``), the replica not in the master's list or following
+another server (``link/elsewhere``); ``link`` names at most one of them at a time.
 The module docstring of checks/redis_replication.py says what each means to a user.
 
 Not a check: the plug-in loader skips the ``_`` modules of this package. Only
@@ -65,7 +68,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
     if st.state is not SourceState.OK:
         down_s = last_wall - st.since if st.since is not None else None
         return Observation(
-            key="link", node="replica", severity=Severity.CRITICAL,
+            key="link/unreadable", node="replica", severity=Severity.CRITICAL,
             title=(f"replica Redis {st.state.value} for {fmt(down_s, 1)} s: cannot see its "
                    f"replication ({st.error or 'no detail'})"),
             numbers=numbers(state=st.state.value, down_s=down_s, error=st.error),
@@ -91,7 +94,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
                     "(REPLICAOF on the promoted node) after finding who promoted it "
                     "(Sentinel's log).")
         return Observation(
-            key="link", node="replica", severity=Severity.WARNING,
+            key="link/master", node="replica", severity=Severity.WARNING,
             title=(f"replica's Redis is a master ({fmt(rs.connected_replicas)} replicas "
                    f"of its own): not replicating"),
             numbers=numbers(role="master", connected_replicas=rs.connected_replicas,
@@ -115,7 +118,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
             and rs.sync_read_bytes >= total)
         if loading:  # every byte is in: no byte to wait for, never "stalled"
             return Observation(
-                key="link", node="replica", severity=Severity.WARNING,
+                key="link/sync", node="replica", severity=Severity.WARNING,
                 title=f"full sync from {master} in progress: {got}, loading it",
                 numbers=_link_numbers(master, rs),
                 cause="the replica received the whole data set (RDB) and is loading it into "
@@ -126,7 +129,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
         quiet = rs.sync_last_io_seconds_ago if rs.sync_in_progress else None
         if quiet is not None and quiet >= sync_stalled_after:
             return Observation(
-                key="link", node="replica", severity=Severity.CRITICAL,
+                key="link/sync", node="replica", severity=Severity.CRITICAL,
                 title=f"full sync from {master} stalled: no data for {fmt(quiet)} s, {got}",
                 numbers=_link_numbers(master, rs),
                 cause="the master stopped sending the RDB (a fork or disk stall on the master, "
@@ -136,7 +139,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
                           "redis.logs; a loop of full syncs needs a larger "
                           "client-output-buffer-limit replica or repl-timeout.")
         return Observation(
-            key="link", node="replica", severity=Severity.WARNING,
+            key="link/sync", node="replica", severity=Severity.WARNING,
             title=f"full sync from {master} in progress: {got}",
             numbers=_link_numbers(master, rs),
             cause=("the replica (re)connected and could not continue from the master's "
@@ -161,7 +164,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
             cause = (f"the master's Redis does not answer replmon either "
                      f"({p.redis.status.state.value}): it is down or hung.")
         return Observation(
-            key="link", node="replica", severity=Severity.CRITICAL,
+            key="link/down", node="replica", severity=Severity.CRITICAL,
             title=(f"replica link to {master} down "
                    + _seconds_or(rs.link_down_since_seconds,
                                  "since the replica started (never up)", "for {} s")
@@ -177,7 +180,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
     if listed and not other:
         return None
     return Observation(
-        key="link", node="pair", severity=Severity.WARNING,
+        key="link/elsewhere", node="pair", severity=Severity.WARNING,
         title=(f"replica says it follows {master} (link up) but the primary lists "
                f"{fmt(pr.connected_replicas or 0)} replicas"
                + (", replication ids differ" if other else "")),

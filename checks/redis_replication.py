@@ -4,11 +4,13 @@ Reads INFO replication on both nodes: the replica's own view (role, master
 link, sync progress, offset, replid) and the master's (its replicas list with
 the offset each replica acknowledged, sync_full, latest_fork_usec, memory).
 
-On the replica (key "link", one finding that follows the link through its states):
+On the replica (keys ``link/<condition>``, at most one at a time; each condition its
+own key, so a link that goes down and comes back with a full sync is two findings of one
+incident, not one renamed):
 
-- **Redis not readable** (unreachable, timeout, auth...): critical, replmon cannot
-  see the replica's replication at all.
-- **Link down** (``master_link_status:down``, no sync running): critical, with
+- **Redis not readable** (``link/unreadable``; unreachable, timeout, auth...):
+  critical, replmon cannot see the replica's replication at all.
+- **Link down** (``link/down``; ``master_link_status:down``, no sync running): critical, with
   ``master_link_down_since_seconds`` and ``master_last_io_seconds_ago``; Redis prints
   -1 for both when it cannot know (never connected since start, no link), and the
   title says so in words ("never up", "no I/O from the master"), never "-1 s". The
@@ -20,8 +22,8 @@ On the replica (key "link", one finding that follows the link through its states
   was up and broke N s ago (the master dropped it: repl-timeout, the replica output
   buffer limit; or the network). During a full sync the link also reads down: that
   case is the next one, not this.
-- **Full sync in progress** (``master_sync_in_progress:1``, or the link down while the
-  master lists a replica in ``wait_bgsave``/``send_bulk``: Redis 7's diskless sync
+- **Full sync in progress** (``link/sync``; ``master_sync_in_progress:1``, or the link
+  down while the master lists a replica in ``wait_bgsave``/``send_bulk``: Redis 7's diskless sync
   waits ``repl-diskless-sync-delay``, 5 s, before sending): warning, with the RDB
   bytes received so far, the total and ``master_sync_perc`` (unknown with a diskless
   sync: Redis prints total 0 or -1, a negative "left" and 0.00 %). **Stalled**: no
@@ -32,11 +34,11 @@ On the replica (key "link", one finding that follows the link through its states
   "stalled" however long the load takes.
 - **A replica that accepts writes** (``slave_read_only:0``, key "read_only"): warning;
   what clients write there exists nowhere else and is lost at the next full sync.
-- **Not in the master's replicas list** while the replica says its link is up: the
-  master lists no replica at all, or the replica's replication id differs from the
+- **Not in the master's replicas list** (``link/elsewhere``) while the replica says its
+  link is up: the master lists no replica at all, or the replica's replication id differs from the
   master's: warning, the replica follows another server (wrong address, an old
   master after a failover).
-- **The replica's Redis is a master** (``role:master``): warning, not replicating
+- **The replica's Redis is a master** (``link/master``; ``role:master``): warning, not replicating
   (while a Redis Sentinel's failover settles, within its ``failover-timeout``, the old
   master back and not yet made a replica is the ``roles`` check's event instead).
   The pair's roles follow the servers (the ``roles`` check), so a Redis failover that
@@ -332,8 +334,13 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
 
 EXPLAINS: tuple[Explains, ...] = (
     Explains("redis_replication", "other",
-             "a link that broke longer than the backlog covers comes back with a full resync",
-             cause_key="link", effect_key="full_resync"),
+             "a link that broke longer than the backlog covers comes back with a full resync "
+             "(the replica's full sync is the master's full resync, seen from the replica)",
+             cause_key="link/*", effect_key="full_resync"),
+    Explains("redis_replication", "same",
+             "a link that broke comes back with a full sync when the master's backlog no "
+             "longer holds what the replica missed (its own finding, not a rename)",
+             before_s=0.0, cause_key="link/down", effect_key="link/sync"),
     Explains("redis_backlog_headroom", "other",
              "a full sync's writes pile up in the master's output buffer",
              cause_key="full_resync", effect_key="output_buffer"),

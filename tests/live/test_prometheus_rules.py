@@ -161,7 +161,7 @@ def test_a_stopped_sql_thread_fires_critical_from_the_tick_its_finding_opened(
 
 def test_a_redis_link_outage_fires_and_resolves_with_its_finding(tmp_path: Path) -> None:
     series, opened, closed, _ = finding_series("redis_link_down_full_resync.rmrec", "cache")
-    link = next(k for k in opened if k[1:3] == ("redis_replication", "link"))
+    link = next(k for k in opened if k[1:3] == ("redis_replication", "link/sync"))
     assert link in closed, "the session's link comes back"
     warn = expected("cache", *link)
     cases = [

@@ -35,7 +35,7 @@ EXPECTED = {
     "redis_link_down_full_resync": (
         [(["config_drift/pair/repl-backlog-size"],
           ["redis_backlog_headroom/primary/backlog", "redis_replication/primary/full_resync",
-           "redis_replication/replica/link"])],
+           "redis_replication/replica/link/sync"])],
         "incident on the pair: repl-backlog-size differs: primary 16 KiB, replica 1 MiB → "
         "primary: Redis backlog covers 1.5 s"),
     "replica_sql_stopped": ([], "replica lab-replica: SQL thread stopped (last_sql_errno 0)"),

@@ -177,7 +177,7 @@ def test_a_sentinel_failover_settling_is_one_event_not_two_primaries() -> None:
     opened, _ = engine_run(ticks(states, groups=SENTINEL_GROUPS, sentinel=late))
     assert sorted((f.check, f.key, f.severity) for f in opened
                   if f.severity > Severity.INFO) == [
-        ("redis_replication", "link", Severity.WARNING),  # the old master not following
+        ("redis_replication", "link/master", Severity.WARNING),  # the old master not following
         ("two_primaries", "redis", Severity.CRITICAL)]
     # and with no Sentinel at all: critical from the 3rd second both are masters
     _, opened_at = run_check(two_primaries.CHECK, ticks(states, groups=SENTINEL_GROUPS))

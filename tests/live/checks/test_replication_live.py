@@ -75,7 +75,7 @@ async def test_replica_mysql_paused_cannot_see_replication(lab: Lab) -> None:
 async def test_redis_link_down_flags_critical(lab: Lab) -> None:
     out, f = await flagged(lab, "link down")
     healthy_first(out, "redis_replication")
-    assert (f.node, f.key) == ("replica", "link")
+    assert (f.node, f.key) == ("replica", "link/down")
     # Redis prints master_last_io_seconds_ago:-1 with no link: unknown, said in words (#19)
     assert f.numbers["last_io_seconds_ago"] is None and "down for" in f.title
     assert "(no I/O from the master)" in f.title
@@ -95,7 +95,7 @@ async def test_redis_full_resync_after_the_backlog_overran(lab: Lab) -> None:
 
 async def test_redis_replica_paused_is_critical(lab: Lab) -> None:
     _, f = await flagged(lab, "Redis replica paused")
-    assert f.key == "link" and "replica Redis timeout" in f.title
+    assert f.key == "link/unreadable" and "replica Redis timeout" in f.title
 
 
 async def test_healthy_pair_under_load_stays_quiet(lab: Lab) -> None:

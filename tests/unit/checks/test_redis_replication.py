@@ -51,7 +51,7 @@ def test_healthy_pair_is_quiet() -> None:
 def test_link_down_with_the_master_dead() -> None:
     dead = RedisSample(status=status("unreachable", "connection refused"))
     (o,) = observe(CHECK, ticks_of((primary(dead), replica(load("redis7.0_replica_down")))))
-    assert (o.node, o.key, o.severity) == ("replica", "link", Severity.CRITICAL)
+    assert (o.node, o.key, o.severity) == ("replica", "link/down", Severity.CRITICAL)
     # #19: Redis prints master_last_io_seconds_ago:-1 with no link: unknown, said in words
     assert o.title == "replica link to 127.0.0.1:60401 down for 3 s (no I/O from the master)"
     assert o.numbers["link_down_since_s"] == 3 and o.numbers["last_io_seconds_ago"] is None
@@ -69,7 +69,7 @@ def test_link_down_with_the_master_up_blames_the_link() -> None:
 def test_diskless_full_sync_in_progress_on_both_sides() -> None:
     out = by_key(observe(CHECK, ticks_of((primary(load("redis7.0_master_fullsync")),
                                           replica(load("redis7.0_replica_fullsync"))))))
-    link, full = out["link"], out["full_resync"]
+    link, full = out["link/sync"], out["full_resync"]
     assert link.severity is Severity.WARNING
     assert link.title == ("full sync from 127.0.0.1:60401 in progress: 144 KiB (total "
                           "unknown: diskless sync) received")
@@ -95,7 +95,7 @@ def test_a_full_sync_with_no_byte_for_25_s_is_stalled_not_in_progress() -> None:
                         "master_sync_last_io_seconds_ago:25")
     out = by_key(observe(CHECK, ticks_of((primary(load("redis7.0_master_fullsync")),
                                           replica(stuck)))))
-    link = out["link"]
+    link = out["link/sync"]
     assert link.severity is Severity.CRITICAL
     assert link.title.startswith("full sync from 127.0.0.1:60401 stalled: no data for 25 s")
     assert link.numbers["sync_last_io_seconds_ago"] == 25
@@ -123,7 +123,7 @@ def test_link_never_up_since_start_says_so() -> None:
 def test_link_down_while_the_master_prepares_the_rdb_is_a_sync_not_an_outage() -> None:
     waiting = load("redis7.0_replica_down")  # diskless delay: link down, no sync flag yet
     link = by_key(observe(CHECK, ticks_of((primary(load("redis7.0_master_fullsync")),
-                                           replica(waiting)))))["link"]
+                                           replica(waiting)))))["link/sync"]
     assert link.severity is Severity.WARNING and "master in wait_bgsave" in link.title
 
 
@@ -224,7 +224,7 @@ def test_our_replica_is_the_one_with_the_nearest_offset() -> None:
 def test_replica_redis_not_readable_is_critical(state: str) -> None:
     dead = RedisSample(status=status(state, "no answer for 0.8 s", since=1_700_000_000.0))
     (o,) = observe(CHECK, [tick(3, primary=primary(MASTER), replica=replica(dead))])
-    assert (o.key, o.severity) == ("link", Severity.CRITICAL)
+    assert (o.key, o.severity) == ("link/unreadable", Severity.CRITICAL)
     assert o.title == f"replica Redis {state} for 3.0 s: cannot see its replication " \
                       f"(no answer for 0.8 s)"
 

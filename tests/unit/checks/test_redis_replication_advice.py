@@ -38,7 +38,7 @@ def published(name: str, version: str) -> RedisSample:
 def link(primary: RedisSample, replica: RedisSample) -> Observation:
     out = observe(CHECK, [tick(0, primary=node("primary", redis=primary),
                                replica=node("replica", redis=replica))])
-    (o,) = [x for x in out if x.key == "link"]
+    (o,) = [x for x in out if x.key.startswith("link/")]
     return o
 
 
