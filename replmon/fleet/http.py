@@ -28,7 +28,9 @@ from replmon.errors import ConfigError
 from replmon.fleet.config import BasicAuth, Tls, parse_listen
 from replmon.fleet.metrics import exposition
 from replmon.fleet.state import PairState
+from replmon.model.findings import recently_closed
 from replmon.output.incidents import finding_json, incident_dict
+from replmon.units import tick_stamp
 from replmon.wording import plural
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
@@ -37,7 +39,11 @@ STALE_INTERVALS = 3
 
 
 def findings_doc(states: Sequence[PairState]) -> dict[str, Any]:
-    """/findings.json: every pair's open findings with numbers, cause and next step."""
+    """/findings.json: every pair's open findings with numbers, cause and next step, and
+    under ``closed`` those that closed recently (in the RECENT_S before the pair's last
+    tick, the newest RECENT_MAX: model.findings.recently_closed), each with its worst
+    severity, its story and when it closed (``closed_wall``, ``closed_time``), so one
+    who arrives after the heal sees what happened, as on the screen."""
     pairs: dict[str, Any] = {}
     for s in states:
         t = s.tick
@@ -49,6 +55,9 @@ def findings_doc(states: Sequence[PairState]) -> dict[str, Any]:
                 **dict(zip(("incident", "incident_role"), s.incident_of(f), strict=True))}
                 for f in s.findings],
             "incidents": [incident_dict(i) for i in s.incidents.open],
+            "closed": [] if t is None else [
+                finding_json(f) | {"closed_time": tick_stamp(f.closed_wall)}
+                for f in recently_closed(list(s.closed), t.wall, list(s.findings))],
         }
     return {"generated": time.time(), "pairs": pairs}
 

@@ -10,11 +10,12 @@ one tick's numbers or the next one's, never a mix, and never waits for a tick.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from replmon.engine import Update
-from replmon.model.findings import Finding
+from replmon.model.findings import RECENT_MAX, Finding
 from replmon.model.incidents import Causality, Incident, IncidentTracker, finding_id
 from replmon.model.tick import Tick
 
@@ -80,6 +81,9 @@ class PairState:
         self.blocks: Blocks = {}
         self.tick: Tick | None = None
         self.findings: tuple[Finding, ...] = ()
+        self.closed: deque[Finding] = deque(maxlen=4 * RECENT_MAX)
+        """The last findings that closed, oldest first (bounded: /findings.json shows the
+        recent ones, model.findings.recently_closed)."""
         self.received_mono: float | None = None
         """time.monotonic() when the last tick arrived (the pair's liveness)."""
         self.ticks_total = 0
@@ -95,6 +99,7 @@ class PairState:
         self.durations.observe(tick.duration_ms / 1000)
         if update is not None:
             self.findings = tuple(update.open)
+            self.closed.extend(update.closed)
             self.incidents.update(tick.wall, update.open)
             self.findings_opened_total += len(update.opened)
         self.tick = tick

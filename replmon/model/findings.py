@@ -241,3 +241,21 @@ class Finding(Record):
             return "the pair"
         name = self.name or (nodes or {}).get(self.node, "")
         return f"{self.node} {name}".strip()
+
+
+RECENT_S = 600.0
+"""Findings closed this many seconds before now are still shown (the screen's findings
+list, /findings.json), with when they closed: someone who arrives after the heal sees
+what happened."""
+RECENT_MAX = 5
+"""At most this many of them (the newest)."""
+
+
+def recently_closed(closed: list[Finding], now: float, open_now: list[Finding]
+                    ) -> list[Finding]:
+    """Of the ``closed`` findings, those closed in the RECENT_S before ``now``, newest
+    first, at most RECENT_MAX (not one open again, in ``open_now``: its open row says it)."""
+    again = {f.ident for f in open_now}
+    hits = [f for f in closed if f.closed_wall is not None
+            and now - RECENT_S <= f.closed_wall <= now and f.ident not in again]
+    return sorted(hits, key=lambda f: -(f.closed_wall or 0.0))[:RECENT_MAX]

@@ -10,17 +10,12 @@ from rich.console import Console
 from rich.text import Text
 from textual.widgets import DataTable
 
-from replmon.model.findings import Finding
+from replmon.model.findings import RECENT_S, Finding, recently_closed  # noqa: F401 (RECENT_S: read here too)
 from replmon.model.incidents import IncidentTracker, finding_id
 from replmon.model.tick import Tick
 from replmon.tui import render
 from replmon.units import tick_clock
 
-RECENT_S = 600.0
-"""Findings closed this many seconds before the tick shown stay in the findings list,
-dimmed, with when they closed: someone who arrives after the heal sees what happened."""
-RECENT_MAX = 5
-"""At most this many of them (the newest)."""
 NARROW_FINDINGS = 100
 """Under this many cells the findings table puts node, check and title in one column."""
 FINDING_COLUMNS = {False: ("sev", "since", "node", "check", "what"),
@@ -73,15 +68,9 @@ def ordered(incidents: IncidentTracker, findings: list[Finding]) -> list[tuple[F
 
 def recent(closed: list[Finding], tick: Tick | None, findings: list[Finding]
            ) -> list[Finding]:
-    """Of the ``closed`` findings, those closed in the RECENT_S before ``tick`` (the tick
-    shown), newest first (not one open again, in ``findings``: its open row says it)."""
-    if tick is None:
-        return []
-    now = tick.wall
-    open_now = {finding_key(f) for f in findings}
-    hits = [f for f in closed if f.closed_wall is not None
-            and now - RECENT_S <= f.closed_wall <= now and finding_key(f) not in open_now]
-    return sorted(hits, key=lambda f: -(f.closed_wall or 0.0))[:RECENT_MAX]
+    """Of the ``closed`` findings, those recently closed before ``tick`` (the tick shown):
+    replmon.model.findings.recently_closed."""
+    return [] if tick is None else recently_closed(closed, tick.wall, findings)
 
 
 class FindingsList:
