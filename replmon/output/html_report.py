@@ -33,9 +33,10 @@ from replmon.output.html_series import (
     stored_points,
     with_gaps,
 )
+from replmon.output.plain import human
 from replmon.output.report import report
 from replmon.session.recording import Recording
-from replmon.units import fmt_number, tick_clock
+from replmon.units import byte_key, fmt_number, tick_clock
 from replmon.wording import plural
 
 POINTS = 600
@@ -86,12 +87,79 @@ def _chart_data(chart: Chart, cols: Columns, t0: float, t1: float, shift: int,
     kept = [i for i, k in enumerate(keys) if cols.has_data([k], a, b)]
     note = (f"each point the lowest and highest of {bucket:.0f} s" if bucket
             else "every tick")
+    least = _least_range(chart, ys)
+    same = _same_as(ys, labels, kept, len(chart.series), least)
     return {"title": chart.title, "unit": chart.unit, "right_unit": chart.right_unit,
-            "x": [round(x + shift, 1) for x in xs],
+            "x": [round(x + shift, 1) for x in xs], "y_least": least,
             "series": [{"label": labels[i], "right": i >= len(chart.series),
-                        "role": keys[i].partition("/")[0], "y": ys[i]} for i in kept],
+                        "role": keys[i].partition("/")[0], "y": ys[i],
+                        "same_as": same[i]} for i in kept],
             "spans": [[round(s + shift, 1), round(t + shift, 1), lab] for s, t, lab in spans],
             "note": note}
+
+
+PCT_SPAN = 10.0
+"""Points a percent axis spans at least: 95.25 to 96.25 % drawn over the chart's height
+made 1 % of noise look like cliffs."""
+
+
+def _least_range(chart: Chart, ys: list[list[float | None]]) -> list[float] | None:
+    """The range a percent axis covers at least (PCT_SPAN points around the values,
+    inside 0 to 100 %); None for other units (their axis fits the values)."""
+    vals = [v for y in ys[:len(chart.series)] for v in y if v is not None]
+    if chart.unit != "%" or not vals:
+        return None
+    lo, hi = min(vals), max(vals)
+    if hi - lo >= PCT_SPAN:
+        return [lo, hi]
+    mid = (lo + hi) / 2
+    lo = min(max(0.0, mid - PCT_SPAN / 2), 100.0 - PCT_SPAN)
+    return [lo, max(hi, lo + PCT_SPAN)]
+
+
+COINCIDE = 0.01
+"""Two series whose every point is within this share of their axis' span of each other
+are drawn over each other (both nodes on one host): the later one, dashed, says so."""
+
+
+def _same_as(ys: list[list[float | None]], labels: list[str], kept: list[int], left: int,
+             least: list[float] | None) -> dict[int, str]:
+    """For each series drawn, the label of an earlier one on its axis it coincides with
+    (within COINCIDE of the axis' span, a gap where the other has one), else ""."""
+    out: dict[int, str] = {}
+    for side in ([i for i in kept if i < left], [i for i in kept if i >= left]):
+        vals = [v for i in side for v in ys[i] if v is not None]
+        span = max([max(vals) - min(vals) if vals else 0.0,
+                    least[1] - least[0] if least and side and side[0] < left else 0.0])
+        tol = max(span * COINCIDE, 1e-9)
+        for i in side:
+            out[i] = next((labels[j] for j in side if j < i and all(
+                a == b or (a is not None and b is not None and abs(a - b) <= tol)
+                for a, b in zip(ys[i], ys[j], strict=True))), "")
+    return out
+
+
+NUMBER_UNITS = (("_per_s", "/s"), ("_pct", " %"), ("_ms", " ms"), ("_s", " s"))
+"""A finding's number's unit, by the end of its name."""
+
+
+def number_words(key: str, value: object) -> tuple[str, str]:
+    """A finding's number as a reader reads it: its name in words and its value rounded
+    with its unit ("statements_per_s", 356.438 -> "statements", "356/s"); sizes and
+    yes/no as every view writes them (``fmt_number``)."""
+    text = fmt_number(key, value)
+    label = key
+    if byte_key(key):
+        label = key.removesuffix("_s").removesuffix("_per").removesuffix("_bytes") \
+            .removesuffix("_kib")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        unit = next(((end, u) for end, u in NUMBER_UNITS if key.endswith(end)), ("", ""))
+        label = key.removesuffix(unit[0]) if unit[0] else key
+        plain = abs(value) >= 100 or float(value).is_integer()
+        text = f"{human(value).strip() if plain else f'{value:.3g}'}{unit[1]}"
+    elif key.endswith("_s"):  # a NULL or unknown number of seconds
+        label = key.removesuffix("_s")
+    return label.replace("_", " "), text
 
 
 def _finding_spans(inc: dict[str, Any], end: float) -> list[tuple[float, float, str]]:
@@ -122,8 +190,8 @@ def _numbers(nums: dict[str, Any]) -> str:
     shown = {k: v for k, v in nums.items() if v is not None or "seconds_behind" in k}
     if not shown:
         return ""
-    cells = "".join(f"<tr><th>{e(k)}</th><td>{e(fmt_number(k, v))}</td></tr>"
-                    for k, v in shown.items())
+    cells = "".join(f"<tr><th>{e(label)}</th><td>{e(text)}</td></tr>"
+                    for label, text in (number_words(k, v) for k, v in shown.items()))
     return f"<table class='numbers'>{cells}</table>"
 
 

@@ -95,6 +95,8 @@ class FindingsList:
             for f, d in listed]
         sig += [(f.check, f.where(nodes), f.key, f.closed_wall, closed_words(f), room)
                 for f in closed]
+        # an empty box says so (a calm screen's blank box read as not loaded yet)
+        table.border_title = "findings" if findings else "findings: none open"
         if sig == self._sig:
             return
         self._sig = sig

@@ -26,8 +26,9 @@ from textual_plotext import PlotextPlot
 
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
+from replmon.tui.chart_axes import plot_color, rich_color, y_axis
 from replmon.tui.screens import FollowsTicks
-from replmon.units import fmt_bytes, tick_clock
+from replmon.units import tick_clock
 
 Getter = Callable[[NodeTick], float | None]
 
@@ -192,13 +193,10 @@ def points(tick: Tick) -> Point:
 
 
 COLORS = ("blue+", "green+", "orange+", "magenta+", "cyan+", "red+")
-"""One colour per series of a chart, the same for each of its segments."""
-RICH_COLORS = {"blue+": "bright_blue", "green+": "bright_green", "orange+": "dark_orange",
-               "magenta+": "bright_magenta", "cyan+": "bright_cyan", "red+": "bright_red",
-               "red": "red", "orange": "orange3", "white": "white"}
-"""The same colours for the legend under a chart (rich's names)."""
+"""One colour per series of a chart, the same for each of its segments; each drawn,
+and named in the legend, in one RGB (``chart_axes.COLOR_RGB``)."""
 Legend = list[tuple[str, str]]
-"""(text, plotext colour) of each series drawn and each marker, for the line under a
+"""(text, colour name) of each series drawn and each marker, for the line under a
 chart: plotext draws its legend inside the plot, over the lines."""
 
 
@@ -236,24 +234,21 @@ def clock(wall: float, span_s: float = 0.0) -> str:
     return time.strftime("%d/%m %H:%M", time.localtime(wall))
 
 
-BYTE_SCALE = {"B": 1, "B/s": 1, "KiB": 1024}
-"""Bytes per unit of a chart whose values are bytes (DRBD's out-of-sync is KiB)."""
+def _y_ticks(p: Any, chart: Chart, drawn: list[float]) -> None:
+    """The y axis from 0 to a round top, round ticks labelled with the chart's unit
+    ("12.5k/s", "13s", "64MiB", "50%"; plotext would print 13462.5 and, under a flat lag
+    of 0, run to -0.33)."""
+    bottom, top, at, labels = y_axis(drawn, chart.unit)
+    p.ylim(bottom, top)
+    p.yticks(at, labels)
 
 
-def _byte_ticks(p: Any, chart: Chart, history: Sequence[Point]) -> None:
-    """A chart of bytes labels its y axis as every view writes sizes ("64MiB",
-    "633KiB/s"), not with raw counts (plotext would print 10724.0)."""
-    scale = BYTE_SCALE.get(chart.unit)
-    if scale is None:
-        return
-    ys = [v for _, role, key in chart.series for _, vals in history
-          if (v := vals.get(f"{role}/{key}")) is not None]
-    if not ys:
-        return
-    lo, hi = min(ys), max(ys)
-    at = [lo + (hi - lo) * k / 4 for k in range(5)] if hi > lo else [lo]
-    per = "/s" if chart.unit == "B/s" else ""
-    p.yticks(at, [fmt_bytes(v * scale, compact=True, per=per) for v in at])
+def marker_label(f: Finding) -> str:
+    """A finding's onset line in the legend: which check, when it opened, and when it
+    closed once it did (the line stays, named, after the finding closes)."""
+    closed = (f", closed {tick_clock(f.closed_wall)}"
+              if f.state == "closed" and f.closed_wall is not None else "")
+    return f"│ {f.check} opened {tick_clock(f.since_wall)}{closed}"
 
 
 def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float | None = None,
@@ -271,7 +266,7 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
     p.title(title)  # type: ignore[attr-defined]
     legend: Legend = []
     walls = [wall for wall, _ in history]
-    top: float | None = None
+    drawn: list[float] = []
     for n, (label, role, key) in enumerate(chart.series):
         ys: list[float | None] = (DERIVED[key](history) if role == "pair"
                                   else [vals.get(f"{role}/{key}") for _, vals in history])
@@ -280,10 +275,10 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
             continue
         color = COLORS[n % len(COLORS)]
         for xs, seg in runs:
-            p.plot(xs, seg, marker=MARKER, color=color)  # type: ignore[attr-defined]
-            top = max([*seg, *([top] if top is not None else [])])
+            p.plot(xs, seg, marker=MARKER, color=plot_color(color))  # type: ignore[attr-defined]
+            drawn += seg
         legend.append((label, color))
-    if top is None:
+    if not drawn:
         title += ": no data on either node"
         p.title(title)  # type: ignore[attr-defined]
         return title, legend
@@ -291,17 +286,17 @@ def draw(plt: object, chart: Chart, history: Sequence[Point], *, cursor: float |
     span = last - first
     at = [first + span * k / (TICKS_X - 1) for k in range(TICKS_X)]
     p.xticks(at, [clock(x, span) for x in at])  # type: ignore[attr-defined]
-    _byte_ticks(p, chart, history)
-    marked: set[str] = set()
-    for f in onsets:
+    _y_ticks(p, chart, drawn)
+    marked: set[tuple[str, float]] = set()
+    for f in sorted(onsets, key=lambda f: f.since_wall):
         if first <= f.since_wall <= last:
-            color = "red" if f.severity >= 2 else "orange"
-            p.vline(f.since_wall, color)  # type: ignore[attr-defined]
-            if f.check not in marked:
-                marked.add(f.check)
-                legend.append((f"│ {f.check} opened {tick_clock(f.since_wall)}", color))
+            color = "red" if max(f.severity, f.worst) >= 2 else "orange"
+            p.vline(f.since_wall, plot_color(color))  # type: ignore[attr-defined]
+            if (f.check, f.since_wall) not in marked:  # one name per line drawn
+                marked.add((f.check, f.since_wall))
+                legend.append((marker_label(f), color))
     if cursor is not None and first <= cursor <= last:
-        p.vline(cursor, "white")  # type: ignore[attr-defined]
+        p.vline(cursor, plot_color("white"))  # type: ignore[attr-defined]
         legend.append((f"│ tick shown {tick_clock(cursor)}", "white"))
     return title, legend
 
@@ -312,7 +307,7 @@ def legend_lines(legend: Legend, width: int) -> list[Text]:
     lines: list[Text] = []
     for label, color in legend:
         entry = Text(label if label.startswith("│") else f"━ {label}",
-                     style=RICH_COLORS.get(color, ""))
+                     style=rich_color(color))
         if lines and lines[-1].cell_len + 2 + entry.cell_len <= width:
             lines[-1].append("  ")
             lines[-1].append_text(entry)
@@ -346,8 +341,7 @@ class ChartPlot(PlotextPlot):
         """Bumped by whoever draws new data on ``plt``."""
         self._built: tuple[tuple[object, ...], list[Strip]] | None = None
         self.title = ""
-        """The chart's whole title: plotext drops a title wider than the plot (the first
-        chart's at 80 columns), so it is cut to fit, its unit kept."""
+        """The chart's whole title, on the first line (cut to fit, its unit kept)."""
         self.legend: Legend = []
         """What each line and marker is, drawn under the plot (not over its lines)."""
 
@@ -360,15 +354,18 @@ class ChartPlot(PlotextPlot):
         width = self.size.width
         key = (self.version, self.size, self.app.theme)
         if self._built is None or self._built[0] != key:
-            room = max(10, width - 4)  # what plotext keeps (74 of 78 columns)
-            self.plt.title(fit_title(self.title, room))
+            # the title on a line of its own: plotext centres it on the plot, right of the
+            # y labels, and drops it when it would pass the edge (a blank first line)
+            self.plt.title(None)
             console = self.app.console
-            legend = legend_lines(self.legend, width)
+            legend = [Text(fit_title(self.title, width), style="bold"),
+                      *legend_lines(self.legend, width)]
             height = max(3, self.size.height - len(legend))
             options = console.options.update_width(width)
             lines = console.render_lines(self._picture(width, height), options, pad=True)
-            lines = lines[:height] + [line for text in legend
-                                      for line in console.render_lines(text, options, pad=True)]
+            texts = [line for text in legend
+                     for line in console.render_lines(text, options, pad=True)]
+            lines = texts[:1] + lines[:height] + texts[1:]
             self._built = (key, [Strip(line, width) for line in lines])
         strips = self._built[1]
         return strips[y] if y < len(strips) else Strip.blank(width)

@@ -51,6 +51,7 @@ class OverviewKeys(App[None]):
     if TYPE_CHECKING:  # ReplmonApp's
         def main_widget(self, selector: str, kind: type[W]) -> W: ...
         def recent(self) -> list[Finding]: ...
+        def closed_history(self) -> list[Finding]: ...
         def node_names(self) -> dict[str, str]: ...
         def _refresh_header(self) -> None: ...
 
@@ -65,8 +66,9 @@ class OverviewKeys(App[None]):
         self.push_screen(HelpScreen())
 
     def graph_source(self) -> tuple[list[Point], float | None, list[Finding]]:
-        """Live: the last HISTORY ticks' points, no cursor, the open findings."""
-        return list(self.memory.graph_history), None, list(self.findings)
+        """Live: the last HISTORY ticks' points, no cursor, the findings whose onsets to
+        mark: the open ones and the closed ones (their lines keep their names)."""
+        return list(self.memory.graph_history), None, [*self.findings, *self.closed_history()]
 
     def action_graphs(self) -> None:
         self.push_screen(GraphScreen(self.graph_source, live=True))

@@ -19,10 +19,9 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-import time
 from collections.abc import Callable, Iterable
 
-from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -38,7 +37,7 @@ from replmon.model.incidents import Causality, IncidentTracker, causality
 from replmon.model.tick import Tick
 from replmon.session.cursor import ReplayCursor, Step, parse_jump
 from replmon.session.recording import Recording
-from replmon.tui import fitting, header
+from replmon.tui import fitting, header, replay_bar
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import TickReceived
 from replmon.tui.graphs import GraphScreen, Point, points
@@ -264,36 +263,28 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         shown, its number (the first is #1, as g takes it) and the file's name."""
         if not self._mounted():
             return
-        n = len(self.recording)
-        bar = self.main_widget("#position", Static)
-        head = Text("▶ " if self.playing else "⏸ ", style="bold")
-        head.append(f"x{self.speed:<3}")
-        tail = Text()
-        if self.pos >= 0:
-            wall = self.recording.tick_at(self.pos).wall
-            tail.append(f" {time.strftime('%Y-%m-%d', time.localtime(wall))} "
-                        f"{tick_clock(wall)}", style="bold")
-        tail.append(f"  tick #{self.pos + 1} of {n}", style="dim")
-        tail.append(f"  {self.recording.path.stem}", style="dim")
-        width = max(8, (self.size.width or 80) - head.cell_len - tail.cell_len - 1)
-        filled = 0 if n <= 1 else round(self.pos / (n - 1) * width)
-        head.append("━" * filled, style="bold cyan")
-        head.append("─" * (width - filled), style="dim")
-        fitting.put(bar, head + tail, layout=False)
+        wall = self.recording.tick_at(self.pos).wall if self.pos >= 0 else None
+        fitting.put(self.main_widget("#position", Static), replay_bar.position_line(
+            self.playing, self.speed, self.pos, len(self.recording), wall,
+            self.recording.path.stem, self.size.width or 80), layout=False)
 
     def _refresh_header(self) -> None:
+        """The live header's pair and worst finding, then what says it is a replay:
+        "REPLAY", paused or playing, the file and the recorded date and time of the tick
+        shown (a live screen's "PAUSED" or age would pass it for a live one); the file's
+        name and the date give way before the pair's names (80 columns)."""
         if not self._mounted():
             return
-        line = header.header_text(
-            self.tick, [f for f, _ in self.ordered(self.findings)], age_s=None,
-            paused=not self.playing, source="replay",
-            width=self.size.width - (0 if not self.playing else len(self.PLAYING)))
-        if self.playing:  # (paused, it says PAUSED) which file: the status bar under
-            line.append(self.PLAYING, style="bold black on cyan")
+        width = self.size.width
+        listed = [f for f, _ in self.ordered(self.findings)]
+        wall = self.tick.wall if self.tick is not None else None
+        tails = replay_bar.header_tails(self.playing, self.recording.path.name, wall)
+        whole = header.header_text(self.tick, listed, age_s=None, source="replay").cell_len
+        tail = next((t for t in tails if whole + t.cell_len <= width), tails[-1])
+        line = header.header_text(self.tick, listed, age_s=None, source="replay",
+                                  width=width - tail.cell_len)
+        line.append_text(tail)
         fitting.put(self.main_widget("#header", Static), line, layout=False)
-
-    PLAYING = " REPLAY "
-    """The header's word while a replay plays."""
 
     # -- actions -------------------------------------------------------------------
 
@@ -341,10 +332,19 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             return None
         return sorted(set(self._recorded_marks) | set(self._rerun_marks or ()))
 
+    async def on_event(self, event: events.Event) -> None:
+        """A key dismisses the toasts shown before it (one it raises itself stays)."""
+        if isinstance(event, events.Key) and len(self._notifications):
+            self.clear_notifications()
+        await super().on_event(event)
+
+    TOAST_S = 3.0
+    """Seconds a toast stays at most (the next key takes it away sooner)."""
+
     def action_finding(self, direction: int) -> None:
         marks = self._finding_marks()
         if marks is None:
-            self.notify("still reading the recording for findings", timeout=2)
+            self.notify("still reading the recording for findings", timeout=self.TOAST_S)
             return
         if direction > 0:
             # the next tick after the one shown where one opens; at the first tick, an
@@ -455,7 +455,7 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             target = parse_jump(text, first, current, len(self.recording))
             if target is None:
                 self.notify(f"cannot read {text!r}: try 03:12:00, +90s or #1234",
-                            severity="error")
+                            severity="error", timeout=self.TOAST_S)
                 return
             kind, value = target
             self.playing = False

@@ -123,6 +123,20 @@ def story_lines(f: Finding) -> list[str]:
     return out
 
 
+def replay_since(f: Finding) -> str:
+    """When a finding is open from, in a replay: the tick it opened in (its story's
+    first step), which shows it open, and when its condition began if that was earlier
+    (the hysteresis' ticks before it opened show nothing open): "open since 16:12:53
+    (tick #32; the condition from 16:12:52)". A recording made before stories were
+    kept knows the condition's start only, said as such."""
+    if not f.story:
+        return f"condition since {tick_clock(f.since_wall)}"
+    first = f.story[0]
+    began = (f"; the condition from {tick_clock(f.since_wall)}"
+             if f.since_wall < first.wall else "")
+    return f"open since {tick_clock(first.wall)} (tick #{first.seq + 1}{began})"
+
+
 class FindingScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
                 Binding("enter", "dismiss", "Back", show=False)]
@@ -140,7 +154,7 @@ class FindingScreen(ModalScreen[None]):
         head.append(f" {level.label.upper()} ", style=SEV_STYLE[level])
         head.append(f" {f.where(self.nodes)}  {f.check}", style="bold")
         if getattr(self.app, "TICKS_NUMBERED", False):  # a replay: where in the recording
-            since = f"since {tick_clock(f.since_wall)} (tick #{f.since_seq + 1})"
+            since = replay_since(f)
         else:  # live: a tick's number since replmon started says nothing; how long does
             end = f.closed_wall if f.closed_wall is not None else f.last_wall
             held = "" if end is None else f", for {max(0.0, end - f.since_wall):.0f} s"

@@ -43,13 +43,16 @@
     var most = Math.max.apply(null, values.map(function (v) { return String(v || "").length; }));
     return 28 + 7.5 * most;
   }
-  function padded(u, lo, hi) {
+  function padded(least) {
     // a little room above and below, so that a flat line (a lag of 0 s) is drawn whole
-    // inside the plot, not on its edge
-    if (lo == null || hi == null) return [0, 1];
+    // inside the plot, not on its edge; a percent axis spans ``least`` at least
+    return function (u, lo, hi) {
+    if (lo == null || hi == null) return least || [0, 1];
+    if (least) { lo = Math.min(lo, least[0]); hi = Math.max(hi, least[1]); }
     if (hi === lo) hi = lo + (Math.abs(lo) || 1);  // flat: the line near the bottom
     var pad = (hi - lo) * 0.06;
     return [lo - pad, hi + pad];
+    };
   }
   function shade(spans) {
     return function (u) {
@@ -69,10 +72,20 @@
     var used = {primary: 0, replica: 0, pair: 0};
     var series = [{}].concat(c.series.map(function (s) {
       var pal = COLORS[s.role] || COLORS.pair;
-      return {label: s.label + (s.right ? " (right axis)" : ""), scale: s.right ? "r" : "y", spanGaps: false, width: 1.5,
+      // a series equal to an earlier one is dashed over it, and its label says so
+      return {label: s.label + (s.right ? " (right axis)" : "") +
+                     (s.same_as ? " (drawn over " + s.same_as + ": dashed)" : ""),
+              scale: s.right ? "r" : "y", spanGaps: false, width: s.same_as ? 2 : 1.5,
+              dash: s.same_as ? [6, 6] : undefined,
               stroke: pal[used[s.role]++ % pal.length],
-              value: function (u, v) { return fmt(s.right ? c.right_unit : c.unit, v); }};
+              value: function (u, v) {
+                // the legend: a value the server did not report, as every view says it
+                if (v == null) return /Seconds_Behind/.test(s.label) ? "NULL" : "no value";
+                return fmt(s.right ? c.right_unit : c.unit, v);
+              }};
     }));
+    // the time in the legend as the axis and the terminal write it
+    series[0].value = function (u, v) { return v == null ? "" : clock(false)(u, [v])[0]; };
     var long = c.x.length > 1 && c.x[c.x.length - 1] - c.x[0] > 6 * 3600;
     var low = Math.min.apply(null, c.series.map(function (s) {
       return Math.min.apply(null, s.y.filter(function (v) { return v != null; }));
@@ -92,15 +105,21 @@
     var title = document.createElement("div");
     title.className = "caption";
     title.textContent = c.title + " (" + c.note + (c.spans.length ? "; shaded: the findings' spans" : "") + ")";
-    var scales = {x: {time: true}, y: {range: padded}};
+    var scales = {x: {time: true}, y: {range: padded(c.y_least)}};
     if (c.right_unit === "link") scales.r = {range: [-0.1, 1.1]};
     var opts = {width: Math.max(400, box.clientWidth || 1000), height: 240, series: series, axes: axes,
                 scales: scales,
                 tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); },
                 hooks: {drawClear: [shade(c.spans)]}};
     var data = [c.x].concat(c.series.map(function (s) { return s.y; }));
+    // the legend shows the values at the last point until the mouse points at another
+    // (uPlot's own shows "--" placeholders until hovered: all a printed page has)
+    var last = c.x.length - 1;
+    opts.hooks.setCursor = [function (u) { if (u.cursor.idx == null) u.setLegend({idx: last}); }];
     box.appendChild(title);
-    new uPlot(opts, data, box);
+    var plot = new uPlot(opts, data, box);
+    plot.setLegend({idx: last});
+    box.setAttribute("data-y-range", plot.scales.y.min + " " + plot.scales.y.max);
   });
   document.body.setAttribute("data-charts-drawn", String(charts.length));
 })();
