@@ -158,6 +158,25 @@ MASTER_WORDS = ReplicationWords(
     "Slave_IO_State", "MASTER_DELAY", "RESET MASTER", "Read_Master_Log_Pos")
 
 
+MYSQL_ONLY_CHANNEL = frozenset({
+    "source_uuid", "last_io_error_time", "last_sql_error_time", "worker_errno",
+    "worker_error", "worker_error_time", "worker_id", "failed_gtid", "applying_age_s",
+    "applied_latency_s"})
+"""``ReplicaChannel`` fields only Oracle MySQL reports (Source_UUID, the error
+timestamps, performance_schema's workers): a MariaDB channel never has them."""
+MARIADB_ONLY_CHANNEL = frozenset({
+    "retried_transactions", "received_heartbeats", "heartbeat_period", "source_event_time",
+    "replica_event_time", "event_time_diff_s"})
+"""``ReplicaChannel`` fields only MariaDB reports (SHOW SLAVE STATUS's own columns)."""
+
+
+def channel_fields_lacking(flavour: Flavour | None) -> frozenset[str]:
+    """The channel fields a server of ``flavour`` never reports (none when unknown): a
+    view leaves them out rather than saying "unknown" of what cannot be known there."""
+    return {"mariadb": MYSQL_ONLY_CHANNEL, "mysql": MARIADB_ONLY_CHANNEL}.get(
+        flavour or "", frozenset())
+
+
 def replication_words(flavour: Flavour | None, version: str) -> ReplicationWords:
     """The words of a server: Source/Replica on MySQL 8.0.22+, else Master/Slave."""
     if flavour == "mysql" and version_tuple(version) >= (8, 0, 22):

@@ -31,7 +31,7 @@ from replmon.model.findings import Finding
 from replmon.model.incidents import Causality, IncidentTracker, causality
 from replmon.model.tick import NodeTick, Tick
 from replmon.pipeline import CallbackReader, Pipeline, Reader
-from replmon.tui import fitting, gcpace, header
+from replmon.tui import fitting, gcpace, header, render
 from replmon.tui.feeds import FeedEnded, Poster, TickMemory, TickReceived
 from replmon.tui.findings_list import (
     FINDING_COLUMNS,
@@ -196,7 +196,8 @@ class ReplmonApp(OverviewKeys):
         hidden = self._hidden_groups(p, r)
         rows, limit = self._node_rows()
         cols = fitting.shed([texts[p.role], texts[r.role]], rows + sum(
-            max(len(t[k].plain.split("\n")) for t in texts.values()) for k in hidden))
+            max(len(t[k].plain.split("\n")) for t in texts.values()) for k in hidden),
+            render.kept_lines(p, r))
         for panel in panels.values():  # never taller: clipped inside its border rather
             # than the screen scrolling (which narrowed both columns: every line rewrapped)
             panel.styles.max_height = max(3, limit + self._frame())

@@ -125,9 +125,12 @@ def drbd_detail(n: NodeTick) -> RenderableType:
     return Group(*parts)
 
 
-def mysql_detail(n: NodeTick, binlog: Reading | None = None) -> RenderableType:
+def mysql_detail(n: NodeTick, binlog: Reading | None = None,
+                 source: tuple[str, Reading] | None = None) -> RenderableType:
     """``binlog``: the node's newest binary-log reading and its age at the tick shown
-    (the source reads it every 2 s, so half the ticks carry none of their own)."""
+    (the source reads it every 2 s, so half the ticks carry none of their own);
+    ``source``: the other node's name and reading, that a channel's GTIDs are read
+    against (not at the same instant: the channel's rows say how far apart)."""
     m, r = n.mysql, n.rates.mysql
     g, v = m.gauges, m.variables
     page = 16384
@@ -135,9 +138,13 @@ def mysql_detail(n: NodeTick, binlog: Reading | None = None) -> RenderableType:
         ("server", f"{m.version} (up {_n(m.uptime_s, ' s')}); server_id "
                    f"{v.get('server_id', '-')}, read_only {v.get('read_only', '-')}"),
         ("round trip", "-" if m.rtt_ms is None else f"{m.rtt_ms:.2f} ms (COM_PING)"),
-        ("statements", f"{_n(r.qps, '/s')}: select {_n(r.com_select_per_s, '/s')}, insert "
-                       f"{_n(r.com_insert_per_s, '/s')}, update {_n(r.com_update_per_s, '/s')}, "
-                       f"delete {_n(r.com_delete_per_s, '/s')}"),
+        # Questions counts clients' statements only, Com_* also those a replica's applier
+        # replays: two rows, not a total and its parts (a replica: 5/s, update 268/s)
+        ("statements", f"{_n(r.qps, '/s')} from clients (Questions)"),
+        ("by kind", f"select {_n(r.com_select_per_s, '/s')}, insert "
+                    f"{_n(r.com_insert_per_s, '/s')}, update {_n(r.com_update_per_s, '/s')}, "
+                    f"delete {_n(r.com_delete_per_s, '/s')} (Com_*: clients' and what "
+                    "the applier replays)"),
         (f"rows ({r.row_counters or '?'})",
          f"inserted {_n(r.rows_inserted_per_s, '/s')}, updated {_n(r.rows_updated_per_s, '/s')}, "
          f"deleted {_n(r.rows_deleted_per_s, '/s')}, read {_n(r.rows_read_per_s, '/s')}; "
@@ -146,9 +153,11 @@ def mysql_detail(n: NodeTick, binlog: Reading | None = None) -> RenderableType:
         ("handler", "write " + _n(r.counters.get("Handler_write"), "/s") + ", update "
                     + _n(r.counters.get("Handler_update"), "/s") + ", delete "
                     + _n(r.counters.get("Handler_delete"), "/s")),
-        ("threads", f"{g.get('Threads_running', '-')} running, "
-                    f"{g.get('Threads_connected', '-')} connected of "
-                    f"{v.get('max_connections', '-')}, {g.get('Threads_cached', '-')} cached"),
+        ("connections", f"{g.get('Threads_connected', '-')} of "
+                        f"{v.get('max_connections', '-')} (Threads_connected: clients), "
+                        f"{g.get('Threads_cached', '-')} threads cached"),
+        ("running", f"{g.get('Threads_running', '-')} threads (Threads_running: the "
+                    "server's own count too, replication threads, event scheduler)"),
         ("buffer pool", f"{_n(_pages(g, 'Innodb_buffer_pool_pages_total', page), 'B')} "
                         f"({_n(_pages(g, 'Innodb_buffer_pool_pages_free', page), 'B')} free, "
                         f"{_n(_pages(g, 'Innodb_buffer_pool_pages_dirty', page), 'B')} dirty); "
@@ -178,6 +187,8 @@ def mysql_detail(n: NodeTick, binlog: Reading | None = None) -> RenderableType:
             ("io state", ch.io_state or "-"),
             ("sql state", ch.sql_state or "-"),
         ]
+        if source is not None:
+            rows.append(_read_apart(m.wall, *source))
         if ch.sql_delay:
             rows.append(("delay", f"{ch.sql_delay} s configured, "
                                   f"{_n(ch.sql_remaining_delay, ' s')} remaining"))
@@ -214,6 +225,19 @@ def _binlog_rows(b: BinlogStatus | None, age_s: float) -> list[tuple[str, str]]:
         ("read", "in the tick shown" if age_s < 0.5 else f"{age_s:.0f} s before the tick shown"),
     ]
     return rows + ([("note", b.error)] if b.error else [])
+
+
+def _read_apart(wall: float, name: str, reading: Reading) -> tuple[str, str]:
+    """When a channel was read (at ``wall``) against ``name``'s binary-log reading: a
+    replica read after its primary can show a GTID the primary's reading lacks."""
+    b, _ = reading
+    if b.sent_wall is None:
+        return ("read", f"{name}'s binary-log reading has no time")
+    d = wall - b.sent_wall
+    if abs(d) < 0.0005:
+        return ("read", f"with {name}'s binary log")
+    return ("read", f"{abs(d):.3f} s {'after' if d > 0 else 'before'} {name}'s binary log: "
+                    f"GTIDs {'newer' if d > 0 else 'older'} than its reading can show here")
 
 
 def _pages(g: dict[str, int | float], name: str, page: int) -> float | None:
@@ -301,14 +325,19 @@ DETAIL: dict[str, Callable[[NodeTick], RenderableType]] = {
     "host": host_detail, "drbd": drbd_detail, "mysql": mysql_detail, "redis": redis_detail}
 
 
-def node_detail(node: NodeTick, group: str, binlogs: dict[str, Reading]) -> RenderableType:
-    """One node's ``group``, or its source's state and error when it could not be read."""
+def node_detail(node: NodeTick, group: str, binlogs: dict[str, Reading],
+                source: NodeTick | None = None) -> RenderableType:
+    """One node's ``group``, or its source's state and error when it could not be read;
+    ``source``: the node its MySQL channel follows (the pair's other node)."""
     st = node.statuses()[group]
     if not st.ok:
         return Text(f"{st.state.value.upper()}: {st.error or ''}",
                     style="dim" if st.state.value == "absent" else "bold red")
     if group == "mysql":
-        return mysql_detail(node, binlogs.get(node.name))
+        theirs = None if source is None else binlogs.get(source.name) or (
+            None if source.mysql.binlog is None else (source.mysql.binlog, 0.0))
+        return mysql_detail(node, binlogs.get(node.name),
+                            None if source is None or theirs is None else (source.name, theirs))
     return DETAIL[group](node)
 
 
@@ -319,7 +348,8 @@ def side_by_side(tick: Tick, group: str, *, width: int = SIDE_BY_SIDE,
     name: side by side from SIDE_BY_SIDE columns, else the left one above the other."""
     nodes = columns(tick)
     style = GROUP_STYLE.get(group, "bold")
-    cells = [node_detail(node, group, binlogs or {}) for node in nodes]
+    cells = [node_detail(node, group, binlogs or {}, other)
+             for node, other in zip(nodes, nodes[::-1], strict=True)]
     heads = [f"{group}: {node.role} {node.name}" for node in nodes]
     if width < SIDE_BY_SIDE:
         return Group(Text(heads[0], style=style), cells[0], Text(""),

@@ -4,8 +4,6 @@ each title wrapped onto the lines of its row."""
 
 from __future__ import annotations
 
-import textwrap
-
 from rich.console import Console
 from rich.text import Text
 from textual.widgets import DataTable
@@ -14,6 +12,7 @@ from replmon.model.findings import RECENT_S, Finding, recently_closed  # noqa: F
 from replmon.model.incidents import IncidentTracker, finding_id
 from replmon.model.tick import Tick
 from replmon.tui import render
+from replmon.tui.wrap import wrap_text
 from replmon.units import tick_clock
 
 NARROW_FINDINGS = 100
@@ -132,14 +131,15 @@ class FindingsList:
             what.append(f"{f.name or nodes.get(f.node) or f.node} ", style=style or "bold")
             what.append(f"{f.check}: ", style=style or "bold")
             what.append(title, style=style)
-            lines = what.wrap(console, room)
+            lines = wrap_text(what, room)  # a number never apart from its unit ("62 s")
             table.add_row(sev, Text(since, style=style),
                           Text("\n").join(lines), height=len(lines), key=key)
             return len(lines)
-        # at spaces only, as the narrow column's Text.wrap: a node name (lab-replica,
-        # db-prod-163) or a setting (repl-backlog-size) is never split over two lines
-        wrapped = textwrap.wrap(lead + title, room, break_on_hyphens=False,
-                                subsequent_indent=" " * len(lead)) or [""]
+        # between words only, as the narrow column: a node name (lab-replica,
+        # db-prod-163), a setting (repl-backlog-size), a number and its unit ("1.8 MiB")
+        # never split over two lines; the lines after the first under the title
+        wrapped = [" " * len(lead) * bool(i) + line.plain for i, line in enumerate(
+            wrap_text(Text(lead + title), room - len(lead)))] or [""]
         table.add_row(sev, Text(since, style=style), Text(f.where(nodes), style=style),
                       Text(f.check, style=style), Text("\n".join(wrapped), style=style),
                       height=len(wrapped), key=key)

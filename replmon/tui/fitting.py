@@ -130,11 +130,12 @@ def fit(text: Text, width: int, group: str = "") -> Text:
     return out
 
 
-def shed(texts: list[dict[str, Text]], rows: int) -> list[dict[str, Text]]:
+def shed(texts: list[dict[str, Text]], rows: int,
+         keep: frozenset[tuple[str, str]] = frozenset()) -> list[dict[str, Text]]:
     """The nodes' groups (kind -> Text, one dict per column) in ``rows`` lines where they
     can be: the ``LOW_VALUE`` lines left out of both columns alike, one key at a time,
     while the taller column's groups take more rows (a key with a red value in either
-    column stays)."""
+    column stays, and the keys in ``keep``: a host's swap line where it has swap)."""
     keyed = [{kind: line_keys(kind, t) for kind, t in col.items()} for col in texts]
 
     def height() -> int:
@@ -145,7 +146,7 @@ def shed(texts: list[dict[str, Text]], rows: int) -> list[dict[str, Text]]:
         if height() <= rows:
             break
         lines = [ln for col in keyed for k, ls in col.items() for lk, ln in ls if lk == key]
-        if not lines or any(_alarm(ln) for ln in lines):
+        if not lines or key in keep or any(_alarm(ln) for ln in lines):
             continue
         for col in keyed:
             for k in col:

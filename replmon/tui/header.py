@@ -9,22 +9,26 @@ from rich.text import Text
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding, Severity
 from replmon.model.tick import NodeTick, Tick
-from replmon.tui.render import SEV_STYLE
+from replmon.tui.render import SEV_STYLE, lag_figure
 
 
 def header_text(tick: Tick | None, findings: list[Finding], *, age_s: float | None,
                 paused: bool = False, source: str = "live", width: int | None = None) -> Text:
     """The pair at a glance: names and roles, replication, worst finding, data age; in
-    ``width`` cells: shorter words first ("CRIT", "0.4s"), then shorter names, never the
-    worst finding's check cut."""
+    ``width`` cells: shorter words first ("CRIT", "0.4s"), then the less important text
+    left out (the data's age while it is fresh, the "+1" of more findings), and only then
+    shorter names: the nodes' names win over all but the worst finding's check, never
+    cut."""
     if tick is None:
         return Text(" waiting for the first tick...", style="dim")
     out = Text()
     longest = max(len(tick.primary.name), len(tick.replica.name))
-    for short, node, names in ((False, True, None), (True, True, None), (True, False, None),
-                               *((True, False, n) for n in range(longest - 1, 3, -1))):
+    for short, node, less, names in (
+            (False, True, 0, None), (True, True, 0, None), (True, False, 0, None),
+            (True, False, 1, None), (True, False, 2, None),
+            *((True, False, 2, n) for n in range(longest - 1, 3, -1))):
         out = _header(tick, findings, age_s, paused, source, short=short, node=node,
-                      names=names)
+                      names=names, less=less)
         if width is None or out.cell_len <= width:
             break
     return out
@@ -64,7 +68,10 @@ def columns(tick: Tick) -> tuple[NodeTick, NodeTick]:
 
 
 def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bool,
-            source: str, *, short: bool, node: bool = True, names: int | None = None) -> Text:
+            source: str, *, short: bool, node: bool = True, names: int | None = None,
+            less: int = 0) -> Text:
+    """``less``: 1 without the data's age while it is fresh (STALE, PAUSED stay), 2 also
+    without the count of more findings."""
     t = Text()
     left, right = columns(tick)
     left_given = left.given_role
@@ -89,7 +96,10 @@ def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bo
         arrow("sql ?", "bold red")
     if ch is not None:
         healthy = ch.io_running == "Yes" and ch.sql_running
-        lag = "NULL" if ch.seconds_behind is None else f"{ch.seconds_behind}s"
+        # the true lag as the replica's panel says it (one figure in both places), else
+        # what the server says
+        lag = lag_figure(tick.lag) or (
+            "NULL" if ch.seconds_behind is None else f"{ch.seconds_behind}s")
         arrow(f"sql {lag}" if healthy else "sql BROKEN", "green" if healthy else "bold red")
     p, r = service("drbd")
     if p.drbd.status.ok and p.drbd.resources:
@@ -126,7 +136,7 @@ def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bo
         t.append(" OK ", style="bold black on green")
     if worst is not None:
         t.append(f" {worst.check}", style="bold")
-        more = (f" +{n - 1}" if short else f" +{n - 1} more") if n > 1 else ""
+        more = (f" +{n - 1}" if short else f" +{n - 1} more") if n > 1 and less < 2 else ""
         where = (f"@{worst.node}" if short else f" on {worst.node}") if node else ""
         t.append(where + more + " ",
                  style="dim")
@@ -135,8 +145,8 @@ def _header(tick: Tick, findings: list[Finding], age_s: float | None, paused: bo
         t.append(" PAUSED ", style="bold black on yellow")
     elif age_s is not None and age_s > 3 * tick.interval:
         t.append(f" STALE {age_s:.0f}s ", style="bold white on red")
-    elif age_s is not None:
+    elif age_s is not None and not less:
         t.append(f"{age_s:.1f}s" if short else f"{source} {age_s:.1f}s ago", style="dim")
-    if tick.late:
+    if tick.late and not less:
         t.append(" late", style="yellow")
     return t

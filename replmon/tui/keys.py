@@ -15,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from replmon.model.findings import Finding
+from replmon.model.mysql import channel_fields_lacking
 from replmon.model.tick import Tick
 from replmon.tui.feeds import TickMemory
 from replmon.tui.findings_list import finding_key, recent_key
@@ -109,5 +110,8 @@ class OverviewKeys(App[None]):
         key = str(event.row_key.value)
         for f in [*self.findings, *self.recent()]:
             if key in (finding_key(f), recent_key(f)):
-                self.push_screen(FindingScreen(f, self.node_names()))
+                node = next((n for n in self.tick.nodes if n.role == f.node), None) \
+                    if self.tick is not None else None
+                self.push_screen(FindingScreen(f, self.node_names(), channel_fields_lacking(
+                    node.mysql.flavour if node is not None else None)))
                 return

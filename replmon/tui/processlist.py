@@ -24,6 +24,7 @@ from textual.widgets import Footer, Static
 
 from replmon.model.mysql import ProcessRow
 from replmon.model.tick import NodeTick, Role
+from replmon.tui.wrap import wrap_text
 from replmon.units import tick_clock
 
 WANT_S = 10.0
@@ -93,7 +94,7 @@ def node_table(role: Role, snap: Snapshot | None, *, ref: float | None, now: flo
                     style="dim")
         return Group(head)
     if width < WIDE:
-        return Group(head, _two_lines(snap.rows))
+        return Group(head, _two_lines(snap.rows, width))
     table = Table(box=None, padding=(0, 1), expand=True, show_edge=False)
     table.add_column("time", justify="right", no_wrap=True, width=7)
     table.add_column("user", no_wrap=True, max_width=12, overflow="ellipsis")
@@ -107,14 +108,32 @@ def node_table(role: Role, snap: Snapshot | None, *, ref: float | None, now: flo
     return Group(head, table)
 
 
-def _two_lines(rows: list[ProcessRow]) -> Text:
-    """time, user, db and state on one line, the statement on the next, indented."""
+STATE_AT = 33
+"""The state's column in the two-line layout: after time (7), user (12) and db (10)."""
+INFO_AT = 9
+"""The statement's indent in the two-line layout."""
+
+
+def _hanging(text: Text, indent: int, width: int) -> Text:
+    """``text`` (starting ``indent`` cells in) wrapped between words into ``width`` cells,
+    its further lines under its first, not at the screen's first column."""
+    return Text("\n" + " " * indent).join(wrap_text(text, max(10, width - indent)))
+
+
+def _two_lines(rows: list[ProcessRow], width: int = WIDE) -> Text:
+    """time, user, db and state on one line, the statement on the next, indented; a long
+    state or statement goes on under itself (``width``: the terminal's; the view's
+    border, padding and scrollbar take 6 cells of it)."""
     out = Text(f"{'time':>7}  {'user':<12} {'db':<10} state\n", style="dim")
+    room = width - 6
     for r in rows:
         out.append_text(_secs(r.time_s))
-        out.append(f"  {r.user[:12]:<12} {(r.db or '-')[:10]:<10} {r.state or r.command}\n")
-        out.append(f"         {r.info or '(' + r.command + ')'}\n",
-                   style="" if r.info else "dim")
+        out.append(f"  {r.user[:12]:<12} {(r.db or '-')[:10]:<10} ")
+        out.append_text(_hanging(Text(r.state or r.command), STATE_AT, room))
+        out.append("\n" + " " * INFO_AT)
+        out.append_text(_hanging(Text(r.info or f"({r.command})",
+                                      style="" if r.info else "dim"), INFO_AT, room))
+        out.append("\n")
     out.rstrip()
     return out
 

@@ -120,6 +120,23 @@ def status_text(kind: str, st: SourceStatus, now: float | None) -> Text:
     return t
 
 
+def swap_in_use(n: NodeTick) -> bool:
+    """The host has swap (a swap area, or pages moving in or out of one): its swap line
+    stays on a short screen (``fitting.shed``'s ``keep``) and turns red when it pages; a
+    host without swap gives the line up first. A rule that holds tick after tick: a row
+    under "mem" that was swap one tick and disk the next (a blip of major faults turning
+    the line red) could not be read."""
+    r = n.rates.host
+    return n.host.status.ok and (bool(r.swap_total_bytes) or any(
+        v is not None and v > 0 for v in (r.swap_in_pages_per_s, r.swap_out_pages_per_s)))
+
+
+def kept_lines(*nodes: NodeTick) -> frozenset[tuple[str, str]]:
+    """The lines a short screen keeps in both columns whatever their values
+    (``fitting.shed``'s ``keep``): the swap line where a node has swap."""
+    return frozenset({("host", "swap")} if any(map(swap_in_use, nodes)) else ())
+
+
 def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     """host: CPU (dstat's usr/sys/idle/wait), load, memory and paging, disks, NICs."""
     r = n.rates.host
@@ -138,13 +155,15 @@ def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     _kv(t, "", f"{_pct(av)} avail", "bold red" if av is not None and av < 10 else "bold")
     _kv(t, "load", "-" if r.load1 is None else f"{r.load1:.1f}")
     _line(t, "swap")
-    si, so = r.swap_in_pages_per_s, r.swap_out_pages_per_s
-    paging = any(v is not None and v > 0 for v in (si, so, r.major_faults_per_s))
+    si, so, mf = r.swap_in_pages_per_s, r.swap_out_pages_per_s, r.major_faults_per_s
+    # red when paging to swap; major faults alone on a host without swap are file pages
+    # read back (yellow): a blip of them must not pin the line (``swap_in_use``)
+    paging = swap_in_use(n) and any(v is not None and v > 0 for v in (si, so, mf))
     style = "bold red" if paging else "bold"
     _kv(t, "", _bytes(r.swap_used_bytes))
     _kv(t, "in", human(si, 3).strip(), style)
     _kv(t, "out", _rate(so, " pg/s"), style)
-    _kv(t, "mf", _rate(r.major_faults_per_s), style)
+    _kv(t, "mf", _rate(mf), style if paging or not mf else "bold yellow")
     d = r.disk_total
     _line(t, "disk")
     _kv(t, "r", _rate(d.read_bytes_per_s, "B/s"), width=RATE_W)
@@ -253,8 +272,11 @@ def mysql_text(n: NodeTick, other: NodeTick | None = None, *,
     _line(t, "bp")
     _kv(t, "", "-" if r.bp_hit_pct is None else f"{r.bp_hit_pct:.0f}%", width=4)
     _kv(t, "rtt", _ms(m.rtt_ms), width=6)
-    g = m.gauges  # running includes the replication threads: "3/1" on a replica
-    _kv(t, "run/conn", f"{g.get('Threads_running', '-')}/{g.get('Threads_connected', '-')}")
+    g = m.gauges  # clients' connections, then threads running: the server's own count
+    # in these (a MariaDB replica's two replication threads, MySQL's event scheduler), so
+    # not a fraction ("3/1" read as 3 of 1)
+    _kv(t, "conn", f"{g.get('Threads_connected', '-')}")
+    _kv(t, "run", f"{g.get('Threads_running', '-')}")
     _line(t)
     ro = m.variables.get("read_only")
     if ro:
@@ -292,15 +314,26 @@ def _client_errors(t: Text, per_kind: dict[str, float]) -> None:
         _kv(t, kind, _rate(v))
 
 
+def lag_figure(lag: MeasuredLag | None) -> str | None:
+    """The replica's true lag (``Tick.lag``) as the panel and the header both write it:
+    "9.0s", ">=30s" (a lower bound), None when unknown."""
+    if lag is None:
+        return None
+    if lag.seconds is not None:
+        return f"{lag.seconds:.1f}s"
+    return None if lag.at_least_s is None else f">={lag.at_least_s:.0f}s"
+
+
 def _true_lag(t: Text, lag: MeasuredLag) -> None:
     """The replica's true lag (``Tick.lag``): its value, bound and source, or why not."""
     _line(t, "true lag")
+    figure = lag_figure(lag)
     if lag.seconds is not None:
-        _kv(t, "", f"{lag.seconds:.1f}s", "bold red" if lag.seconds >= 30 else "bold")
+        _kv(t, "", figure or "", "bold red" if lag.seconds >= 30 else "bold")
         bound = f"+/-{lag.bound_s:.1f}s " if lag.bound_s is not None else ""
         t.append(f"{bound}{lag.source_words}", style="dim")
     elif lag.at_least_s is not None:
-        _kv(t, "", f">={lag.at_least_s:.0f}s", "bold red" if lag.at_least_s >= 30 else "bold")
+        _kv(t, "", figure or "", "bold red" if lag.at_least_s >= 30 else "bold")
         t.append("pair_lag history too short", style="dim")
     else:
         t.append(f"unknown: {lag.detail[:120]}", style="yellow")

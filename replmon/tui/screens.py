@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,7 +18,7 @@ from replmon.model.tick import NodeTick, Tick
 from replmon.tui.detail import GROUPS, Reading, side_by_side
 from replmon.tui.header import columns
 from replmon.tui.render import DIFF_STYLE, SEV_STYLE
-from replmon.tui.wrap import Wrapped
+from replmon.tui.wrap import Wrapped, wrap_text
 from replmon.units import fmt_number, fmt_setting, tick_clock
 
 HELP = """\
@@ -50,8 +51,11 @@ switchover; the header's arrows point from primary to replica.
 [b]host[/b]   cpu % user/system/idle/iowait, st = steal (a VM's, when
        any); mem = available %, load = 1-min load; swap = swap
        used, in/out = swap pages/s, mf = major faults/s (red when
-       paging); disk r/w bytes/s, await ms, busiest disk's util %;
-       net rx/tx bytes/s, busiest NIC %
+       paging to swap; yellow on a host without swap: file pages
+       read back); disk r/w bytes/s, await ms, busiest disk's
+       util %; net rx/tx bytes/s, busiest NIC %. A host with swap
+       keeps its swap line on a short screen (without swap, it is
+       the first to go)
 [b]drbd[/b]   resource, role, connection, peer role, disk/peer disk;
        oos = out of sync, pend/unack = peer requests pending / not
        acknowledged, ap = application sectors
@@ -62,10 +66,12 @@ switchover; the header's arrows point from primary to replica.
        (Innodb_rows_* or Handler_*), on a replica with its
        applier's; a MariaDB replica's Handler_* include its
        mysql.gtid_slave_pos rows: "incl." says how many; bp =
-       buffer pool hit %; rtt = round trip of a COM_PING; run/conn
-       = threads running / connected (running counts the
-       replication threads: a replica shows 3/1); ro = read_only,
-       io/sql threads, lag = Seconds_Behind_*
+       buffer pool hit %; rtt = round trip of a COM_PING; conn =
+       clients connected (Threads_connected); run = threads
+       running (Threads_running: the server's own count too, so
+       a replica's run can be above its conn); ro = read_only,
+       io/sql threads, lag = Seconds_Behind_*; true lag = the
+       replica's lag measured on both nodes (the header's =sql=>)
 [b]redis[/b]  op/s, keyspace hit %, rtt of PING, cli = clients; memory
        against maxmemory; role, replicas or link, replication
        offset lag in bytes; with --sentinel, what Sentinel says of
@@ -137,15 +143,54 @@ def replay_since(f: Finding) -> str:
     return f"open since {tick_clock(first.wall)} (tick #{first.seq + 1}{began})"
 
 
+def finding_numbers(f: Finding, lacking: frozenset[str] = frozenset()
+                    ) -> list[tuple[str, str]]:
+    """A finding's numbers as its view writes them (bytes by the unit in the name, as
+    every view: ``fmt_number``), less those its node's server never has (``lacking``)
+    that did not arrive: "unknown" only for what the server has."""
+    return [(k, fmt_number(k, v)) for k, v in f.numbers.items()
+            if not (v is None and k in lacking)]
+
+
+class Numbers:
+    """A finding's numbers, a name and its value a line; a value that does not fit beside
+    its name goes on the next line under it, whole (a source_uuid is never cut), or
+    wrapped between its words."""
+
+    def __init__(self, rows: list[tuple[str, str]]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        names = max((len(k) for k, _ in self.rows), default=0) + 2
+        out = []
+        for k, v in self.rows:
+            line = Text(k.ljust(names), style="dim")
+            if names + len(v) <= width:
+                line.append(v, style="bold")
+            else:
+                line = Text(k, style="dim")
+                for part in wrap_text(Text(v, style="bold"), max(1, width - 4)):
+                    line.append("\n    ")
+                    line.append_text(part)
+            out.append(line)
+        yield Text("\n").join(out)
+
+
 class FindingScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "dismiss", "Back"), Binding("q", "app.quit", "Quit"),
                 Binding("enter", "dismiss", "Back", show=False)]
 
-    def __init__(self, finding: Finding, nodes: dict[str, str] | None = None) -> None:
-        """``nodes``: role -> name, for a finding that carries no name (``Finding.where``)."""
+    def __init__(self, finding: Finding, nodes: dict[str, str] | None = None,
+                 lacking: frozenset[str] = frozenset()) -> None:
+        """``nodes``: role -> name, for a finding that carries no name (``Finding.where``);
+        ``lacking``: numbers its node's server never has (a MariaDB replica has no
+        source_uuid: ``channel_fields_lacking``), left out when unknown; "unknown" stays
+        for a number the server has but that did not arrive."""
         super().__init__()
         self.finding = finding
         self.nodes = nodes
+        self.lacking = lacking
 
     def compose(self) -> ComposeResult:
         f = self.finding
@@ -163,10 +208,7 @@ class FindingScreen(ModalScreen[None]):
         head.append(f.headline + "\n", style="bold")
         if f.worst_words:  # it was worse than it is now: say so before its numbers now
             head.append(f"\n{f.worst_words}\n", style=SEV_STYLE[f.worst])
-        nums = Table.grid(padding=(0, 2))
-        for k, v in f.numbers.items():
-            # bytes by the unit in the name, as every view writes them
-            nums.add_row(Text(k, style="dim"), Text(fmt_number(k, v), style="bold"))
+        nums = Numbers(finding_numbers(f, self.lacking))
         tail = Text()
         if f.told:  # how it opened, each change of severity or words, when it closed
             tail.append("\nstory\n", style="bold underline")
@@ -274,10 +316,13 @@ def drift_table(tick: Tick, findings: list[Finding], width: int = DRIFT_SIDE_BY_
     open_keys = {f.key: f for f in findings if f.check == "config_drift"}
     writable = any(f.check == "two_primaries" for f in findings)
     wide = width >= DRIFT_SIDE_BY_SIDE
-    table = Table(box=None, padding=(0, 1), header_style="bold")
+    table = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False)
     table.add_column("", no_wrap=True, min_width=6 if wide else 4)  # the mark, a finding
     # the names whole (innodb_flush_log_at_trx_commit), or wrapped at their space
-    table.add_column("setting", min_width=len("innodb_flush_log_at_trx_commit"))
+    # the names whole on one line ("client-output-buffer-limit replica" split over two
+    # left a row with no value)
+    table.add_column("setting", min_width=max(len(name) for _, name, _ in DRIFT_ROWS),
+                     no_wrap=True)
     left, right = columns(tick)
     tags = [node.role[0].upper() for node in (left, right)]
     if wide:

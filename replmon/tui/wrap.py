@@ -15,8 +15,16 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-PIECE = re.compile(r"[^\s,]*,?\s*")
-"""A piece: up to and including a comma and the spaces after it, or up to a space."""
+UNIT = r"(?:[KMGT]i?B|B|[mu]?s|pg|sect|%)(?:/s)?"
+"""A unit as the views write it after a number and a space: "62 s", "501 us/s",
+"1.8 MiB", "3 pg/s"."""
+_CHAR = r"(?:[^\s,]|(?<=\d),(?=\d{3}(?![\w-])))"
+"""A character of a piece: not a space, not a comma but one between thousands
+("4,741")."""
+PIECE = re.compile(rf"{_CHAR}*\d {UNIT}(?![\w/]){_CHAR}*,?\s*|{_CHAR}*,?\s*")
+"""A piece: up to and including a comma and the spaces after it, or up to a space; a
+number and its unit are one piece ("after 62 s:", "(full 501 us/s)"), never split over
+two lines."""
 
 
 def pieces(plain: str) -> list[tuple[int, int]]:
