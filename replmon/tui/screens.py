@@ -130,17 +130,18 @@ def story_lines(f: Finding) -> list[str]:
 
 
 def replay_since(f: Finding) -> str:
-    """When a finding is open from, in a replay: the tick it opened in (its story's
-    first step), which shows it open, and when its condition began if that was earlier
-    (the hysteresis' ticks before it opened show nothing open): "open since 16:12:53
-    (tick #32; the condition from 16:12:52)". A recording made before stories were
-    kept knows the condition's start only, said as such."""
+    """When a finding holds from, in a replay: "since" is when its condition began, as
+    every other view says it (the list, check, report), and the tick named is one that
+    shows it open (its story's first step; the hysteresis' ticks before it show
+    nothing): "since 16:12:52 (open from tick #32, 16:12:53)". A recording made before
+    stories were kept knows the condition's start only."""
+    since = tick_clock(f.since_wall)
     if not f.story:
-        return f"condition since {tick_clock(f.since_wall)}"
+        return f"since {since} (tick #{f.since_seq + 1})"
     first = f.story[0]
-    began = (f"; the condition from {tick_clock(f.since_wall)}"
-             if f.since_wall < first.wall else "")
-    return f"open since {tick_clock(first.wall)} (tick #{first.seq + 1}{began})"
+    if first.wall <= f.since_wall:
+        return f"since {since} (tick #{first.seq + 1})"
+    return f"since {since} (open from tick #{first.seq + 1}, {tick_clock(first.wall)})"
 
 
 def finding_numbers(f: Finding, lacking: frozenset[str] = frozenset()

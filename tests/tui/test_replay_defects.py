@@ -89,7 +89,7 @@ async def test_replay_says_it_is_one_and_its_findings_times_and_focus_hold() -> 
         assert isinstance(app.screen, FindingScreen)
         shown = " ".join(str(s.render()) for s in app.screen.query(Static))
         # the tick it is open from shows it open (the hysteresis' ticks before do not)
-        assert f"(tick #{opened + 1}" in shown and f"(tick #{opened})" not in shown, shown
+        assert f"tick #{opened + 1}" in shown and f"tick #{opened})" not in shown, shown
         await pilot.press("escape")
         await settle(pilot)
 

@@ -121,8 +121,9 @@ async def detail_time(app: ReplayApp, pilot: object, f: Finding) -> str:
     head = " ".join(str(s.render()) for s in app.screen.query(Static))
     app.pop_screen()
     await settle(pilot)
-    m = re.search(r"since (\d\d:\d\d:\d\d) \(tick #(\d+)\)", head)
-    assert m is not None and int(m.group(2)) == f.since_seq + 1, head  # #1: the first tick
+    m = re.search(r"since (\d\d:\d\d:\d\d) \((?:open from )?tick #(\d+)", head)
+    opened = f.story[0].seq if f.story else f.since_seq  # a tick that shows it open
+    assert m is not None and int(m.group(2)) == opened + 1, head  # #1: the first tick
     return m.group(1)
 
 
