@@ -17,9 +17,10 @@ terminal) pointed at the lab at 1 Hz with all sources and ``--record``; the scre
 VmRSS every ``--every`` seconds (#56: flat from minute 5 to minute 60).
 
 ``heap``: the same pipeline in this process (the collector on the lab, the engine, the
-recorder and the screen headless on a 160x50 virtual terminal) under tracemalloc; a
-snapshot every ``--every`` seconds after the first minute, and what grew most between the
-first and the last, by line: a cache that grows with time shows there.
+recorder and the screen headless on a 160x50 virtual terminal); tracemalloc from the
+first minute on (started earlier, it slows the imports ~10x), a snapshot every
+``--every`` seconds, and what grew most between the first and the last, by traceback: a
+cache that grows with time shows there.
 """
 
 from __future__ import annotations
@@ -264,13 +265,11 @@ def live(args: argparse.Namespace) -> None:
 
 def heap(args: argparse.Namespace) -> None:
     import asyncio
-    import tracemalloc
 
     from replmon.lab import Lab
     from replmon.lab.load import WriteLoad
     from replmon.settings import pair_settings
 
-    tracemalloc.start(8)
     with Lab() as lab, WriteLoad(lab, rate=300), tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "bench.toml"
         cfg.write_text(config_toml(lab))
@@ -300,10 +299,13 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
                          want_processlist=collector.want_processlist)
         async with app.run_test(size=(160, 50)) as pilot:
             t0 = time.monotonic()
-            await asyncio.sleep(60)
+            await asyncio.sleep(60)  # imports, windows filling: before tracing (it is slow)
+            tracemalloc.start(6)  # what grows is allocated from now on
+            await asyncio.sleep(args.every)
             gc.collect()
             first = tracemalloc.take_snapshot()
-            print(f"1.0 min  traced {tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
+            print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
+                  f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
                   f"VmRSS {rss_mb():.1f} MB", flush=True)
             last = first
             while time.monotonic() - t0 < args.seconds:
