@@ -4,12 +4,16 @@ Config (``replmon.settings``, with the --config file's pair) and calls one comma
 starts); no sampling logic lives here. It also says which options go together
 (--scenario and --lab-* need --lab) and turns errors into exit codes (a monitoring
 plugin's for ``check``).
+
+Each command imports what it uses when it runs (``replmon.commands`` after the arguments
+are read, asyncio and the config's models for the live ones): ``--help`` reads no
+config, ``serve`` imports no screen, the screen no Prometheus client
+(tests/unit/test_import_budget.py; measured: docs/benchmarks.md#bench_memorypy-memory).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import logging
 import sys
@@ -21,13 +25,23 @@ from replmon.configfile import output_problem, shown
 from replmon.errors import ConfigError, LabError, SessionError
 from replmon.lab.servers import DEFAULT_MYSQL, DEFAULT_REDIS
 from replmon.passwords import scrub_own_command_line
-from replmon.settings import config_from_args as config_from_args  # its old home, kept
-from replmon.settings import pair_settings
+
+
+def __getattr__(name: str) -> Any:
+    """``config_from_args``: its old home, kept (imported when asked: replmon.settings)."""
+    if name == "config_from_args":
+        from replmon.settings import config_from_args
+
+        return config_from_args
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """The commands that watch live servers: one place for --lab and the config."""
+    import asyncio
+
     from replmon import commands as cmd
+    from replmon.settings import pair_settings
 
     if args.command is None and not (args.primary or args.config or args.lab):
         parser.print_help()
@@ -112,10 +126,9 @@ def _unexpected(e: BaseException, verbose: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from replmon import commands as cmd
-
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # --help, --version and a wrong option end here
+    from replmon import commands as cmd
     if argv is None:  # this process's own command line: hide its passwords from ps
         scrub_own_command_line()
     logging.basicConfig(

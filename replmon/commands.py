@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from replmon.config import Config
 from replmon.errors import ConfigError, SessionError
-from replmon.output.nagios import CheckRun, CheckSummary
 from replmon.pipeline import BaseReader, Pipeline, Reader
 from replmon.units import fmt_bytes
 from replmon.wording import plural
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from replmon.collector import Collector
     from replmon.engine import Update
     from replmon.model.tick import Tick
+    from replmon.output.nagios import CheckRun
 
 log = logging.getLogger("replmon")
 NOT_A_TIME = "not a time of the recording (03:12:00, +90s or #1234)"
@@ -141,9 +141,10 @@ async def run_sample(config: Config, *, count: int | None, as_json: bool) -> Non
 async def run_check(config: Config, *, duration: float) -> CheckRun:
     from replmon.engine import build_engine
     from replmon.factory import build_collector
+    from replmon.model.incidents import causality
+    from replmon.output.nagios import CheckSummary
 
     count = max(2, round(duration / config.interval) + 1)
-    from replmon.model.incidents import causality
 
     engine = build_engine(config.checks)
     summary = CheckSummary(causality(engine.checks))
@@ -177,6 +178,7 @@ def check_replay(path: str, config: str | None = None, pair: str | None = None) 
     only the checks whose thresholds differ are observed again)."""
     from replmon.model.findings import Finding
     from replmon.model.incidents import IncidentTracker, causality
+    from replmon.output.nagios import CheckRun
     from replmon.output.perfdata import pair_perf
     from replmon.pair import LAG_WINDOW_S
     from replmon.session.cut import in_window

@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from replmon.config import parse_endpoint_spec, parse_sentinel_spec
 from replmon.errors import ConfigError
 
 
@@ -52,6 +51,8 @@ def scrub_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
             opt, at, prefix, value = out[i - 1], i, "", arg
         else:
             continue
+        from replmon.config import parse_endpoint_spec, parse_sentinel_spec  # (pydantic)
+
         try:
             password = (parse_sentinel_spec(value) if opt == "--sentinel" else
                         parse_endpoint_spec(value, "mysql" if "mysql" in opt else "redis")

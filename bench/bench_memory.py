@@ -1,0 +1,348 @@
+"""Memory benchmark (run by hand; figures go in docs/benchmarks.md).
+
+    .venv/bin/python bench/bench_memory.py imports [--serve-seconds 5]
+    .venv/bin/python bench/bench_memory.py live [--seconds 600] [--every 30]
+    .venv/bin/python bench/bench_memory.py heap [--seconds 600] [--every 60]
+
+``imports``: each command run once in its own process (``import replmon.cli``,
+``--help``, ``check --replay`` and ``report`` on a shipped session, ``serve`` idle on a
+fleet file whose one pair is unreachable, the live screen's and ``record``'s imports):
+VmRSS and VmHWM at its end (/proc/PID/status), what each top package cost as it was
+imported (RSS grown while its own modules ran, its dependencies' counted to them), and
+the packages it imported that it does not use (``UNNEEDED``: the same sets
+tests/unit/test_import_budget.py forbids).
+
+``live``: the lab and a write load in this process, the real screen in tmux (a real
+terminal) pointed at the lab at 1 Hz with all sources and ``--record``; the screen's
+VmRSS every ``--every`` seconds (#56: flat from minute 5 to minute 60).
+
+``heap``: the same pipeline in this process (the collector on the lab, the engine, the
+recorder and the screen headless on a 160x50 virtual terminal); tracemalloc from the
+first minute on (started earlier, it slows the imports ~10x), a snapshot every
+``--every`` seconds, and what grew most between the first and the last, by traceback: a
+cache that grows with time shows there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSION = ROOT / "sample_sessions" / "healthy_steady_load.rmrec"
+TOP = ("textual", "rich", "plotext", "textual_plotext", "pydantic", "pydantic_core", "msgspec",
+       "pymysql", "cryptography", "redis", "prometheus_client", "psutil", "asyncio", "ssl",
+       "setproctitle", "shtab")
+# What a command does not use, and so must not import (tests/unit/test_import_budget.py)
+UNNEEDED = {
+    "serve": ("textual", "rich", "plotext", "cryptography.hazmat"),
+    "check --replay": ("textual", "prometheus_client", "replmon.fleet.serve", "plotext",
+                       "pymysql", "redis", "cryptography.hazmat"),
+    "report": ("textual", "prometheus_client", "replmon.fleet.serve", "plotext", "pymysql",
+               "redis", "cryptography.hazmat"),
+    "live screen": ("prometheus_client", "replmon.fleet.serve", "cryptography.hazmat"),
+    "record": ("textual", "rich", "plotext", "prometheus_client", "replmon.fleet.serve",
+               "cryptography.hazmat"),
+}
+
+
+def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+# -- the import hook: RSS grown while each module ran, children's counted apart -----------
+
+def install_hook() -> dict[str, float]:
+    """A meta-path finder that wraps every loader: ``own[name]`` is the RSS (MB) the
+    module's own code added, without the modules it imported meanwhile."""
+    import importlib.abc
+
+    own: dict[str, float] = {}
+    stack: list[list[float]] = []  # [rss at start, children's rss]
+
+    def statm() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    class Loader(importlib.abc.Loader):
+        def __init__(self, inner: object, name: str) -> None:
+            self.inner, self.name = inner, name
+
+        def create_module(self, spec: object) -> object:
+            stack.append([statm(), 0.0])
+            return self.inner.create_module(spec)  # type: ignore[attr-defined]
+
+        def exec_module(self, module: object) -> None:
+            try:
+                self.inner.exec_module(module)  # type: ignore[attr-defined]
+            finally:
+                r0, kids = stack.pop()
+                grown = statm() - r0
+                own[self.name] = own.get(self.name, 0.0) + grown - kids
+                if stack:
+                    stack[-1][1] += grown
+
+        def __getattr__(self, attr: str) -> object:
+            return getattr(self.inner, attr)
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    if hasattr(spec.loader, "exec_module"):
+                        spec.loader = Loader(spec.loader, name)
+                    return spec
+            return None
+
+    sys.meta_path.insert(0, Finder())
+    return own
+
+
+def by_package(own: dict[str, float]) -> dict[str, float]:
+    """Each module's own cost summed by top package (replmon by subpackage)."""
+    out: dict[str, float] = {}
+    for name, mb in own.items():
+        parts = name.split(".")
+        key = ".".join(parts[:2]) if parts[0] == "replmon" else parts[0].lstrip("_")
+        key = {"openssl": "cryptography", "rust": "cryptography", "cffi_backend": "cryptography",
+               "pydantic_core": "pydantic"}.get(key, key)
+        out[key] = out.get(key, 0.0) + mb
+    return out
+
+
+def run_one(out: str, what: str, argv: list[str]) -> None:
+    """In the child: the hook, then the command; its report written at exit."""
+    import atexit
+
+    own = install_hook()
+
+    def report() -> None:
+        mods = sorted(sys.modules)
+        Path(out).write_text(json.dumps({
+            "what": what, "rss": rss_mb(), "hwm": rss_mb(field="VmHWM"),
+            "packages": by_package(own), "modules": mods}))
+
+    atexit.register(report)
+    if what == "import replmon.cli":
+        import replmon.cli  # noqa: F401
+        return
+    if what == "live screen":  # the screen's and the recorder's imports, without a terminal
+        import replmon.cli  # noqa: F401
+        from replmon import commands as cmd  # noqa: F401
+        from replmon.engine import build_engine  # noqa: F401
+        from replmon.factory import build_collector  # noqa: F401
+        from replmon.lab.demo import ANNOUNCE  # noqa: F401
+        from replmon.session.format import meta_for  # noqa: F401
+        from replmon.session.recorder import Recorder  # noqa: F401
+        from replmon.tui.app import ReplmonApp  # noqa: F401
+        from replmon.tui.feeds import live  # noqa: F401
+        return
+    import contextlib
+
+    from replmon.cli import main
+
+    with contextlib.suppress(SystemExit):
+        main(argv)
+
+
+def fleet_toml(tmp: Path) -> Path:
+    path = tmp / "fleet.toml"
+    path.write_text('listen = "127.0.0.1:0"\ninterval = 1.0\n[[pair]]\nname = "gone"\n'
+                    '[pair.primary]\nhost = "127.0.0.1"\nmysql = { port = 9 }\n'
+                    '[pair.replica]\nhost = "127.0.0.2"\nmysql = { port = 9 }\n')
+    return path
+
+
+def imports(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp_s:
+        tmp = Path(tmp_s)
+        runs = {
+            "import replmon.cli": [],
+            "--help": ["--help"],
+            "check --replay": ["check", "--replay", str(SESSION)],
+            "report": ["report", str(SESSION)],
+            "serve": ["serve", "--config", str(fleet_toml(tmp))],
+            "live screen": [],
+            "record": ["record", "--primary", "127.0.0.1", "--primary-mysql", "127.0.0.1:9",
+                       "--replica", "127.0.0.2", "--replica-mysql", "127.0.0.2:9",
+                       "--no-drbd", "--count", "3", "--interval", "0.2",
+                       "-o", str(tmp / "r.rmrec")],
+        }
+        print(f"{'command':20} {'VmRSS':>7} {'VmHWM':>7}  " + " ".join(f"{p:>8.8}" for p in
+                                                                    ("textual", "rich",
+                                                                     "pydantic", "pymysql",
+                                                                     "crypto", "redis",
+                                                                     "promclnt", "psutil",
+                                                                     "msgspec", "asyncio",
+                                                                     "replmon")))
+        for what, argv in runs.items():
+            out = tmp / "out.json"
+            out.unlink(missing_ok=True)
+            child = subprocess.Popen(
+                [sys.executable, __file__, "_one", str(out), what, *argv],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env={**os.environ, "XDG_STATE_HOME": str(tmp)})
+            if what == "serve":
+                time.sleep(args.serve_seconds)
+                child.send_signal(signal.SIGINT)
+            child.wait(timeout=120)
+            got = json.loads(out.read_text())
+            pk = got["packages"]
+            cost = [pk.get(p, 0.0) for p in ("textual", "rich", "pydantic", "pymysql",
+                                             "cryptography", "redis", "prometheus_client",
+                                             "psutil", "msgspec")]
+            cost.append(pk.get("asyncio", 0.0) + pk.get("ssl", 0.0))
+            cost.append(sum(v for k, v in pk.items() if k.startswith("replmon")))
+            print(f"{what:20} {got['rss']:7.1f} {got['hwm']:7.1f}  "
+                  + " ".join(f"{c:8.1f}" for c in cost))
+            mods = set(got["modules"])
+            extra = [m for m in UNNEEDED.get(what, ()) if m in mods]
+            if extra:
+                print(f"{'':20} UNNEEDED: {', '.join(extra)}")
+        print("(MB; a package's column: RSS its own modules added as they ran; the base "
+              f"interpreter: {rss_mb():.1f} MB in this process)")
+
+
+def config_toml(lab: object) -> str:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_tui import config_toml as tui_config
+
+    return tui_config(lab)  # type: ignore[arg-type]
+
+
+def live(args: argparse.Namespace) -> None:
+    import shutil
+
+    import psutil
+
+    from replmon.lab import Lab
+    from replmon.lab.load import WriteLoad
+
+    if shutil.which("tmux") is None:
+        sys.exit("needs tmux (apt-get install tmux)")
+    replmon = str(Path(sys.executable).parent / "replmon")
+    with Lab() as lab, WriteLoad(lab, rate=300), tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "bench.toml"
+        cfg.write_text(config_toml(lab))
+        env = {**os.environ, "BENCH_MYSQL_PASSWORD": lab.monitor_password,
+               "BENCH_REDIS_PASSWORD": lab.redis_password, "TERM": "xterm-256color",
+               "XDG_STATE_HOME": tmp}
+        session = f"replmon-mem-{os.getpid()}"
+        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "50",
+                        f"{replmon} --config {cfg} --record {tmp}/live.rmrec"],
+                       check=True, env=env)
+        try:
+            time.sleep(3)
+            pane = psutil.Process(int(subprocess.run(
+                ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"],
+                capture_output=True, text=True, check=True).stdout.split()[0]))
+            proc = next((p for p in [pane, *pane.children(recursive=True)]
+                         if "replmon" in " ".join(p.cmdline())), pane)
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < args.seconds:
+                time.sleep(args.every)
+                print(f"{(time.monotonic() - t0) / 60:5.1f} min  VmRSS "
+                      f"{rss_mb(proc.pid):6.1f} MB", flush=True)
+            print("VmHWM", rss_mb(proc.pid, "VmHWM"))
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+def heap(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from replmon.lab import Lab
+    from replmon.lab.load import WriteLoad
+    from replmon.settings import pair_settings
+
+    with Lab() as lab, WriteLoad(lab, rate=300), tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "bench.toml"
+        cfg.write_text(config_toml(lab))
+        os.environ.update(BENCH_MYSQL_PASSWORD=lab.monitor_password,
+                          BENCH_REDIS_PASSWORD=lab.redis_password)
+        from replmon.cli_args import build_parser
+
+        config = pair_settings(build_parser().parse_args(["--config", str(cfg)])).config()
+        asyncio.run(_heap_run(config, f"{tmp}/heap.rmrec", args))
+
+
+async def _heap_run(config: object, record: str, args: argparse.Namespace) -> None:
+    import asyncio
+    import gc
+    import tracemalloc
+
+    from replmon.commands import maybe_recorder
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.tui.app import ReplmonApp
+    from replmon.tui.feeds import live as live_feed
+
+    engine = build_engine(config.checks)  # type: ignore[attr-defined]
+    async with build_collector(config) as collector, \
+            maybe_recorder(config, record, collector) as extra:  # type: ignore[arg-type]
+        app = ReplmonApp(live_feed(collector), engine, readers=extra,
+                         want_processlist=collector.want_processlist)
+        async with app.run_test(size=(160, 50)) as pilot:
+            t0 = time.monotonic()
+            await asyncio.sleep(60)  # imports, windows filling: before tracing (it is slow)
+            tracemalloc.start(6)  # what grows is allocated from now on
+            await asyncio.sleep(args.every)
+            gc.collect()
+            first = tracemalloc.take_snapshot()
+            print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
+                  f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
+                  f"VmRSS {rss_mb():.1f} MB", flush=True)
+            last = first
+            while time.monotonic() - t0 < args.seconds:
+                await asyncio.sleep(args.every)
+                gc.collect()
+                last = tracemalloc.take_snapshot()
+                print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
+                      f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
+                      f"VmRSS {rss_mb():.1f} MB", flush=True)
+            await pilot.press("q")
+    keep = [tracemalloc.Filter(False, tracemalloc.__file__)]
+    diff = last.filter_traces(keep).compare_to(first.filter_traces(keep), "traceback")
+    print("grew most from minute 1 to the end:")
+    for stat in diff[:args.top]:
+        print(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")
+        for line in stat.traceback.format()[-6:]:
+            print("      " + line)
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_one":
+        run_one(sys.argv[2], sys.argv[3], sys.argv[4:])
+        return
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("imports")
+    p.add_argument("--serve-seconds", type=float, default=5.0)
+    p = sub.add_parser("live")
+    p.add_argument("--seconds", type=int, default=600)
+    p.add_argument("--every", type=int, default=30)
+    p = sub.add_parser("heap")
+    p.add_argument("--seconds", type=int, default=600)
+    p.add_argument("--every", type=int, default=60)
+    p.add_argument("--top", type=int, default=15)
+    args = ap.parse_args()
+    {"imports": imports, "live": live, "heap": heap}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
