@@ -198,8 +198,8 @@ DEMOS: tuple[Demo, ...] = (
          f"{SHAPED_KBIT} kbit/s, below what the writes make the primary send: the link "
          "saturates, the replica falls behind", "pair_lag", replication_link_shaped,
          hosts=True),
-    Demo("monitor-cut", "the monitor cut from the replica (its monitoring link down at both "
-         "ends) while replication goes on", "source_health", monitor_cut, hosts=True),
+    Demo("monitor-cut", "the monitor cut from the replica (its monitoring link down at its "
+         "end) while replication goes on", "source_health", monitor_cut, hosts=True),
     Demo("node-frozen", "every process on the replica's host stopped (SIGSTOP), continued "
          "(SIGCONT) when undone", "source_health", node_frozen, injected="frozen",
          undone="thawed", hosts=True),

@@ -9,8 +9,9 @@ threads running and caught up, the Redis link up), so the lab can be reused.
 * ``replication_link_shaped``: a ``tbf`` qdisc on the primary's end of the replication
   link (what it sends the replica) at a rate below what the write load makes it send:
   the link saturates, the replica falls behind, Redis's backlog fills.
-* ``monitor_cut``: one node's monitoring link down at both ends: the monitor cannot reach
-  its servers or its sshd, while replication goes on over the other link. The write load
+* ``monitor_cut``: one node's monitoring link down (at the node's end; the monitor's end
+  loses its carrier): the monitor's connections to the node's servers and sshd time out,
+  while replication goes on over the other link. The write load
   comes from the monitor's side too: cutting the primary's link stops the writes.
 * ``node_frozen``: every process in a node's namespace SIGSTOPped (its servers, its sshd
   and the shells it runs for replmon), SIGCONTed on exit.
@@ -80,8 +81,8 @@ def replication_link_shaped(lab: Any, rate_kbit: int = SHAPED_KBIT) -> Iterator[
 
 @contextlib.contextmanager
 def monitor_cut(lab: Any, node: Any = None) -> Iterator[None]:
-    """``node``'s monitoring link (default: the MySQL replica's) down at both ends; up
-    again on exit, and its Redis answering the monitor."""
+    """``node``'s monitoring link (default: the MySQL replica's) down at its end; up again
+    on exit, and its Redis answering the monitor."""
     net = _net(lab)
     node = node if node is not None else lab.mysql_replica
     net.set_link(node.net, MONITOR_DEV, up=False)

@@ -158,13 +158,14 @@ class Network:
 
     # --- what the faults do -------------------------------------------------------
     def set_link(self, host: HostNet, dev: str, up: bool) -> None:
-        """``ip link set dev up|down`` in ``host``'s namespace (and the root end of a
-        monitoring link with it: a cut cable is down at both ends)."""
+        """``ip link set dev up|down`` in ``host``'s namespace: the other end has no
+        carrier, and what is sent to it is lost (the sender times out, as over a cable
+        cut far away). The replication link is set down at both ends; the monitoring link
+        only at the node's: with the root's end down, its route would go, and the
+        monitor's packets for the node would leave this machine by its default route."""
         state = "up" if up else "down"
         ip("link", "set", dev, state, ns=host.ns)
-        if dev == MONITOR_DEV:
-            ip("link", "set", host.root_dev, state)
-        else:
+        if dev == REPLICATION_DEV:
             ip("link", "set", dev, state, ns=self.other(host).ns)
 
     def other(self, host: HostNet) -> HostNet:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,9 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import pymysql
 import pytest
-import redis
 
 from replmon.config import build_config
 from replmon.factory import build_collector
@@ -98,36 +98,167 @@ def behind(lab: TwoHostLab) -> int:
     return head - seq(lab.replica.sql("SELECT @@gtid_slave_pos")[0][0])
 
 
-def redis_answers(node: Any, timeout: float = 1.0) -> bool:
-    client = redis.Redis(host=node.host, port=node.redis_port, password=node.lab.redis_password,
-                         socket_timeout=timeout, socket_connect_timeout=timeout)
+def answers(node: Any, server: str, timeout: float = 1.0) -> bool:
+    """``node``'s MySQL (it greets first) or Redis (PING, answered even before AUTH)
+    says something within ``timeout``, reached over its monitoring link as replmon
+    reaches it. Raw, so a frozen server costs ``timeout`` once (redis-py retries)."""
+    port = node.mysql_port if server == "mysql" else node.redis_port
     try:
-        return bool(client.ping())
-    except (redis.exceptions.RedisError, OSError):
+        with socket.create_connection((node.host, port), timeout=timeout) as s:
+            if server == "redis":
+                s.sendall(b"PING\r\n")
+            return bool(s.recv(64))
+    except OSError:
         return False
-    finally:
-        client.close()
 
 
-def mysql_answers(node: Any) -> bool:
-    """The monitor's account answers over the monitoring link (TCP, not the socket)."""
-    try:
-        conn = pymysql.connect(host=node.host, port=node.mysql_port, user=node.lab.monitor_user,
-                               password=node.lab.monitor_password, connect_timeout=2,
-                               read_timeout=2, ssl_disabled=True)
-    except pymysql.err.Error:
-        return False
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT 1")
-            return cur.fetchone() == (1,)
-    finally:
-        conn.close()
+def all_answer(node: Any) -> bool:
+    return answers(node, "mysql") and answers(node, "redis")
+
+
+def statuses(pids: list[int]) -> dict[int, str]:
+    """Each process's state, of those still there (an ssh session may end meanwhile)."""
+    out = {}
+    for pid in pids:
+        try:
+            out[pid] = psutil.Process(pid).status()
+        except psutil.NoSuchProcess:
+            continue
+    return out
 
 
 def redis_link(node: Any) -> str:
     with node.redis() as rc:
         return str(rc.info("replication").get("master_link_status"))
+
+
+# --- nothing left behind ----------------------------------------------------------------
+
+@dataclass
+class Running:
+    proc: subprocess.Popen[str]
+    lab_dir: Path
+    namespaces: list[str]
+    links: list[str]
+    pids: list[int]
+    """Every process of the lab: in its namespaces, and replmon's own children."""
+
+
+class Launched:
+    """``replmon --lab --lab-hosts ARGS`` started, its stderr read by a thread that takes
+    the lab's namespaces, links and processes the moment it says its hosts are up (a
+    ``sample`` may end soon after); with ``shaped``, a tbf qdisc added then on a
+    monitoring link's root end and on the replication link, as the shaping fault leaves
+    them."""
+
+    def __init__(self, *args: str, shaped: bool = True) -> None:
+        self.shaped = shaped
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "replmon", "--lab", "--lab-hosts", *args],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            start_new_session=True)
+        self.said: list[str] = []
+        self.run: Running | None = None
+        self.up = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        lab_dir = None
+        for line in self.proc.stderr:
+            self.said.append(line)
+            if m := re.search(r"lab up in (\S+):", line):
+                lab_dir = Path(m[1])
+            if line.startswith("hosts: ") and lab_dir is not None:
+                self.run = self._seen(lab_dir, line)
+                self.up.set()
+        self.up.set()
+
+    def _seen(self, lab_dir: Path, hosts: str) -> Running:
+        namespaces = re.findall(r"netns (\S+),", hosts)
+        links = re.findall(r"from (\S+),", hosts)
+        pids = [pid for ns in namespaces for pid in ns_pids(ns)]
+        pids += [c.pid for c in psutil.Process(self.proc.pid).children(recursive=True)]
+        if self.shaped:
+            tbf = ["root", "tbf", "rate", "1mbit", "burst", "16kb", "latency", "100ms"]
+            subprocess.run(["tc", "qdisc", "add", "dev", links[0], *tbf], check=True)
+            subprocess.run(["ip", "netns", "exec", namespaces[0], "tc", "qdisc", "add", "dev",
+                            REPLICATION_DEV, *tbf], check=True)
+        return Running(self.proc, lab_dir, namespaces, links, sorted(set(pids)))
+
+    def running(self) -> Running:
+        self.up.wait(120)
+        assert self.run is not None, f"the lab did not come up: {''.join(self.said[-20:])}"
+        assert len(self.run.namespaces) == len(self.run.links) == 2, self.said
+        # 3 servers a node, the reaper, the write load, its fork server...
+        assert len(self.run.pids) >= 9, self.run.pids
+        return self.run
+
+    def assert_nothing_left(self, exited_within: float = 30.0) -> None:
+        run = self.running()
+        self.proc.wait(exited_within)
+        deadline = time.monotonic() + 15
+        while (left := leftovers(run)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.reader.join(5)  # its stderr at EOF: no process of it holds it any more
+        assert self.proc.stderr is not None
+        self.proc.stderr.close()
+        assert not left, f"left behind: {left}"
+
+
+@pytest.fixture(scope="module")
+def launched() -> Iterator[dict[str, Launched]]:
+    """The three runs of the tests below, started at once (three lab starts overlapping
+    instead of one after another: ~10 s each on 2 busy cores)."""
+    runs = {"exit": Launched("sample", "--count", "5", shaped=False),
+            "term": Launched("--plain"), "kill": Launched("--plain")}
+    yield runs
+    for r in runs.values():  # a test that failed early: no run outlives the module
+        if r.proc.poll() is None:
+            r.proc.send_signal(signal.SIGTERM)
+            r.proc.wait(30)
+        if r.proc.stderr is not None:
+            r.reader.join(20)
+            r.proc.stderr.close()
+
+
+def leftovers(run: Running) -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    left = [f"netns {ns}" for ns in run.namespaces if ns in listed]
+    left += [f"link {dev}" for dev in run.links if Path(f"/sys/class/net/{dev}").exists()]
+    left += [f"qdisc on {dev}" for dev in run.links
+             if subprocess.run(["tc", "qdisc", "show", "dev", dev], capture_output=True,
+                               text=True).stdout.strip()]
+    for pid in run.pids:
+        try:
+            p = psutil.Process(pid)
+            if p.status() != psutil.STATUS_ZOMBIE:
+                left.append(f"process {pid} {p.name()}")
+        except psutil.NoSuchProcess:
+            continue
+    if run.lab_dir.exists():
+        left.append(f"dir {run.lab_dir}")
+    return left
+
+
+def test_a_normal_exit_leaves_nothing(launched: dict[str, Launched]) -> None:
+    run = launched["exit"]
+    run.assert_nothing_left()
+    assert run.proc.returncode == 0
+
+
+def test_a_sigterm_leaves_nothing(launched: dict[str, Launched]) -> None:
+    run = launched["term"]
+    os.kill(run.running().proc.pid, signal.SIGTERM)
+    run.assert_nothing_left()
+
+
+def test_a_sigkill_leaves_nothing(launched: dict[str, Launched]) -> None:
+    run = launched["kill"]
+    os.kill(run.running().proc.pid, signal.SIGKILL)  # nothing of replmon runs: its reaper
+    run.assert_nothing_left()
+    assert run.proc.returncode == -signal.SIGKILL
 
 
 # --- the lab --------------------------------------------------------------------------
@@ -170,10 +301,10 @@ def test_replication_link_cut_stops_replication_while_both_answer(twohost: TwoHo
                  NAMED_WITHIN_S)
         print(f"link cut seen by MySQL and Redis in {time.monotonic() - t0:.1f} s")
         assert slave_status(lab)["Slave_IO_Running"] == "Connecting"
-        assert all(mysql_answers(n) and redis_answers(n) for n in lab.nodes)
+        assert all(all_answer(n) for n in lab.nodes)
         before = behind(lab)
-        time.sleep(1.0)
-        assert behind(lab) > before  # the writes go on, the replica gets none of them
+        # the writes go on, the replica gets none of them
+        wait_for(lambda: behind(lab) > before + 20, "the replica falling behind", 5)
     # healed on exit (the fault waits for it)
     assert slave_status(lab)["Slave_IO_Running"] == "Yes"
     assert redis_link(lab.replica) == "up"
@@ -203,8 +334,8 @@ async def test_monitor_cut_from_the_replica_while_replication_goes_on(twohost: T
                                                                       ) -> None:
     lab = twohost
     with monitor_cut(lab, lab.replica):
-        assert not redis_answers(lab.replica) and not mysql_answers(lab.replica)
-        assert redis_answers(lab.primary) and mysql_answers(lab.primary)
+        assert not answers(lab.replica, "mysql") and not answers(lab.replica, "redis")
+        assert all_answer(lab.primary)
         tick = await ticks_until(
             lab, lambda t: t.primary.host.status.ok and t.primary.mysql.status.ok,
             "the primary's sources answering", interval=1.0)
@@ -219,7 +350,7 @@ async def test_monitor_cut_from_the_replica_while_replication_goes_on(twohost: T
             target = int(rc.info("replication")["master_repl_offset"])
             wait_for(lambda: int(rc.info("replication")["slave0"]["offset"]) >= target,
                      "the Redis replica acknowledging", 10)
-    assert redis_answers(lab.replica) and mysql_answers(lab.replica)
+    assert all_answer(lab.replica)
 
 
 def test_a_frozen_host_answers_nothing_and_thaws(twohost: TwoHostLab) -> None:
@@ -227,102 +358,11 @@ def test_a_frozen_host_answers_nothing_and_thaws(twohost: TwoHostLab) -> None:
     pids = ns_pids(lab.replica.net.ns)
     assert len(pids) >= 3  # mariadbd, redis-server, sshd
     with node_frozen(lab, lab.replica):
-        states = {pid: psutil.Process(pid).status() for pid in pids}
-        assert set(states.values()) == {psutil.STATUS_STOPPED}, states
-        assert not redis_answers(lab.replica, timeout=1.0)
-        assert redis_answers(lab.primary) and mysql_answers(lab.primary)
-    assert redis_answers(lab.replica) and mysql_answers(lab.replica)
+        wait_for(lambda: set(statuses(pids).values()) <= {psutil.STATUS_STOPPED},
+                 "every process of the host stopped", 5)
+        assert psutil.STATUS_STOPPED in statuses(pids).values()
+        assert not answers(lab.replica, "redis") and not answers(lab.replica, "mysql")
+        assert all_answer(lab.primary)
+    assert all_answer(lab.replica)
     assert lab.replica.mysql_proc is not None
     assert psutil.Process(lab.replica.mysql_proc.pid).status() != psutil.STATUS_STOPPED
-
-
-# --- nothing left behind ----------------------------------------------------------------
-
-@dataclass
-class Running:
-    proc: subprocess.Popen[str]
-    lab_dir: Path
-    namespaces: list[str]
-    links: list[str]
-    pids: list[int]
-    """Every process of the lab: in its namespaces, and replmon's own children."""
-
-
-def start_replmon(*args: str) -> Running:
-    """``replmon --lab --lab-hosts ARGS``, up to the moment its lab is up; a tbf qdisc
-    added on a monitoring link's root end and on the replication link, as the shaping
-    fault leaves them."""
-    proc = subprocess.Popen([sys.executable, "-m", "replmon", "--lab", "--lab-hosts", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    assert proc.stderr is not None
-    lab_dir = hosts = None
-    deadline = time.monotonic() + 90
-    while hosts is None and time.monotonic() < deadline and proc.poll() is None:
-        line = proc.stderr.readline()
-        if m := re.search(r"lab up in (\S+):", line):
-            lab_dir = Path(m[1])
-        if line.startswith("hosts: "):
-            hosts = line
-    assert lab_dir is not None and hosts is not None, "the lab did not come up"
-    namespaces = re.findall(r"netns (\S+),", hosts)
-    links = re.findall(r"from (\S+),", hosts)
-    assert len(namespaces) == len(links) == 2, hosts
-    subprocess.run(["tc", "qdisc", "add", "dev", links[0], "root", "tbf", "rate", "1mbit",
-                    "burst", "16kb", "latency", "100ms"], check=True)
-    subprocess.run(["ip", "netns", "exec", namespaces[0], "tc", "qdisc", "add", "dev",
-                    REPLICATION_DEV, "root", "tbf", "rate", "1mbit", "burst", "16kb",
-                    "latency", "100ms"], check=True)
-    pids = [pid for ns in namespaces for pid in ns_pids(ns)]
-    pids += [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
-    assert len(pids) >= 8, pids  # 3 servers a node, the write load, the reaper...
-    return Running(proc, lab_dir, namespaces, links, sorted(set(pids)))
-
-
-def leftovers(run: Running) -> list[str]:
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    left = [f"netns {ns}" for ns in run.namespaces if ns in listed]
-    left += [f"link {dev}" for dev in run.links if Path(f"/sys/class/net/{dev}").exists()]
-    left += [f"qdisc on {dev}" for dev in run.links
-             if subprocess.run(["tc", "qdisc", "show", "dev", dev], capture_output=True,
-                               text=True).stdout.strip()]
-    for pid in run.pids:
-        try:
-            p = psutil.Process(pid)
-            if p.status() != psutil.STATUS_ZOMBIE:
-                left.append(f"process {pid} {p.name()}")
-        except psutil.NoSuchProcess:
-            continue
-    if run.lab_dir.exists():
-        left.append(f"dir {run.lab_dir}")
-    return left
-
-
-def assert_nothing_left(run: Running, exited_within: float = 30.0) -> None:
-    run.proc.communicate(timeout=exited_within)  # (and its stderr closed)
-    deadline = time.monotonic() + 15
-    while (left := leftovers(run)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not left, f"left behind: {left}"
-
-
-def test_a_normal_exit_leaves_nothing() -> None:
-    run = start_replmon("sample", "--count", "3")
-    assert_nothing_left(run)
-    assert run.proc.returncode == 0
-
-
-def test_a_sigterm_leaves_nothing() -> None:
-    run = start_replmon("--plain")
-    time.sleep(1.0)
-    os.kill(run.proc.pid, signal.SIGTERM)
-    assert_nothing_left(run)
-
-
-def test_a_sigkill_leaves_nothing() -> None:
-    run = start_replmon("--plain")
-    time.sleep(1.0)
-    os.kill(run.proc.pid, signal.SIGKILL)  # nothing of replmon runs: the reaper does it
-    assert_nothing_left(run)
-    assert run.proc.returncode == -signal.SIGKILL
-
