@@ -32,10 +32,11 @@ from replmon.errors import LabError
 from replmon.lab.faults import mysql_healthy, redis_link_up, wait_for
 from replmon.lab.netns import MONITOR_DEV, REPLICATION_DEV, Network
 
-SHAPED_KBIT = 512
-"""The shaped replication link's rate: about half of what the demo's write load (300
-statements/s) makes the primary send the replica (~1 Mbit/s, MariaDB's row events and
-Redis's stream)."""
+SHAPED_KBIT = 128
+"""The shaped replication link's rate: about a seventh of what the demo's write load (300
+statements/s) makes the primary send the replica (~0.9 Mbit/s measured: MariaDB's row
+events and Redis's stream), so the replica falls behind by most of each second (at 512
+kbit/s it was 3 s behind after 15 s: pair_lag said nothing)."""
 
 
 def _net(lab: Any) -> Network:
