@@ -30,6 +30,7 @@ from replmon.factory import build_collector
 from replmon.lab.faults import slave_status, wait_for
 from replmon.lab.hosts import TwoHostLab
 from replmon.lab.links import (
+    SHAPED_KBIT,
     monitor_cut,
     node_frozen,
     replication_link_cut,
@@ -43,9 +44,6 @@ pytestmark = [pytest.mark.live, pytest.mark.xdist_group("twohost")]
 
 NAMED_WITHIN_S = 15.0
 """Issue #55: each fault shows within 15 s."""
-SHAPED_KBIT = 256
-"""Below what the write load (300/s) makes the primary send over the replication link
-(~1-1.5 Mbit/s measured), so the shaped link is full."""
 
 
 @pytest.fixture(scope="module")
@@ -305,6 +303,8 @@ def test_replication_link_cut_stops_replication_while_both_answer(twohost: TwoHo
         before = behind(lab)
         # the writes go on, the replica gets none of them
         wait_for(lambda: behind(lab) > before + 20, "the replica falling behind", 5)
+        t1 = time.monotonic()
+    print(f"link up again: healed in {time.monotonic() - t1:.1f} s")
     # healed on exit (the fault waits for it)
     assert slave_status(lab)["Slave_IO_Running"] == "Yes"
     assert redis_link(lab.replica) == "up"
