@@ -137,6 +137,11 @@ class Network:
         with locked(cache_dir() / "netns.lock"):
             self.subnet = _free_subnet()
             self.hosts = tuple(self._host(i, h.hostname) for i, h in enumerate(self.hosts))
+            while any(Path(f"/run/netns/{h.ns}").exists()
+                      or Path(f"/sys/class/net/{h.root_dev}").exists() for h in self.hosts):
+                # another lab's tag: never in our state, whose reaper would remove it
+                self.tag = os.urandom(2).hex()
+                self.hosts = tuple(self._host(i, h.hostname) for i, h in enumerate(self.hosts))
             for h in self.hosts:
                 self.state.namespaces.append(h.ns)
                 self.state.links.append(h.root_dev)
