@@ -53,9 +53,9 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print("replmon: --scenario needs --lab (it injects faults into the lab's servers "
               "only)", file=sys.stderr)
         return 2
-    if (args.lab_mysql or args.lab_redis) and not args.lab:
-        print("replmon: --lab-mysql and --lab-redis choose the lab's servers: they need --lab",
-              file=sys.stderr)
+    if (args.lab_mysql or args.lab_redis or args.lab_hosts) and not args.lab:
+        print("replmon: --lab-mysql, --lab-redis and --lab-hosts choose the lab: they need "
+              "--lab", file=sys.stderr)
         return 2
     recording = args.output if args.command == "record" else args.record
     wrong = output_problem(recording) if recording else None
@@ -67,7 +67,7 @@ def _live(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         lab = lab_nodes(demo(args.scenario) if args.scenario else None,
                         mysql=args.lab_mysql or DEFAULT_MYSQL,
-                        redis=args.lab_redis or DEFAULT_REDIS)
+                        redis=args.lab_redis or DEFAULT_REDIS, hosts=args.lab_hosts)
     # a bad --config file or option: one line (ConfigError) before any output, the screen
     # or the lab
     pair = pair_settings(args)

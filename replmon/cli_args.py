@@ -30,7 +30,8 @@ DEFAULTS: dict[str, Any] = {
     "config": None, "pair": None, "primary": None, "replica": None, "no_drbd": False,
     "no_host": False,
     "drbd_proc": None, "interval": None, "timeout": None, "lab": False, "verbose": False,
-    "scenario": None, "lab_mysql": None, "lab_redis": None, "heartbeat_table": None,
+    "scenario": None, "lab_mysql": None, "lab_redis": None, "lab_hosts": False,
+    "heartbeat_table": None,
     "ask_pass": False, "ask_redis_pass": False, "sentinel": None, "together": None,
     **{f"{role}_{kind}": None for role in ("primary", "replica")
        for kind in ("mysql", "redis", "ssh", "name")},
@@ -107,6 +108,10 @@ def _connection_options() -> Parser:
     g.add_argument("--lab-redis", metavar="SERVER", choices=list(REDIS_SERVERS),
                    help=f"with --lab: the Redis server to run ({', '.join(REDIS_SERVERS)}; "
                    f"default {DEFAULT_REDIS})")
+    g.add_argument("--lab-hosts", action="store_true",
+                   help="with --lab: the two-host lab (root only): each node a network "
+                        "namespace with its own name and addresses, a monitoring link from "
+                        "here and a replication link between them; host metrics over ssh")
     g.add_argument("--scenario", metavar="NAME",
                    help="with --lab: inject this fault after 20 s and undo it 60 s later, "
                         "to watch a finding open and close on live servers ('list' shows "

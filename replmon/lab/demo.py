@@ -32,6 +32,14 @@ from replmon.lab.faults import (
     stop_thread,
     write_on_replica,
 )
+from replmon.lab.hosts import TwoHostLab
+from replmon.lab.links import (
+    SHAPED_KBIT,
+    monitor_cut,
+    node_frozen,
+    replication_link_cut,
+    replication_link_shaped,
+)
 from replmon.lab.load import WriteLoad
 from replmon.lab.pair import Lab, Layer
 from replmon.lab.refusals import (
@@ -73,6 +81,8 @@ class Demo:
     """The lab runs a Redis Sentinel (replmon.lab.sentinel) and replmon reads it."""
     hold_s: float | None = None
     """Seconds the fault is held before it is undone (None: DEMO_HOLD_S)."""
+    hosts: bool = False
+    """A fault between two hosts: it runs on the two-host lab (replmon.lab.hosts)."""
 
     def describe(self, lab: Any) -> str:
         """The title for ``lab``'s servers."""
@@ -181,6 +191,18 @@ DEMOS: tuple[Demo, ...] = (
     Demo("redis-misconf", "the Redis master's BGSAVE failed (its child killed) with "
          "stop-writes-on-bgsave-error yes: writes refused (MISCONF)", "writes_refused",
          redis_misconf),
+    Demo("replication-link-cut", "the replication link between the two hosts down at both "
+         "ends (ip link set eth1 down); both still answer the monitor", "mysql_replication",
+         replication_link_cut, hosts=True),
+    Demo("replication-link-saturated", f"the replication link shaped with tbf to "
+         f"{SHAPED_KBIT} kbit/s, below what the writes make the primary send: the link "
+         "saturates, the replica falls behind", "pair_lag", replication_link_shaped,
+         hosts=True),
+    Demo("monitor-cut", "the monitor cut from the replica (its monitoring link down at its "
+         "end) while replication goes on", "source_health", monitor_cut, hosts=True),
+    Demo("node-frozen", "every process on the replica's host stopped (SIGSTOP), continued "
+         "(SIGCONT) when undone", "source_health", node_frozen, injected="frozen",
+         undone="thawed", hosts=True),
 )
 
 
@@ -206,15 +228,19 @@ def announce(text: str) -> None:
 
 @contextlib.contextmanager
 def lab_nodes(chosen: Demo | None = None, *, mysql: str = DEFAULT_MYSQL,
-              redis: str = DEFAULT_REDIS) -> Iterator[dict[str, Any]]:
+              redis: str = DEFAULT_REDIS, hosts: bool = False) -> Iterator[dict[str, Any]]:
     """Start the lab and a write load, yield config keys pointing at it, tear both down
-    after. ``chosen``: a demo, run in a thread while the lab is watched."""
-    print(f"starting the lab ({mysql} + {redis} primary/replica on loopback)...",
+    after. ``chosen``: a demo, run in a thread while the lab is watched. ``hosts``: the
+    two-host lab (replmon.lab.hosts), which a demo between two hosts also chooses."""
+    hosts = hosts or (chosen is not None and chosen.hosts)
+    where = "on two hosts (network namespaces)" if hosts else "on loopback"
+    print(f"starting the lab ({mysql} + {redis} primary/replica {where})...",
           file=sys.stderr)
     _hangup_interrupts()
     stopping: float | None = None
+    lab_class = TwoHostLab if hosts else Lab
     try:
-        with Lab(mysql=mysql, redis=redis) as lab, WriteLoad(lab, rate=300), \
+        with lab_class(mysql=mysql, redis=redis) as lab, WriteLoad(lab, rate=300), \
                 _sentinel_beside(lab, chosen) as sentinel:
             nodes = lab.settings()
             del nodes["interval"]  # the command line's --interval, or the default
@@ -223,6 +249,8 @@ def lab_nodes(chosen: Demo | None = None, *, mysql: str = DEFAULT_MYSQL,
             print(f"lab up in {lab.dir}: {mysql} {lab.primary.mysql_port}/"
                   f"{lab.replica.mysql_port}, {redis} {lab.primary.redis_port}/"
                   f"{lab.replica.redis_port}", file=sys.stderr)
+            if isinstance(lab, TwoHostLab):
+                print(f"hosts: {lab.describe()}", file=sys.stderr)
             try:
                 with _demo_beside(lab, chosen):
                     yield nodes

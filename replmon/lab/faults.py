@@ -85,7 +85,7 @@ def redis_link_down(lab: Any) -> Iterator[None]:
         yield
     finally:
         with lab.replica.redis() as rc:
-            rc.replicaof("127.0.0.1", lab.primary.redis_port)
+            rc.replicaof(lab.primary.repl_host, lab.primary.redis_port)
         redis_link_up(lab)
 
 

@@ -5,6 +5,7 @@ MySQL and Redis master at a rate, for the demo and the tests that need counters 
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +88,7 @@ class WriteLoad:
         self._proc = ctx.Process(
             target=_write_load, name="lab-write-load", daemon=True,
             args=(nodes, lab.app_user, lab.app_password, lab.redis_password, self.table,
-                  self.id_max, self.rate, self.mysql, self.redis, self._shared),
+                  self.id_max, self.rate, self.mysql, self.redis, self._shared, os.getpid()),
         )
 
     # --- what it achieved -------------------------------------------------------
@@ -219,13 +220,35 @@ class _Shared:
     last_error: Any
 
 
+def _orphaned_exit(owner: int) -> None:
+    """End this process (at once, whatever its main thread waits on) when ``owner`` is
+    gone, or a zombie (killed, its parent not told yet); looked at every 0.5 s."""
+    while True:
+        time.sleep(0.5)
+        try:
+            with open(f"/proc/{owner}/stat") as f:
+                state = f.read().rpartition(")")[2].split()[0]
+        except OSError:
+            os._exit(0)
+        if state == "Z":
+            os._exit(0)
+
+
 def _write_load(nodes: list[tuple[str, int, int]], user: str, password: str,
                 redis_password: str, table: str, id_max: int, rate: float, use_mysql: bool,
-                use_redis: bool, sh: _Shared) -> None:
+                use_redis: bool, sh: _Shared, owner: int) -> None:
     """WriteLoad's process: random-id UPDATEs, every 10th an INSERT, plus Redis SET/GET,
     on the nodes ``sh.mysql_to`` and ``sh.redis_to`` name (reconnecting when they
-    change)."""
+    change). It ends, too, once ``owner``, the process that started it, is gone: killed by
+    SIGKILL, that one raises no stop flag, the fork server the load was forked from lives
+    on as long as the load does (the load holds the server's liveness pipe), and a
+    statement to a server whose host vanished (the two-host lab's namespaces, removed by
+    its reaper) waits forever for an answer."""
     import random
+    import threading
+
+    threading.Thread(target=_orphaned_exit, args=(owner,), daemon=True,
+                     name="lab-load-owner").start()
 
     def connect(at: int) -> pymysql.connections.Connection[Any]:
         host, port, _ = nodes[at]

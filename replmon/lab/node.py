@@ -124,6 +124,14 @@ class LabNode:
         self.name = name
         self.server_id = server_id
         self.host = "127.0.0.1"
+        """Where the monitor, the tests and the write load reach its servers."""
+        self.bind = "127.0.0.1"
+        """Where its servers listen."""
+        self.repl_host = "127.0.0.1"
+        """Where its replicas reach it (the two-host lab: its replication link)."""
+        self.extra_mysql_args: list[str] = []
+        self.extra_redis_args: list[str] = []
+        """Server options of this node beyond the lab's own (the two-host lab's timeouts)."""
         self.dir = lab.dir / name
         self.mysql_port = free_port()
         self.redis_port = free_port()
@@ -144,6 +152,11 @@ class LabNode:
     @property
     def mysql_socket(self) -> str:
         return str(self.mysql_dir / "mysql.sock")
+
+    def argv(self, argv: list[str]) -> list[str]:
+        """The command line that runs ``argv`` on this node: as it is on this machine (the
+        two-host lab runs it in the node's namespace: replmon.lab.hosts)."""
+        return argv
 
     # --- endpoints for replmon's sources ---------------------------------
     def mysql_endpoint(self, user: str | None = None, password: str | None = None) -> MysqlEndpoint:
@@ -258,7 +271,7 @@ class LabNode:
         common = [
             f"--datadir={inside(self.datadir)}", f"--socket={inside(self.mysql_socket)}",
             f"--tmpdir={inside(self.mysql_tmp)}",
-            f"--port={self.mysql_port}", "--bind-address=127.0.0.1",
+            f"--port={self.mysql_port}", f"--bind-address={self.bind}",
             f"--pid-file={inside(self.mysql_dir / 'mysql.pid')}",
             f"--log-error={inside(self.mysql_dir / 'mysql.err')}",
             f"--server-id={self.server_id}", "--log-bin=binlog", "--skip-name-resolve",
@@ -279,10 +292,11 @@ class LabNode:
                 "--binlog-format=ROW", "--log-slave-updates", "--innodb-log-file-size=16M",
                 "--performance-schema=OFF", "--gtid-domain-id=0", "--skip-slave-start",
             ]
+        args += self.extra_mysql_args
         if self is not self.lab.mysql_primary:
             args.append("--read-only")  # survives restart_mysql(), as in production
         self.mysql_proc = subprocess.Popen(
-            root.argv(args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            self.argv(root.argv(args)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
         self._wait_mysql()
@@ -345,7 +359,7 @@ class LabNode:
         os.kill(self.mysql_proc.pid, signal.SIGCONT)
 
     # --- Redis process -----------------------------------------------------
-    def start_redis(self, replica_of: int | None = None) -> None:
+    def start_redis(self, replica_of: LabNode | None = None) -> None:
         """Start redis-server; a port taken at the lab's first start is replaced."""
         for attempt in range(3):
             try:
@@ -362,24 +376,25 @@ class LabNode:
         it runs in one."""
         return self.lab.redis_home / self.name
 
-    def _start_redis(self, replica_of: int | None = None) -> None:
+    def _start_redis(self, replica_of: LabNode | None = None) -> None:
         root = self.lab.redis_root
         server = root.binary or find_binary(REDIS_CANDIDATES, "redis-server")
         self.redis_dir.mkdir(parents=True, exist_ok=True)
         log = self.redis_dir / "redis.log"
         if not self._redis_args:
             self._redis_args = [
-                server, "--port", str(self.redis_port), "--bind", "127.0.0.1",
+                server, "--port", str(self.redis_port), "--bind", self.bind,
                 "--save", "", "--appendonly", "no", "--dir", root.inside(self.redis_dir),
                 "--logfile", root.inside(log), "--daemonize", "no",
                 "--requirepass", self.lab.redis_password, "--masterauth", self.lab.redis_password,
-                "--repl-ping-replica-period", "1",
+                "--repl-ping-replica-period", "1", *self.extra_redis_args,
             ]
             if replica_of is not None:
-                self._redis_args += ["--replicaof", "127.0.0.1", str(replica_of)]
+                self._redis_args += ["--replicaof", replica_of.repl_host,
+                                     str(replica_of.redis_port)]
         self.redis_proc = subprocess.Popen(
-            root.argv(self._redis_args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            self.argv(root.argv(self._redis_args)), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

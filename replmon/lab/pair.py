@@ -29,9 +29,10 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from replmon.errors import LabError
 from replmon.lab.node import LabNode, free_port, kill_processes
@@ -89,14 +90,22 @@ class Lab:
         self.repl_password = "repl-" + os.urandom(6).hex()
         self.redis_password = "red-" + os.urandom(6).hex()
         self.app_password = "app-" + os.urandom(6).hex()
-        self.primary = LabNode(self, "primary", server_id=1)
-        self.replica = LabNode(self, "replica", server_id=2)
+        self.primary = self.node(self.node_names[0], server_id=1)
+        self.replica = self.node(self.node_names[1], server_id=2)
         self._primaries: dict[Layer, LabNode] = dict.fromkeys(LAYERS, self.primary)
         self._followers: list[Callable[[Layer, LabNode], None]] = []
         self.started = False
         self.sentinel: Any = None
         """The Redis Sentinel watching this lab while a demo runs one
         (replmon.lab.sentinel.LabSentinel), else None."""
+
+    node_names = ("primary", "replica")
+    """The nodes' names (their dirs; ``lab-<name>`` in ``settings()``)."""
+
+    def node(self, name: str, server_id: int) -> LabNode:
+        """One of the lab's two nodes, made as the lab starts (a hook: the two-host lab's
+        nodes run in namespaces of their own, replmon.lab.hosts)."""
+        return LabNode(self, name, server_id=server_id)
 
     # --- roles -------------------------------------------------------------------
     @property
@@ -158,7 +167,7 @@ class Lab:
     def free_port() -> int:
         return free_port()
 
-    def __enter__(self) -> Lab:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -227,7 +236,7 @@ class Lab:
         if self.mysql_server is not None:
             self._start_mysql_pair(self.mysql_server)
         p.start_redis()
-        r.start_redis(replica_of=p.redis_port)
+        r.start_redis(replica_of=p)
         self._check_redis_version(p)
         if self.mysql_server is not None:
             self.wait_replica_caught_up(timeout=30)
@@ -240,8 +249,10 @@ class Lab:
         if self.mysql_root.dir is not None:
             self.mysql_home = Path(tempfile.mkdtemp(prefix="replmon-lab-",
                                                     dir=self.mysql_root.tmp()))
-        p.install_mysql()
-        r.install_mysql()
+        with ThreadPoolExecutor(2, thread_name_prefix="lab-install") as pool:
+            # both at once: each mariadb-install-db waits ~2 s mostly on its own fsyncs
+            for done in [pool.submit(p.install_mysql), pool.submit(r.install_mysql)]:
+                done.result()
         p.start_mysql()
         r.start_mysql()
         self._check_version(p)
@@ -270,16 +281,16 @@ class Lab:
         # primary's whole binlog, accounts and schema included.
         if self.is_mysql:
             r.sql(
-                "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%s,"
+                "CHANGE REPLICATION SOURCE TO SOURCE_HOST=%s, SOURCE_PORT=%s,"
                 " SOURCE_USER=%s, SOURCE_PASSWORD=%s, SOURCE_AUTO_POSITION=1,"
                 " SOURCE_CONNECT_RETRY=1, GET_SOURCE_PUBLIC_KEY=1",
-                p.mysql_port, self.repl_user, self.repl_password,
+                p.repl_host, p.mysql_port, self.repl_user, self.repl_password,
             )
         else:
             r.sql(
-                "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%s, MASTER_USER=%s,"
+                "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
                 " MASTER_PASSWORD=%s, MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1",
-                p.mysql_port, self.repl_user, self.repl_password,
+                p.repl_host, p.mysql_port, self.repl_user, self.repl_password,
             )
         r.sql("SET GLOBAL read_only=ON")
         r.sql("START REPLICA")
@@ -328,8 +339,8 @@ class Lab:
         MySQL is switched off (``enabled = false``: its source "absent") when ``mysql`` is
         False or the lab runs none."""
         data: dict[str, Any] = {"interval": interval}
-        for node in (self.primary, self.replica):
-            data[node.name] = {
+        for role, node in zip(("primary", "replica"), self.nodes, strict=True):
+            data[role] = {
                 "host": node.host, "name": f"lab-{node.name}",
                 "mysql": ({"port": node.mysql_port, "user": self.monitor_user,
                            "password": self.monitor_password}

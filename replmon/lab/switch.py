@@ -208,7 +208,7 @@ def rejoin(lab: Lab, node: LabNode, *, timeout: float = 30.0) -> None:
     _follow_mysql(lab, node, primary, timeout)
     node.start_redis()
     with node.redis() as rc:
-        rc.execute_command("REPLICAOF", lab.redis_primary.host,
+        rc.execute_command("REPLICAOF", lab.redis_primary.repl_host,
                            str(lab.redis_primary.redis_port))
     wait_redis_link(node, lab.redis_primary, timeout)
 
@@ -221,7 +221,7 @@ def replicate_from(lab: Lab, node: LabNode, source: LabNode) -> None:
             "CHANGE REPLICATION SOURCE TO SOURCE_HOST=%s, SOURCE_PORT=%s, SOURCE_USER=%s,"
             " SOURCE_PASSWORD=%s, SOURCE_AUTO_POSITION=1, SOURCE_CONNECT_RETRY=1,"
             " GET_SOURCE_PUBLIC_KEY=1",
-            source.host, source.mysql_port, lab.repl_user, lab.repl_password)
+            source.repl_host, source.mysql_port, lab.repl_user, lab.repl_password)
         node.sql("START REPLICA")
         return
     # A primary's gtid_slave_pos is what it last applied as a replica (or empty): with
@@ -232,7 +232,7 @@ def replicate_from(lab: Lab, node: LabNode, source: LabNode) -> None:
     node.sql(
         "CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER=%s,"
         " MASTER_PASSWORD=%s, MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1",
-        source.host, source.mysql_port, lab.repl_user, lab.repl_password)
+        source.repl_host, source.mysql_port, lab.repl_user, lab.repl_password)
     node.sql("START REPLICA")
 
 
@@ -269,7 +269,7 @@ def redis_switchover(lab: Lab, *, timeout: float = 30.0) -> LayerSwitch:
             nc.execute_command("REPLICAOF", "NO", "ONE")
             promoted = time.time()
             lab.set_primary("redis", new)
-            oc.execute_command("REPLICAOF", new.host, str(new.redis_port))
+            oc.execute_command("REPLICAOF", new.repl_host, str(new.redis_port))
         finally:
             oc.execute_command("CLIENT", "UNPAUSE")
         wait_redis_link(old, new, timeout)

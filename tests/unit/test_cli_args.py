@@ -67,7 +67,8 @@ def test_lab_scenario_list_and_a_bad_name_start_no_lab() -> None:
         "sql-thread-stopped, io-thread-stopped, auto-increment, replica-writable, "
         "errant-write, redis-link-down, redis-maxmemory, switchover, sentinel-failover, "
         "primary-read-only, max-connections, offline-mode, disk-full, redis-noreplicas, "
-        "redis-no-master, redis-oom, redis-misconf"]
+        "redis-no-master, redis-oom, redis-misconf, replication-link-cut, "
+        "replication-link-saturated, monitor-cut, node-frozen"]
 
 
 @pytest.mark.parametrize("mysql", ["mariadb-10.11", "mysql-9.7"])
@@ -85,7 +86,7 @@ def test_scenario_list_says_what_the_labs_server_runs(
     line = next(x for x in capsys.readouterr().out.splitlines()
                 if x.startswith("switchover "))
     sent: list[str] = []
-    node = SimpleNamespace(name="n", host="127.0.0.1", mysql_port=3306,
+    node = SimpleNamespace(name="n", host="127.0.0.1", repl_host="127.0.0.1", mysql_port=3306,
                            sql=lambda stmt, *args: sent.append(stmt) or [])
     lab = SimpleNamespace(is_mysql=mysql.startswith("mysql"), set_primary=lambda *a: None,
                           repl_user="repl", repl_password="pw")
