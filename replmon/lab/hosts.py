@@ -76,10 +76,7 @@ class HostNode(LabNode):
         self.mysql_port, self.redis_port = 3306, 6379
         timeout = "replica" if oracle_mysql else "slave"
         self.extra_mysql_args = [f"--{timeout}-net-timeout={NET_TIMEOUT_S}"]
-        # a full resync at once, not after 5 s waiting for more replicas (every start,
-        # a backlog overrun on the shaped link)
-        self.extra_redis_args = ["--repl-timeout", str(NET_TIMEOUT_S),
-                                 "--repl-diskless-sync-delay", "0"]
+        self.extra_redis_args = ["--repl-timeout", str(NET_TIMEOUT_S)]
 
     def argv(self, argv: list[str]) -> list[str]:
         return self.net.argv(argv)

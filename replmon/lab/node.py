@@ -387,7 +387,10 @@ class LabNode:
                 "--save", "", "--appendonly", "no", "--dir", root.inside(self.redis_dir),
                 "--logfile", root.inside(log), "--daemonize", "no",
                 "--requirepass", self.lab.redis_password, "--masterauth", self.lab.redis_password,
-                "--repl-ping-replica-period", "1", *self.extra_redis_args,
+                "--repl-ping-replica-period", "1",
+                # a replica's first full sync at once, not after Redis's default 5 s wait
+                # for more replicas to share it (every lab start waited those 5 s)
+                "--repl-diskless-sync-delay", "0", *self.extra_redis_args,
             ]
             if replica_of is not None:
                 self._redis_args += ["--replicaof", replica_of.repl_host,
