@@ -7,6 +7,16 @@ It judges the send direction: that is where replication leaves a node (the prima
 replicating, or either node acting as resync source). A receiving side that is full
 shows up as the other node's send.
 
+A shaper as the interface's root qdisc (``tbf``'s rate, ``cake``'s bandwidth, read
+with ``tc -j qdisc show`` by the host source) is the link's capacity when it is below
+the speed: a veth reads 10000 Mbit/s whatever tbf holds it to, and a host that shapes
+its own replication link fills it at the shaped rate. Why the qdisc and not a
+configured rate or tbf's backlog: the qdisc's rate is the capacity itself, read on the
+node, right when it changes (every 5 s), with nothing to configure and nothing to keep
+in step; a backlog or drops say a queue formed, not how full the link is, and a rate in
+the config goes stale the day someone re-shapes the link. A cap the node cannot see (a
+provider's, a switch's policer) is not known here.
+
 An interface whose speed the kernel does not know (virtual NICs, bonds of unknown
 members, ``lo``: speed -1 or unreadable) is NOT judged: no finding, since there is
 nothing to compare with. The DRBD rate is not judged on its own either (DRBD does
@@ -81,19 +91,38 @@ def _speed(mbps: int) -> str:
     return fmt_link_speed(mbps)
 
 
-def _sends(node: NodeTick, min_speed: float) -> list[tuple[str, int, float, float]]:
-    """(nic, speed Mbit/s, bytes/s sent, percent of the speed) of each interface but
-    ``lo`` whose send rate and speed, at least ``min_speed``, are known, on a node whose
-    host source was read."""
+def _sends(node: NodeTick, min_speed: float) -> list[tuple[str, float, float, float]]:
+    """(nic, capacity Mbit/s, bytes/s sent, percent of the capacity) of each interface
+    but ``lo`` whose send rate and capacity are known, on a node whose host source was
+    read. The capacity is the speed (at least ``min_speed``), or the root shaper's rate
+    when lower or when the speed is unknown (``_capacity``)."""
     if not source_ok(node, "host"):
         return []
     out = []
     for nic, r in node.rates.host.nics.items():
-        speed, send = r.speed_mbps, r.send_bytes_per_s
-        if speed is None or speed < min_speed or send is None or nic == "lo":
+        cap, send = _capacity(r.speed_mbps, r.shaped_kbit, min_speed), r.send_bytes_per_s
+        if cap is None or send is None or nic == "lo":
             continue
-        out.append((nic, speed, send, send * 8 / (speed * 1e6) * 100.0))
+        out.append((nic, cap, send, send * 8 / (cap * 1e6) * 100.0))
     return out
+
+
+def _capacity(speed: int | None, shaped_kbit: float | None, min_speed: float
+              ) -> float | None:
+    """Mbit/s a NIC can send: its speed (if at least ``min_speed``), or its shaper's rate
+    when that is lower; None when neither is known."""
+    known = speed if speed is not None and speed >= min_speed else None
+    if shaped_kbit:
+        return min(shaped_kbit / 1000, known) if known is not None else shaped_kbit / 1000
+    return known
+
+
+def _link(cap_mbps: float, shaper: str | None, shaped_kbit: float | None) -> str:
+    """The capacity as the title says it: "100 Mbit/s", "128 kbit/s (tbf)"."""
+    if shaped_kbit and abs(shaped_kbit / 1000 - cap_mbps) < 1e-9:
+        rate = f"{shaped_kbit:g} kbit/s" if shaped_kbit < 1000 else _speed(shaped_kbit / 1000)
+        return f"{rate} ({shaper})"
+    return _speed(cap_mbps)
 
 
 class Gauges(NamedTuple):
@@ -107,17 +136,18 @@ class Gauges(NamedTuple):
 def measure(w: Window) -> Gauges:
     top = None
     for role in ("primary", "replica"):
-        for _nic, _speed, _send, pct in _sends(w.node(role), 1):
+        for _nic, _cap, _send, pct in _sends(w.node(role), 1):
             if top is None or pct > top:
                 top = pct
     return Gauges(round_up(top))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
-    """No interface sends ``warning_pct`` of its speed (``critical_pct`` only makes it
+    """No interface sends ``warning_pct`` of its capacity (``critical_pct`` only makes it
     critical). With ``min_speed_mbps`` of 1 or more the interfaces judged are among the
-    gauge's; below 1, slower ones (0 or less: unknown) would be judged too, which the
-    gauge leaves out: never quiet then."""
+    gauge's (a shaped one is judged at its shaper's rate either way); below 1, slower
+    speeds (0 or less: unknown) would be judged too, which the gauge leaves out: never
+    quiet then."""
     return t.min_speed_mbps >= 1 and (g.send_pct is None or g.send_pct < t.warning_pct)
 
 
@@ -129,7 +159,10 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         if not full:
             continue  # the usual tick: no need for the DRBD rates
         drbd_kib, drbd_keys, sync = _drbd(node)
-        for nic, speed, send, pct in sorted(full):
+        for nic, cap, send, pct in sorted(full):
+            r = node.rates.host.nics[nic]
+            link = _link(cap, r.shaper, r.shaped_kbit)
+            shaped = link.endswith(")")
             drbd_bytes = drbd_kib * 1024
             if drbd_bytes >= 0.5 * send:
                 cause = (f"DRBD replication sends {_mb(drbd_bytes)} of it "
@@ -141,15 +174,24 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             else:
                 cause = ("The link is full: replication (binlog, Redis, DRBD) and client "
                          "traffic queue behind each other; synchronous writes wait for it.")
+            if shaped:
+                cause += (f" {nic} is shaped: its root qdisc ({r.shaper}) lets "
+                          f"{link.split(' (')[0]} through, far below its "
+                          f"{_speed(r.speed_mbps) if r.speed_mbps else 'unknown'} speed; "
+                          f"what does not fit queues in it, then is dropped.")
             out.append(Observation(
                 key=nic, node=role,
                 severity=Severity.CRITICAL if pct >= t.critical_pct else Severity.WARNING,
-                title=f"{nic} sends {_mb(send)} = {pct:.0f} % of {_speed(speed)}",
-                numbers=numbers(send_bytes_per_s=send, speed_mbps=speed, link_pct=pct,
+                title=f"{nic} sends {_mb(send)} = {pct:.0f} % of {link}",
+                numbers=numbers(send_bytes_per_s=send, speed_mbps=r.speed_mbps, link_pct=pct,
+                                shaped_kbit_s=r.shaped_kbit if shaped else None,
                                 drbd_sent_kib_s=drbd_kib if drbd_keys else None,
                                 drbd_protocol_c=sync if drbd_keys else None),
                 cause=cause,
-                next_step=(f"See what fills {nic} (iftop, ss -tin); put replication on a "
+                next_step=(f"tc -s qdisc show dev {nic} on the {role} (its rate, backlog, "
+                           f"drops): lift or raise the shaping if it was not meant for "
+                           f"replication. " if shaped else "") + (
+                           f"See what fills {nic} (iftop, ss -tin); put replication on a "
                            f"faster or dedicated link (1 Gbit/s or more); keep a DRBD resync "
                            f"to about 30 % of it (resync-rate / c-max-rate) and schedule "
                            f"bulk loads and backups away from peak."),

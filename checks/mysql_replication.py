@@ -380,7 +380,9 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     primary, replica = w.node("primary"), w.node("replica")
     st = replica.mysql.status
     if st.state not in (SourceState.OK, SourceState.ABSENT):
-        down_s = last.wall - st.since if st.since is not None else None
+        # the status's since-time is the sample's, a hair after the tick's wall: never
+        # "-0.0 s"
+        down_s = max(0.0, last.wall - st.since) if st.since is not None else None
         out.append(Observation(
             key="", node="replica", severity=Severity.CRITICAL,
             title=(f"replica MySQL {st.state.value} for {fmt(down_s, 1)} s: cannot see "

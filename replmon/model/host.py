@@ -142,6 +142,13 @@ class NicCounters(Struct):
     speed_mbps: int | None = None
     """Link speed in Mb/s from /sys/class/net/<if>/speed; None when the driver does not
     know it (virtual interfaces, lo, -1, EINVAL, link down). Re-read about once a minute."""
+    shaped_kbit: float | None = None
+    """kbit/s (SI): the rate of a shaper that is the interface's root qdisc (``tc -j qdisc
+    show``: tbf's rate, cake's bandwidth): what the link really carries when it is below
+    the speed (a veth reads 10000 Mbit/s whatever shapes it). None: no such shaper, or
+    tc not read. Re-read every few seconds (replmon.sources.host)."""
+    shaper: str | None = None
+    """That qdisc's kind ("tbf", "cake"); None without one."""
 
 
 @struct
@@ -268,6 +275,11 @@ class NicRates(Struct):
     """Receive + transmit drops per second."""
     speed_mbps: int | None = None
     """Link speed, Mb/s, from the current sample; None when unknown (and in totals)."""
+    shaped_kbit: float | None = None
+    """kbit/s: the root shaper's rate from the current sample (``NicCounters.shaped_kbit``);
+    None without one."""
+    shaper: str | None = None
+    """That shaper's qdisc kind ("tbf", "cake")."""
     util_pct: float | None = None
     """Percent of link speed used by the busier direction (links are full duplex):
     max(recv, send) x 8 / (speed x 10^6) x 100. None without a known speed."""

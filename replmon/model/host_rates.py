@@ -47,7 +47,7 @@ def _gauge_disk(d: DiskCounters) -> DiskRates:
 
 
 def _gauge_nic(c: NicCounters) -> NicRates:
-    return NicRates(speed_mbps=c.speed_mbps)
+    return NicRates(speed_mbps=c.speed_mbps, shaped_kbit=c.shaped_kbit, shaper=c.shaper)
 
 
 def _gauges(cur: HostSample, devices: bool = True) -> dict[str, Any]:
@@ -145,8 +145,10 @@ def _disk_rates(d: Deltas, dt: float, one: DiskCounters | None = None) -> DiskRa
     })
 
 
-def _nic_rates(d: Deltas, dt: float, speed: int | None = None) -> NicRates:
-    """A NIC's rates from its deltas (``speed``: its link speed, for % used)."""
+def _nic_rates(d: Deltas, dt: float, speed: int | None = None,
+               nic: NicCounters | None = None) -> NicRates:
+    """A NIC's rates from its deltas (``speed``: its link speed, for % used; ``nic``: its
+    counters, for its shaper)."""
     rb, tb, rp, tp, errors, drops = d
     recv, send = _per_s(rb, dt), _per_s(tb, dt)
     util = None
@@ -157,6 +159,8 @@ def _nic_rates(d: Deltas, dt: float, speed: int | None = None) -> NicRates:
         "recv_packets_per_s": _per_s(rp, dt), "send_packets_per_s": _per_s(tp, dt),
         "errors_per_s": _per_s(errors, dt), "drops_per_s": _per_s(drops, dt),
         "speed_mbps": speed, "util_pct": util,
+        "shaped_kbit": nic.shaped_kbit if nic is not None else None,
+        "shaper": nic.shaper if nic is not None else None,
     })
 
 
@@ -234,7 +238,7 @@ def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
         values["disk_total"] = _disk_rates(_total(counted), dt)
 
     values["nics"], counted = _per_device(
-        cur.nics, prev.nics, _nic_deltas, lambda d, nic: _nic_rates(d, dt, nic.speed_mbps),
+        cur.nics, prev.nics, _nic_deltas, lambda d, nic: _nic_rates(d, dt, nic.speed_mbps, nic),
         _gauge_nic, lambda name, _: name != "lo")
     if counted:
         values["net_total"] = _nic_rates(_total(counted), dt)

@@ -15,6 +15,12 @@ error for the whole tick. They are read one by one, tolerating failures, on
 the first sample, whenever the set of interfaces in /proc/net/dev changes, and
 otherwise every ``SPEED_REFRESH_S`` seconds; in between the last texts are reused.
 
+What caps a link below its speed, a shaper as the root qdisc (tbf, cake: a veth reads
+10000 Mbit/s whatever shapes it), is read from ``tc -j qdisc show`` every
+``QDISC_REFRESH_S`` seconds (a shaper is added at run time, as the two-host lab's
+saturated link is), alongside the files; a node without tc is asked again after
+``SPEED_REFRESH_S``.
+
 Failures: no /proc/stat -> SourceError "unreachable" (not a Linux /proc, or a
 wrong proc_root); garbled text -> ParseError -> status "parse_error". Other
 files may be missing: their fields stay None/empty.
@@ -32,7 +38,7 @@ from typing import Any, ClassVar
 from replmon.errors import SourceError
 from replmon.model.host import HostSample
 from replmon.sources.base import Source
-from replmon.sources.host_parse import PROC_FILES, build_host_sample, speed_path
+from replmon.sources.host_parse import PROC_FILES, QDISC_KEY, build_host_sample, speed_path
 from replmon.sources.runner import LocalRunner, Runner
 
 PEER_RTT_SCRIPT = ('s=$EPOCHREALTIME; exec 3<>"/dev/tcp/$1/$2" || exit 3; '
@@ -64,6 +70,10 @@ def parse_peer_rtt(text: str) -> float | None:
 
 SPEED_REFRESH_S = 60.0
 """Seconds between re-reads of the link speeds when the interface set is unchanged."""
+QDISC_REFRESH_S = 5.0
+"""Seconds between reads of the root qdiscs (``tc -j qdisc show``): one process on the
+node, ~2 ms of its CPU, every 5 s rather than every tick."""
+QDISC_ARGV = ["tc", "-j", "qdisc", "show"]
 
 
 class HostSource(Source[HostSample]):
@@ -98,6 +108,9 @@ class HostSource(Source[HostSample]):
         self._speeds_mono = -math.inf
         self._peer_addr: tuple[int, Any] | None = None
         """(address family, socket address) of ``peer``, looked up once."""
+        self._qdiscs: str | None = None
+        """The last ``tc -j qdisc show`` text (None: not read, or no tc)."""
+        self._qdiscs_due = -math.inf
 
     def __repr__(self) -> str:
         return f"HostSource(proc_root={self.proc_root!r}, sys_root={self.sys_root!r})"
@@ -118,6 +131,8 @@ class HostSource(Source[HostSample]):
             texts, rtt = await asyncio.gather(self.runner.read_files(list(self._proc_paths)),
                                               self._peer_rtt(self.peer))
         files = {canon: texts.get(real) for real, canon in self._proc_paths.items()}
+        if self.sys_root == "/sys":  # tc reads the live kernel, not a relocated tree
+            files[QDISC_KEY] = await self._read_qdiscs()
         if files["/proc/stat"] is None:
             raise SourceError(
                 f"{self.real_path('/proc/stat')} not found",
@@ -176,6 +191,18 @@ class HostSource(Source[HostSample]):
             self._peer_addr = None
             return None
         return float(struct.unpack_from("I", info, TCPI_RTT_OFFSET)[0]) / 1000.0
+
+    async def _read_qdiscs(self) -> str | None:
+        """``tc -j qdisc show``'s text, re-read every QDISC_REFRESH_S (SPEED_REFRESH_S
+        after a failure: no tc there)."""
+        now = time.monotonic()
+        if now >= self._qdiscs_due:
+            try:
+                self._qdiscs = await self.runner.run(QDISC_ARGV)
+                self._qdiscs_due = now + QDISC_REFRESH_S
+            except (FileNotFoundError, SourceError):
+                self._qdiscs, self._qdiscs_due = None, now + SPEED_REFRESH_S
+        return self._qdiscs
 
     async def _read_speeds(self, nics: frozenset[str]) -> dict[str, str | None]:
         """Each NIC's speed file text; None where it is missing or unreadable (EINVAL).

@@ -22,6 +22,7 @@ Pass ``whole_disks`` (e.g. the names in /sys/block) to override the name rule.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -305,6 +306,31 @@ def parse_net_dev(text: str, path: str = "/proc/net/dev") -> dict[str, NicCounte
     return out
 
 
+QDISC_KEY = "tc -j qdisc show"
+"""The key of ``tc -j qdisc show``'s output among ``build_host_sample``'s texts."""
+SHAPERS = {"tbf": "rate", "cake": "bandwidth"}
+"""Root qdiscs that cap a link's rate, and the option (bytes/s in tc's JSON) that says
+at what."""
+
+
+def parse_qdiscs(text: str) -> dict[str, tuple[str, float]]:
+    """``tc -j qdisc show`` -> {nic: (shaper kind, kbit/s)} for each interface whose root
+    qdisc is a shaper of SHAPERS; others, and garbled output, left out (a shaper is a
+    refinement of the speed, never a reason to fail the sample)."""
+    try:
+        rows = json.loads(text)
+    except ValueError:
+        return {}
+    out: dict[str, tuple[str, float]] = {}
+    for q in rows if isinstance(rows, list) else []:
+        if not isinstance(q, dict) or not q.get("root") or q.get("kind") not in SHAPERS:
+            continue
+        rate = (q.get("options") or {}).get(SHAPERS[q["kind"]])
+        if isinstance(q.get("dev"), str) and isinstance(rate, int | float) and rate > 0:
+            out[q["dev"]] = (q["kind"], rate * 8 / 1000)
+    return out
+
+
 def parse_speed(text: str, path: str = "/sys/class/net/?/speed") -> int | None:
     """Link speed in Mb/s; None for "unknown" (-1, 0, 65535, 4294967295)."""
     line = text.strip()
@@ -343,11 +369,16 @@ def build_host_sample(
         fields["disks"] = parse_diskstats(text, whole_disks)
     if (text := files.get("/proc/net/dev")) is not None:
         nics = parse_net_dev(text)
+        qdiscs = files.get(QDISC_KEY)
+        shapers = parse_qdiscs(qdiscs) if qdiscs else {}
         for name, nic in nics.items():
             speed_text = files.get(speed_path(name))
             if speed_text is not None:
                 speed = parse_speed(speed_text, speed_path(name))
-                nics[name] = nic.model_copy(update={"speed_mbps": speed})
+                nics[name] = nic = nic.model_copy(update={"speed_mbps": speed})
+            if name in shapers:
+                kind, kbit = shapers[name]
+                nics[name] = nic.model_copy(update={"shaper": kind, "shaped_kbit": kbit})
         fields["nics"] = nics
     for res in ("cpu", "memory", "io"):
         p = f"/proc/pressure/{res}"

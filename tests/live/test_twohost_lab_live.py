@@ -3,7 +3,8 @@ each with its MariaDB, Redis and sshd, a monitoring link from here and a replica
 between them; the faults between them (replmon.lab.links); and that it leaves nothing
 behind after replmon's normal exit, a SIGTERM and a SIGKILL.
 
-One lab for the module (one worker: the xdist group), under the demo's write load.
+One lab for the module and test_twohost_partition_live.py (tests/live/conftest.py's
+``twohost``; one worker: the xdist group), under the demo's write load.
 Conditions are waited for with deadlines; a fault's undo waits for the pair to heal.
 """
 
@@ -36,7 +37,6 @@ from replmon.lab.links import (
     replication_link_cut,
     replication_link_shaped,
 )
-from replmon.lab.load import WriteLoad
 from replmon.lab.netns import REPLICATION_DEV, HostNet, Network, ns_pids
 from replmon.model.tick import Tick
 
@@ -44,14 +44,6 @@ pytestmark = [pytest.mark.live, pytest.mark.xdist_group("twohost")]
 
 NAMED_WITHIN_S = 15.0
 """Issue #55: each fault shows within 15 s."""
-
-
-@pytest.fixture(scope="module")
-def twohost() -> Iterator[TwoHostLab]:
-    t0 = time.monotonic()
-    with TwoHostLab() as lab, WriteLoad(lab, rate=300):
-        print(f"two-host lab up in {time.monotonic() - t0:.1f} s: {lab.describe()}")
-        yield lab
 
 
 async def ticks_until(lab: TwoHostLab, cond: Callable[[Tick], bool], what: str, *,
