@@ -93,6 +93,7 @@ class HostSource(Source[HostSample]):
         proc_root: str = "/proc",
         sys_root: str = "/sys",
         peer: tuple[str, int] | None = None,
+        qdiscs: bool = True,
     ) -> None:
         super().__init__(timeout=timeout)
         self.runner = runner
@@ -110,7 +111,7 @@ class HostSource(Source[HostSample]):
         """(address family, socket address) of ``peer``, looked up once."""
         self._qdiscs: str | None = None
         """The last ``tc -j qdisc show`` text (None: not read, or no tc)."""
-        self._qdiscs_due = -math.inf
+        self._qdiscs_due = -math.inf if qdiscs else math.inf
 
     def __repr__(self) -> str:
         return f"HostSource(proc_root={self.proc_root!r}, sys_root={self.sys_root!r})"
