@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from replmon.cli import main
-from replmon.session.recording import open_recording
+from replmon.session.recording import BEFORE_TRUE_LAG, open_recording
 from replmon.session.rerun import rerun_checks
 
 FILE = (Path(__file__).resolve().parents[2] / "fixtures" / "recordings"
@@ -27,7 +28,17 @@ def test_a_format1_recording_replays_whole() -> None:
 
 
 def test_the_commands_read_format1(capsys: pytest.CaptureFixture[str]) -> None:
+    """... and each says what the file lacks: its measured lag reads U for that reason."""
     assert main(["report", str(FILE)]) == 0
-    assert "150 ticks" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "150 ticks" in out
+    assert f"lacks: {BEFORE_TRUE_LAG}\n" in out
     assert main(["check", "--replay", str(FILE)]) == 2  # CRITICAL: SQL thread stopped
-    assert "SQL thread stopped" in capsys.readouterr().out
+    status = capsys.readouterr().out.splitlines()[0]
+    assert "SQL thread stopped" in status
+    assert f"; replica lag unknown: {BEFORE_TRUE_LAG} |" in status
+    assert "replica_mysql_lag_measured=U;" in status
+    assert main(["check", "--format", "json", "--replay", str(FILE)]) == 2
+    assert json.loads(capsys.readouterr().out)["lag"]["detail"] == BEFORE_TRUE_LAG
+    assert main(["report", "--html", str(FILE)]) == 0
+    assert f"written by replmon 0.1.0; {BEFORE_TRUE_LAG}</p>" in capsys.readouterr().out
