@@ -32,6 +32,8 @@ before ``Tick.lag``) says it lacks, wherever its lag is shown (``Recording.lacks
 BEFORE_TRUE_LAG_POSITIONS = ("recorded before true lag: lag worked out again from the "
                              "recorded positions (pair_lag history)")
 """The same, when the ticks hold the primary's positions the replay measures lag from."""
+LACKS_LOOKBACK = 10
+"""Ticks ``Recording.lacks`` looks back for a binlog position (read every 2 s)."""
 
 
 class Recording(RecordingFrames):
@@ -175,8 +177,11 @@ class Recording(RecordingFrames):
         if last.lag is not None or all(n.mysql.status.state is SourceState.ABSENT
                                        for n in last.nodes):
             return None
-        positions = any(n.mysql.binlog is not None for n in last.nodes)
-        return BEFORE_TRUE_LAG_POSITIONS if positions else BEFORE_TRUE_LAG
+        with contextlib.suppress(SessionError):  # (read every few ticks: pair_lag's 2 s)
+            for i in range(len(self) - 1, max(-1, len(self) - 1 - LACKS_LOOKBACK), -1):
+                if any(n.mysql.binlog is not None for n in self.tick_at(i).nodes):
+                    return BEFORE_TRUE_LAG_POSITIONS
+        return BEFORE_TRUE_LAG
 
     def verify(self) -> list[str]:
         """Decode every frame (CRC, zlib, JSON, models); ``problems`` afterwards."""

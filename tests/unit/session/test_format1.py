@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from replmon.cli import main
-from replmon.session.recording import BEFORE_TRUE_LAG, open_recording
+from replmon.session.recorder import RecordingWriter
+from replmon.session.recording import BEFORE_TRUE_LAG, BEFORE_TRUE_LAG_POSITIONS, open_recording
 from replmon.session.rerun import rerun_checks
 
 FILE = (Path(__file__).resolve().parents[2] / "fixtures" / "recordings"
@@ -42,3 +43,17 @@ def test_the_commands_read_format1(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out)["lag"]["detail"] == BEFORE_TRUE_LAG
     assert main(["report", "--html", str(FILE)]) == 0
     assert f"written by replmon 0.1.0; {BEFORE_TRUE_LAG}</p>" in capsys.readouterr().out
+
+
+def test_a_format2_file_written_before_true_lag_says_it_is_worked_out_again(
+        tmp_path: Path) -> None:
+    """Format 2 ticks without ``Tick.lag`` (written before it), but with the primary's
+    positions: the replay measures the lag again from them, and says so."""
+    sample = FILE.parents[2].parent / "sample_sessions" / "replica_sql_stopped.rmrec"
+    path = tmp_path / "before_true_lag.rmrec"
+    with open_recording(sample) as rec, RecordingWriter(path, rec.meta) as w:
+        for i in range(40):
+            w.write(rec.tick_at(i).model_copy(update={"lag": None}))
+        assert rec.lacks() is None
+    with open_recording(path) as rec:
+        assert rec.meta.version == 2 and rec.lacks() == BEFORE_TRUE_LAG_POSITIONS
