@@ -82,8 +82,8 @@ Stream = list[tuple[float, list[Finding]]]
 """(tick wall, findings open after it) per tick: what incidents are made from."""
 
 ROOTS = {  # recording -> the root of its incident of more than one finding
-    "seed002_swapping_past_ceiling": "memory_ceiling/primary/redis_memory",
-    "seed004_auto_increment": "config_drift/pair/auto_increment_increment",
+    "redis_swapping_past_ceiling": "memory_ceiling/primary/redis_memory",
+    "auto_increment_updates_miss": "config_drift/pair/auto_increment_increment",
     "replica_lag_growing": "applier_progress/replica/default",
     "redis_maxmemory_evictions": "memory_ceiling/primary/redis_memory",
     "redis_link_down_full_resync": "config_drift/pair/repl-backlog-size",
@@ -136,7 +136,7 @@ def incident_rows(ivs: list[float], results: list[bool]) -> None:
     for name, want in ROOTS.items():
         at = {iv: stream_at(ticks[name], iv) for iv in ivs}
         cases.append((name, at, [want]))
-    both = {iv: merged(stream_at(ticks["seed004_auto_increment"], iv),
+    both = {iv: merged(stream_at(ticks["auto_increment_updates_miss"], iv),
                        stream_at(ticks["replica_sql_stopped"], iv)) for iv in ivs}
     cases.append(("composed: auto_increment drift + SQL thread stopped at once", both,
                   ["config_drift/pair/auto_increment_increment",

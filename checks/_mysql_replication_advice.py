@@ -223,7 +223,7 @@ def _sql_advice(errno: int, text: str, ch: ReplicaChannel, wd: ReplicationWords,
         return ("table or database missing on the replica: the event writes to an object "
                 "the replica lacks: created on the source with sql_log_bin=0, skipped by a "
                 "replication filter (Replicate_Do_*/Replicate_Ignore_*), or left out of the "
-                "seed",
+                "backup the replica was made from",
                 f"Compare SHOW CREATE TABLE on both nodes and the filters in {wd.show}\\G; "
                 "create what is missing as it is on the source; then " + start)
     if errno == 1594 or "relay log read failure" in low:

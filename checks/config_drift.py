@@ -1,7 +1,7 @@
 """Config drift: settings that must agree (or must differ) between the two nodes.
 
 A replica is the primary of tomorrow's failover, and half of a pair's surprises are a
-setting nobody compared: seed 004's UPDATEs that changed no row came from
+setting nobody compared: in the field notes, UPDATEs that changed no row came from
 ``auto_increment_increment=2`` on one node only. replmon reads both nodes' settings
 (MySQL SHOW GLOBAL VARIABLES about once a minute; Redis INFO every tick and CONFIG GET
 client-output-buffer-limit, min-replicas-to-write and min-replicas-max-lag every minute)

@@ -11,13 +11,13 @@ also holds the network round trip: see link_saturation and latency_bound.)
 Three signs, each a finding:
 
 * **iowait** (key "iowait"): ``cpu_iowait_pct`` >= ``iowait_pct`` (20 %) for
-  ``open_after`` seconds (3 s). Seed 000: the primary showed ``wai`` 47-59 % in dstat while
+  ``open_after`` seconds (3 s). Field notes: a primary showed ``wai`` 47-59 % in dstat while
   writing 13-21 MB/s during sysbench prepare; the replica showed 0 %. iowait is idle
   time with I/O outstanding: a strong sign when high, but a busy CPU hides it.
 * **slow requests** (key = disk name): ``await_ms`` >= ``await_ms`` (50 ms) while
   ``util_pct`` >= ``util_pct`` (90 %): the disk is busy all the time and requests
-  queue. Critical from ``critical_await_ms`` (500 ms, Ceph's "slow ops" mark in seed
-  003) with at least ``min_iops`` (5) requests/s, busy or not. Seed 003: fio randrw
+  queue. Critical from ``critical_await_ms`` (500 ms, Ceph's "slow ops" mark in the
+  field notes) with at least ``min_iops`` (5) requests/s, busy or not. Field notes: fio randrw
   16k with 30 jobs at depth 1 got 468 IOPS without bcache, so requests waited
   30 / 468 s = 64 ms; with bcache writeback 1,243 IOPS, 24 ms.
 * **erratic IOPS** (same key as the disk): over the last ``cv_window`` (10 s, and at
@@ -26,7 +26,7 @@ Three signs, each a finding:
   least ``min_swings`` (4) tick-to-tick changes larger than half the mean (a load that
   starts or stops makes one or two, so it is not "erratic"), with a mean of at least
   ``cv_min_iops`` (50)/s, on a disk busy at least ``cv_min_util_pct`` (50 %) of the
-  time on average (bursty flushes on an idle disk are not a problem). Seed 003: once
+  time on average (bursty flushes on an idle disk are not a problem). Field notes: once
   the bcache writeback cache is full, flushing and new writes share the HDD and IOPS
   "jump up and down". It needs ``cv_window`` of history, so it flags later than the
   rest. At intervals above 6 s the 30 s window holds fewer than ``cv_min_samples``

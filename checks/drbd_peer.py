@@ -13,7 +13,7 @@ What it reports:
   Unknown, peer disk DUnknown): out-of-sync KiB and how fast it grows are in the
   title. Warning first, critical once it has lasted ``disconnected_critical_s``
   (transient states flap). A Primary writing while disconnected runs unprotected:
-  every write adds to out-of-sync and a failover would lose it. Seed 000: db163
+  every write adds to out-of-sync and a failover would lose it. Field notes: db163
   ``cs:WFConnection ro:Primary/Unknown ds:UpToDate/DUnknown`` with oos 308 -> 65,724 KiB.
 - **StandAlone**: critical, possible split brain (DRBD gave up and will not retry).
   An 8.x ``Unconfigured`` minor is a warning (the resource is down on that node).

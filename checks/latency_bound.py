@@ -20,7 +20,7 @@ MySQL would count toward max_connect_errors). A server that does not answer at a
 is a timeout, reported by source health, not here.
 
 Why it matters: a client waits one round trip per statement, so one connection can
-run at most ~1000 / rtt_ms statements/s, however fast the server is. Seed 001:
+run at most ~1000 / rtt_ms statements/s, however fast the server is. Field notes:
 sysbench at 0.3 ms ran 407 TPS / 8,147 QPS; with 10 ms added (tc netem) 187 TPS /
 3,748 QPS on the same server. With synchronous replication the commit also waits
 for the replica: semi-sync pays one round trip per commit (the replica's ACK); DRBD

@@ -23,11 +23,11 @@ nothing to compare with. The DRBD rate is not judged on its own either (DRBD doe
 not say which interface it uses); it explains a full link: how much of it is DRBD,
 and whether protocol C makes every write wait for it.
 
-Seed 000: ``dd`` onto the DRBD disk ran at 12.6 MB/s with the peer connected and
+Field notes: ``dd`` onto the DRBD disk ran at 12.6 MB/s with the peer connected and
 52.8 MB/s without it (dd's SI megabytes; the title says 12 MiB/s, as every replmon view
 writes bytes): 12.6 MB/s x 8 = 101 Mbit/s, the whole 100 Mbit/s link. With
 protocol C each write completes only when the peer has it, so the link speed caps
-the write rate of the database (the seed's TPS also fell from 19.5 to 13.2 with the
+the write rate of the database (the notes' TPS also fell from 19.5 to 13.2 with the
 peer connected before tuning).
 
 Thresholds: ``warning_pct`` (85) and ``critical_pct`` (95) of the link speed;

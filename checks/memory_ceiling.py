@@ -34,7 +34,7 @@ least), the ``paging`` and ``redis_memory`` observations say so ("Redis ops/s
 73,584 -> 6,778") and a warning becomes critical: the memory problem is now an
 outage.
 
-Seed 002: a Redis master with no maxmemory on a 16 GB host, data set growing from
+Field notes: a Redis master with no maxmemory on a 16 GB host, data set growing from
 70 M to 95 M keys. Up to ~85 % of RAM the insert rate held at ~73.5k/s with no
 page faults and no disk reads; past the ceiling, 81 major faults/s, 1,986 kB/s of
 disk reads (swap-ins: the master had no persistence), CPU from 94 % to 10 % of a

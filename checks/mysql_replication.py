@@ -25,7 +25,7 @@ multi-source setups).
   The cause follows the error (on MySQL 8 the failing worker's own, from
   performance_schema): 0 stopped by hand (``STOP SLAVE SQL_THREAD``, a ``START
   SLAVE UNTIL`` that arrived, a skipped start), 1062 duplicate key and 1032 row
-  not found (a write on the replica, an inconsistent seed), 1317 a killed
+  not found (a write on the replica, an inconsistent copy), 1317 a killed
   statement, 1205/1213 a lock held on the replica, 1146/1049 a table or database
   the replica lacks, 1594 a corrupt relay log (fetched again from the executed
   position). Both threads stopped without an error is one ``STOP SLAVE``.

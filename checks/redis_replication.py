@@ -61,7 +61,7 @@ finding stays up long enough to read) or a replica in ``wait_bgsave``/``send_bul
 title gives the last fork's block time (``latest_fork_usec``) and the master's
 memory. Warning; critical when the master's used_memory is above
 ``fork_memory_critical_pct`` (50 %) of its host's RAM, because copy-on-write during
-the RDB child can need up to the data set again. Seed 002 (Redis 2.6.5, which had
+the RDB child can need up to the data set again. A field note (Redis 2.6.5, which had
 no partial resync) saw it: every reconnect of the replica was a full sync, and on
 16 GB hosts holding 80-90 million keys at ~85 % memory the write-up concludes
 that a replica (re)connecting "seriously affects the master's performance".

@@ -7,7 +7,7 @@ changes one row; when rows changed per statement falls well below 1, many
 statements found no row (or set a column to the value it had), returned at once,
 and the statement rate (TPS/QPS) overstates the work done.
 
-Seed 004: two identical hosts under sysbench update_index; host A showed 47,240
+Field notes: two identical hosts under sysbench update_index; host A showed 47,240
 UPDATE/s but 23,489 rows updated/s (0.50 rows per statement) because
 auto_increment_increment=2 left every other id empty; host B, 31,653 vs 31,522,
 is healthy. When the node's auto_increment_increment is above 1 the finding

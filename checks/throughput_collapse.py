@@ -26,7 +26,7 @@ semi-sync wait sessions, swap and major faults, disk utilisation and iowait,
 Redis RSS below used_memory, a fork in progress, and, for Redis, MySQL QPS on the
 same node falling in the same tick (the shared clients are stuck on MySQL).
 
-Seed 002: a Redis master past its host's memory ceiling went from 73.5k inserts/s
+Field notes: a Redis master past its host's memory ceiling went from 73.5k inserts/s
 to 6.8k/s with the same 50 clients (9 % of the baseline: critical).
 
 Next step: MySQL: SHOW PROCESSLIST (states "Waiting for global read lock",

@@ -178,6 +178,7 @@ def check_replay(path: str, config: str | None = None, pair: str | None = None) 
     only the checks whose thresholds differ are observed again)."""
     from replmon.model.findings import Finding
     from replmon.model.incidents import IncidentTracker, causality
+    from replmon.model.lag import MeasuredLag
     from replmon.output.nagios import CheckRun
     from replmon.output.perfdata import pair_perf
     from replmon.pair import LAG_WINDOW_S
@@ -207,6 +208,8 @@ def check_replay(path: str, config: str | None = None, pair: str | None = None) 
                              run.engine.limits)
         last_tick = rec.tick_at(len(rec) - 1) if len(rec) else None
         last_lag = last_tick.lag if last_tick is not None else None
+        if last_lag is None and (lacks := rec.lacks()):  # why the measured lag reads U
+            last_lag = MeasuredLag(detail=lacks)
         problems = list(rec.problems)
         nodes = rec.node_names()
     say_problems(problems)

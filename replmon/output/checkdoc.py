@@ -337,7 +337,7 @@ on a shared 2-core machine): without a gate every tick is read back from the fil
 
 **What it costs.** Code: `quiet` restates, as a bound, what `evaluate` decides, and must
 be right for every value of every threshold (tests/unit/test_gates.py runs every gate
-against its check's `evaluate` on every shipped recording and seed scenario, with the
+against its check's `evaluate` on every shipped recording and field-note scenario, with the
 default thresholds and each one from 0.1x to 10x; write the proof in `quiet`'s
 docstring). Bytes: about 2 bytes a tick per gated check in the observations frames
 (15 gated checks add 34 bytes to a tick of 1,421 in sample_sessions/redis_writes_refused.rmrec).

@@ -327,7 +327,8 @@ def render_html(rep: dict[str, Any]) -> str:
 
 def _header(rep: dict[str, Any]) -> str:
     made = (f"format v{rep['format_version']}, written by replmon {rep['replmon_version']}"
-            + (", RECONSTRUCTED (not a live capture)" if rep["reconstructed"] else ""))
+            + (", RECONSTRUCTED (not a live capture)" if rep["reconstructed"] else "")
+            + (f"; {rep['lacks']}" if rep.get("lacks") else ""))
     return (f"<h1>replmon report: {e(rep['file'])}</h1>"
             f"<p class='span'>{e(rep['start'])} to {e(rep['end'])}: "
             f"{e(plural(rep['ticks'], 'tick'))} over {rep['duration_s']:.0f} s, every "

@@ -206,6 +206,7 @@ def report(recording: Recording, more: Extract | None = None,
         "format_version": meta.version,
         "replmon_version": meta.replmon_version,
         "reconstructed": meta.reconstructed,
+        "lacks": recording.lacks(),
         "note": meta.note,
         "ticks": count,
         "interval_s": meta.interval,
@@ -287,6 +288,8 @@ def render_text(rep: dict[str, Any]) -> str:
              f"format v{rep['format_version']}, written by replmon {rep['replmon_version']}"
              + (", RECONSTRUCTED (not a live capture)" if rep["reconstructed"] else "")
              + ("" if rep["closed_cleanly"] else ", not closed cleanly")]
+    if rep.get("lacks"):
+        lines.append(f"lacks: {rep['lacks']}")
     if rep["note"]:
         lines.append(f"note: {rep['note']}")
     if rep.get("window"):

@@ -18,12 +18,22 @@ from pydantic import ValidationError
 
 from replmon.engine import Update
 from replmon.errors import SessionError
+from replmon.model.base import SourceState
 from replmon.model.findings import Finding
 from replmon.model.parts import PARTS, samples_read, thin
 from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.decoding import Entry, SomeRates, decode_tick, decode_update
 from replmon.session.format import KIND_KEY, KIND_TICK
 from replmon.session.frames import RecordingFrames
+
+BEFORE_TRUE_LAG = "recorded before true lag: lag from Seconds_Behind_Master only"
+"""What a recording without the replica's true lag (format 1, or a format 2 file written
+before ``Tick.lag``) says it lacks, wherever its lag is shown (``Recording.lacks``)."""
+BEFORE_TRUE_LAG_POSITIONS = ("recorded before true lag: lag worked out again from the "
+                             "recorded positions (pair_lag history)")
+"""The same, when the ticks hold the primary's positions the replay measures lag from."""
+LACKS_LOOKBACK = 10
+"""Ticks ``Recording.lacks`` looks back for a binlog position (read every 2 s)."""
 
 
 class Recording(RecordingFrames):
@@ -151,6 +161,27 @@ class Recording(RecordingFrames):
             entries.close()  # type: ignore[attr-defined]
             if first is not None:
                 yield first
+
+    def lacks(self) -> str | None:
+        """What this recording lacks that today's replmon would have recorded, in a few
+        words (check --replay, report and its page say it); None when nothing is missing.
+        Judged on the last intact tick: a replica's MySQL without ``Tick.lag`` was recorded
+        before true lag (format 1 has no primary positions either: Seconds_Behind_Master
+        is all there is)."""
+        if not len(self):
+            return None
+        try:
+            last = self.tick_at(len(self) - 1)
+        except SessionError:
+            return BEFORE_TRUE_LAG if self.meta.version < 2 else None
+        if last.lag is not None or all(n.mysql.status.state is SourceState.ABSENT
+                                       for n in last.nodes):
+            return None
+        with contextlib.suppress(SessionError):  # (read every few ticks: pair_lag's 2 s)
+            for i in range(len(self) - 1, max(-1, len(self) - 1 - LACKS_LOOKBACK), -1):
+                if any(n.mysql.binlog is not None for n in self.tick_at(i).nodes):
+                    return BEFORE_TRUE_LAG_POSITIONS
+        return BEFORE_TRUE_LAG
 
     def verify(self) -> list[str]:
         """Decode every frame (CRC, zlib, JSON, models); ``problems`` afterwards."""

@@ -27,7 +27,7 @@ from replmon.tui.replay import ReplayApp
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
 
 TICKS = lab_ticks()
-SEED004 = Path(__file__).parents[2] / "sample_sessions" / "seed004_auto_increment.rmrec"
+SEED004 = Path(__file__).parents[2] / "sample_sessions" / "auto_increment_updates_miss.rmrec"
 
 
 

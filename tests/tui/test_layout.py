@@ -34,7 +34,7 @@ from replmon.units import tick_clock
 SESSIONS = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*.rmrec"))
 SIZES = [(80, 24), (120, 40), (160, 50)]
 VIEWS_SESSIONS = {"replica_sql_stopped", "planned_switchover", "redis_writes_refused",
-                  "seed000_drbd_peer_disconnect", "seed004_auto_increment"}
+                  "drbd_peer_disconnected", "auto_increment_updates_miss"}
 """The sessions whose every view (detail, drift, graphs, who, help, a finding) is walked:
 one of each kind of content (replication stopped, roles changing, client errors, DRBD,
 statements against rows); the others' overview only (the views' code is the same, their

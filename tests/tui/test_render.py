@@ -121,7 +121,7 @@ def test_drbd_detail_from_seed_000s_session() -> None:
     from replmon.tui.detail import side_by_side
 
     path = Path(__file__).resolve().parents[2] / "sample_sessions" / \
-        "seed000_drbd_peer_disconnect.rmrec"
+        "drbd_peer_disconnected.rmrec"
     with open_recording(path) as rec:
         t = rec.tick_at(len(rec) - 1)
     console = Console(width=160, record=True)

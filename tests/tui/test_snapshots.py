@@ -90,22 +90,22 @@ def test_views(snap_compare: Callable[..., bool], view: str, size: tuple[int, in
     assert snap_compare(app_for(ticks), terminal_size=size, run_before=VIEWS[view])
 
 
-SEED004 = Path(__file__).parents[2] / "sample_sessions" / "seed004_auto_increment.rmrec"
+AUTO_INC = Path(__file__).parents[2] / "sample_sessions" / "auto_increment_updates_miss.rmrec"
 
 
-def seed_ticks() -> list:  # type: ignore[type-arg]
-    """Seed 004's recorded incident (recorded on the lab) up to two ticks after its first
+def auto_inc_ticks() -> list:  # type: ignore[type-arg]
+    """The auto_increment incident (recorded on the lab) up to two ticks after its first
     finding opened, as the live screen would have been fed them."""
-    rec = open_recording(SEED004)
+    rec = open_recording(AUTO_INC)
     first = rec.recorded_openings()[0]
     return [rec.tick_at(i) for i in range(first + 3)]
 
 
 @pytest.mark.parametrize("keys", [(), ("d",)], ids=["overview", "drift"])
 @pytest.mark.parametrize("size", [(160, 50), (80, 24)])
-def test_seed004(snap_compare: Callable[..., bool], keys: tuple[str, ...],
+def test_auto_increment_updates_miss(snap_compare: Callable[..., bool], keys: tuple[str, ...],
                  size: tuple[int, int]) -> None:
-    """Seed 004's incident at its first findings: the overview (rows written marked apart,
+    """The auto_increment incident at its first findings: the overview (rows written marked apart,
     the finding named in the header) and the drift view, where auto_increment_increment
     differs."""
-    assert snap_compare(app_for(seed_ticks()), terminal_size=size, run_before=then(*keys))
+    assert snap_compare(app_for(auto_inc_ticks()), terminal_size=size, run_before=then(*keys))

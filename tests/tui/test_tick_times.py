@@ -36,13 +36,13 @@ from replmon.units import tick_clock
 
 FOLDER = Path(__file__).parents[2] / "sample_sessions"
 SESSIONS = sorted(p for p in FOLDER.glob("*.rmrec") if p.stem in {
-    "replica_sql_stopped", "redis_link_down_full_resync", "seed000_drbd_peer_disconnect",
+    "replica_sql_stopped", "redis_link_down_full_resync", "drbd_peer_disconnected",
     "planned_switchover", "redis_writes_refused"})
 """One session of each kind of finding (MySQL replication and lag, the Redis link, DRBD,
 a roles event, writes refused): every view names a finding through the same
 tick_clock, whatever its check; the other sessions' findings (evictions, a growing lag,
 swapping) cost the suite ~100 s under load for no view this does not already read.
-seed004's own test is below."""
+the auto_increment session's own test is below."""
 CLOCK = re.compile(r"\b\d\d:\d\d:\d\d\b")
 
 
@@ -163,15 +163,15 @@ async def test_every_view_gives_a_finding_the_same_time(path: Path) -> None:
     assert bad == []
 
 
-async def test_seed004_in_one_look() -> None:
-    """The issue's session: config_drift holds from tick 0 (16:09:44.75 UTC), opens at
-    tick 1; stmt_vs_rows holds from tick 1, opens at tick 3. Every view says 21:39:44
-    and 21:39:45 here (UTC+05:30): the ticks the conditions began."""
-    path = FOLDER / "seed004_auto_increment.rmrec"
+async def test_auto_increment_in_one_look() -> None:
+    """The issue's session: config_drift holds from tick 0 (18:06:19.24 UTC), opens at
+    tick 1; stmt_vs_rows holds from tick 1, opens at tick 3. Every view says 23:36:19
+    and 23:36:20 here (UTC+05:30): the ticks the conditions began."""
+    path = FOLDER / "auto_increment_updates_miss.rmrec"
     found = {f.check: (index, f) for index, f in openings(path)}
     assert {c: (i, f.since_seq, tick_clock(f.since_wall)) for c, (i, f) in found.items()} == {
-        "config_drift": (1, 0, "21:39:44"), "stmt_vs_rows": (3, 1, "21:39:45")}
+        "config_drift": (1, 0, "23:36:19"), "stmt_vs_rows": (3, 1, "23:36:20")}
     times = report_times(path)
-    assert sorted(times.values()) == ["21:39:44", "21:39:45"]
+    assert sorted(times.values()) == ["23:36:19", "23:36:20"]
     with open_recording(path) as rec:
-        assert report(rec)["start"] == "2026-11-23 21:39:44 XST"  # tick 0, as the bar
+        assert report(rec)["start"] == "2026-12-03 23:36:19 XST"  # tick 0, as the bar

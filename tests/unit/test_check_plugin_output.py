@@ -124,7 +124,8 @@ def test_the_status_line_is_one_line_at_any_width(columns: str) -> None:
     p = _check("replica_sql_stopped.rmrec", COLUMNS=columns)
     assert p.returncode == 2, p.stderr
     first, *rest = p.stdout.splitlines()
-    assert first.startswith("REPLMON CRITICAL - replica lab-replica: SQL thread stopped")
+    assert first.startswith("REPLMON CRITICAL - incident on replica lab-replica: SQL thread "
+                            "stopped")  # its root, then the lag that follows from it
     status, perf = first.split(" | ")
     items = parse_perfdata(perf)
     assert items["replica_mysql_sql_running"]["value"] == "0"
@@ -132,17 +133,17 @@ def test_the_status_line_is_one_line_at_any_width(columns: str) -> None:
     # NULL while the SQL thread is down: U, the label stays (#31 item 10)
     assert items["replica_mysql_lag"]["value"] == "U"
     assert items["critical"]["value"] == "1"
-    assert rest[0] == "findings open:"  # plain long output, not a table
+    assert rest[0] == "incidents open:" and "findings open:" in rest  # plain, not a table
     assert not any(ch in p.stdout for ch in "┏━│└╭")
 
 
 def test_drbd_and_redis_figures_reach_the_perfdata() -> None:
-    with open_recording(SESSIONS / "seed000_drbd_peer_disconnect.rmrec") as rec:
+    with open_recording(SESSIONS / "drbd_peer_disconnected.rmrec") as rec:
         drbd = rec.tick_at(len(rec) - 1).primary.drbd
     kib = sum(pd.out_of_sync_kib or 0 for r in drbd.resources for c in r.connections
               for pd in c.peer_devices)
     assert kib > 60_000  # the seed's 65,724 KiB and growing
-    first = _check("seed000_drbd_peer_disconnect.rmrec").stdout.splitlines()[0]
+    first = _check("drbd_peer_disconnected.rmrec").stdout.splitlines()[0]
     oos = parse_perfdata(first.split(" | ")[1])["primary_drbd_out_of_sync"]
     assert oos["uom"] == "B" and int(str(oos["value"])) == kib * 1024
     first = _check("redis_maxmemory_evictions.rmrec").stdout.splitlines()[0]

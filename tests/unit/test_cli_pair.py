@@ -213,9 +213,9 @@ def test_check_replay_takes_the_checks_of_the_chosen_fleet_pair(
         out = json.loads(capsys.readouterr().out)
         return [f["title"] for f in out["open"] if f["check"] == "mysql_replication"]
 
-    assert lag_titles() == ["replication lag 120 s (over 30 s), growing 60.0 s/min over 60 s"]
+    assert lag_titles() == ["replication lag 120 s (over 30 s), growing 60.0 s/min over 59 s"]
     assert lag_titles("--config", "lag.toml", "--pair", "strict") == lag_titles()
     assert lag_titles("--config", "lag.toml", "--pair", "tolerant") == [
-        "replication lag 120 s, growing 60.0 s/min over 60 s"]
+        "replication lag 120 s, growing 60.0 s/min over 59 s"]
     assert main(["check", "--replay", str(sample), "--config", "lag.toml"]) == 3
     assert "give --pair NAME" in capsys.readouterr().out

@@ -81,7 +81,7 @@ def test_a_stopped_sql_thread_and_its_finding_are_on_the_page() -> None:
 
 def test_every_family_has_help_and_type_and_pair_node_labels() -> None:
     _, a = session("healthy_steady_load.rmrec")
-    _, b = session("seed000_drbd_peer_disconnect.rmrec")
+    _, b = session("drbd_peer_disconnected.rmrec")
     page = exposition([a, b]).decode()
     names = set(re.findall(r"^# TYPE (\S+) ", page, re.M))
     assert names == set(re.findall(r"^# HELP (\S+) ", page, re.M))
@@ -127,7 +127,9 @@ def test_each_finding_names_its_incident_and_role_for_the_inhibit_rule() -> None
 def test_findings_json_holds_the_text_and_numbers() -> None:
     _, state = session("replica_sql_stopped.rmrec")
     doc = findings_doc([state])
-    (f,) = doc["pairs"]["replica_sql_stopped"]["findings"]
+    found = doc["pairs"]["replica_sql_stopped"]["findings"]
+    assert sorted(f["check"] for f in found) == ["mysql_replication", "pair_lag"]
+    (f,) = [f for f in found if f["check"] == "mysql_replication"]
     assert f["severity"] == "critical" and f["title"].startswith("SQL thread stopped")
     assert f["cause"] and f["next_step"] and f["numbers"]
     json.dumps(doc)
@@ -398,7 +400,7 @@ def test_each_nodes_role_and_the_last_change_are_on_the_page() -> None:
 
 
 def test_a_recording_made_before_roles_were_observed_gives_the_roles_as_recorded() -> None:
-    _, state = session("replica_sql_stopped.rmrec")
+    _, state = session("../tests/fixtures/recordings/format1_replica_sql_stopped.rmrec")
     nodes, changed, at_odds = _role_series(state)
     assert nodes == [("lab-primary", "primary", "primary", "primary"),
                      ("lab-replica", "replica", "replica", "replica")]

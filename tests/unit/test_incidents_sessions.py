@@ -15,33 +15,36 @@ SESSIONS = Path(__file__).resolve().parents[2] / "sample_sessions"
 # recording -> every incident of more than one finding: (root(s), the others), each
 # finding as check/node/key; and what the status line leads with
 EXPECTED = {
-    "seed002_swapping_past_ceiling": (
+    "redis_swapping_past_ceiling": (
         [(["memory_ceiling/primary/redis_memory"],
           ["memory_ceiling/replica/redis_memory", "memory_ceiling/primary/paging",
            "throughput_collapse/primary/redis"])],
         "incident on primary redis42: Redis uses 14 GiB, 87 % of the host's 16 GiB RAM, no "
         "maxmemory: it will swap → replica: Redis uses 14 GiB → Swapping: 497 pages/s in → "
         "Redis ops/s 74,460 -> 6,778"),
-    "seed004_auto_increment": (
+    "auto_increment_updates_miss": (
         [(["config_drift/pair/auto_increment_increment"], ["stmt_vs_rows/primary/update"])],
         "incident on the pair: auto_increment_increment differs: primary 2, replica 1 → "
-        "primary: UPDATE 359/s but handler rows 179/s"),
+        "primary: UPDATE 312/s but handler rows 155/s"),
     "replica_lag_growing": (
         [(["applier_progress/replica/default"], ["mysql_replication/replica/default/lag"])],
         "incident on replica lab-replica: applier stuck"),
     "redis_maxmemory_evictions": (
         [(["memory_ceiling/primary/redis_memory"], ["memory_ceiling/primary/evictions"])],
-        "incident on primary lab-primary: Redis used_memory 7.6 MiB of maxmemory 7.6 MiB"),
+        "incident on primary lab-primary: Redis used_memory 7.7 MiB of maxmemory 7.7 MiB"),
     "redis_link_down_full_resync": (
         [(["config_drift/pair/repl-backlog-size"],
           ["redis_backlog_headroom/primary/backlog", "redis_replication/primary/full_resync",
            "redis_replication/replica/link/sync"])],
         "incident on the pair: repl-backlog-size differs: primary 16 KiB, replica 1 MiB → "
-        "primary: Redis backlog covers 1.5 s"),
-    "replica_sql_stopped": ([], "replica lab-replica: SQL thread stopped (last_sql_errno 0)"),
+        "primary: Redis backlog covers 4.4 s"),
+    "replica_sql_stopped": (
+        [(["mysql_replication/replica/default"], ["pair_lag/replica/default"])],
+        "incident on replica lab-replica: SQL thread stopped (last_sql_errno 0) → replica "
+        "119 s behind the primary; replica 119.0 s behind (+/- 2.0 s, pair_lag history)"),
     "healthy_steady_load": ([], "no problem found"),
     "planned_switchover": ([], "no problem found"),
-    "seed000_drbd_peer_disconnect": ([], "primary db163: drbd0: peer disconnected"),
+    "drbd_peer_disconnected": ([], "primary db163: drbd0: peer disconnected"),
 }
 
 
@@ -66,7 +69,7 @@ def test_each_recording_gives_its_incidents(name: str) -> None:
 def test_the_json_carries_the_incidents() -> None:
     import json
 
-    run = check_replay(str(SESSIONS / "seed004_auto_increment.rmrec"))
+    run = check_replay(str(SESSIONS / "auto_increment_updates_miss.rmrec"))
     (inc,) = json.loads(render_json(run))["incidents"]
     assert inc["root"]["check"] == "config_drift" and inc["severity"] == "warning"
     assert [f["check"] for f in inc["findings"]] == ["config_drift", "stmt_vs_rows"]

@@ -1,14 +1,16 @@
 """What replmon writes for people says it in their words: no Python literal (True,
-False, None) and no mention of the field notes it was built from ("seed 004") in a
+False, None) and no field-note numbering ("seed 004": it means nothing to a user) in a
 finding's title, numbers, cause or next step, in `check --replay`'s text or in
-`report`'s, on every shipped session; and `report`'s text is evidence: one number per
-event, no peak of 0, each incident with its likely cause and next step under a heading.
-(A recording's own note, written by whoever recorded it, is theirs: the shipped sessions
-name the field notes they come from.)"""
+`report`'s (the recording's note included), on every shipped session; nor in a shipped
+session's name or title, the docs, the README or any command's help (the docs may say an
+incident comes from the field notes); and `report`'s text is evidence: one number per
+event, no peak of 0, each incident with its likely cause and next step under a heading."""
 
 from __future__ import annotations
 
+import argparse
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +26,15 @@ from replmon.units import fmt_number
 
 SESSIONS = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*.rmrec"))
 PYTHON = re.compile(r"\b(True|False|None)\b")
-SEED = re.compile(r"\bseeds? ?\d{3}\b", re.IGNORECASE)
+SEED = re.compile(r"(?<![-\w])seed(?!ed|ing)", re.IGNORECASE)
+"""'seed 004', 'seed004', 'the seed's figures'; not a replica re-seeded ('re-seed')."""
+ROOT = Path(__file__).parents[2]
 
 
-def problems(where: str, text: str) -> list[str]:
+def problems(where: str, text: str, rxs: tuple[re.Pattern[str], ...] = (PYTHON, SEED)
+             ) -> list[str]:
     return [f"{where}: {m.group(0)!r} in {text[max(0, m.start() - 60):m.end() + 20]!r}"
-            for rx in (PYTHON, SEED) for m in rx.finditer(text)]
+            for rx in rxs for m in rx.finditer(text)]
 
 
 def not_evidence(rep: dict[str, Any], text: str) -> list[str]:
@@ -81,11 +86,35 @@ def test_no_python_literal_or_seed_in_what_a_session_writes(path: Path) -> None:
                 bad += problems(f"{f.check} finding", text)
         rep = report(rec)
         text = report_text(rep)
-        if rep["note"]:
-            text = text.replace(f"note: {rep['note']}", "note: (the recording's own)")
         bad += problems("report", text)
         bad += not_evidence(rep, text)
     bad += problems("check --replay", check_text(check_replay(str(path)), color=False,
                                                   table=False))
     assert seen or path.stem.startswith("healthy"), "no finding opened: nothing was read"
+    assert not bad, "\n".join(bad)
+
+
+def _helps(parser: argparse.ArgumentParser) -> Iterator[tuple[str, str]]:
+    """(command, its --help) of ``parser`` and of every subcommand under it."""
+    yield parser.prog, parser.format_help()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _helps(sub)
+
+
+def test_no_field_note_numbering_in_names_titles_docs_or_help() -> None:
+    from replmon.cli_args import build_parser
+    from replmon.lab.demo import DEMOS
+    from replmon.testing.scenarios.sessions import SESSIONS as MADE
+
+    texts = [(f"session {m.name}", f"{m.name} {m.title} {m.scenario}") for m in MADE]
+    texts += [(f"sample_sessions/{p.name}", p.name) for p in SESSIONS]
+    texts += [(f"--scenario {d.name}", f"{d.name} {d.title}") for d in DEMOS]
+    texts += [(str(p.relative_to(ROOT)), p.read_text()) for p in
+              [ROOT / "README.md", ROOT / "sample_sessions" / "README.md",
+               *sorted((ROOT / "docs").glob("*.md"))]]
+    texts += [(f"{prog} --help", text) for prog, text in _helps(build_parser())]
+    assert len(texts) > 30
+    bad = [line for where, text in texts for line in problems(where, text, (SEED,))]
     assert not bad, "\n".join(bad)

@@ -40,8 +40,10 @@ EXACT = re.compile(r"(-?\d[\d.]* (?:KiB|MiB|GiB|TiB|PiB)) \((-?\d[\d,]*) B\)")
 BARE = re.compile(r"(?<![\w.:/#-])\d{5,}(?![\w.:/-])")
 """Digits without separators, five or more: a value dumped raw (replmon's counts have
 thousands separators; positions, ports and GTIDs are glued to their file or host)."""
-NOT_BYTES = ("_pos", "_offset", "_per_s", "_s", "_ms", "_pct", "_per_min")
-"""Name endings of numbers that are not bytes (units in the names: Observation.numbers)."""
+NOT_BYTES = ("_pos", "_offset", "_per_s", "_s", "_ms", "_pct", "_per_min", "_per_connection",
+             "transactions_behind")
+"""Name endings of numbers that are not bytes (units in the names: Observation.numbers;
+latency_bound's statements per second per connection, pair_lag's GTIDs behind)."""
 
 
 def size_problems(text: str, *, form: str | None = None) -> list[str]:

@@ -100,7 +100,7 @@ def test_bad_json_is_a_value_error_the_decoder_reports() -> None:
 
 
 @pytest.mark.parametrize("path", [p for p in SESSIONS if p.stem in {
-    "planned_switchover", "seed000_drbd_peer_disconnect", "redis_maxmemory_evictions"}],
+    "planned_switchover", "drbd_peer_disconnected", "redis_maxmemory_evictions"}],
     ids=lambda p: p.stem)
 def test_a_tick_decoded_for_some_samples_only(path: Path) -> None:
     """``tick_from_json_thinned`` (a re-run of checks that name what they read): the

@@ -7,7 +7,7 @@ Two kinds, one per check group module in this package (``replmon.testing.scenari
   thread, Redis at maxmemory...). ``run_lab_scenario`` samples the lab with the
   real collector and engine, induces the situation after a few healthy ticks, and
   reports when the expected finding opened.
-- ``SEEDS``: a :class:`SeedScenario`, ticks rebuilt from a seed's published figures
+- ``SEEDS``: a :class:`SeedScenario`, ticks rebuilt from the field notes' published figures
   (replmon.testing.synth), for what the lab cannot produce (a DRBD peer, swapping).
 
 The live tests, bench/accuracy.py and the shipped sample sessions all use them.

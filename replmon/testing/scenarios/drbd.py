@@ -119,7 +119,7 @@ def pull_ahead(connected: int = 6, ahead: int = 10) -> tuple[list[Tick], int]:
 
 
 SEEDS = [
-    SeedScenario("seed 000: db162 to standby, db163 WFConnection, oos 308 -> 65,724 KiB",
+    SeedScenario("DRBD peer db162 to standby, db163 WFConnection, oos 308 -> 65,724 KiB",
                  "drbd_peer", seed_000_disconnect),
     SeedScenario("seed 000: db163 Primary / db162 Secondary, Connected, ~9 MB/s", "",
                  seed_000_connected),

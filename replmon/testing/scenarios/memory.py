@@ -135,7 +135,7 @@ SEEDS = [
     # The no-maxmemory warning above opens before the ceiling (and Outcome.ticks_to_flag
     # counts from the first finding >= warning): raised here so the first memory_ceiling
     # finding is the one about the ceiling itself.
-    SeedScenario("seed 002: past the ceiling, swapping, inserts 73.5k -> 6.8k/s",
+    SeedScenario("Redis past the memory ceiling, swapping, inserts 73.5k -> 6.8k/s",
                  "memory_ceiling", lambda: seed_002(range(CEILING + 1)),
                  min_severity=Severity.CRITICAL,
                  settings={"memory_ceiling": {"system_memory_warning_pct": 90.0}}),

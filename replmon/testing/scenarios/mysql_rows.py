@@ -52,7 +52,7 @@ SEEDS = [
 # empty ids must exist before it: setup makes the server state, the load (on the
 # fresh table) is the onset. run_lab_scenario enters setup before the load.
 LAB = [
-    LabScenario("auto_increment_increment=2, random-id UPDATEs (seed 004)", "stmt_vs_rows",
+    LabScenario("auto_increment_increment=2, random-id UPDATEs", "stmt_vs_rows",
                 induce=nothing, setup=auto_increment_2,
                 load={"rate": 400, "rows": 500, "table": AUTO_INC_TABLE, "id_max": 1000,
                       "redis": False},

@@ -179,7 +179,7 @@ LAB = [
                 induce=pause_replica_mysql, min_severity=CRIT),
     LabScenario("Redis replica link down (REPLICAOF a dead port)", "redis_replication",
                 induce=redis_link_down, min_severity=CRIT),
-    LabScenario("Redis full resync: reconnect after a 16 KiB backlog overran (seed 002)",
+    LabScenario("Redis full resync: reconnect after a 16 KiB backlog overran",
                 "redis_replication", induce=redis_full_resync),
     LabScenario("Redis replica paused (SIGSTOP)", "redis_replication",
                 induce=pause_replica_redis, min_severity=CRIT),

@@ -1,9 +1,9 @@
 """The shipped sample sessions (sample_sessions/): how each was made, and what
 each must show. Recorded from the lab where the lab can produce the situation,
-rebuilt from a seed's published figures where it cannot (marked reconstructed).
+rebuilt from the field notes' published figures where it cannot (marked reconstructed).
 
-    python -m replmon.testing.scenarios.sessions sample_sessions/     # remake them all (~17 min)
-    python -m replmon.testing.scenarios.sessions sample_sessions/ seed004_auto_increment
+    python -m replmon.testing.scenarios.sessions sample_sessions/     # remake them all (~20 min)
+    python -m replmon.testing.scenarios.sessions sample_sessions/ auto_increment_updates_miss
 
 tests/unit/test_sample_sessions.py re-runs today's checks over every shipped
 session and asserts its expected findings.
@@ -38,21 +38,26 @@ class Session:
     undo_after: int | None = None
     """Lab sessions: ticks after the onset at which the situation is undone in the
     recording (a switch back); None: it lasts to the end."""
+    lags: bool = False
+    """The MySQL replica falls behind: the recording holds its true lag, and ``check
+    --replay`` measures it at the end (not U)."""
 
 
 SESSIONS = (
     Session("healthy_steady_load", "healthy pair under a steady write load (lab)",
             "healthy pair under write load", (), healthy_ticks=150, ticks=30),
-    Session("seed004_auto_increment", "seed 004: auto_increment_increment=2 under random-id "
-            "UPDATEs (lab)", "auto_increment_increment=2, random-id UPDATEs (seed 004)",
+    Session("auto_increment_updates_miss", "auto_increment_increment=2 under random-id "
+            "UPDATEs: half of them change no row (lab)",
+            "auto_increment_increment=2, random-id UPDATEs",
             ("stmt_vs_rows", "config_drift"), healthy_ticks=1, ticks=150),
     Session("replica_sql_stopped", "replica SQL thread stopped under load (lab)",
-            "replica SQL thread stopped under write load", ("mysql_replication",)),
+            "replica SQL thread stopped under write load", ("mysql_replication", "pair_lag"),
+            lags=True),
     Session("replica_lag_growing", "replica lag growing behind a lock on the replica (lab)",
             "replica applier blocked by a table lock under write load: lag grows",
-            ("mysql_replication",)),
+            ("mysql_replication",), lags=True),
     Session("redis_link_down_full_resync", "Redis replica link down, then a full resync (lab)",
-            "Redis full resync: reconnect after a 16 KiB backlog overran (seed 002)",
+            "Redis full resync: reconnect after a 16 KiB backlog overran",
             ("redis_replication",)),
     Session("redis_maxmemory_evictions", "Redis at maxmemory, evicting (lab)",
             "Redis at maxmemory, allkeys-lru, evicting", ("memory_ceiling",)),
@@ -63,13 +68,13 @@ SESSIONS = (
             "back (lab)", "planned switchover of MySQL and Redis under write load (read_only, "
             "replica caught up and promoted, old primary replicating from it)", (),
             healthy_ticks=30, ticks=100, undo_after=60),
-    Session("seed000_drbd_peer_disconnect", "seed 000: DRBD peer to standby, primary in "
-            "WFConnection (reconstructed)",
-            "seed 000: db162 to standby, db163 WFConnection, oos 308 -> 65,724 KiB",
+    Session("drbd_peer_disconnected", "DRBD peer to standby, primary in WFConnection with "
+            "out-of-sync growing (reconstructed)",
+            "DRBD peer db162 to standby, db163 WFConnection, oos 308 -> 65,724 KiB",
             ("drbd_peer",)),
-    Session("seed002_swapping_past_ceiling", "seed 002: Redis past the memory ceiling, "
-            "swapping, inserts collapse (reconstructed)",
-            "seed 002: past the ceiling, swapping, inserts 73.5k -> 6.8k/s",
+    Session("redis_swapping_past_ceiling", "Redis past the memory ceiling, swapping, "
+            "inserts collapse (reconstructed)",
+            "Redis past the memory ceiling, swapping, inserts 73.5k -> 6.8k/s",
             ("memory_ceiling",)),
 )
 
@@ -97,7 +102,7 @@ def make(session: Session, out_dir: Path) -> Path:
     if isinstance(sc, SeedScenario):
         ticks, onset = sc.build()
         meta = meta_for(interval=ticks[0].interval, reconstructed=True,
-                        note=f"{session.title}; rebuilt from the seed's published figures "
+                        note=f"{session.title}; rebuilt from the field notes' published figures "
                              f"(scenario {sc.name!r}); onset at tick {onset}")
         eng = build_engine(sc.settings, entry_points=False)
         with RecordingWriter(path, meta, rates="store") as w:

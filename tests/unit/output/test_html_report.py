@@ -45,7 +45,7 @@ def _damaged(tmp: Path) -> Path:
 
 def _hostile(tmp: Path) -> Path:
     """seed000's ticks under a note that tries to end the page's script."""
-    src = ROOT / "sample_sessions" / "seed000_drbd_peer_disconnect.rmrec"
+    src = ROOT / "sample_sessions" / "drbd_peer_disconnected.rmrec"
     path = tmp / "hostile.rmrec"
     with open_recording(src) as rec, \
             RecordingWriter(path, rec.meta.model_copy(update={"note": HOSTILE})) as w:
@@ -97,10 +97,10 @@ def test_every_page_opens_in_chromium_without_error_with_charts_drawn(
 def test_each_incident_has_the_charts_that_tell_it(pages: dict[str, tuple[dict[str, Any], Path]],
                                                   shots: dict[str, Shot]) -> None:
     """Sessions whose fault a chart shows get that chart, with the finding's span."""
-    expect = {"replica_lag_growing": "Replication lag", "seed000_drbd_peer_disconnect": "DRBD",
+    expect = {"replica_lag_growing": "Replication lag", "drbd_peer_disconnected": "DRBD",
               "redis_link_down_full_resync": "Redis replication offsets",
-              "seed002_swapping_past_ceiling": "Swap", "replica_sql_stopped": "Replication lag",
-              "seed004_auto_increment": "UPDATE statements against rows",
+              "redis_swapping_past_ceiling": "Swap", "replica_sql_stopped": "Replication lag",
+              "auto_increment_updates_miss": "UPDATE statements against rows",
               "redis_maxmemory_evictions": "Redis memory: used against maxmemory",
               "redis_writes_refused": "Errors clients got"}
     for name, title in expect.items():
@@ -146,7 +146,7 @@ def test_cli_writes_the_page_to_o(tmp_path: Path, capsys: pytest.CaptureFixture[
     """``report --html -o OUT`` (in this process: the command's own code, without an
     interpreter's start)."""
     out = tmp_path / "incident.html"
-    src = ROOT / "sample_sessions" / "seed002_swapping_past_ceiling.rmrec"
+    src = ROOT / "sample_sessions" / "redis_swapping_past_ceiling.rmrec"
     assert main(["report", "--html", "-o", str(out), str(src)]) == 0
     said = capsys.readouterr()
     assert said.out == "" and said.err.startswith(f"replmon: wrote {out} (")

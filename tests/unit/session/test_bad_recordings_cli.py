@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from replmon.session.format import MAGIC, read_frame
+
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "sample_sessions" / "replica_sql_stopped.rmrec"
 
@@ -27,7 +29,8 @@ def _bad_files(d: Path) -> dict[str, Path]:
     files["magic-only"].write_bytes(data[:8])
     files["cut-in-header"].write_bytes(data[:40])
     os.mkfifo(files["fifo"])
-    files["no-tick"].write_bytes(data[:2000])  # header intact, first chunk cut
+    header = read_frame(data, len(MAGIC))
+    files["no-tick"].write_bytes(data[:header.end + 100])  # header intact, first chunk cut
     return files
 
 

@@ -128,13 +128,14 @@ def test_a_damaged_facts_frame_decodes_the_ticks(tmp_path: Path,
 
 def test_without_facts_frames_the_ticks_are_decoded(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """A writer told the rates are derivable writes no summary frame; a shipped session was
-    written before summary frames held chart values (or any summary frame)."""
-    sample = ROOT / "sample_sessions" / "seed002_swapping_past_ceiling.rmrec"
+    """A writer told the rates are derivable writes no summary frame; a format 1 file was
+    written before summary frames (or any summary frame)."""
+    sample = ROOT / "sample_sessions" / "redis_swapping_past_ceiling.rmrec"
     path, count = live_copy(sample, tmp_path / "derive.rmrec", rates="derive")
-    for file in (path, sample):
+    old = ROOT / "tests" / "fixtures" / "recordings" / "format1_replica_sql_stopped.rmrec"
+    for file, n in ((path, count), (old, 150)):
         fast, slow, decoded = pages(file, monkeypatch)
-        assert decoded == count and charts(fast) and fast == slow
+        assert decoded == n and charts(fast) and fast == slow
 
 
 def test_values_of_other_series_are_not_taken(tmp_path: Path,

@@ -134,8 +134,8 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert f"cut from {SQL_STOPPED.name}: the stretch " in render_text(rep)
     assert main(["cut", str(SQL_STOPPED), "-o", str(out)]) == 2
     assert "exists: choose another file" in capsys.readouterr().err
-    # --incident: its stretch with the margin before its first finding (since tick 30)
+    # --incident: its stretch with the margin before its first finding (since tick 31)
     one = tmp_path / "one.rmrec"
     assert main(["cut", str(SQL_STOPPED), "--incident", "1", "--margin", "10s",
                  "-o", str(one)]) == 0
-    assert capsys.readouterr().out.startswith(f"{one}: 150 ticks: 20 s of warm-up")
+    assert capsys.readouterr().out.startswith(f"{one}: 150 ticks: 21 s of warm-up")

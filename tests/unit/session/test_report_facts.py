@@ -23,11 +23,12 @@ from replmon.session.format import HEADER_SIZE, KIND_SUMMARY, MAGIC, read_frame
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.rmrec"))
 COVERED = [p for p in SAMPLES if p.stem in {
-    "planned_switchover", "redis_link_down_full_resync", "seed004_auto_increment",
-    "seed000_drbd_peer_disconnect", "seed002_swapping_past_ceiling"}]
+    "planned_switchover", "redis_link_down_full_resync", "auto_increment_updates_miss",
+    "drbd_peer_disconnected", "redis_swapping_past_ceiling"}]
 """The sessions compared (~3 s of CPU each for the longer ones): the switchover (nodes
 by the role they were given against the role they hold), a finding that closes, the
-MySQL statements-vs-rows one, the DRBD and the swapping seeds (every source kind)."""
+MySQL statements-vs-rows one, the DRBD and the swapping reconstructions (every source
+kind)."""
 
 
 def record_live(path: Path, ticks: list[Tick], chunk: int = 30,
@@ -63,7 +64,7 @@ def test_the_report_from_the_frames_is_the_decoded_one(sample: Path, tmp_path: P
     fast, slow = both(path, monkeypatch)
     assert fast == slow
     assert fast["ticks"] == len(ticks)
-    if sample.stem != "seed000_drbd_peer_disconnect":  # (DRBD only: no key rate)
+    if sample.stem != "drbd_peer_disconnected":  # (DRBD only: no key rate)
         assert fast["peaks"]
     assert fast["findings_recorded"]  # the live engine's events, from the frames
     if sample.stem == "redis_link_down_full_resync":  # the link heals: a finding closes
@@ -72,7 +73,7 @@ def test_the_report_from_the_frames_is_the_decoded_one(sample: Path, tmp_path: P
 
 def test_a_damaged_facts_frame_decodes_that_chunk(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    with open_recording(COVERED[-1]) as rec:
+    with open_recording(ROOT / "sample_sessions" / "auto_increment_updates_miss.rmrec") as rec:
         ticks = list(rec.ticks())
     path = record_live(tmp_path / "live.rmrec", ticks)
     bad = damage_second_facts(path, tmp_path / "bad.rmrec")
@@ -86,7 +87,7 @@ def test_a_damaged_facts_frame_decodes_that_chunk(tmp_path: Path,
 def test_ticks_written_with_derived_rates_get_no_facts(tmp_path: Path) -> None:
     """A writer told the rates are derivable ("derive") never saw the reader's rates:
     its peaks would not be the report's, so it writes no summary frame."""
-    with open_recording(COVERED[-1]) as rec:
+    with open_recording(ROOT / "sample_sessions" / "auto_increment_updates_miss.rmrec") as rec:
         ticks = list(rec.ticks())
     path = record_live(tmp_path / "derive.rmrec", ticks, rates="derive")
     with open_recording(path) as rec:

@@ -26,7 +26,7 @@ from replmon.testing.real_ticks import loop_ticks
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = sorted(p for p in (ROOT / "sample_sessions").glob("*.rmrec") if p.stem in {
     "replica_sql_stopped", "planned_switchover", "redis_writes_refused",
-    "redis_link_down_full_resync", "seed004_auto_increment", "seed000_drbd_peer_disconnect"})
+    "redis_link_down_full_resync", "auto_increment_updates_miss", "drbd_peer_disconnected"})
 """The sessions looped and re-checked from stored observations: one of each kind of
 finding (replication stopped, roles changing, writes refused, a full resync, statements
 against rows, DRBD); every session costs ~10 s of the suite's 8 minutes."""
@@ -238,7 +238,7 @@ def test_a_file_without_gauges_is_observed_again(tmp_path: Path) -> None:
 
 
 OTHER_THRESHOLDS_ON = {"replica_lag_growing", "redis_link_down_full_resync",
-                       "seed000_drbd_peer_disconnect"}
+                       "drbd_peer_disconnected"}
 """The sessions re-checked with other thresholds too (~3 s of CPU each): one whose lag
 the changed pair_lag judges, one of Redis, one of DRBD."""
 
@@ -330,11 +330,11 @@ def test_check_replay_with_a_config_s_thresholds(tmp_path: Path) -> None:
         run = check_replay(str(sample), config)
         return [f.title for f in run.open if f.check == "mysql_replication"]
 
-    assert lag_titles() == ["replication lag 120 s (over 30 s), growing 60.0 s/min over 60 s"]
+    assert lag_titles() == ["replication lag 120 s (over 30 s), growing 60.0 s/min over 59 s"]
     other = tmp_path / "other.toml"
     other.write_text('[checks.mysql_replication]\nlag_warning_s = 200.0\n'
                      'lag_critical_s = 400.0\n')
-    assert lag_titles(str(other)) == ["replication lag 120 s, growing 60.0 s/min over 60 s"]
+    assert lag_titles(str(other)) == ["replication lag 120 s, growing 60.0 s/min over 59 s"]
     other.write_text("[checks.mysql_replication]\nlag_warning = 200\n")
     with pytest.raises(ConfigError, match="lag_warning"):
         check_replay(str(sample), str(other))

@@ -1,6 +1,6 @@
-"""Every seed scenario (ticks rebuilt from the field notes' own figures) meets the
-accuracy target: its check flags within 3 ticks of onset; quiet ones stay quiet.
-The lab scenarios run in tests/live/checks and bench/accuracy.py."""
+"""Every field-note scenario (a ``SeedScenario``: ticks rebuilt from the field notes' own
+figures) meets the accuracy target: its check flags within 3 ticks of onset; quiet ones
+stay quiet. The lab scenarios run in tests/live/checks and bench/accuracy.py."""
 
 from __future__ import annotations
 
