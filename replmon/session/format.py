@@ -359,10 +359,12 @@ def unpack_zjson(payload: bytes, cls: type[M], what: str) -> M:
 @functools.cache
 def _json_reader(cls: type[M]) -> Callable[[bytes], M]:
     """``cls``'s JSON read by msgspec into a Struct of its fields (their types and
-    defaults), then the model built from them unvalidated: the same type checks in
-    about half pydantic's time, for the models of the frames read once a chunk in every
-    re-run and report (ChunkObservations, ChunkFacts: plain fields, no validators;
-    tests/unit/session/test_session_roundtrip.py holds it to pydantic's reading)."""
+    defaults), then the model built from them unvalidated: the same type checks, the
+    JSON of an observations frame of a peer down all chunk read in ~0.7 ms against
+    pydantic's ~1.7 ms (a loaded machine, 2026-12-03), for the models of the frames read
+    once a chunk in every re-run and report (ChunkObservations, ChunkFacts: plain fields,
+    no validators; tests/unit/session/test_session_roundtrip.py holds it to pydantic's
+    reading)."""
     hints = typing.get_type_hints(cls)
     fields: list[tuple[Any, ...]] = []
     for name, f in cls.model_fields.items():
