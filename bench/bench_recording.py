@@ -23,7 +23,8 @@
 7. --cache DIR keeps the built day (and week) file, named by the ticks and the checks'
    ``checks_id`` and what the summary frames hold (facts.py, series.py), for the next run.
    --recheck-only (with --cache): only ``check --replay`` with other thresholds
-   (pair_lag's, disk_saturation's, one limit of every check), ``report`` and ``report
+   (pair_lag's, disk_saturation's, drbd_peer's severity: restated, one limit of every
+   check), ``report`` and ``report
    --html`` on the day (and the page of a 1 h file), with --baseline first that ref's
    code on the same files; --report-only leaves the re-checks out; --identity also
    compares two re-checks with observing every tick again. A baseline whose
@@ -190,8 +191,9 @@ ONE_CHECK: dict[str, dict[str, object]] = {"pair_lag": {"lag_after": "5s"},
 
 
 def other_thresholds(which: str) -> dict[str, dict[str, object]]:
-    """[checks.*] for a re-check: "pair_lag" or "disk_saturation" (one check's limit: one
-    that names what it reads, one that reads whole ticks), or "all" (a limit of every
+    """[checks.*] for a re-check: "pair_lag", "disk_saturation" or "drbd_peer" (one check's
+    limit: one that names what it reads, one that reads whole ticks, one loud all day
+    that restates its stored observations), or "all" (a limit of every
     check that has one, 10 % up: every check observed again)."""
     if which != "all":
         return {which: ONE_CHECK[which]}
@@ -219,7 +221,7 @@ def recheck(path: Path, hour: Path | None = None, rechecks: bool = True) -> None
         print("note: this code's checks_id is not the file's (engine.checks_id hashes its "
               "sources in the order of their full paths: a tree laid out otherwise, as "
               "--baseline's, differs): every tick is observed again", flush=True)
-    for which in ("pair_lag", "disk_saturation", "all") if rechecks else ():
+    for which in ("pair_lag", "disk_saturation", "drbd_peer", "all") if rechecks else ():
         settings = other_thresholds(which)
         with open_recording(path) as rec:
             t0 = time.perf_counter()

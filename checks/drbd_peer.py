@@ -55,11 +55,13 @@ from replmon.check import (
     Gate,
     NodeTick,
     Observation,
+    Restate,
     Role,
     Seconds,
     Severity,
     Thresholds,
     Window,
+    changed_limits,
     fmt,
     fmt_byte_rate,
     numbers,
@@ -160,9 +162,14 @@ def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Li
         cause=("writes are not replicated: the primary runs without a current replica and a "
                "failover now loses everything written since (out-of-sync)" if unprotected else
                "this node's copy is no longer updated and falls behind the primary"),
-        next_step="is DRBD up on the peer (drbdadm status, crm status: node in standby?), is its "
-                  "replication address reachable (port 7788+)? Reconnecting resyncs the "
-                  "out-of-sync KiB")
+        next_step=_RECONNECT)
+
+
+_RECONNECT = ("is DRBD up on the peer (drbdadm status, crm status: node in standby?), is its "
+              "replication address reachable (port 7788+)? Reconnecting resyncs the "
+              "out-of-sync KiB")
+"""The next step of a peer disconnected (and of no other observation: ``restate`` tells
+them apart by it)."""
 
 
 def _primary_shows(w: Window, role: Role, res: str, what: str) -> bool:
@@ -444,6 +451,35 @@ def quiet(g: Gauges, t: Limits) -> bool:
             or (span_s is not None and span_s < t.io_stall))
 
 
+_DOWN_S_ROUNDING = 0.001
+"""At least what ``numbers`` may have moved ``down_s`` by (3 decimals: 0.0005)."""
+
+
+def restate(was: Limits, now: Limits) -> Restate[Gauges] | None:
+    """Where only ``disconnected_critical_s`` changed: the same observations, each peer
+    disconnected (told by its next step) critical when its ``down_s`` is at least the new
+    limit, else a warning, as ``_connection`` decides. Its numbers hold ``down_s``
+    rounded to 3 decimals: within ``_DOWN_S_ROUNDING`` of the limit it cannot tell
+    (None: the tick is observed again). Nothing else of ``evaluate`` reads that limit."""
+    if changed_limits(was, now) - {"disconnected_critical_s"}:
+        return None
+    limit = now.disconnected_critical_s
+
+    def at(seen: list[Observation], _g: Gauges) -> list[Observation] | None:
+        out = []
+        for o in seen:
+            if o.next_step == _RECONNECT:
+                down = o.numbers.get("down_s")
+                if not isinstance(down, float | int) or abs(down - limit) <= _DOWN_S_ROUNDING:
+                    return None
+                sev = Severity.CRITICAL if down >= limit else Severity.WARNING
+                if o.severity != sev:
+                    o = o.model_copy(update={"severity": sev})
+            out.append(o)
+        return out
+    return at
+
+
 EXPLAINS: tuple[Explains, ...] = (
     Explains("drbd_congestion", "either",
              "a peer resyncing after a disconnect takes the link and the disk"),
@@ -453,5 +489,6 @@ EXPLAINS: tuple[Explains, ...] = (
 
 CHECK = Check(id="drbd_peer", title="DRBD peer", needs=("drbd",), thresholds=Limits,
               evaluate=evaluate, window=120.0, explains=EXPLAINS,
-              reads=("drbd", "rates.drbd"), gate=Gate(measure, quiet, gauges=Gauges),
+              reads=("drbd", "rates.drbd"),
+              gate=Gate(measure, quiet, gauges=Gauges, restate=restate),
               service="drbd")

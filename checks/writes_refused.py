@@ -49,12 +49,14 @@ replicas' lag; ``BGSAVE`` after freeing the disk; ``REPLICAOF NO ONE``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from pydantic import Field
 
 from replmon.check import (
     Check,
     Explains,
+    Gate,
     NodeTick,
     Observation,
     Seconds,
@@ -435,6 +437,24 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     return [_observe(w, t, key, what) for key, what in refusals(w.last).items()]
 
 
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
+
+    refusing: float
+    """What refuses writes at the last tick (``refusals``): how many."""
+
+
+def measure(w: Window) -> Gauges:
+    return Gauges(float(len(refusals(w.last))))
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """Nothing refuses at the last tick: ``evaluate`` reports each refusal there and
+    nothing else, whatever the thresholds (``fence_s`` and ``switch_hold`` only set
+    the severity)."""
+    return g.refusing == 0
+
+
 EXPLAINS: tuple[Explains, ...] = (
     Explains("source_health", "same",
              "the server refuses new connections at max_connections: replmon's too",
@@ -452,4 +472,5 @@ EXPLAINS: tuple[Explains, ...] = (
 
 
 CHECK = Check(id="writes_refused", title="Writes refused", needs=("mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=40.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=40.0, explains=EXPLAINS,
+              gate=Gate(measure, quiet, gauges=Gauges))

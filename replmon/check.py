@@ -86,6 +86,7 @@ __all__ = [
     "Check", "Observation", "Seconds", "Severity", "Thresholds", "Window",
     # a check's quick test (optional): see Gate
     "Gate", "Gauges", "GATE_LEVELS", "LevelGauges", "quiet_by_level", "round_down", "round_up",
+    "Restate", "changed_limits",  # a gate's restate (optional)
     "Explains",  # what a check's findings can explain (replmon.model.incidents)
     "PairView",  # w.pair (replmon.pair)
     # the replica's true lag (w.pair.lag: replmon.model.lag.MeasuredLag) and its window
@@ -140,6 +141,16 @@ Gauges = tuple[float | None, ...]
 """A check's gauges at one tick (``Gate.measure``): numbers, None where unknown. A check
 names them with a ``typing.NamedTuple`` of its own (``Gate(..., gauges=ThatClass)``)."""
 G = TypeVar("G", bound=Gauges)
+Restate = Callable[[list[Observation], G], list[Observation] | None]
+"""A gate's restate for one pair of thresholds: (what ``evaluate`` saw with the recorded
+ones at a tick, the tick's gauges) -> what it sees with the new ones; None: cannot tell."""
+
+
+def changed_limits(was: Thresholds, now: Thresholds) -> frozenset[str]:
+    """The thresholds of a check that differ between ``was`` and ``now``, but those only
+    the engine reads (``enabled`` and the hold times: Thresholds' own)."""
+    return frozenset(k for k in type(now).model_fields if k not in Thresholds.model_fields
+                     and getattr(was, k, None) != getattr(now, k))
 
 
 class Gate(Generic[T, G]):
@@ -168,20 +179,32 @@ class Gate(Generic[T, G]):
     ``gauges`` (this is the one place where that happens) before the check's ``quiet``
     reads them. A stored tuple of another length (gauges added since) raises
     TypeError, and a re-check then decodes those ticks. ``gauges`` None: the check's
-    ``quiet`` takes them as ``measure`` gave them, or as stored (a plain tuple)."""
+    ``quiet`` takes them as ``measure`` gave them, or as stored (a plain tuple).
 
-    __slots__ = ("_quiet", "gauges", "measure")
+    ``restate(was, now)`` (optional), for a check loud for long stretches whose
+    observations change with its limits only in ways the stored ones tell (drbd_peer:
+    a disconnected peer's severity): given the recorded thresholds and the new ones, a
+    ``Restate``, ``(seen, gauges) ->`` what ``evaluate(w, now)`` returns at a tick
+    where ``evaluate(w, was)`` returned ``seen`` (None where it cannot tell), or None
+    when no tick can be restated so. A re-check then reads the stored observations
+    instead of decoding the ticks (reuse.py); tests/unit/test_gates.py holds it to
+    ``evaluate`` on real ticks for every pair of thresholds it tries."""
+
+    __slots__ = ("_quiet", "_restate", "gauges", "measure")
     measure: Callable[[Window], G]
     gauges: type[G] | None
     _quiet: Callable[[G, T], bool]
+    _restate: Callable[[T, T], Restate[G] | None] | None
 
     def __init__(self, measure: Callable[[Window], G], quiet: Callable[[G, T], bool],
-                 gauges: type[G] | None = None) -> None:
+                 gauges: type[G] | None = None,
+                 restate: Callable[[T, T], Restate[G] | None] | None = None) -> None:
         if gauges is not None and not hasattr(gauges, "_make"):
             raise TypeError(f"Gate(gauges=...) takes a typing.NamedTuple class, not {gauges!r}")
         _set(self, "measure", measure)
         _set(self, "gauges", gauges)
         _set(self, "_quiet", quiet)
+        _set(self, "_restate", restate)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a Gate is read-only (not even {name!r} can be set)")
@@ -194,8 +217,18 @@ class Gate(Generic[T, G]):
             g = named._make(g)  # type: ignore[attr-defined]
         return self._quiet(cast("G", g), t)
 
+    def restater(self, was: T, now: T) -> Restate[Gauges] | None:
+        """The check's ``restate(was, now)`` (None without one), taking the gauges as
+        ``quiet`` does."""
+        got = self._restate(was, now) if self._restate is not None else None
+        named = self.gauges
+        if got is None or named is None:
+            return cast("Restate[Gauges] | None", got)
+        make, at = named._make, got  # type: ignore[attr-defined]
+        return lambda seen, g: at(seen, g if type(g) is named else make(g))
+
     def __reduce__(self) -> tuple[Any, ...]:  # pickled by its arguments: setattr refuses
-        return Gate, (self.measure, self._quiet, self.gauges)
+        return Gate, (self.measure, self._quiet, self.gauges, self._restate)
 
     def __repr__(self) -> str:
         what = self.gauges.__name__ if self.gauges is not None else "unnamed"

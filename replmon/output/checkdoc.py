@@ -355,11 +355,26 @@ seconds).
    without observing again);
 2. it is quiet on most ticks of a healthy pair, so most chunks can be skipped (a gate
    that is never quiet, as drbd_peer's on the bench's pair with a peer disconnected,
-   saves nothing and still costs its code);
+   saves nothing by itself: its restate, below, is what spares those ticks);
 3. whether it can report anything follows from a few numbers with a bound for every
    threshold (the largest value over the window bounds any mean or span of it; a
    threshold that only sets the severity cannot make it quiet). When `quiet` would have
    to redo `evaluate` tick by tick, leave the gate out.
+
+**A restate** (`Gate(..., restate=restate)`, optional) is for the check a gate cannot
+help: one loud for long stretches whatever its limits, where a limit changes only what
+the stored observations already tell. drbd_peer reports a disconnected peer whatever its
+limits; `disconnected_critical_s` only sets the severity, from the `down_s` the
+observation's numbers hold. `restate(was, now)` gets the recorded thresholds and the new
+ones and returns None (observe again) or a function `(seen, gauges)` that gives, from what
+`evaluate` returned with `was` at a tick and that tick's gauges, what it returns with
+`now` (None where it cannot tell: drbd_peer's when `down_s`, stored to 3 decimals, is
+within 0.001 s of the new limit). A re-check then reads the stored observations in the
+chunks where the gate is loud instead of decoding their ticks (what that saves:
+`bench/bench_recording.py` in benchmarks.md).
+`changed_limits(was, now)` names the thresholds that differ (not the hold times).
+tests/unit/test_gates.py holds every restate to `evaluate` on every shipped recording
+and seed scenario, for every pair of the thresholds it tries.
 
 Test a check on ticks built from numbers (`replmon.testing.synth`: `node`, `series`,
 `observe`, `run_check`) and on recorded ones; then regenerate this page with

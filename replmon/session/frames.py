@@ -88,6 +88,8 @@ class RecordingFrames:
                 self._buf: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except OSError as e:  # one line in plain words, as a --config file's
             raise SessionError(f"{shown(path)}: {os_problem(path, e)}") from None
+        self._scanned: dict[int, tuple[list[float], dict[bytes, list[int]]]] = {}
+        """Chunk -> ``_walls_and_beside``'s answer."""
         self.meta: RecordingMeta = self._read_header()
         self.chunks: list[Chunk] = self._find_chunks()
         self._count = self._count_tail()
@@ -325,19 +327,33 @@ class RecordingFrames:
         absent, damaged, or not of the chunk's first tick and intact tick count) and the
         walls of those ticks."""
         found: Any = None
-        walls: list[float] = []
-        for fr in self.frames(ci):
-            if fr.kind == KIND_TICK:
-                walls.append(fr.wall)
-            elif fr.kind == kind:
-                try:
-                    found = unpack(fr.payload)
-                except ValueError as e:
-                    self.damage.at(FrameError(fr.offset, f"{bad}: {e}"), costs)
+        walls, beside = self._walls_and_beside(ci)
+        for offset in beside.get(kind, ()):
+            try:
+                found = unpack(read_frame(self._buf, offset).payload)
+            except (FrameError, ValueError) as e:
+                self.damage.at(FrameError(offset, f"{bad}: {e}"), costs)
         if found is not None and (found.first != self.chunks[ci].first
                                   or found.count != len(walls)):
             found = None
         return found, walls
+
+    def _walls_and_beside(self, ci: int) -> tuple[list[float], dict[bytes, list[int]]]:
+        """The walls of chunk ``ci``'s intact ticks and the offsets of its frames of other
+        kinds, by kind, from one walk over its frames (checksums included): kept, so that
+        reading its observations frame and then its summary frame (a re-run, then
+        ``report``) walks the chunk once (~2.5 KB kept a chunk: 25 MB for a week)."""
+        got = self._scanned.get(ci)
+        if got is None:
+            walls: list[float] = []
+            beside: dict[bytes, list[int]] = {}
+            for fr in self.frames(ci):
+                if fr.kind == KIND_TICK:
+                    walls.append(fr.wall)
+                elif fr.kind != KIND_KEY:
+                    beside.setdefault(fr.kind, []).append(fr.offset)
+            got = self._scanned[ci] = (walls, beside)
+        return got[0], got[1]
 
     def close(self) -> None:
         self._buf.close()

@@ -125,18 +125,19 @@ def _stored_chunk(rec: Recording, ci: int, reuse: Reuse, extract: Extract,
                   fed: dict[int, int]) -> Iterator[Observed]:
     """Chunk ``ci`` from its stored observations: alone when they are the engine's own
     (``reuse.again`` None) or only checks' hysteresis differs; else with the ``again``
-    checks observing the chunk's ticks, decoded to what those checks read."""
+    checks' restated observations (``Reuse.plan``), and the other ``again`` checks
+    observing the chunk's ticks, decoded to what those checks read."""
     obs, walls = reuse.use[ci]
     first = rec.chunks[ci].first
     again = reuse.again
-    loud = reuse.loud(obs) if again is not None and again.checks else []
+    loud, restated = reuse.plan(obs) if again is not None and again.checks else ([], {})
     if loud:
         for eng, parts in loud:
             _warm(rec, eng, ci, fed, parts)
         union = union_parts([p for _, p in loud])
         entries = rec.chunk_entries(ci, None if extract is not _none else union)
         for k, e in enumerate(entries):
-            fresh: list[Packed] = []
+            fresh: list[Packed] = list(restated.get(k, ()))
             for eng, parts in loud:
                 fresh += pack_seen(eng.observe(e.tick if parts is None else
                                                thin(e.tick, parts)))
@@ -146,7 +147,7 @@ def _stored_chunk(rec: Recording, ci: int, reuse: Reuse, extract: Extract,
         return
     def seen_at(k: int) -> list[Packed]:
         stored = obs.seen.get(k, [])
-        return stored if again is None else reuse.merge(stored, [])
+        return stored if again is None else reuse.merge(stored, restated.get(k, []))
     if extract is _none:
         for k, wall in enumerate(walls):
             yield first + k, obs.seq0 + k, wall, obs.interval, seen_at(k), None
@@ -246,7 +247,7 @@ class Rerun:
                                          self.entry_points)
                 reuse = self._reuse
                 quiet = (reuse.use.values() if reuse.again is None or not reuse.again.checks
-                         else (u for u in reuse.use.values() if not reuse.loud(u[0])))
+                         else (u for u in reuse.use.values() if not reuse.decodes(u[0])))
                 to_decode -= sum(obs.count for obs, _ in quiet)
             workers = min(cpus(), MAX_WORKERS) if to_decode >= PARALLEL_MIN_TICKS else 1
         return max(1, min(workers, len(rec.chunks) or 1))

@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from replmon.check import Check, Thresholds
+from replmon.check import Check, Restate, Thresholds
 from replmon.engine import ENGINE_ID, Engine, build_engine
 from replmon.errors import ConfigError
 from replmon.model.parts import kept_parts
-from replmon.session.format import ChunkObservations, Packed
+from replmon.session.format import ChunkObservations, Packed, pack_seen, unpack_seen
 from replmon.session.recording import Recording
 
 Usable = dict[int, tuple[ChunkObservations, list[float]]]
@@ -85,30 +85,110 @@ class Reuse:
     as one engine (and the parts they read): they observe every usable chunk."""
     gauged: list[tuple[Check[Any], Thresholds]] = field(default_factory=list)
     """The other ``again`` checks: each observes the chunks where it is not quiet."""
+    recorded: dict[str, Thresholds] = field(default_factory=dict)
+    """Check id -> the thresholds the stored observations were made with."""
     _each: dict[str, tuple[Engine, frozenset[str] | None]] = field(default_factory=dict)
     """Gated check id -> an engine of that check alone and the parts it reads."""
-    _loud: dict[int, list[tuple[Engine, frozenset[str] | None]]] = field(
-        default_factory=dict)
-    """A chunk's first tick -> ``loud``'s answer."""
+    _noisy: dict[int, list[tuple[Check[Any], Thresholds]]] = field(default_factory=dict)
+    """A chunk's first tick -> the ``gauged`` checks not quiet in it."""
+    _restaters: dict[str, Restate[Any] | None] = field(default_factory=dict)
+    """Gated check id -> its gate's ``restater`` from the recorded thresholds to its own."""
 
     def loud(self, obs: ChunkObservations) -> list[tuple[Engine, frozenset[str] | None]]:
         """The engines that must observe the chunk's ticks, each with the parts it reads;
-        none when every ``again`` check is quiet there. A gated check whose stored
-        gauges are ``quiet`` at every tick of the chunk with its new thresholds finds
-        nothing there (the engine skips ``evaluate`` on the same test), so its ticks need
-        no decoding. Each gated check has an engine of its own: which of them are loud
-        changes from chunk to chunk, and an engine that did not observe the chunk before
-        is first warmed on its window (up to 300 ticks decoded), so an engine of the loud
-        ones together would warm at every change (135 s against 24 s on the bench day).
-        The checks that observe every chunk anyway share one engine (``always``): an
-        engine per check costs ~100 us a tick of its own."""
-        got = self._loud.get(obs.first)
+        none when every ``again`` check is quiet there or restates its stored
+        observations (``plan``)."""
+        return self.plan(obs)[0]
+
+    def plan(self, obs: ChunkObservations) -> tuple[
+            list[tuple[Engine, frozenset[str] | None]], dict[int, list[Packed]]]:
+        """The engines that must observe the chunk's ticks (``loud``) and, by offset in
+        the chunk, the observations of the ``again`` checks that restate theirs instead
+        (``Gate.restate``: their ticks need no decoding either). A gated check whose
+        stored gauges are ``quiet`` at every tick of the chunk with its new thresholds
+        finds nothing there (the engine skips ``evaluate`` on the same test). Each gated
+        check has an engine of its own: which of them are loud changes from chunk to
+        chunk, and an engine that did not observe the chunk before is first warmed on its
+        window (up to 300 ticks decoded), so an engine of the loud ones together would
+        warm at every change (135 s against 24 s on the bench day). The checks that
+        observe every chunk anyway share one engine (``always``): an engine per check
+        costs ~100 us a tick of its own."""
+        engines = [self.always] if self.always is not None else []
+        fresh: dict[int, list[Packed]] = {}
+        for c, th in self._noisy_in(obs):
+            got = self._restated(c, th, obs)
+            if got is None:
+                engines.append(self._engine_of(c, th))
+                continue
+            for k, packed in got.items():
+                fresh.setdefault(k, []).extend(packed)
+        return engines, fresh
+
+    def decodes(self, obs: ChunkObservations) -> bool:
+        """Whether the chunk's ticks are likely decoded (``plan``, without restating: a
+        check that can restate is taken to), to plan the worker processes."""
+        return self.always is not None or any(
+            self._restater(c, th) is None for c, th in self._noisy_in(obs))
+
+    def _noisy_in(self, obs: ChunkObservations) -> list[tuple[Check[Any], Thresholds]]:
+        got = self._noisy.get(obs.first)
         if got is None:
-            got = [self.always] if self.always is not None else []
-            got += [self._engine_of(c, th) for c, th in self.gauged
-                    if not _quiet_chunk(c, th, obs)]
-            self._loud[obs.first] = got
+            got = self._noisy[obs.first] = [(c, th) for c, th in self.gauged
+                                            if not _quiet_chunk(c, th, obs)]
         return got
+
+    def _restater(self, check: Check[Any], th: Thresholds) -> Restate[Any] | None:
+        if check.id not in self._restaters:
+            was = self.recorded.get(check.id)
+            try:
+                self._restaters[check.id] = (None if check.gate is None or was is None
+                                             else check.gate.restater(was, th))
+            except Exception:  # a buggy restate: observe again, where the engine reports it
+                self._restaters[check.id] = None
+        return self._restaters[check.id]
+
+    def _restated(self, check: Check[Any], th: Thresholds, obs: ChunkObservations
+                  ) -> dict[int, list[Packed]] | None:
+        """``check``'s observations with ``th`` at each tick of the chunk from its stored
+        ones and gauges (``Gate.restate``), by offset; None when some tick cannot be
+        restated (a tick without gauges, or quiet with the recorded thresholds, where
+        ``evaluate`` did not run, or that its restate cannot tell)."""
+        at = self._restater(check, th)
+        column = obs.gauges.get(check.id)
+        gate, was = check.gate, self.recorded.get(check.id)
+        if at is None or gate is None or was is None or column is None \
+                or len(column) != obs.count:
+            return None
+        out: dict[int, list[Packed]] = {}
+        known, cid = self.known, check.id
+        last: tuple[Any, list[Packed], list[Packed] | None] | None = None
+        quiet: dict[Any, tuple[bool, bool]] = {}
+        """Gauges -> quiet with ``th``, with ``was`` (a long stretch repeats its gauges)."""
+        try:
+            for k, g in enumerate(column):
+                if g is None:
+                    return None
+                q = quiet.get(g)
+                if q is None:
+                    q = quiet[g] = (gate.quiet(g, th), gate.quiet(g, was))
+                if q[0]:
+                    continue
+                own = [p for p in obs.seen.get(k, ()) if _owner(p, known) == cid]
+                if last is not None and last[0] == g and last[1] == own:
+                    got = last[2]  # a long outage: the same observation tick after tick
+                elif q[1] or any(p[0] != cid for p in own):
+                    return None  # not evaluated with ``was`` there, or it raised
+                else:
+                    told = at([o for _, o in unpack_seen(own)], g)
+                    got = None if told is None else pack_seen([(cid, o) for o in told])
+                    last = (g, own, got)
+                if got is None:
+                    return None
+                if got:
+                    out[k] = got
+        except Exception:  # a buggy restate: observe the chunk, where the engine reports it
+            return None
+        return out
 
     def _engine_of(self, check: Check[Any], th: Thresholds
                    ) -> tuple[Engine, frozenset[str] | None]:
@@ -190,7 +270,7 @@ def plan_reuse(rec: Recording, engine: Engine, first: int, end: int,
     known = frozenset(rank) | set(had)
     return Reuse(use, Engine(again), rank, known, _parts_of(again),
                  always=(Engine(rest), _parts_of(rest)) if rest else None,
-                 gauged=gauged)
+                 gauged=gauged, recorded=had)
 
 
 def _parts_of(checks: list[tuple[Check[Any], Thresholds]]) -> frozenset[str] | None:

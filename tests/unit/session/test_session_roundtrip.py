@@ -7,8 +7,9 @@ import json
 import zlib
 from pathlib import Path
 
+import pytest
 from rawrecords import raw_records
-from sessiondata import lab_ticks
+from sessiondata import four_source_ticks, lab_ticks
 
 from replmon.config import build_config
 from replmon.engine import build_engine
@@ -16,7 +17,14 @@ from replmon.model.base import SourceState, SourceStatus
 from replmon.model.mysql import MysqlSample
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
-from replmon.session.format import MAGIC
+from replmon.session.facts import ChunkFacts, unpack_facts
+from replmon.session.format import (
+    KIND_OBSERVATIONS,
+    KIND_SUMMARY,
+    MAGIC,
+    ChunkObservations,
+    unpack_observations,
+)
 from replmon.session.rerun import rerun_checks
 
 
@@ -139,3 +147,41 @@ def test_records_are_json_inside_zlib(tmp_path: Path) -> None:
     assert [r["seq"] for r in records if "seq" in r and "wall" in r] == [0, 1]  # the ticks
     assert any("peaks" in r for r in records)  # the summary frame, its zlib undone
     assert zlib.decompressobj  # stdlib only
+
+
+def test_observations_frames_read_as_pydantic_reads_them(tmp_path: Path) -> None:
+    """``unpack_observations`` and ``unpack_facts`` read a chunk's observations and summary
+    frames with msgspec (every re-run and report reads one of each a chunk): the same
+    records pydantic validates from the same bytes, on frames with findings, gauges of
+    every gated check and events, and the same refusals."""
+    engine = build_engine(entry_points=False)
+    path = tmp_path / "obs.rmrec"
+    with RecordingWriter(path, meta_for(interval=1.0), chunk_ticks=30) as w:
+        for t in four_source_ticks(120):  # a DRBD peer down: seen at every tick
+            w.write(t, engine.feed(t))
+    with open_recording(path) as rec:
+        frames = [fr.payload for ci in range(len(rec.chunks)) for fr in rec.frames(ci)
+                  if fr.kind == KIND_OBSERVATIONS]
+        summaries = [fr.payload for ci in range(len(rec.chunks)) for fr in rec.frames(ci)
+                     if fr.kind == KIND_SUMMARY]
+    assert len(summaries) == 4
+    for payload in summaries:
+        facts = unpack_facts(payload)
+        assert facts == ChunkFacts.model_validate_json(zlib.decompress(payload))
+        assert type(facts.seq[0]) is int and facts.charts
+    assert any(unpack_facts(payload).events for payload in summaries)
+    assert len(frames) == 4
+    for payload in frames:
+        got = unpack_observations(payload)
+        want = ChunkObservations.model_validate_json(zlib.decompress(payload))
+        assert got == want and got.seen and got.gauges
+        assert type(got.first) is int and all(type(p) is tuple for ps in got.seen.values()
+                                              for p in ps)
+    good = json.loads(zlib.decompress(frames[0]))
+    for bad in ({**good, "first": "zero"}, {**good, "seen": {"0": [["x", 1]]}},
+                {**good, "gauges": {"c": [["high"]]}}, {k: v for k, v in good.items()
+                                                        if k != "count"}):
+        with pytest.raises(ValueError, match="observations do not read"):
+            unpack_observations(zlib.compress(json.dumps(bad).encode()))
+        with pytest.raises(ValueError, match="validation error"):
+            ChunkObservations.model_validate_json(json.dumps(bad))

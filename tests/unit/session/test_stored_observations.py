@@ -215,6 +215,50 @@ def test_a_gated_check_is_observed_again_only_where_its_gate_is_not_quiet(
     assert fast == again
 
 
+RESTATED: dict[str, tuple[dict[str, dict[str, Any]], int]] = {
+    "severity-only": ({"drbd_peer": {"disconnected_critical_s": 5.5}}, 0),
+    "severity-at-a-down-time": ({"drbd_peer": {"disconnected_critical_s": 5.0}}, 4),
+    "severity-and-io-stall": ({"drbd_peer": {"disconnected_critical_s": 5.5,
+                                             "io_stall": "6s"}}, 30),
+    "severity-and-pair-lag": ({"drbd_peer": {"disconnected_critical_s": 30.0},
+                               "pair_lag": {"lag_after": "5s"}}, 0),
+}
+"""drbd_peer re-checked with another ``disconnected_critical_s``, and in how many of the
+30 chunks its ticks are decoded for it: none where only that limit changed (its restate
+tells each peer disconnected's severity from the ``down_s`` stored with it), the 4
+chunks where the limit falls on a down time their ticks hold (5 s: ``down_s`` is stored
+rounded, so the restate cannot tell), every chunk where another of its limits changed
+too (the I/O stall's: no restate; observed again as before, which the other tests here
+hold to observing every tick, so this case is not re-run)."""
+
+
+@SHARES_LIVE
+@pytest.mark.parametrize("case", list(RESTATED))
+def test_drbd_peer_restates_its_stored_observations(live: Path, observed: list[Any],
+                                                    case: str) -> None:
+    """The peer of ``live`` flaps all along (down in some tick of every chunk: drbd_peer
+    is loud in every chunk whatever its limits): a re-check with another
+    ``disconnected_critical_s`` restates its stored observations instead of decoding
+    the ticks, and gives what observing every tick again gives."""
+    settings, decoded = RESTATED[case]
+    with open_recording(live) as rec:
+        reuse = plan_reuse(rec, build_engine(settings, entry_points=False), 0,
+                           len(rec.chunks), entry_points=False)
+        assert len(reuse.use) == 30
+        loud = [reuse.loud(obs) for obs, _ in reuse.use.values()]
+        restated = [reuse.plan(obs)[1] for obs, _ in reuse.use.values()]
+    assert sum(bool(got) for got in loud) == decoded
+    if not decoded:
+        assert all(restated)  # a peer disconnected in every chunk, restated
+        assert {p[3] for got in restated for seen in got.values() for p in seen} == {1, 2}
+    if decoded == len(loud):
+        assert not any(restated)
+        return
+    again, _ = run(live, stored=False, settings=settings)
+    fast, _ = run(live, stored=True, settings=settings)
+    assert fast == again
+
+
 def test_a_file_without_gauges_is_observed_again(tmp_path: Path) -> None:
     """A recording whose observations frames hold no gauges (written before gates, or by an engine
     whose checks had none): a re-check with other limits decodes every chunk for the
