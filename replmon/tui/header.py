@@ -29,6 +29,8 @@ def header_text(tick: Tick | None, findings: list[Finding], *, age_s: float | No
             *((True, False, 2, n) for n in range(longest - 1, 3, -1))):
         out = _header(tick, findings, age_s, paused, source, short=short, node=node,
                       names=names, less=less)
+        if source == "replay":  # its own end follows: no blank age slot before it
+            out.rstrip()
         if width is None or out.cell_len <= width:
             break
     return out

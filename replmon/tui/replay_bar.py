@@ -25,9 +25,9 @@ def _date(wall: float) -> str:
 def header_tails(playing: bool, name: str, wall: float | None) -> list[Text]:
     """The header's end, longest first, for the header to take the first that fits:
     " REPLAY  ⏸ replica_sql_stopped.rmrec 2026-11-23 16:12:53", then without the date,
-    with the name cut, without the name, without ⏸/▶ (the position bar has it): never
-    without the recorded time (a live screen's "PAUSED" or data age would pass a replay
-    for a live screen)."""
+    with the name cut, without the name, without ⏸/▶ (the position bar has it), and
+    last the word alone: never without "REPLAY" (a live screen's "PAUSED" or data age
+    would pass a replay for a live screen), and the pair's names before the time."""
     day = f"{_date(wall)} " if wall is not None else ""
     clock = tick_clock(wall) if wall is not None else ""
     state = "▶ " if playing else "⏸ "
@@ -40,6 +40,9 @@ def header_tails(playing: bool, name: str, wall: float | None) -> list[Text]:
             t.append(f"{shown} ", style="dim")
         t.append(f"{date}{clock}", style="bold")
         out.append(t)
+    # last, at 80 columns with a finding open: the word alone, so the pair's names stay
+    # whole (the recorded time is on the position bar, two lines down)
+    out.append(Text(" REPLAY", style="bold black on cyan"))
     return out
 
 
