@@ -50,12 +50,16 @@ def config_toml(lab: Lab) -> str:
 
 def tmux(server: str, *args: str, check: bool = True,
          env: dict[str, str] | None = None) -> str:
-    """``tmux args`` on a tmux server of its own (``-L server``), its output. A session
+    """``tmux args`` on a tmux server of its own (its socket in the temp dir), its output. A session
     takes its environment from its server's, made when the server started: on the
     default, shared server, a bench's screen would get the first bench's passwords and
     PYTHONPATH (and another user's session this bench's)."""
-    return subprocess.run(["tmux", "-L", server, "-f", "/dev/null", *args], check=check,
-                          env=env, capture_output=True, text=True).stdout
+    sock = Path(tempfile.gettempdir()) / f"{server}.tmux"
+    out = subprocess.run(["tmux", "-S", str(sock), "-f", "/dev/null", *args], check=check,
+                         env=env, capture_output=True, text=True).stdout
+    if args[:1] == ("kill-server",):
+        sock.unlink(missing_ok=True)  # (tmux leaves it)
+    return out
 
 
 def start_in_tmux(server: str, size: tuple[str, str], command: str, env: dict[str, str],
