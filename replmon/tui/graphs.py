@@ -179,10 +179,8 @@ Point = tuple[float, dict[str, Any]]
 objects of READINGS."""
 
 
+# role -> ("role/metric", getter) of METRICS, of READINGS: one key string for every point
 _KEYS: dict[str, tuple[tuple[tuple[str, Getter], ...], tuple[tuple[str, Any], ...]]] = {}
-"""Role -> ("role/metric", its getter) of each METRICS entry, and of each READINGS one:
-the same key strings in every point the screen keeps (made afresh, 38 a tick, ~0.7 MB
-over HISTORY ticks)."""
 
 
 def points(tick: Tick) -> Point:
