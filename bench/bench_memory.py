@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_memory.py imports [--serve-seconds 5]
     .venv/bin/python bench/bench_memory.py live [--seconds 600] [--every 30]
+        [--tree NAME=DIR] [--env NAME:VAR=VAL]
     .venv/bin/python bench/bench_memory.py heap [--seconds 600] [--every 60]
 
 ``imports``: each command run once in its own process (``import replmon.cli``,
@@ -14,7 +15,8 @@ tests/unit/test_import_budget.py forbids).
 
 ``live``: the lab and a write load in this process, the real screen in tmux (a real
 terminal) pointed at the lab at 1 Hz with all sources and ``--record``; the screen's
-VmRSS every ``--every`` seconds (#56: flat from minute 5 to minute 60).
+VmRSS every ``--every`` seconds (#56: flat from minute 5 to minute 60); with ``--tree``
+or ``--env``, other trees or environments' screens beside it, on the same lab at once.
 
 ``heap``: the same pipeline in this process (the collector on the lab, the engine, the
 recorder and the screen headless on a 160x50 virtual terminal); tracemalloc from the
@@ -47,9 +49,10 @@ UNNEEDED = {
                        "pymysql", "redis", "cryptography.hazmat"),
     "report": ("textual", "prometheus_client", "replmon.fleet.serve", "plotext", "pymysql",
                "redis", "cryptography.hazmat"),
-    "live screen": ("prometheus_client", "replmon.fleet.serve", "cryptography.hazmat"),
+    "live screen": ("prometheus_client", "replmon.fleet.serve", "cryptography.hazmat",
+                    "replmon.lab.demo"),
     "record": ("textual", "rich", "plotext", "prometheus_client", "replmon.fleet.serve",
-               "cryptography.hazmat"),
+               "cryptography.hazmat", "replmon.lab.demo"),
 }
 
 
@@ -146,7 +149,6 @@ def run_one(out: str, what: str, argv: list[str]) -> None:
         from replmon import commands as cmd  # noqa: F401
         from replmon.engine import build_engine  # noqa: F401
         from replmon.factory import build_collector  # noqa: F401
-        from replmon.lab.demo import ANNOUNCE  # noqa: F401
         from replmon.session.format import meta_for  # noqa: F401
         from replmon.session.recorder import Recorder  # noqa: F401
         from replmon.tui.app import ReplmonApp  # noqa: F401
@@ -218,49 +220,61 @@ def imports(args: argparse.Namespace) -> None:
               f"interpreter: {rss_mb():.1f} MB in this process)")
 
 
+sys.path.insert(0, str(ROOT / "bench"))
+
+
 def config_toml(lab: object) -> str:
-    sys.path.insert(0, str(ROOT / "bench"))
     from bench_tui import config_toml as tui_config
 
     return tui_config(lab)  # type: ignore[arg-type]
 
 
-def live(args: argparse.Namespace) -> None:
-    import shutil
+def variants(args: argparse.Namespace) -> dict[str, dict[str, str]]:
+    """The screens to run side by side: this tree, each ``--tree NAME=DIR`` (its replmon
+    first on PYTHONPATH, e.g. ``git archive REF`` unpacked, with ``checks/`` copied to
+    ``replmon/checks``) and each ``--env NAME:VAR=VAL[,VAR=VAL]`` (this tree so)."""
+    out: dict[str, dict[str, str]] = {"this": {}}
+    for spec in args.tree:
+        name, _, path = spec.partition("=")
+        out[name] = {"PYTHONPATH": str(Path(path).resolve())}
+    for spec in args.env:
+        name, _, pairs = spec.partition(":")
+        out[name] = dict(kv.split("=", 1) for kv in pairs.split(","))
+    return out
 
-    import psutil
+
+def live(args: argparse.Namespace) -> None:
+    from bench_tui import start_in_tmux, tmux
 
     from replmon.lab import Lab
     from replmon.lab.load import WriteLoad
 
-    if shutil.which("tmux") is None:
-        sys.exit("needs tmux (apt-get install tmux)")
     replmon = str(Path(sys.executable).parent / "replmon")
+    runs = variants(args)
     with Lab() as lab, WriteLoad(lab, rate=300), tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "bench.toml"
         cfg.write_text(config_toml(lab))
         env = {**os.environ, "BENCH_MYSQL_PASSWORD": lab.monitor_password,
                "BENCH_REDIS_PASSWORD": lab.redis_password, "TERM": "xterm-256color",
                "XDG_STATE_HOME": tmp}
-        session = f"replmon-mem-{os.getpid()}"
-        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "50",
-                        f"{replmon} --config {cfg} --record {tmp}/live.rmrec"],
-                       check=True, env=env)
+        procs: dict[str, int] = {}
+        servers = [f"replmon-mem-{os.getpid()}-{i}" for i in range(len(runs))]
         try:
-            time.sleep(3)
-            pane = psutil.Process(int(subprocess.run(
-                ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"],
-                capture_output=True, text=True, check=True).stdout.split()[0]))
-            proc = next((p for p in [pane, *pane.children(recursive=True)]
-                         if "replmon" in " ".join(p.cmdline())), pane)
+            for i, (server, (name, extra)) in enumerate(zip(servers, runs.items(), strict=True)):
+                procs[name] = start_in_tmux(
+                    server, ("160", "50"), f"{replmon} --config {cfg} --record "
+                    f"{tmp}/live-{i}.rmrec", {**env, **extra}, "replmon").pid
+            print("       " + "".join(f"{name:>12.12}" for name in procs), "(VmRSS, MB)")
             t0 = time.monotonic()
             while time.monotonic() - t0 < args.seconds:
                 time.sleep(args.every)
-                print(f"{(time.monotonic() - t0) / 60:5.1f} min  VmRSS "
-                      f"{rss_mb(proc.pid):6.1f} MB", flush=True)
-            print("VmHWM", rss_mb(proc.pid, "VmHWM"))
+                print(f"{(time.monotonic() - t0) / 60:5.1f} min"
+                      + "".join(f"{rss_mb(pid):12.1f}" for pid in procs.values()), flush=True)
+            print("VmHWM    " + "".join(f"{rss_mb(pid, 'VmHWM'):12.1f}"
+                                         for pid in procs.values()))
         finally:
-            subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+            for server in servers:
+                tmux(server, "kill-server", check=False)
 
 
 def heap(args: argparse.Namespace) -> None:
@@ -317,12 +331,38 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
                       f"VmRSS {rss_mb():.1f} MB", flush=True)
             await pilot.press("q")
     keep = [tracemalloc.Filter(False, tracemalloc.__file__)]
-    diff = last.filter_traces(keep).compare_to(first.filter_traces(keep), "traceback")
+    last = last.filter_traces(keep)
+    diff = last.compare_to(first.filter_traces(keep), "traceback")
     print("grew most from minute 1 to the end:")
     for stat in diff[:args.top]:
         print(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")
         for line in stat.traceback.format()[-6:]:
             print("      " + line)
+    retained(last, args.top)
+
+
+def retained(snap: object, top: int) -> None:
+    """What the last snapshot holds of what was allocated since tracing began: by the
+    module that allocated it (its package's path cut to a dotted name), then by line."""
+    import tracemalloc
+
+    assert isinstance(snap, tracemalloc.Snapshot)
+    by_mod: dict[str, list[int]] = {}
+    for stat in snap.statistics("filename"):
+        name = stat.traceback[0].filename
+        cut = name.split("site-packages/")[-1].replace(f"{ROOT}/", "")
+        key = cut.removesuffix(".py").replace("/", ".")
+        got = by_mod.setdefault(key, [0, 0])
+        got[0] += stat.size
+        got[1] += stat.count
+    print("held at the end, allocated since tracing began, by module:")
+    for key, (size, count) in sorted(by_mod.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"{size / 1024:9.1f} KiB {count:7d} blocks  {key}")
+    print("by line:")
+    for stat in snap.statistics("lineno")[:top]:
+        frame = stat.traceback[0]
+        print(f"{stat.size / 1024:9.1f} KiB {stat.count:7d} blocks  "
+              f"{frame.filename.split('site-packages/')[-1]}:{frame.lineno}")
 
 
 def main() -> None:
@@ -336,6 +376,8 @@ def main() -> None:
     p = sub.add_parser("live")
     p.add_argument("--seconds", type=int, default=600)
     p.add_argument("--every", type=int, default=30)
+    p.add_argument("--tree", action="append", default=[], metavar="NAME=DIR")
+    p.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VAL[,VAR=VAL]")
     p = sub.add_parser("heap")
     p.add_argument("--seconds", type=int, default=600)
     p.add_argument("--every", type=int, default=60)

@@ -48,6 +48,40 @@ def config_toml(lab: Lab) -> str:
     return "\n".join(lines) + "\n"
 
 
+def tmux(server: str, *args: str, check: bool = True,
+         env: dict[str, str] | None = None) -> str:
+    """``tmux args`` on a tmux server of its own (its socket in the temp dir), its output. A session
+    takes its environment from its server's, made when the server started: on the
+    default, shared server, a bench's screen would get the first bench's passwords and
+    PYTHONPATH (and another user's session this bench's)."""
+    sock = Path(tempfile.gettempdir()) / f"{server}.tmux"
+    out = subprocess.run(["tmux", "-S", str(sock), "-f", "/dev/null", *args], check=check,
+                         env=env, capture_output=True, text=True).stdout
+    if args[:1] == ("kill-server",):
+        sock.unlink(missing_ok=True)  # (tmux leaves it)
+    return out
+
+
+def start_in_tmux(server: str, size: tuple[str, str], command: str, env: dict[str, str],
+                  needle: str) -> psutil.Process:
+    """``command`` in a new session (``main``) of a new tmux server ``server``, in a
+    terminal of ``size``; its process whose command line holds ``needle``. Stop it with
+    ``tmux(server, "kill-server", check=False)``."""
+    if shutil.which("tmux") is None:
+        sys.exit("needs tmux (apt-get install tmux)")
+    tmux(server, "new-session", "-d", "-s", "main", "-x", size[0], "-y", size[1], command,
+         env=env)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        pane = psutil.Process(int(tmux(server, "list-panes", "-t", "main", "-F",
+                                       "#{pane_pid}").split()[0]))
+        for proc in [pane, *pane.children(recursive=True)]:
+            if needle in " ".join(proc.cmdline()):
+                return proc
+        time.sleep(0.2)
+    raise RuntimeError(f"{needle!r} did not start in tmux server {server}")
+
+
 def slope_mb_per_min(points: list[tuple[float, float]]) -> float:
     n = len(points)
     mx = sum(t for t, _ in points) / n
@@ -76,8 +110,6 @@ def main() -> None:
               f"opened in {(time.perf_counter() - t0) * 1000:.0f} ms (made once)")
         asyncio.run(open_times(lab_ticks(300), rec))
         return
-    if shutil.which("tmux") is None:
-        sys.exit("needs tmux (apt-get install tmux)")
     cols, rows = args.size.split("x")
     replmon = str(Path(sys.executable).parent / "replmon")
     with Lab() as lab, WriteLoad(lab, rate=300), tempfile.TemporaryDirectory() as tmp:
@@ -85,20 +117,14 @@ def main() -> None:
         cfg.write_text(config_toml(lab))
         env = {**os.environ, "BENCH_MYSQL_PASSWORD": lab.monitor_password,
                "BENCH_REDIS_PASSWORD": lab.redis_password, "TERM": "xterm-256color"}
-        session = f"replmon-bench-{os.getpid()}"
-        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", cols, "-y", rows,
-                        f"{replmon} --config {cfg}"], check=True, env=env)
+        server = f"replmon-bench-{os.getpid()}"
         try:
+            proc = start_in_tmux(server, (cols, rows), f"{replmon} --config {cfg}", env,
+                                 "replmon")
             time.sleep(3)
             if args.view == "graphs":
-                subprocess.run(["tmux", "send-keys", "-t", session, "g"], check=True)
+                tmux(server, "send-keys", "-t", "main", "g")
                 time.sleep(1)
-            pane_pid = int(subprocess.run(
-                ["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"],
-                capture_output=True, text=True, check=True).stdout.split()[0])
-            pane = psutil.Process(pane_pid)
-            proc = next((p for p in [pane, *pane.children(recursive=True)]
-                         if "replmon" in " ".join(p.cmdline())), pane)
             t0 = time.monotonic()
             c0 = sum(proc.cpu_times()[:2])
             rss: list[tuple[float, float]] = []
@@ -106,10 +132,9 @@ def main() -> None:
                 time.sleep(10)
                 rss.append((time.monotonic() - t0, proc.memory_info().rss / 2**20))
             cpu = (sum(proc.cpu_times()[:2]) - c0) / (time.monotonic() - t0) * 100
-            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
-                                    capture_output=True, text=True).stdout
+            screen = tmux(server, "capture-pane", "-p", "-t", "main", check=False)
         finally:
-            subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+            tmux(server, "kill-server", check=False)
     half = rss[len(rss) // 2:]
     target = 12 if args.view == "graphs" else 6
     print(f"TUI {args.view} at {args.size}, 1 Hz, {args.seconds} s: CPU {cpu:.1f} % of one "

@@ -10,7 +10,9 @@ between live blocks stays resident. At 200 pairs (5 s, 30 minutes), 147 MB of se
 
 ``limit_arenas`` caps them at ``ARENAS`` (mallopt M_ARENA_MAX, what MALLOC_ARENA_MAX=2
 does for a process started with it): the threads share them, so the memory one thread's
-blocks leave free is reused by the next blocks of any thread.
+blocks leave free is reused by the next blocks of any thread. The screen, ``--plain`` and
+``record`` cap them too (one pair: pymysql's reads in worker threads, the recorder's
+thread), before their collector starts its threads (replmon/commands.py).
 """
 
 from __future__ import annotations

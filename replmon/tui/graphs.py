@@ -179,16 +179,25 @@ Point = tuple[float, dict[str, Any]]
 objects of READINGS."""
 
 
+# role -> ("role/metric", getter) of METRICS, of READINGS: one key string for every point
+_KEYS: dict[str, tuple[tuple[tuple[str, Getter], ...], tuple[tuple[str, Any], ...]]] = {}
+
+
 def points(tick: Tick) -> Point:
     vals: dict[str, Any] = {}
     for node in tick.nodes:
-        for key, get in METRICS.items():
+        keys = _KEYS.get(node.role)
+        if keys is None:
+            keys = _KEYS[node.role] = (
+                tuple((f"{node.role}/{key}", get) for key, get in METRICS.items()),
+                tuple((f"{node.role}/{key}", read) for key, read in READINGS.items()))
+        for key, get in keys[0]:
             try:
-                vals[f"{node.role}/{key}"] = get(node)
+                vals[key] = get(node)
             except (AttributeError, TypeError, ValueError):  # a partial sample
-                vals[f"{node.role}/{key}"] = None
-        for key, read in READINGS.items():
-            vals[f"{node.role}/{key}"] = read(node)
+                vals[key] = None
+        for key, read in keys[1]:
+            vals[key] = read(node)
     return tick.wall, vals
 
 

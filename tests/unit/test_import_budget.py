@@ -58,9 +58,10 @@ CASES = {
                        (*SCREEN, *PROMETHEUS, "pymysql", "redis", RSA)),
     "report": ("", ["report", str(SESSION)], (*SCREEN, *PROMETHEUS, "pymysql", "redis", RSA)),
     "record": ("", ["record", *NODES, "--count", "2", "-o", "{tmp}/r.rmrec"],
-               (*SCREEN, "rich", *PROMETHEUS, RSA)),
+               (*SCREEN, "rich", *PROMETHEUS, RSA, "replmon.lab.demo")),
     "serve": (SERVE_BRIEFLY, ["serve", "--config", "{tmp}/fleet.toml"], (*SCREEN, "rich", RSA)),
-    "screen": (SCREEN_BRIEFLY, [*NODES, "--record", "{tmp}/s.rmrec"], (*PROMETHEUS, RSA)),
+    "screen": (SCREEN_BRIEFLY, [*NODES, "--record", "{tmp}/s.rmrec"],
+               (*PROMETHEUS, RSA, "replmon.lab.demo")),
 }
 FLEET = """listen = "127.0.0.1:0"
 interval = 0.2
