@@ -49,6 +49,7 @@ from pydantic import Field
 from replmon.check import (
     Check,
     Explains,
+    Failure,
     NodeTick,
     Observation,
     ReplicaChannel,
@@ -58,6 +59,7 @@ from replmon.check import (
     Thresholds,
     Tick,
     Window,
+    failure,
     fmt,
     numbers,
     source_ok,
@@ -211,11 +213,18 @@ def _partition(w: Window, t: Limits) -> Observation | None:
                    f"Replication resumes on its own once they reach each other."))
 
 
+_NOT_THE_PATH = frozenset({Failure.DNS, Failure.AUTH})
+"""Failures that say nothing of the path to a node (its name, its credentials): the
+node is neither partitioned nor down; source_health names them."""
+
+
 def _unreachable(w: Window, t: Limits, role: str) -> Observation | None:
     last = w.last
     node = w.node(role)  # type: ignore[arg-type]
     if _answers(node) is not False:
         return None
+    if any(failure(getattr(node, k).status) in _NOT_THE_PATH for k in KINDS):
+        return None  # a name that does not resolve, a login refused: source_health's
     down_s, connect = _silent_for(w, node.name)
     if down_s < t.no_ack_s:
         return None  # not long enough for the other node's view to say anything

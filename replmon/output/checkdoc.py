@@ -374,7 +374,7 @@ chunks where the gate is loud instead of decoding their ticks (what that saves:
 `bench/bench_recording.py` in benchmarks.md).
 `changed_limits(was, now)` names the thresholds that differ (not the hold times).
 tests/unit/test_gates.py holds every restate to `evaluate` on every shipped recording
-and seed scenario, for every pair of the thresholds it tries.
+and field-note scenario, for every pair of the thresholds it tries.
 
 Test a check on ticks built from numbers (`replmon.testing.synth`: `node`, `series`,
 `observe`, `run_check`) and on recorded ones; then regenerate this page with

@@ -149,11 +149,15 @@ def test_a_stopped_sql_thread_fires_critical_from_the_tick_its_finding_opened(
     ((key, at),) = [(k, i) for k, i in opened.items() if k[3] == "critical"]
     assert key[:2] == ("replica", "mysql_replication")
     crit = expected("shop", *key)
+    # the lag the stopped thread leaves, measured (pair_lag's warning, its own finding)
+    lag = [k for k in opened if k[3] == "warning"]
+    assert [k[1] for k in lag] == ["pair_lag"], opened
     cases = [
         {"eval_time": f"{at - 1}s", "alertname": "ReplmonFindingCritical", "exp_alerts": []},
         {"eval_time": f"{at}s", "alertname": "ReplmonFindingCritical", "exp_alerts": [crit]},
         {"eval_time": f"{n - 1}s", "alertname": "ReplmonFindingCritical", "exp_alerts": [crit]},
-        {"eval_time": f"{n - 1}s", "alertname": "ReplmonFindingWarning", "exp_alerts": []},
+        {"eval_time": f"{n - 1}s", "alertname": "ReplmonFindingWarning",
+         "exp_alerts": [expected("shop", *k) for k in lag]},
         {"eval_time": f"{n - 1}s", "alertname": "ReplmonDown", "exp_alerts": []},
     ]
     promtool_test(tmp_path, series, cases)
