@@ -3,7 +3,7 @@ each with its MariaDB, Redis and sshd, a monitoring link from here and a replica
 between them; the faults between them (replmon.lab.links); and that it leaves nothing
 behind after replmon's normal exit, a SIGTERM and a SIGKILL.
 
-One lab for the module and test_twohost_partition_live.py (tests/live/conftest.py's
+One lab for the module and test_twohost_checks_live.py (tests/live/conftest.py's
 ``twohost``; one worker: the xdist group), under the demo's write load.
 Conditions are waited for with deadlines; a fault's undo waits for the pair to heal.
 """

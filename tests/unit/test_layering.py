@@ -119,7 +119,7 @@ def test_every_check_has_scenarios_found_from_its_id() -> None:
     checks, _ = discover(entry_points=False)
     # source_health fires on what a scenario breaks (tested by the live source tests);
     # partition needs the two-host lab's faults, which no scenario plays yet (tested by
-    # tests/live/test_twohost_partition_live.py and tests/unit/checks/test_partition.py)
+    # tests/live/test_twohost_checks_live.py and tests/unit/checks/test_partition.py)
     missing = [c.id for c in checks if c.id not in ("source_health", "partition")
                and not any(for_check(c.id))]
     assert missing == []

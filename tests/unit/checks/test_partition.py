@@ -1,5 +1,5 @@
 """partition on ticks built from the numbers the two-host lab gave under each fault
-(tests/live/test_twohost_partition_live.py): the primary's Redis ACK ages, the replica's
+(tests/live/test_twohost_checks_live.py): the primary's Redis ACK ages, the replica's
 link and IO thread, which node's sources fail and how. And the shaper a NIC's root qdisc
 sets (tc -j qdisc show, as this machine's tc prints it) as link_saturation's capacity."""
 
