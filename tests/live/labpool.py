@@ -56,3 +56,7 @@ the rest of the live tests use): every MySQL flavour and every Redis/Valkey at l
 Redis 6.2 and Valkey 9.1 run without MySQL: they are here for themselves, and a MariaDB
 10.11 pair beside them (the default lab's, tested there) only cost its start and its
 idle servers."""
+
+
+NAMED_WITHIN_S = 15.0
+"""Issue #55: each fault between two hosts is named within 15 s (the two-host tests)."""

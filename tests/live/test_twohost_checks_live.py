@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from labpool import NAMED_WITHIN_S
 
 from replmon.config import build_config
 from replmon.engine import build_engine
@@ -35,8 +36,6 @@ from replmon.model.findings import Finding, Severity
 
 pytestmark = [pytest.mark.live, pytest.mark.xdist_group("twohost")]
 
-NAMED_WITHIN_S = 15.0
-"""Issue #55: each fault named within 15 s."""
 HEALED_WITHIN_S = 15.0
 """After the fault's undo (which waits for replication to be healthy again)."""
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import psutil
 import pytest
+from labpool import NAMED_WITHIN_S
 
 from replmon.config import build_config
 from replmon.factory import build_collector
@@ -42,8 +43,6 @@ from replmon.model.tick import Tick
 
 pytestmark = [pytest.mark.live, pytest.mark.xdist_group("twohost")]
 
-NAMED_WITHIN_S = 15.0
-"""Issue #55: each fault shows within 15 s."""
 
 
 async def ticks_until(lab: TwoHostLab, cond: Callable[[Tick], bool], what: str, *,

@@ -34,6 +34,16 @@ GATED = [c for c in CHECKS if c.gate is not None]
 FACTORS = (0.1, 0.5, 2.0, 10.0)
 
 
+def _probe_every_input(check: Check, probe: Any, where: list[str]) -> None:
+    """Run ``probe`` as ``check``'s evaluate (no gate) over every input, ``where[0]``
+    naming the input being run."""
+    probing = replace(check, evaluate=probe, gate=None)
+    for where[0], ticks in _inputs():
+        engine = Engine([(probing, check.thresholds())])
+        for t in ticks:
+            engine.observe(t)
+
+
 def variants(check: Check[Any]) -> list[Thresholds]:
     """The default thresholds, and each observing one alone moved by each factor (a
     bool flipped): the ones that pass the check's own validation."""
@@ -73,11 +83,7 @@ def test_a_gate_is_quiet_only_where_the_check_sees_nothing(check: Check[Any]) ->
         judge_gate(check, w, limits, tally, f"{where[0]} tick {w.last.seq}:")
         return []
 
-    probing = replace(check, evaluate=probe, gate=None)
-    for where[0], ticks in _inputs():
-        engine = Engine([(probing, check.thresholds())])
-        for t in ticks:
-            engine.observe(t)
+    _probe_every_input(check, probe, where)
     hidden, quiet, seen = tally.hidden, tally.quiet, tally.seen
     judged = tally.seen + tally.silent
     assert not hidden, f"{len(hidden)} hidden, first: {hidden[:3]}"
@@ -216,10 +222,6 @@ def test_a_restate_gives_what_evaluate_gives(check: Check[Any]) -> None:
                              f"{limits[b].model_dump()}: {got} != {found[b]}")
         return []
 
-    probing = replace(check, evaluate=probe, gate=None)
-    for where[0], ticks in _inputs():
-        engine = Engine([(probing, check.thresholds())])
-        for t in ticks:
-            engine.observe(t)
+    _probe_every_input(check, probe, where)
     assert not wrong, f"{len(wrong)} wrong, first: {wrong[:2]}"
     assert told[0], f"{check.id} restated nothing it saw"
