@@ -36,6 +36,7 @@ from replmon.lab.hosts import TwoHostLab
 from replmon.lab.links import (
     SHAPED_KBIT,
     monitor_cut,
+    node_cut_off,
     node_frozen,
     replication_link_cut,
     replication_link_shaped,
@@ -192,16 +193,19 @@ DEMOS: tuple[Demo, ...] = (
          "stop-writes-on-bgsave-error yes: writes refused (MISCONF)", "writes_refused",
          redis_misconf),
     Demo("replication-link-cut", "the replication link between the two hosts down at both "
-         "ends (ip link set eth1 down); both still answer the monitor", "mysql_replication",
+         "ends (ip link set eth1 down); both still answer the monitor", "partition",
          replication_link_cut, hosts=True),
     Demo("replication-link-saturated", f"the replication link shaped with tbf to "
          f"{SHAPED_KBIT} kbit/s, below what the writes make the primary send: the link "
-         "saturates, the replica falls behind", "pair_lag", replication_link_shaped,
+         "saturates, the replica falls behind", "link_saturation", replication_link_shaped,
          hosts=True),
     Demo("monitor-cut", "the monitor cut from the replica (its monitoring link down at its "
-         "end) while replication goes on", "source_health", monitor_cut, hosts=True),
+         "end) while replication goes on", "partition", monitor_cut, hosts=True),
+    Demo("node-cut-off", "the replica's host reached by no one: its monitoring link and the "
+         "replication link down at once, as a host powered off looks", "partition",
+         node_cut_off, hosts=True),
     Demo("node-frozen", "every process on the replica's host stopped (SIGSTOP), continued "
-         "(SIGCONT) when undone", "source_health", node_frozen, injected="frozen",
+         "(SIGCONT) when undone", "partition", node_frozen, injected="frozen",
          undone="thawed", hosts=True),
 )
 

@@ -13,6 +13,9 @@ threads running and caught up, the Redis link up), so the lab can be reused.
   loses its carrier): the monitor's connections to the node's servers and sshd time out,
   while replication goes on over the other link. The write load
   comes from the monitor's side too: cutting the primary's link stops the writes.
+* ``node_cut_off``: one node's monitoring link and the replication link down at once:
+  neither the monitor nor its peer reaches it, as when the host is powered off or its
+  switch is gone (its processes keep running, unseen).
 * ``node_frozen``: every process in a node's namespace SIGSTOPped (its servers, its sshd
   and the shells it runs for replmon), SIGCONTed on exit.
 
@@ -93,6 +96,25 @@ def monitor_cut(lab: Any, node: Any = None) -> Iterator[None]:
         net.set_link(node.net, MONITOR_DEV, up=True)
         wait_for(lambda: _answers(node), f"{node.hostname} answering the monitor")
         healed(lab)
+
+
+@contextlib.contextmanager
+def node_cut_off(lab: Any, node: Any = None) -> Iterator[None]:
+    """``node`` (default: the MySQL replica) reached by no one: its monitoring link and the
+    replication link down; both up again on exit, then the pair healed."""
+    net = _net(lab)
+    node = node if node is not None else lab.mysql_replica
+    net.set_link(node.net, MONITOR_DEV, up=False)
+    try:
+        net.set_link(lab.primary.net, REPLICATION_DEV, up=False)
+        try:
+            yield
+        finally:
+            net.set_link(lab.primary.net, REPLICATION_DEV, up=True)
+    finally:
+        net.set_link(node.net, MONITOR_DEV, up=True)
+    wait_for(lambda: _answers(node), f"{node.hostname} answering the monitor")
+    healed(lab)
 
 
 @contextlib.contextmanager

@@ -204,7 +204,7 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
                 self._events_error = f"event subscription down: {self._clean(e)}"
             finally:
                 with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis 8
                 with contextlib.suppress(RedisError, OSError):
                     await client.aclose()
             await asyncio.sleep(RESUBSCRIBE_S)

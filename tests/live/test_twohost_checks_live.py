@@ -1,7 +1,8 @@
 """The pair view on the two-host lab: each fault between the hosts (replmon.lab.links)
 named as what it is by the partition check within 15 s (issue #55), and closed once it
-heals; the shaped replication link found by link_saturation from the primary's NIC
-counters at the qdisc's rate; a healthy pair under writes quiet.
+heals (a replica cut off from the monitor and its peer is "down", a frozen one "hung");
+the shaped replication link found by link_saturation from the primary's NIC counters
+at the qdisc's rate; a healthy pair under writes quiet.
 
 Shares the two-host lab of test_twohost_lab_live.py (tests/live/conftest.py's
 ``twohost``, one worker: the xdist group). replmon runs as it does for a user: config ->
@@ -28,6 +29,7 @@ from replmon.lab.hosts import TwoHostLab
 from replmon.lab.links import (
     SHAPED_KBIT,
     monitor_cut,
+    node_cut_off,
     node_frozen,
     replication_link_cut,
     replication_link_shaped,
@@ -147,6 +149,13 @@ def test_a_frozen_replica_is_hung(twohost: TwoHostLab, monitor: Monitor) -> None
     f, took = named(monitor, node_frozen(twohost, twohost.replica), "partition", "hung")
     assert f.node == "replica" and f.severity is Severity.CRITICAL
     assert f.title.startswith("lab-db162 hung") and "lab-db163 lost it too" in f.title
+
+
+def test_a_replica_cut_from_both_is_down(twohost: TwoHostLab, monitor: Monitor) -> None:
+    f, took = named(monitor, node_cut_off(twohost, twohost.replica), "partition", "down")
+    assert f.node == "replica" and f.severity is Severity.CRITICAL
+    assert f.title.startswith("lab-db162 down") and "lab-db163 lost it too" in f.title
+    assert "lab-db163 stays the primary" in f.cause
 
 
 def test_shaped_link_is_saturated_at_the_qdisc_rate(twohost: TwoHostLab, monitor: Monitor
