@@ -234,10 +234,11 @@ async def test_g_opens_the_graphs_with_both_nodes_and_a_clock_axis(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from textual_plotext import PlotextPlot
 
-    from replmon.tui import graphs
-    from replmon.tui.graphs import CHARTS, GraphScreen
+    from replmon.tui import graph_view
+    from replmon.tui.graph_view import GraphScreen
+    from replmon.tui.graphs import CHARTS
 
-    monkeypatch.setattr(graphs, "LIVE_REDRAW_S", 0.2)  # (5 s in use)
+    monkeypatch.setattr(graph_view, "LIVE_REDRAW_S", 0.2)  # (5 s in use)
     app, feed = make()
     async with app.run_test(size=(160, 50)) as pilot:
         for t in TICKS[:6]:
@@ -312,7 +313,8 @@ async def test_w_shows_both_nodes_statements_and_asks_for_them_only_while_open()
 async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
     """plotext drops a title wider than the plot: the first chart's (84 characters) is
     cut to fit instead, so no chart is shown without its name, nor without its unit."""
-    from replmon.tui.graphs import CHARTS, ChartPlot, GraphScreen
+    from replmon.tui.graph_view import ChartPlot, GraphScreen
+    from replmon.tui.graphs import CHARTS
 
     app, feed = make()
     async with app.run_test(size=(80, 24)) as pilot:
