@@ -187,7 +187,7 @@ async def open_times(ticks: list[Any], rec: Any) -> None:
     from replmon.engine import build_engine
     from replmon.tui.app import ReplmonApp
     from replmon.tui.feeds import from_list
-    from replmon.tui.graphs import GraphScreen
+    from replmon.tui.graph_view import GraphScreen
     from replmon.tui.replay import ReplayApp
 
     painted: list[tuple[float, type[Screen[Any]]]] = []

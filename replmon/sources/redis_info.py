@@ -7,13 +7,10 @@ whether the server answers. That connection counts in the server's connected_cli
 
 How it talks to Redis
 ---------------------
-One ``redis.asyncio.Connection`` per source (no pool: the Source base never
-runs two fetches at once), created in ``open()`` and (re)connected lazily by
-``_fetch()``. We use the connection directly (``send_command`` +
-``read_response``) rather than ``redis.asyncio.Redis.execute_command``
-because the client runs redis-py's INFO parse callback even with
-``decode_responses=True`` and returns a dict with guessed types; the raw
-bulk string goes to our own parser (``redis_parse``).
+One ``replmon.sources.resp.RespConnection`` per source (no pool: the Source base
+never runs two fetches at once), created in ``open()`` and (re)connected lazily by
+``_fetch()``; INFO's reply is the raw bulk string, which goes to our own parser
+(``redis_parse``). (redis-py was used until #56: its package costs ~10 MB of memory.)
 
 One sample costs at most one connection attempt (a connection kept from the
 previous sample that the server has closed is replaced once); how a connection is
@@ -26,8 +23,6 @@ from __future__ import annotations
 import logging
 import time
 from typing import ClassVar
-
-from redis.asyncio.connection import AbstractConnection
 
 from replmon.endpoints import RedisEndpoint
 from replmon.errors import ParseError, SourceError
@@ -43,6 +38,7 @@ from replmon.sources.redis_parse import (
     parse_min_replicas,
 )
 from replmon.sources.redis_talk import ErrorReply, RedisTalk
+from replmon.sources.resp import RespConnection
 
 _ErrorReply = ErrorReply  # (the name the tests know)
 log = logging.getLogger(__name__)
@@ -76,7 +72,7 @@ class RedisSource(RedisTalk, Source[RedisSample]):
                  config_every: float = 60.0) -> None:
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
-        self._conn: AbstractConnection | None = None
+        self._conn: RespConnection | None = None
         self.config_every = config_every
         ep = endpoint
         self._kernel_ping = KernelPing(
@@ -140,7 +136,7 @@ class RedisSource(RedisTalk, Source[RedisSample]):
                                          "save_points": save,
                                          "master_link_age_s": await self._link_age(conn, sample)})
 
-    async def _link_age(self, conn: AbstractConnection, sample: RedisSample) -> int | None:
+    async def _link_age(self, conn: RespConnection, sample: RedisSample) -> int | None:
         """Seconds a replica's link to its master has been open (CLIENT LIST TYPE master,
         read when the link is new and every ``config_every`` seconds, counted on in
         between); None on a master, a replica whose link is down, or when refused
@@ -170,7 +166,7 @@ class RedisSource(RedisTalk, Source[RedisSample]):
             return None
         return known[1] + int(now - known[2])
 
-    async def _config_get(self, conn: AbstractConnection, many: bool) -> _Config:
+    async def _config_get(self, conn: RespConnection, many: bool) -> _Config:
         """One CONFIG GET: client-output-buffer-limit, and on servers that take several
         parameters (``many``) min-replicas-to-write and -max-lag with it. A refusal (ACL
         without +config|get, a renamed CONFIG) or an odd reply is noted, not a failed

@@ -1,13 +1,13 @@
 """Talking to a Redis server (or a Sentinel) over one connection, failures as states.
 
-``RedisTalk`` is what RedisSource and SentinelSource share: the connection built for
-one attempt per sample (``Retry(NoBackoff(), 0)``, no health-check PING, no ``CLIENT
+``RedisTalk`` is what RedisSource and SentinelSource share: the connection
+(``replmon.sources.resp``: one attempt per sample, no health-check PING, no ``CLIENT
 SETINFO``, RESP2), the connect with AUTH, one command and its reply, and the mapping
-of every redis-py failure to a SourceError with a state: refused/unreachable/connect
-timeout -> "unreachable"; wrong or missing password, ACL refusal -> "auth"; a read
-timeout on an established connection -> "timeout". Error texts are built here from
-redis-py's message with the password scrubbed in case a server ever echoes it; the
-connection object is never formatted into any text.
+of every failure to a SourceError with a state: refused/unreachable/connect timeout ->
+"unreachable"; wrong or missing password, ACL refusal -> "auth"; a read timeout on an
+established connection -> "timeout". Error texts are built here from the connection's
+message with the password scrubbed in case a server ever echoes it; the connection
+object is never formatted into any text.
 """
 
 from __future__ import annotations
@@ -17,24 +17,17 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from redis.asyncio.connection import AbstractConnection, Connection, UnixDomainSocketConnection
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import (
-    AuthenticationError,
-    AuthenticationWrongNumberOfArgsError,
-    AuthorizationError,
-    BusyLoadingError,
-    NoPermissionError,
-    RedisError,
-    ResponseError,
-)
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from replmon.endpoints import RedisEndpoint
 from replmon.errors import SourceError
 from replmon.sources.base import reach_hint
+from replmon.sources.resp import (
+    ReplyError,
+    RespConnection,
+    RespConnectionError,
+    RespError,
+    RespReply,
+    RespTimeoutError,
+)
 
 AUTH_HINT = (
     "check the Redis password (requirepass / ACL user) given to replmon; "
@@ -45,6 +38,9 @@ ACL_HINT = "the ACL user needs +ping +info (ACL SETUSER <user> +ping +info)"
 
 
 T = TypeVar("T")
+
+AUTH_CODES = frozenset({"WRONGPASS", "NOAUTH"})
+"""Error replies that mean the password: wrong, or none sent where one is needed."""
 
 
 class ErrorReply(SourceError):
@@ -57,70 +53,47 @@ class RedisTalk:
     endpoint: RedisEndpoint
     acl_hint: str = ACL_HINT
 
-    async def _disconnect(self, conn: AbstractConnection | None) -> None:
+    async def _disconnect(self, conn: RespConnection | None) -> None:
         if conn is not None:
-            with contextlib.suppress(RedisError, OSError):
-                await conn.disconnect(nowait=True)  # never wait on a hung peer
+            await conn.disconnect()  # never waits on a hung peer
 
-    def _new_connection(self) -> AbstractConnection:
+    def _new_connection(self) -> RespConnection:
         ep = self.endpoint
-        password = ep.password.get_secret_value() if ep.password is not None else None
-        if ep.socket:
-            return UnixDomainSocketConnection(
-                path=ep.socket,
-                username=ep.username,
-                password=password,
-                socket_timeout=ep.read_timeout,
-                socket_connect_timeout=ep.connect_timeout,
-                retry=Retry(NoBackoff(), 0),
-                decode_responses=True,
-                encoding_errors="replace",
-                driver_info=None,
-                protocol=2,
-            )
-        return Connection(
-            host=ep.host,
-            port=ep.port,
-            username=ep.username,
-            password=password,
-            socket_timeout=ep.read_timeout,  # a hung server: the read gives up after this
-            socket_connect_timeout=ep.connect_timeout,
-            retry=Retry(NoBackoff(), 0),  # one attempt per sample, never a retry loop
-            decode_responses=True,
-            encoding_errors="replace",  # INFO holds paths; never fail on odd bytes
-            driver_info=None,  # no CLIENT SETINFO round trip on connect
-            protocol=2,  # RESP2: every Redis version speaks it (HELLO needs 6.0+)
-        )
+        return RespConnection(
+            host=ep.host, port=ep.port, path=ep.socket or None, username=ep.username,
+            password=ep.password.get_secret_value() if ep.password is not None else None,
+            connect_timeout=ep.connect_timeout,
+            read_timeout=ep.read_timeout)  # a hung server: the read gives up after this
 
-    async def _connect(self, conn: AbstractConnection) -> None:
+    async def _connect(self, conn: RespConnection) -> None:
         """TCP/unix connect and AUTH. Every failure here means we never got a session."""
         where = self.endpoint.display()
         try:
-            await conn.connect()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
-        except (AuthenticationError, AuthenticationWrongNumberOfArgsError) as e:
-            raise SourceError(
-                f"{where}: authentication failed: {self._clean(e)}", state="auth", hint=AUTH_HINT
-            ) from None
-        except AuthorizationError as e:
-            raise SourceError(
-                f"{where}: not authorised: {self._clean(e)}", state="auth", hint=self.acl_hint
-            ) from None
-        except RedisTimeoutError:
+            await conn.connect()
+        except ReplyError as e:
+            if e.code == "NOPERM":
+                raise SourceError(
+                    f"{where}: not authorised: {self._clean(e)}", state="auth",
+                    hint=self.acl_hint) from None
+            raise SourceError(  # AUTH refused: WRONGPASS, "invalid password", no password set
+                f"{where}: authentication failed: {self._clean(e)}", state="auth",
+                hint=AUTH_HINT) from None
+        except RespTimeoutError:
             raise SourceError(
                 f"{where}: no connection within {self.endpoint.connect_timeout:g} s",
                 state="unreachable",
                 hint=reach_hint("no connection within", self.endpoint.host or "", None),
             ) from None
-        except RedisConnectionError as e:
+        except RespConnectionError as e:
             raise self._connection_error(e) from None
-        except RedisError as e:  # an odd AUTH reply, or not Redis at all (InvalidResponse)
+        except RespError as e:  # not Redis at all (not RESP)
             raise SourceError(
                 f"{where}: connect failed: {self._clean(e)}",
                 hint="is a Redis server listening on this address?",
             ) from None
 
-    async def _first(self, conn: AbstractConnection,
-                     call: Callable[[AbstractConnection], Awaitable[T]]) -> T:
+    async def _first(self, conn: RespConnection,
+                     call: Callable[[RespConnection], Awaitable[T]]) -> T:
         """``call`` on the connection kept from the last sample, connected when it is
         not. A kept connection the server dropped since (restart, idle timeout) is
         connected once more and ``call`` tried again: this sample's one attempt."""
@@ -132,11 +105,11 @@ class RedisTalk:
         except SourceError as e:
             if not (reused and e.state == "unreachable"):
                 raise
-            await conn.disconnect(nowait=True)
+            await conn.disconnect()
             await self._connect(conn)
             return await call(conn)
 
-    async def _ping(self, conn: AbstractConnection) -> float:
+    async def _ping(self, conn: RespConnection) -> float:
         """Milliseconds for one PING round trip. An error reply (LOADING, MASTERDOWN)
         is still a round trip; only auth and transport errors end the sample."""
         start = time.perf_counter()
@@ -144,41 +117,39 @@ class RedisTalk:
             await self._command(conn, "PING")
         return (time.perf_counter() - start) * 1000.0
 
-    async def _command(self, conn: AbstractConnection, *args: str) -> object:
+    async def _command(self, conn: RespConnection, *args: str) -> RespReply:
         """Send one command, read its reply, map failures to SourceError.
         A non-auth error reply raises ErrorReply (state "error")."""
         where = self.endpoint.display()
         try:
-            await conn.send_command(*args, check_health=False)
-            return await conn.read_response()
-        except AuthenticationError as e:  # NOAUTH: the server wants a password we did not send
-            hint = AUTH_HINT if self.endpoint.password is not None else NOAUTH_HINT
-            raise SourceError(
-                f"{where}: {args[0]} refused: {self._clean(e)}", state="auth", hint=hint
-            ) from None
-        except NoPermissionError as e:
-            raise SourceError(
-                f"{where}: {args[0]} refused: {self._clean(e)}", state="auth", hint=self.acl_hint
-            ) from None
-        except BusyLoadingError as e:
-            raise ErrorReply(f"{where}: {self._clean(e)}") from None
-        except RedisTimeoutError:
+            return await conn.command(*args)
+        except ReplyError as e:
+            if e.code in AUTH_CODES:  # NOAUTH: the server wants a password we did not send
+                hint = AUTH_HINT if self.endpoint.password is not None else NOAUTH_HINT
+                raise SourceError(
+                    f"{where}: {args[0]} refused: {self._clean(e)}", state="auth", hint=hint
+                ) from None
+            if e.code == "NOPERM":
+                raise SourceError(
+                    f"{where}: {args[0]} refused: {self._clean(e)}", state="auth",
+                    hint=self.acl_hint) from None
+            if e.code == "LOADING":
+                raise ErrorReply(f"{where}: {self._clean(e)}") from None
+            raise ErrorReply(f"{where}: {args[0]}: {self._clean(e)}") from None
+        except RespTimeoutError:
             raise SourceError(
                 f"{where}: no reply to {args[0]} within {self.endpoint.read_timeout:g} s",
                 state="timeout",
             ) from None
-        except RedisConnectionError as e:
+        except RespConnectionError as e:
             raise self._connection_error(e) from None
-        except ResponseError as e:
-            raise ErrorReply(f"{where}: {args[0]}: {self._clean(e)}") from None
-        except RedisError as e:  # protocol garbage (InvalidResponse) and the like
-            await conn.disconnect(nowait=True)
+        except RespError as e:  # protocol garbage (not RESP): the connection is closed
             raise SourceError(
                 f"{where}: {args[0]}: {self._clean(e)}",
                 hint="is a Redis server listening on this address?",
             ) from None
 
-    def _connection_error(self, e: RedisConnectionError) -> SourceError:
+    def _connection_error(self, e: RespConnectionError) -> SourceError:
         where, text = self.endpoint.display(), self._clean(e)
         if "max number of clients" in text:
             return SourceError(
@@ -189,7 +160,7 @@ class RedisTalk:
                            hint=reach_hint(text, self.endpoint.host or "", None))
 
     def _clean(self, e: BaseException) -> str:
-        """redis-py's message for ``e`` with the password (if any) blanked out."""
+        """The message of ``e`` with the password (if any) blanked out."""
         text = str(e) or type(e).__name__
         pw = self.endpoint.password.get_secret_value() if self.endpoint.password else ""
         return text.replace(pw, "**********") if pw else text

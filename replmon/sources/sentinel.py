@@ -27,10 +27,6 @@ from collections import deque
 from collections.abc import Mapping
 from typing import ClassVar
 
-import redis.asyncio as aioredis
-from redis.asyncio.connection import AbstractConnection
-from redis.exceptions import RedisError
-
 from replmon.endpoints import SentinelEndpoint
 from replmon.errors import SourceError
 from replmon.model.base import SourceState
@@ -38,6 +34,7 @@ from replmon.model.sentinel import SentinelEvent, SentinelSample, SentinelSwitch
 from replmon.sources import sentinel_parse as sp
 from replmon.sources.base import Source
 from replmon.sources.redis_talk import RedisTalk
+from replmon.sources.resp import RespConnection, RespError
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +63,7 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
         self._nodes = {f"{h}:{p}": n for (h, p), n in nodes.items()}
         self._roles = {f"{h}:{p}": r for (h, p), r in self._given_roles.items()}
         self._name = endpoint.master_name
-        self._conn: AbstractConnection | None = None
+        self._conn: RespConnection | None = None
         self._events: deque[SentinelEvent] = deque(maxlen=MAX_EVENTS)
         self._events_error: str | None = None
         self._listener: asyncio.Task[None] | None = None
@@ -129,12 +126,12 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
             "sentinel": self.endpoint.display(), "events": events,
             "last_switch": self._switch, "events_error": self._events_error})
 
-    async def _master_reply(self, conn: AbstractConnection) -> tuple[str, object]:
+    async def _master_reply(self, conn: RespConnection) -> tuple[str, object]:
         """The master's name and Sentinel's SENTINEL MASTER reply for it."""
         name = self._name or await self._find_name(conn)
         return name, await self._command(conn, "SENTINEL", "MASTER", name)
 
-    async def _find_name(self, conn: AbstractConnection) -> str:
+    async def _find_name(self, conn: RespConnection) -> str:
         found = sp.masters(await self._command(conn, "SENTINEL", "MASTERS"))
         ours = [m.get("name", "") for m in found if sp.address(m) in self._nodes]
         if len(ours) == 1:
@@ -184,27 +181,25 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
         ep = self.endpoint
         name = self._name or ""
         while True:
-            client = aioredis.Redis(
-                host=ep.host, port=ep.port, unix_socket_path=ep.socket, username=ep.username,
+            conn = RespConnection(
+                host=ep.host, port=ep.port, path=ep.socket or None, username=ep.username,
                 password=ep.password.get_secret_value() if ep.password else None,
-                socket_connect_timeout=ep.connect_timeout, decode_responses=True,
-                encoding_errors="replace", protocol=2, driver_info=None)
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
+                connect_timeout=ep.connect_timeout, read_timeout=ep.read_timeout)
             try:
-                await pubsub.psubscribe(*sp.EVENT_PATTERNS)
+                await conn.connect()
+                await conn.send("PSUBSCRIBE", *sp.EVENT_PATTERNS)
                 self._events_error = None
                 while True:
-                    msg = await pubsub.get_message(timeout=1.0)
-                    if msg is None or msg.get("type") != "pmessage":
+                    # the confirmations (["psubscribe", pattern, count]) skipped; a
+                    # message: ["pmessage", pattern, channel, data]
+                    msg = await conn.read(None)
+                    if not (isinstance(msg, list) and len(msg) == 4 and msg[0] == "pmessage"):
                         continue
-                    ev = sp.event(str(msg["channel"]), str(msg["data"]), name, time.time())
+                    ev = sp.event(str(msg[2]), str(msg[3]), name, time.time())
                     if ev is not None:
                         self._events.append(ev)
-            except (RedisError, OSError) as e:
+            except (RespError, OSError) as e:
                 self._events_error = f"event subscription down: {self._clean(e)}"
             finally:
-                with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis 8
-                with contextlib.suppress(RedisError, OSError):
-                    await client.aclose()
+                await conn.disconnect()
             await asyncio.sleep(RESUBSCRIBE_S)

@@ -19,7 +19,7 @@ from replmon.model.mysql import channel_fields_lacking
 from replmon.model.tick import Tick
 from replmon.tui.feeds import TickMemory
 from replmon.tui.findings_list import finding_key, recent_key
-from replmon.tui.graphs import GraphScreen, Point
+from replmon.tui.graphs import Point
 from replmon.tui.processlist import ProcesslistScreen, Snapshots
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen
 
@@ -72,6 +72,8 @@ class OverviewKeys(App[None]):
         return list(self.memory.graph_history), None, [*self.findings, *self.closed_history()]
 
     def action_graphs(self) -> None:
+        from replmon.tui.graph_view import GraphScreen  # (textual-plotext: on the first g)
+
         self.push_screen(GraphScreen(self.graph_source, live=True))
 
     def processlist_source(self) -> tuple[Snapshots, float | None]:

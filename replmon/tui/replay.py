@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import sys
 from collections.abc import Callable, Iterable
 
 from textual import events
@@ -40,7 +41,7 @@ from replmon.session.recording import Recording
 from replmon.tui import fitting, header, replay_bar
 from replmon.tui.app import ReplmonApp
 from replmon.tui.feeds import TickReceived
-from replmon.tui.graphs import GraphScreen, Point, points
+from replmon.tui.graphs import Point, points
 from replmon.tui.processlist import Snapshot, Snapshots
 from replmon.units import tick_clock
 
@@ -412,10 +413,13 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         """The background read of the whole recording's points is done: an open graph
         view redraws with them."""
         self._overview = overview
-        if isinstance(self.screen, GraphScreen):
+        view = sys.modules.get("replmon.tui.graph_view")  # (not imported: no view open)
+        if view is not None and isinstance(self.screen, view.GraphScreen):
             self.screen.redraw()
 
     def action_graphs(self) -> None:
+        from replmon.tui.graph_view import GraphScreen  # (textual-plotext: on the first G)
+
         self.push_screen(GraphScreen(self.graph_source, live=False, move=self.action_finding))
 
     PROCESSLIST_BACK = 600

@@ -245,3 +245,43 @@ async def test_config_get_refused_by_the_acl_is_a_note_not_a_failure(lab: Lab) -
     assert s.config_error is not None and "+config|get" in s.config_error, s.config_error
     assert "ro-pass-123" not in s.config_error
     assert full.replica_buffer_limit == (268435456, 67108864, 60) and full.config_error is None
+
+
+async def test_a_mysql_port_is_not_taken_for_redis(lab: Lab) -> None:
+    """replmon's own RESP connection (replmon.sources.resp, #56) given a server that is
+    not Redis (the lab's MySQL): a failed sample within the timeouts, never auth nor ok,
+    and the connection is not kept for the next sample."""
+    endpoint = RedisEndpoint(host="127.0.0.1", port=lab.primary.mysql_port,
+                             connect_timeout=1.0, read_timeout=1.0)
+    async with RedisSource(endpoint, timeout=1.5) as src:
+        started = time.monotonic()
+        first = await src.sample()
+        assert time.monotonic() - started < 2.0
+        assert src._conn is not None and not src._conn.is_connected
+        second = await src.sample()
+    for s in (first, second):
+        assert s.status.state not in (SourceState.OK, SourceState.AUTH), s.status
+        assert s.status.error is not None and s.role is None
+
+
+async def test_an_acl_user_with_a_wrong_password_is_auth(lab: Lab) -> None:
+    """AUTH with a user name (Redis 6+ ACL) that the server refuses: "auth", the hint about
+    the password, neither password in any text."""
+    from pydantic import SecretStr
+
+    with lab.primary.redis() as r:
+        r.execute_command("ACL", "SETUSER", "replmon_acl", "on", ">acl-pass-456", "-@all",
+                          "+info", "+ping")
+        try:
+            wrong = await sample_once(RedisEndpoint(
+                host="127.0.0.1", port=lab.primary.redis_port, username="replmon_acl",
+                password=SecretStr("not-acl-pass-789")))
+            right = await sample_once(RedisEndpoint(
+                host="127.0.0.1", port=lab.primary.redis_port, username="replmon_acl",
+                password=SecretStr("acl-pass-456")))
+        finally:
+            r.execute_command("ACL", "DELUSER", "replmon_acl")
+    assert wrong.status.state is SourceState.AUTH, wrong.status
+    assert wrong.status.hint is not None and "password" in wrong.status.hint
+    assert "not-acl-pass-789" not in wrong.model_dump_json()
+    assert right.status.ok and right.role == "master", right.status

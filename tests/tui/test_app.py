@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 
 import pytest
 from feed import ManualFeed
@@ -234,10 +236,11 @@ async def test_g_opens_the_graphs_with_both_nodes_and_a_clock_axis(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from textual_plotext import PlotextPlot
 
-    from replmon.tui import graphs
-    from replmon.tui.graphs import CHARTS, GraphScreen
+    from replmon.tui import graph_view
+    from replmon.tui.graph_view import GraphScreen
+    from replmon.tui.graphs import CHARTS
 
-    monkeypatch.setattr(graphs, "LIVE_REDRAW_S", 0.2)  # (5 s in use)
+    monkeypatch.setattr(graph_view, "LIVE_REDRAW_S", 0.2)  # (5 s in use)
     app, feed = make()
     async with app.run_test(size=(160, 50)) as pilot:
         for t in TICKS[:6]:
@@ -312,7 +315,8 @@ async def test_w_shows_both_nodes_statements_and_asks_for_them_only_while_open()
 async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
     """plotext drops a title wider than the plot: the first chart's (84 characters) is
     cut to fit instead, so no chart is shown without its name, nor without its unit."""
-    from replmon.tui.graphs import CHARTS, ChartPlot, GraphScreen
+    from replmon.tui.graph_view import ChartPlot, GraphScreen
+    from replmon.tui.graphs import CHARTS
 
     app, feed = make()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -352,6 +356,26 @@ async def test_full_garbage_collections_are_paced_by_the_screen_and_restored_on_
         assert gc.get_stats()[2]["collections"] == collected + 1
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+async def test_the_screen_collects_its_cyclic_garbage_every_few_seconds() -> None:
+    """The screen's garbage is mostly cycles older than the young collections (Textual's
+    strips caching themselves): the paced full collection must come within ~10 s, not
+    a minute, or the heap grows to hold a minute of it (#56: ~6 MB at one minute). Ticks
+    are drawn for 11.5 s; the screen's own timer must have run a full pass."""
+    import gc
+
+    app, feed = make()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await push(pilot, feed, app, TICKS[0])
+        collected = gc.get_stats()[2]["collections"]
+        started = time.monotonic()
+        i = 0
+        while time.monotonic() - started < 11.5:
+            i += 1
+            await push(pilot, feed, app, TICKS[i % len(TICKS)])
+            await asyncio.sleep(0.25)
+        assert gc.get_stats()[2]["collections"] > collected, "no full pass in 11.5 s"
 
 
 async def test_the_demo_notice_is_whole_under_the_findings_and_covers_no_finding() -> None:

@@ -21,7 +21,7 @@ from replmon.model.findings import Finding
 from replmon.session.recording import open_recording
 from replmon.session.rerun import rerun_file
 from replmon.tui.app import ReplmonApp
-from replmon.tui.graphs import GraphScreen
+from replmon.tui.graph_view import GraphScreen
 from replmon.tui.processlist import ProcesslistScreen
 from replmon.tui.replay import ReplayApp
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen, HelpScreen

@@ -26,7 +26,7 @@ from textual.widgets import Static
 from replmon.engine import build_engine
 from replmon.session.recording import Recording, open_recording
 from replmon.tui.findings_list import RECENT_S, closed_words
-from replmon.tui.graphs import ChartPlot, GraphScreen
+from replmon.tui.graph_view import ChartPlot, GraphScreen
 from replmon.tui.replay import ReplayApp
 from replmon.tui.screens import DetailScreen, DriftScreen, FindingScreen
 from replmon.units import tick_clock

@@ -195,7 +195,7 @@ async def test_a_failed_sources_duration_is_as_of_the_tick_shown(recording: Path
 
 
 async def test_graphs_in_a_replay_have_a_cursor_and_n_moves_it(recording: Path) -> None:
-    from replmon.tui.graphs import GraphScreen
+    from replmon.tui.graph_view import GraphScreen
 
     app = make(recording)
     async with app.run_test(size=(160, 50)) as pilot:

@@ -21,7 +21,8 @@ from replmon.engine import build_engine
 from replmon.model.findings import Finding, Severity
 from replmon.session.recording import open_recording
 from replmon.tui.chart_axes import y_axis
-from replmon.tui.graphs import CHARTS, ChartPlot, GraphScreen, draw, legend_lines, points
+from replmon.tui.graph_view import ChartPlot, GraphScreen
+from replmon.tui.graphs import CHARTS, draw, legend_lines, points
 from replmon.tui.replay import ReplayApp
 from replmon.tui.screens import FindingScreen
 from replmon.units import tick_clock

@@ -60,7 +60,7 @@ def then(*keys: str, focus: str | None = None) -> Callable[[Pilot[None]], object
             await pilot.press(key)
         for _ in range(5):
             await pilot.pause()
-        from replmon.tui.graphs import GraphScreen
+        from replmon.tui.graph_view import GraphScreen
 
         for _ in range(100):  # the graph view's charts in view built
             screen = pilot.app.screen
