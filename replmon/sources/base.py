@@ -83,7 +83,16 @@ class Source(ABC, Generic[S]):
             self._inflight = None
 
         task = asyncio.ensure_future(self._fetch())
-        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        except asyncio.CancelledError:
+            # The caller gave up on this sample (the tick's deadline, the collector
+            # closing): the fetch goes on as after a timeout (the next sample sees it
+            # pending, no second request piles up on a hung server), and its failure is
+            # retrieved when it ends, not logged as "Task exception was never retrieved".
+            self._inflight, self._inflight_started = task, mono
+            task.add_done_callback(self._consume)
+            raise
         elapsed_ms = (time.monotonic() - mono) * 1000
         if not done:
             self._inflight, self._inflight_started = task, mono

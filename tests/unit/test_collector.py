@@ -4,6 +4,7 @@ controls (the real sources are tested against real servers in tests/live)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
 import time
 
@@ -140,3 +141,40 @@ async def test_unconfigured_sources_are_absent_with_a_reason() -> None:
     assert tick.primary.redis.status.error == "Redis switched off"
     assert tick.replica.mysql.status.state is SourceState.ABSENT
     assert "not configured" in (tick.replica.mysql.status.error or "")
+
+
+class SlowlyFailingDrbd(Source[HostSample]):
+    """A fetch that fails (as DRBD's does on a host without it) after ``work`` seconds."""
+
+    kind = "host"
+    sample_type = HostSample
+
+    def __init__(self, work: float) -> None:
+        super().__init__(timeout=5.0)
+        self.work = work
+
+    async def _fetch(self) -> HostSample:
+        await asyncio.sleep(self.work)
+        raise FileNotFoundError("/proc/drbd")
+
+
+async def test_a_sample_given_up_on_leaves_no_unretrieved_failure_and_no_second_request(
+) -> None:
+    loop = asyncio.get_running_loop()
+    reported: list[str] = []
+    loop.set_exception_handler(lambda _loop, ctx: reported.append(ctx["message"]))
+    src = SlowlyFailingDrbd(work=0.2)
+    waiting = asyncio.ensure_future(src.sample())
+    await asyncio.sleep(0.05)
+    waiting.cancel()  # the tick's deadline: the caller gives up
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    pending = await src.sample()  # the fetch still runs: no second one starts
+    assert pending.status.state is SourceState.TIMEOUT
+    assert "previous request still pending" in (pending.status.error or "")
+    await asyncio.sleep(0.3)  # the first fetch fails meanwhile
+    gc.collect()  # an unretrieved task exception is reported when the task is freed
+    await asyncio.sleep(0)
+    assert reported == []
+    after = await src.sample()
+    assert after.status.state is SourceState.ABSENT
