@@ -149,6 +149,11 @@ class NicCounters(Struct):
     tc not read. Re-read every few seconds (replmon.sources.host)."""
     shaper: str | None = None
     """That qdisc's kind ("tbf", "cake"); None without one."""
+    routes: list[str] = field(default_factory=list)
+    """The IPv4 destinations routed through it, as CIDR ("10.1.2.0/30", the default route
+    "0.0.0.0/0"), from /proc/net/route (the main table: no local or loopback routes);
+    empty when none or not read. Which NIC carries replication is the one that routes to
+    the replication source's address (``replmon.model.nic_roles``)."""
 
 
 @struct

@@ -13,6 +13,7 @@ from rich.text import Text
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.failures import short_words
 from replmon.model.findings import Severity
+from replmon.model.host import NicRates
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.mysql_rates import client_errors_per_s
 from replmon.model.sentinel import SentinelSample
@@ -137,8 +138,12 @@ def kept_lines(*nodes: NodeTick) -> frozenset[tuple[str, str]]:
     return frozenset({("host", "swap")} if any(map(swap_in_use, nodes)) else ())
 
 
-def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
-    """host: CPU (dstat's usr/sys/idle/wait), load, memory and paging, disks, NICs."""
+def host_text(n: NodeTick, other: NodeTick | None = None, *,
+              repl_nic: str | None = None) -> Text:
+    """host: CPU (dstat's usr/sys/idle/wait), load, memory and paging, disks, NICs.
+    ``repl_nic``: the NIC that carries this node's replication (``model.nic_roles``):
+    then a line for it ("repl") and one for the busiest other NIC ("other") in place of
+    the NICs' total, so the two links of a node are told apart."""
     r = n.rates.host
     t = Text()
     _group(t, "host", "cpu")
@@ -170,17 +175,59 @@ def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     _kv(t, "w", _rate(d.write_bytes_per_s, "B/s"), width=RATE_W)
     _kv(t, "", "-" if d.await_ms is None else f"{d.await_ms:.1f}ms", width=5)
     _kv(t, "", _pct(r.disk_max_util_pct))  # the busiest disk's utilisation
+    if repl_nic is not None and repl_nic in r.nics:
+        others = [(name, nic) for name, nic in r.nics.items()
+                  if name not in ("lo", repl_nic)]
+        busiest = max(others, key=lambda kv: (kv[1].recv_bytes_per_s or 0.0)
+                      + (kv[1].send_bytes_per_s or 0.0), default=None)
+        # the side that sends replication says what it sends first: on a narrow column a
+        # red share of a full link stays, and the smaller direction gives way to it
+        _nic_line(t, "repl", repl_nic, r.nics[repl_nic], sends=n.role == "primary")
+        if busiest is not None:
+            _nic_line(t, "other", *busiest)
+        return t
     net = r.net_total
     _line(t, "net")
     _kv(t, "rx", _rate(net.recv_bytes_per_s, "B/s"), width=RATE_W)
     _kv(t, "tx", _rate(net.send_bytes_per_s, "B/s"), width=RATE_W)
     nics = [nic for name, nic in r.nics.items() if name != "lo" and nic.util_pct is not None]
-    busiest = max(nics, key=lambda nic: nic.util_pct or 0.0, default=None)
-    if busiest is not None and busiest.speed_mbps:
-        u = busiest.util_pct or 0.0
-        _kv(t, "", f"{u:.0f}% of {fmt_link_speed(busiest.speed_mbps, compact=True)}",
+    busiest_nic = max(nics, key=lambda nic: nic.util_pct or 0.0, default=None)
+    if busiest_nic is not None and busiest_nic.speed_mbps:
+        u = busiest_nic.util_pct or 0.0
+        _kv(t, "", f"{u:.0f}% of {fmt_link_speed(busiest_nic.speed_mbps, compact=True)}",
             "bold red" if u >= 85 else "bold")
     return t
+
+
+def nic_capacity_mbps(nic: NicRates) -> float | None:
+    """Mbit/s the NIC can carry: its speed, or its root shaper's rate when lower (a veth
+    reads 10000 Mbit/s whatever tbf holds it to); None when neither is known."""
+    shaped = nic.shaped_kbit / 1000 if nic.shaped_kbit else None
+    speed = float(nic.speed_mbps) if nic.speed_mbps and nic.speed_mbps > 0 else None
+    if shaped is not None and speed is not None:
+        return min(shaped, speed)
+    return shaped if shaped is not None else speed
+
+
+def _nic_line(t: Text, sub: str, name: str, nic: NicRates, sends: bool = False) -> None:
+    """One NIC: "repl tx  16KiB/s rx 1.2KiB/s 98% of 128kbit/s eth1": received and sent
+    (``sends``: sent first, the replication NIC of the node that sends replication), the
+    busier direction's share of its capacity (red from 85 %: then it stays on a narrow
+    column), the capacity, the NIC's name (the first to go on a narrow column)."""
+    _line(t, sub)
+    pairs = [("rx", nic.recv_bytes_per_s), ("tx", nic.send_bytes_per_s)]
+    for key, v in pairs[::-1] if sends else pairs:
+        _kv(t, key, _rate(v, "B/s"), width=RATE_W)
+    cap = nic_capacity_mbps(nic)
+    busier = max(nic.recv_bytes_per_s or 0.0, nic.send_bytes_per_s or 0.0)
+    if cap:
+        u = busier * 8 / (cap * 1e6) * 100
+        _kv(t, "", f"{u:.0f}%", "bold red" if u >= 85 else "bold")
+        cap_words = (f"{nic.shaped_kbit:g}kbit/s" if nic.shaped_kbit and nic.shaped_kbit < 1000
+                     and cap == nic.shaped_kbit / 1000
+                     else fmt_link_speed(cap, compact=True))
+        _kv(t, "of", cap_words)
+    _kv(t, "", name)
 
 
 def drbd_text(n: NodeTick, other: NodeTick | None = None) -> Text:
