@@ -99,7 +99,8 @@ def _drop_tail(fields: list[Text], width: int) -> list[Text]:
     right-aligns a value (a red "101%" of a full link beside two rates of 8 cells: both
     rates stay)."""
     fields = list(fields)
-    if sum(f.cell_len for f in fields) + len(fields) - 1 > width and any(map(_alarm, fields)):
+    if sum(f.cell_len for f in fields) + len(fields) - 1 > width \
+            and any(map(_alarm, fields[1:])):  # (the first's red may be the group's name)
         fields = [_unpad(f, lead=i == 0) for i, f in enumerate(fields)]
     while sum(f.cell_len for f in fields) + len(fields) - 1 > width:
         i = next((i for i in range(len(fields) - 1, 0, -1) if not _alarm(fields[i])), None)

@@ -190,13 +190,29 @@ def host_text(n: NodeTick, other: NodeTick | None = None, *,
     _line(t, "net")
     _kv(t, "rx", _rate(net.recv_bytes_per_s, "B/s"), width=RATE_W)
     _kv(t, "tx", _rate(net.send_bytes_per_s, "B/s"), width=RATE_W)
-    nics = [nic for name, nic in r.nics.items() if name != "lo" and nic.util_pct is not None]
-    busiest_nic = max(nics, key=lambda nic: nic.util_pct or 0.0, default=None)
-    if busiest_nic is not None and busiest_nic.speed_mbps:
-        u = busiest_nic.util_pct or 0.0
-        _kv(t, "", f"{u:.0f}% of {fmt_link_speed(busiest_nic.speed_mbps, compact=True)}",
+    # the busiest NIC's share of what it can carry: a shaper's rate when lower than the
+    # speed (it read "0% of 10Gbit/s" while tbf held the link full at 128 kbit/s)
+    used = [(_nic_share(nic), cap) for name, nic in r.nics.items()
+            if name != "lo" and (cap := nic_capacity_mbps(nic))]
+    u, cap = max(used, default=(None, None))
+    if u is not None and cap is not None:
+        _kv(t, "", f"{u:.0f}% of {_capacity_words(cap)}",
             "bold red" if u >= 85 else "bold")
     return t
+
+
+def _nic_share(nic: NicRates) -> float:
+    """Percent of its capacity (``nic_capacity_mbps``) the busier direction uses (links
+    are full duplex); 0 when the capacity is unknown."""
+    cap = nic_capacity_mbps(nic)
+    busier = max(nic.recv_bytes_per_s or 0.0, nic.send_bytes_per_s or 0.0)
+    return busier * 8 / (cap * 1e6) * 100 if cap else 0.0
+
+
+def _capacity_words(cap: float) -> str:
+    """``cap`` Mbit/s as the overview writes it: "128kbit/s" under 1 Mbit/s (a shaper's
+    rate as tc says it), else "10Gbit/s"."""
+    return f"{cap * 1000:g}kbit/s" if cap < 1 else fmt_link_speed(cap, compact=True)
 
 
 def nic_capacity_mbps(nic: NicRates) -> float | None:
@@ -219,14 +235,10 @@ def _nic_line(t: Text, sub: str, name: str, nic: NicRates, sends: bool = False) 
     for key, v in pairs[::-1] if sends else pairs:
         _kv(t, key, _rate(v, "B/s"), width=RATE_W)
     cap = nic_capacity_mbps(nic)
-    busier = max(nic.recv_bytes_per_s or 0.0, nic.send_bytes_per_s or 0.0)
     if cap:
-        u = busier * 8 / (cap * 1e6) * 100
+        u = _nic_share(nic)
         _kv(t, "", f"{u:.0f}%", "bold red" if u >= 85 else "bold")
-        cap_words = (f"{nic.shaped_kbit:g}kbit/s" if nic.shaped_kbit and nic.shaped_kbit < 1000
-                     and cap == nic.shaped_kbit / 1000
-                     else fmt_link_speed(cap, compact=True))
-        _kv(t, "of", cap_words)
+        _kv(t, "of", _capacity_words(cap))
     _kv(t, "", name)
 
 
