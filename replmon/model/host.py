@@ -225,6 +225,10 @@ class HostSample(SampleBase):
     """Memory pressure; None without /proc/pressure."""
     psi_io: Psi | None = None
     """I/O pressure; None without /proc/pressure."""
+    monitor_addr: str | None = None
+    """The monitor's address as this node sees replmon's connection to it (over ssh: the
+    node's $SSH_CONNECTION); None when read on this machine or not known. The NIC that
+    routes to it is the monitoring link (``replmon.model.nic_roles``)."""
     peer: str | None = None
     """"host:port" of the other node's server this node times a TCP connect to (the
     primary measures its replica: the replication link's round trip)."""

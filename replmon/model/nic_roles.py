@@ -1,5 +1,6 @@
-"""Which of a node's NICs carries replication: the one its routes send the replication
-source's address through (``NicCounters.routes``, /proc/net/route).
+"""Which of a node's NICs carries replication, and which the monitor's traffic: the
+ones its routes send the replication source's address and the monitor's address
+through (``NicCounters.routes``, /proc/net/route).
 
 The replication source's address is the one the replica was told to replicate from:
 MySQL's channel ``source_host`` (Master_Host), else Redis's ``master_host``, when it is
@@ -10,6 +11,9 @@ way replication goes out. Longest prefix wins, as in the kernel's lookup; the de
 route counts (replication through a gateway goes out of the default route's NIC). A
 loopback source (both nodes on one host) names no NIC: its traffic is on ``lo``, which
 /proc/net/route does not list.
+
+The monitor's address is the one the node sees replmon's ssh connection come from
+(``HostSample.monitor_addr``): a node read on this machine has none.
 """
 
 from __future__ import annotations
@@ -71,4 +75,21 @@ def replication_nics(tick: Tick) -> dict[str, str]:
     for n in tick.nodes:
         if n.host.status.ok and (nic := route_nic(n.host, addr)) is not None:
             out[n.name] = nic
+    return out
+
+
+def monitor_nic(host: HostSample) -> str | None:
+    """The NIC of ``host`` that routes to the monitor (``HostSample.monitor_addr``)."""
+    addr = _ipv4(host.monitor_addr)
+    return None if addr is None or not host.status.ok else route_nic(host, addr)
+
+
+def nic_roles(tick: Tick, node: NodeTick) -> dict[str, str]:
+    """``node``'s NICs of known role, "repl" and "mon" -> NIC name (the replication NIC
+    alone when both routes go through one NIC)."""
+    out = {}
+    if (repl := replication_nics(tick).get(node.name)) is not None:
+        out["repl"] = repl
+    if (mon := monitor_nic(node.host)) is not None and mon != repl:
+        out["mon"] = mon
     return out

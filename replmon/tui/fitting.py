@@ -15,13 +15,14 @@ from textual.widgets import Static
 from replmon.tui.render import DIFF_STYLE, GUTTER
 
 SUBLABELS = frozenset({"cpu", "mem", "swap", "disk", "net", "stmt/s", "rows/s", "incl.", "bp",
-                       "oos", "sync", "sentinel", "true", "repl", "other"})
+                       "oos", "sync", "sentinel", "true", "repl", "mon", "other"})
 """The words after the gutter that name a line of a group ("disk", "bp"): a line is known
 by (group, sub-label), or by its place in the group ("#0") when it has none."""
 
 TAIL_DROP = frozenset({("host", "cpu"), ("host", "mem"), ("host", "swap"), ("host", "disk"),
-                       ("host", "net"), ("host", "repl"), ("host", "other"), ("mysql", "stmt/s"),
-                       ("mysql", "rows/s"), ("mysql", "bp"), ("mysql", "incl."), ("redis", "#0")})
+                       ("host", "net"), ("host", "repl"), ("host", "mon"), ("host", "other"),
+                       ("mysql", "stmt/s"), ("mysql", "rows/s"), ("mysql", "bp"),
+                       ("mysql", "incl."), ("redis", "#0")})
 """Lines of figures, written most important first: in a narrow column they lose their
 last fields (never one in red) instead of wrapping, so the overview keeps its height
 whatever the values (a rate growing by a character wrapped a line, a scrollbar appeared

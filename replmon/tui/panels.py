@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Sparkline, Static
 
-from replmon.model.nic_roles import replication_nics
+from replmon.model.nic_roles import nic_roles
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
@@ -84,10 +84,10 @@ class NodePanel(VerticalScroll):
         redis_lag = tick.redis_lag if tick is not None and \
             tick.service_role(node, "redis") == "replica" else None
 
-        repl_nic = replication_nics(tick).get(node.name) if tick is not None else None
+        roles = nic_roles(tick, node) if tick is not None else {}
 
         def host(n: NodeTick, o: NodeTick | None) -> Text:
-            return render.host_text(n, o, repl_nic=repl_nic)
+            return render.host_text(n, o, nics=roles)
 
         def mysql(n: NodeTick, o: NodeTick | None) -> Text:
             return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s, lag=lag)

@@ -8,6 +8,8 @@ lines to a column and to the rows left is fitting.py's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.text import Text
 
 from replmon.model.base import SourceState, SourceStatus
@@ -139,11 +141,12 @@ def kept_lines(*nodes: NodeTick) -> frozenset[tuple[str, str]]:
 
 
 def host_text(n: NodeTick, other: NodeTick | None = None, *,
-              repl_nic: str | None = None) -> Text:
+              nics: Mapping[str, str] | None = None) -> Text:
     """host: CPU (dstat's usr/sys/idle/wait), load, memory and paging, disks, NICs.
-    ``repl_nic``: the NIC that carries this node's replication (``model.nic_roles``):
-    then a line for it ("repl") and one for the busiest other NIC ("other") in place of
-    the NICs' total, so the two links of a node are told apart."""
+    ``nics``: the NICs of known role ("repl": the one that carries this node's
+    replication, "mon": the one the monitor reaches it by; ``model.nic_roles``): then a
+    line for each, and for the busiest other NIC ("other") when fewer than two, in place
+    of the NICs' total, so a node's links are told apart."""
     r = n.rates.host
     t = Text()
     _group(t, "host", "cpu")
@@ -175,15 +178,19 @@ def host_text(n: NodeTick, other: NodeTick | None = None, *,
     _kv(t, "w", _rate(d.write_bytes_per_s, "B/s"), width=RATE_W)
     _kv(t, "", "-" if d.await_ms is None else f"{d.await_ms:.1f}ms", width=5)
     _kv(t, "", _pct(r.disk_max_util_pct))  # the busiest disk's utilisation
-    if repl_nic is not None and repl_nic in r.nics:
+    known = [(role, name) for role, name in (nics or {}).items()
+             if role in ("repl", "mon") and name in r.nics]
+    if known:
+        known.sort(key=lambda rn: rn[0] != "repl")  # the replication NIC first
         others = [(name, nic) for name, nic in r.nics.items()
-                  if name not in ("lo", repl_nic)]
+                  if name != "lo" and name not in {nm for _, nm in known}]
         busiest = max(others, key=lambda kv: (kv[1].recv_bytes_per_s or 0.0)
                       + (kv[1].send_bytes_per_s or 0.0), default=None)
-        # the side that sends replication says what it sends first: on a narrow column a
-        # red share of a full link stays, and the smaller direction gives way to it
-        _nic_line(t, "repl", repl_nic, r.nics[repl_nic], sends=n.role == "primary")
-        if busiest is not None:
+        for role, name in known:
+            # the side that sends replication says what it sends first: on a narrow
+            # column a red share of a full link stays, the smaller direction gives way
+            _nic_line(t, role, name, r.nics[name], sends=role == "repl" and n.role == "primary")
+        if busiest is not None and len(known) < 2:
             _nic_line(t, "other", *busiest)
         return t
     net = r.net_total

@@ -12,6 +12,7 @@ reading from the primary's replication address, as the two-host lab's are."""
 
 from __future__ import annotations
 
+import pytest
 from feed import ManualFeed
 from settle import settle_still
 from textual.pilot import Pilot
@@ -19,7 +20,7 @@ from tickdata import lab_ticks
 
 from replmon.model.findings import Finding, Severity
 from replmon.model.host import NicCounters, NicRates
-from replmon.model.nic_roles import replication_nics
+from replmon.model.nic_roles import nic_roles, replication_nics
 from replmon.model.tick import NodeTick, Tick
 from replmon.tui.app import ReplmonApp
 from replmon.tui.render import with_unit
@@ -35,7 +36,7 @@ DEMO = ("15:20:27 demo replication-link-saturated: injected, undone in 60 s (the
         "primary send: the link saturates, the replica falls behind)")
 
 
-def _two_host_node(n: NodeTick, i: int) -> NodeTick:
+def _two_host_node(n: NodeTick, i: int, monitor: bool) -> NodeTick:
     role = n.role
     shaped = {"shaper": "tbf", "shaped_kbit": 128.0} if role == "primary" else {}
     counters = {
@@ -48,7 +49,8 @@ def _two_host_node(n: NodeTick, i: int) -> NodeTick:
         rx, tx = RATES[(role, nic)]
         rates[nic] = NicRates(recv_bytes_per_s=rx, send_bytes_per_s=tx, speed_mbps=10000,
                               **(shaped if nic == "eth1" else {}))
-    host = n.host.model_copy(update={"nics": counters})
+    host = n.host.model_copy(update={  # the monitor: the root namespace's end of eth0
+        "nics": counters, "monitor_addr": f"10.9.0.{4 * i + 1}" if monitor else None})
     hr = n.rates.host.model_copy(update={"nics": rates})
     mysql = n.mysql
     if n.mysql.replication:
@@ -59,9 +61,11 @@ def _two_host_node(n: NodeTick, i: int) -> NodeTick:
                                 "rates": n.rates.model_copy(update={"host": hr})})
 
 
-def two_host(t: Tick) -> Tick:
-    return t.model_copy(update={"primary": _two_host_node(t.primary, 0),
-                                "replica": _two_host_node(t.replica, 1)})
+def two_host(t: Tick, monitor: bool = True) -> Tick:
+    """``t`` on the two-host lab; ``monitor``: the nodes read over ssh (the monitor's
+    address known: the NIC routing to it is "mon"), else the other NIC is "other"."""
+    return t.model_copy(update={"primary": _two_host_node(t.primary, 0, monitor),
+                                "replica": _two_host_node(t.replica, 1, monitor)})
 
 
 def _finding(t: Tick, check: str, node: NodeTick, severity: Severity, title: str) -> Finding:
@@ -74,12 +78,19 @@ def test_the_replication_nic_is_the_one_routing_to_the_source() -> None:
     """On both nodes the NIC whose route holds the replica's source address (the
     primary's own /30 on its eth1; the replica's route to it); none when replication
     runs over loopback (the one-host lab's ticks)."""
-    assert replication_nics(two_host(TICKS[-1])) == {"lab-db163": "eth1", "lab-db162": "eth1"}
+    t = two_host(TICKS[-1])
+    assert replication_nics(t) == {"lab-db163": "eth1", "lab-db162": "eth1"}
+    assert [nic_roles(t, n) for n in t.nodes] == [{"repl": "eth1", "mon": "eth0"}] * 2
     assert replication_nics(TICKS[-1]) == {}
+    assert [nic_roles(TICKS[-1], n) for n in TICKS[-1].nodes] == [{}, {}]
 
 
-async def test_both_hosts_links_stay_on_an_80x24_screen_with_findings_open() -> None:
-    ticks = [two_host(t) for t in TICKS[:4]]
+@pytest.mark.parametrize("monitor", [True, False], ids=["mon", "other"])
+async def test_both_hosts_links_stay_on_an_80x24_screen_with_findings_open(
+        monitor: bool) -> None:
+    """Each node's replication NIC ("repl") and its monitoring NIC ("mon" where the
+    monitor's address is known, else "other": the busiest other NIC) with their rates."""
+    ticks = [two_host(t, monitor) for t in TICKS[:4]]
     last = ticks[-1]
     findings = [
         _finding(last, "link_saturation", last.primary, Severity.CRITICAL,
@@ -101,7 +112,7 @@ async def test_both_hosts_links_stay_on_an_80x24_screen_with_findings_open() -> 
             role = ("primary", "replica")[side]
             col = [seg for line in lines if len(segs := line.split("│")) >= 5
                    for seg in [segs[1 + 2 * side]]]
-            for label, nic in (("repl", "eth1"), ("other", "eth0")):
+            for label, nic in (("repl", "eth1"), ("mon" if monitor else "other", "eth0")):
                 row = next((c for c in col if c.split()[:1] == [label]), None)
                 assert row is not None, (name, label, screen)
                 rx, tx = RATES[(role, nic)]
