@@ -149,6 +149,11 @@ class NicCounters(Struct):
     tc not read. Re-read every few seconds (replmon.sources.host)."""
     shaper: str | None = None
     """That qdisc's kind ("tbf", "cake"); None without one."""
+    routes: list[str] = field(default_factory=list)
+    """The IPv4 destinations routed through it, as CIDR ("10.1.2.0/30", the default route
+    "0.0.0.0/0"), from /proc/net/route (the main table: no local or loopback routes);
+    empty when none or not read. Which NIC carries replication is the one that routes to
+    the replication source's address (``replmon.model.nic_roles``)."""
 
 
 @struct
@@ -220,6 +225,10 @@ class HostSample(SampleBase):
     """Memory pressure; None without /proc/pressure."""
     psi_io: Psi | None = None
     """I/O pressure; None without /proc/pressure."""
+    monitor_addr: str | None = None
+    """The monitor's address as this node sees replmon's connection to it (over ssh: the
+    node's $SSH_CONNECTION); None when read on this machine or not known. The NIC that
+    routes to it is the monitoring link (``replmon.model.nic_roles``)."""
     peer: str | None = None
     """"host:port" of the other node's server this node times a TCP connect to (the
     primary measures its replica: the replication link's round trip)."""

@@ -10,6 +10,15 @@ when the source has been in its current state.
 A fetch that overruns its timeout is not abandoned to pile up: while it is
 still running (a blocked pymysql call in a worker thread, say), later ticks
 report "timeout" at once instead of starting another request behind it.
+
+One fault, one state: a node whose path is cut (its monitoring link down) makes a
+connection hang past the timeout ("timeout"), then fail when the kernel gives up ("No
+route to host", "timed out": "unreachable"), then hang again; the state flipped
+between the two from tick to tick (issue #55: the two-host lab's monitor-cut). While a
+source is unreachable, a timeout within ``UNREACHABLE_HOLD_S`` of its last unreachable
+failure keeps the state "unreachable" and that failure's words; only timeouts for
+longer than that (a server that answers no more but accepts connections: a frozen
+node) turn it to "timeout".
 """
 
 from __future__ import annotations
@@ -26,6 +35,11 @@ from replmon.model.failures import Failure, failure
 
 S = TypeVar("S", bound=SampleBase)
 
+UNREACHABLE_HOLD_S = 30.0
+"""Seconds an "unreachable" failure holds the state through the timeouts after it (module
+docstring): longer than the kernel's connect retries that alternate with them (a few
+seconds to ~2 min for an unanswered SYN, shortened by the sources' connect timeouts)."""
+
 
 class Source(ABC, Generic[S]):
     """Base of all sources; an async context manager around open()/close()."""
@@ -40,6 +54,9 @@ class Source(ABC, Generic[S]):
         self._since: float | None = None
         self._inflight: asyncio.Task[S] | None = None
         self._inflight_started = 0.0
+        self._unreachable: tuple[float, str, str | None] | None = None
+        """(monotonic time, error, hint) of the last "unreachable" failure of the current
+        run of failures: the timeouts after it keep its state (``UNREACHABLE_HOLD_S``)."""
         self._ok: SourceStatus | None = None
         """The ok status of the current run of ok samples: the same (immutable) record
         for all of them, not a validated new one per sample (8 per pair-tick)."""
@@ -120,6 +137,7 @@ class Source(ABC, Generic[S]):
             return self._fail(
                 wall, mono, SourceState.UNREACHABLE, str(e), None, elapsed_ms
             )
+        self._unreachable = None
         since = self._enter(SourceState.OK, wall)
         status = self._ok
         if status is None or status.since != since:
@@ -142,6 +160,14 @@ class Source(ABC, Generic[S]):
         hint: str | None,
         elapsed_ms: float | None = None,
     ) -> S:
+        last = self._unreachable
+        if state is SourceState.UNREACHABLE:
+            self._unreachable = (mono, error, hint)
+        elif state is SourceState.TIMEOUT and self._state is SourceState.UNREACHABLE \
+                and last is not None and mono - last[0] <= UNREACHABLE_HOLD_S:
+            state, error, hint = SourceState.UNREACHABLE, last[1], last[2]  # the same fault
+        else:
+            self._unreachable = None
         status = SourceStatus(state=state, error=error, hint=hint, since=self._enter(state, wall))
         if elapsed_ms is None:
             elapsed_ms = (time.monotonic() - mono) * 1000

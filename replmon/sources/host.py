@@ -150,6 +150,9 @@ class HostSource(Source[HostSample]):
         if self.peer is not None:
             sample = sample.model_copy(update={"peer": f"{self.peer[0]}:{self.peer[1]}",
                                                "peer_rtt_ms": rtt})
+        monitor = getattr(self.runner, "client_addr", None)  # an SshRunner's
+        if isinstance(monitor, str):
+            sample = sample.model_copy(update={"monitor_addr": monitor})
         return sample
 
     async def _peer_rtt(self, peer: tuple[str, int]) -> float | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
@@ -48,6 +49,7 @@ PROC_FILES: tuple[str, ...] = (
     "/proc/loadavg",
     "/proc/diskstats",
     "/proc/net/dev",
+    "/proc/net/route",
     "/proc/pressure/cpu",
     "/proc/pressure/memory",
     "/proc/pressure/io",
@@ -306,6 +308,27 @@ def parse_net_dev(text: str, path: str = "/proc/net/dev") -> dict[str, NicCounte
     return out
 
 
+def parse_net_route(text: str, path: str = "/proc/net/route") -> dict[str, list[str]]:
+    """{nic: its IPv4 routes as CIDR} from /proc/net/route's lines ``Iface Destination
+    Gateway Flags RefCnt Use Metric Mask ...``: Destination and Mask are the address's
+    bytes in network order printed as a host-order hex number (little-endian x86 and
+    arm64: "0037430A" is 10.67.55.0)."""
+    out: dict[str, list[str]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        toks = line.split()
+        if not toks or toks[0] == "Iface":
+            continue
+        if len(toks) < 8:
+            raise _fail(path, n, line, "expected 'Iface Destination Gateway ... Mask'")
+        try:
+            dest, mask = (int(t, 16).to_bytes(4, sys.byteorder) for t in (toks[1], toks[7]))
+        except (ValueError, OverflowError):
+            raise _fail(path, n, line, "expected hex Destination and Mask") from None
+        bits = bin(int.from_bytes(mask, "big")).count("1")
+        out.setdefault(toks[0], []).append(f"{'.'.join(map(str, dest))}/{bits}")
+    return out
+
+
 QDISC_KEY = "tc -j qdisc show"
 """The key of ``tc -j qdisc show``'s output among ``build_host_sample``'s texts."""
 SHAPERS = {"tbf": "rate", "cake": "bandwidth"}
@@ -379,6 +402,10 @@ def build_host_sample(
             if name in shapers:
                 kind, kbit = shapers[name]
                 nics[name] = nic.model_copy(update={"shaper": kind, "shaped_kbit": kbit})
+        if (routes := files.get("/proc/net/route")) is not None:
+            for name, cidrs in parse_net_route(routes).items():
+                if name in nics:
+                    nics[name] = nics[name].model_copy(update={"routes": cidrs})
         fields["nics"] = nics
     for res in ("cpu", "memory", "io"):
         p = f"/proc/pressure/{res}"

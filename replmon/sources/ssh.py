@@ -83,6 +83,11 @@ class SshRunner:
         self.ssh = ssh
         self.command_timeout = command_timeout
         self.connects = 0
+        self.client_addr: str | None = None
+        """This machine's address as the node sees the connection (the first field of the
+        node's $SSH_CONNECTION): the monitor's address, whose route on the node is the
+        monitoring NIC (``replmon.model.nic_roles``); None until connected, or when
+        the node's shell does not say."""
         """ssh processes started so far (1 for a session without drops)."""
         self._proc: asyncio.subprocess.Process | None = None
         self._pump_task: asyncio.Task[None] | None = None
@@ -221,7 +226,8 @@ class SshRunner:
             "E=$(mktemp 2>/dev/null) || E=/tmp/.replmon-err.$$\n"
             "O=$(mktemp 2>/dev/null) || O=/tmp/.replmon-out.$$; trap 'rm -f \"$E\" \"$O\"' EXIT\n"
             f"TO=; command -v timeout >/dev/null 2>&1 && TO='timeout -k 1 {ct}'\n"
-            f"printf '%s HELLO %s\\n' {self._token.decode()} \"${{TO:+t}}\"\n"
+            f"printf '%s HELLO %s|%s\\n' {self._token.decode()} \"${{TO:+t}}\" "
+            "\"$SSH_CONNECTION\"\n"
         )
         assert self._proc.stdin is not None
         assert self._proc.stdout is not None
@@ -233,7 +239,10 @@ class SshRunner:
             if not line:
                 raise EOFError("connection closed before the remote shell answered")
             if line.startswith(hello):
-                self._has_timeout = line[len(hello):].strip() == b"t"
+                to, _, conn = line[len(hello):].strip().partition(b"|")
+                self._has_timeout = to.strip() == b"t"
+                words = conn.decode(errors="replace").split()
+                self.client_addr = words[0] if words else None
                 return
 
     _has_timeout = False

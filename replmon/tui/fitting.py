@@ -7,19 +7,22 @@ wording of each line is render.py's.
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.widgets import Static
 
 from replmon.tui.render import DIFF_STYLE, GUTTER
 
 SUBLABELS = frozenset({"cpu", "mem", "swap", "disk", "net", "stmt/s", "rows/s", "incl.", "bp",
-                       "oos", "sync", "sentinel", "true"})
+                       "oos", "sync", "sentinel", "true", "repl", "mon", "other"})
 """The words after the gutter that name a line of a group ("disk", "bp"): a line is known
 by (group, sub-label), or by its place in the group ("#0") when it has none."""
 
 TAIL_DROP = frozenset({("host", "cpu"), ("host", "mem"), ("host", "swap"), ("host", "disk"),
-                       ("host", "net"), ("mysql", "stmt/s"), ("mysql", "rows/s"),
-                       ("mysql", "bp"), ("mysql", "incl."), ("redis", "#0")})
+                       ("host", "net"), ("host", "repl"), ("host", "mon"), ("host", "other"),
+                       ("mysql", "stmt/s"), ("mysql", "rows/s"), ("mysql", "bp"),
+                       ("mysql", "incl."), ("redis", "#0")})
 """Lines of figures, written most important first: in a narrow column they lose their
 last fields (never one in red) instead of wrapping, so the overview keeps its height
 whatever the values (a rate growing by a character wrapped a line, a scrollbar appeared
@@ -80,10 +83,26 @@ def _fields(line: Text) -> list[Text]:
     return out
 
 
+def _unpad(field: Text, lead: bool = False) -> Text:
+    """``field`` without the blanks that right-align its value (before it, or between its
+    key and it: "tx  16KiB/s" -> "tx 16KiB/s"); ``lead``: the line's first field, whose
+    leading blanks are the gutter (kept)."""
+    start = len(field.plain) - len(field.plain.lstrip(" "))
+    if not lead:
+        field, start = field[start:], 0
+    m = re.compile(r"  +").search(field.plain, start)
+    return field[:m.start() + 1] + field[m.end():] if m else field
+
+
 def _drop_tail(fields: list[Text], width: int) -> list[Text]:
     """``fields`` less their last ones (never the first, never one in red) until they fit
-    ``width``."""
+    ``width``; first, when they do not and one is red, without the padding that
+    right-aligns a value (a red "101%" of a full link beside two rates of 8 cells: both
+    rates stay)."""
     fields = list(fields)
+    if sum(f.cell_len for f in fields) + len(fields) - 1 > width \
+            and any(map(_alarm, fields[1:])):  # (the first's red may be the group's name)
+        fields = [_unpad(f, lead=i == 0) for i, f in enumerate(fields)]
     while sum(f.cell_len for f in fields) + len(fields) - 1 > width:
         i = next((i for i in range(len(fields) - 1, 0, -1) if not _alarm(fields[i])), None)
         if i is None:

@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Sparkline, Static
 
+from replmon.model.nic_roles import nic_roles
 from replmon.model.sentinel import SentinelSample
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.output.plain import human
@@ -83,6 +84,11 @@ class NodePanel(VerticalScroll):
         redis_lag = tick.redis_lag if tick is not None and \
             tick.service_role(node, "redis") == "replica" else None
 
+        roles = nic_roles(tick, node) if tick is not None else {}
+
+        def host(n: NodeTick, o: NodeTick | None) -> Text:
+            return render.host_text(n, o, nics=roles)
+
         def mysql(n: NodeTick, o: NodeTick | None) -> Text:
             return render.mysql_text(n, o, gtid_rows_per_s=gtid_rows_per_s, lag=lag)
 
@@ -90,7 +96,7 @@ class NodePanel(VerticalScroll):
             return render.redis_text(n, o, lag=redis_lag)
 
         renderers: dict[str, Callable[[NodeTick, NodeTick | None], Text]] = {
-            "host": render.host_text, "drbd": render.drbd_text, "mysql": mysql,
+            "host": host, "drbd": render.drbd_text, "mysql": mysql,
             "redis": redis}
         width = self.scrollable_content_region.width
         out = {kind: renderers[kind](node, other) if st.ok else render.status_text(kind, st, now)

@@ -8,11 +8,14 @@ lines to a column and to the rows left is fitting.py's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.text import Text
 
 from replmon.model.base import SourceState, SourceStatus
 from replmon.model.failures import short_words
 from replmon.model.findings import Severity
+from replmon.model.host import NicRates
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.mysql_rates import client_errors_per_s
 from replmon.model.sentinel import SentinelSample
@@ -137,8 +140,13 @@ def kept_lines(*nodes: NodeTick) -> frozenset[tuple[str, str]]:
     return frozenset({("host", "swap")} if any(map(swap_in_use, nodes)) else ())
 
 
-def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
-    """host: CPU (dstat's usr/sys/idle/wait), load, memory and paging, disks, NICs."""
+def host_text(n: NodeTick, other: NodeTick | None = None, *,
+              nics: Mapping[str, str] | None = None) -> Text:
+    """host: CPU (dstat's usr/sys/idle/wait), load, memory and paging, disks, NICs.
+    ``nics``: the NICs of known role ("repl": the one that carries this node's
+    replication, "mon": the one the monitor reaches it by; ``model.nic_roles``): then a
+    line for each, and for the busiest other NIC ("other") when fewer than two, in place
+    of the NICs' total, so a node's links are told apart."""
     r = n.rates.host
     t = Text()
     _group(t, "host", "cpu")
@@ -170,17 +178,75 @@ def host_text(n: NodeTick, other: NodeTick | None = None) -> Text:
     _kv(t, "w", _rate(d.write_bytes_per_s, "B/s"), width=RATE_W)
     _kv(t, "", "-" if d.await_ms is None else f"{d.await_ms:.1f}ms", width=5)
     _kv(t, "", _pct(r.disk_max_util_pct))  # the busiest disk's utilisation
+    known = [(role, name) for role, name in (nics or {}).items()
+             if role in ("repl", "mon") and name in r.nics]
+    if known:
+        known.sort(key=lambda rn: rn[0] != "repl")  # the replication NIC first
+        others = [(name, nic) for name, nic in r.nics.items()
+                  if name != "lo" and name not in {nm for _, nm in known}]
+        busiest = max(others, key=lambda kv: (kv[1].recv_bytes_per_s or 0.0)
+                      + (kv[1].send_bytes_per_s or 0.0), default=None)
+        for role, name in known:
+            # the side that sends replication says what it sends first: on a narrow
+            # column a red share of a full link stays, the smaller direction gives way
+            _nic_line(t, role, name, r.nics[name], sends=role == "repl" and n.role == "primary")
+        if busiest is not None and len(known) < 2:
+            _nic_line(t, "other", *busiest)
+        return t
     net = r.net_total
     _line(t, "net")
     _kv(t, "rx", _rate(net.recv_bytes_per_s, "B/s"), width=RATE_W)
     _kv(t, "tx", _rate(net.send_bytes_per_s, "B/s"), width=RATE_W)
-    nics = [nic for name, nic in r.nics.items() if name != "lo" and nic.util_pct is not None]
-    busiest = max(nics, key=lambda nic: nic.util_pct or 0.0, default=None)
-    if busiest is not None and busiest.speed_mbps:
-        u = busiest.util_pct or 0.0
-        _kv(t, "", f"{u:.0f}% of {fmt_link_speed(busiest.speed_mbps, compact=True)}",
+    # the busiest NIC's share of what it can carry: a shaper's rate when lower than the
+    # speed (it read "0% of 10Gbit/s" while tbf held the link full at 128 kbit/s)
+    used = [(_nic_share(nic), cap) for name, nic in r.nics.items()
+            if name != "lo" and (cap := nic_capacity_mbps(nic))]
+    u, cap = max(used, default=(None, None))
+    if u is not None and cap is not None:
+        _kv(t, "", f"{u:.0f}% of {_capacity_words(cap)}",
             "bold red" if u >= 85 else "bold")
     return t
+
+
+def _nic_share(nic: NicRates) -> float:
+    """Percent of its capacity (``nic_capacity_mbps``) the busier direction uses (links
+    are full duplex); 0 when the capacity is unknown."""
+    cap = nic_capacity_mbps(nic)
+    busier = max(nic.recv_bytes_per_s or 0.0, nic.send_bytes_per_s or 0.0)
+    return busier * 8 / (cap * 1e6) * 100 if cap else 0.0
+
+
+def _capacity_words(cap: float) -> str:
+    """``cap`` Mbit/s as the overview writes it: "128kbit/s" under 1 Mbit/s (a shaper's
+    rate as tc says it), else "10Gbit/s"."""
+    return f"{cap * 1000:g}kbit/s" if cap < 1 else fmt_link_speed(cap, compact=True)
+
+
+def nic_capacity_mbps(nic: NicRates) -> float | None:
+    """Mbit/s the NIC can carry: its speed, or its root shaper's rate when lower (a veth
+    reads 10000 Mbit/s whatever tbf holds it to); None when neither is known."""
+    shaped = nic.shaped_kbit / 1000 if nic.shaped_kbit else None
+    speed = float(nic.speed_mbps) if nic.speed_mbps and nic.speed_mbps > 0 else None
+    if shaped is not None and speed is not None:
+        return min(shaped, speed)
+    return shaped if shaped is not None else speed
+
+
+def _nic_line(t: Text, sub: str, name: str, nic: NicRates, sends: bool = False) -> None:
+    """One NIC: "repl tx  16KiB/s rx 1.2KiB/s 98% of 128kbit/s eth1": received and sent
+    (``sends``: sent first, the replication NIC of the node that sends replication), the
+    busier direction's share of its capacity (red from 85 %: then it stays on a narrow
+    column), the capacity, the NIC's name (the first to go on a narrow column)."""
+    _line(t, sub)
+    pairs = [("rx", nic.recv_bytes_per_s), ("tx", nic.send_bytes_per_s)]
+    for key, v in pairs[::-1] if sends else pairs:
+        _kv(t, key, _rate(v, "B/s"), width=RATE_W)
+    cap = nic_capacity_mbps(nic)
+    if cap:
+        u = _nic_share(nic)
+        _kv(t, "", f"{u:.0f}%", "bold red" if u >= 85 else "bold")
+        _kv(t, "of", _capacity_words(cap))
+    _kv(t, "", name)
 
 
 def drbd_text(n: NodeTick, other: NodeTick | None = None) -> Text:

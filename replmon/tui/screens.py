@@ -53,9 +53,14 @@ switchover; the header's arrows point from primary to replica.
        used, in/out = swap pages/s, mf = major faults/s (red when
        paging to swap; yellow on a host without swap: file pages
        read back); disk r/w bytes/s, await ms, busiest disk's
-       util %; net rx/tx bytes/s, busiest NIC %. A host with swap
-       keeps its swap line on a short screen (without swap, it is
-       the first to go)
+       util %; net rx/tx bytes/s, busiest NIC % of its capacity
+       (a shaper's rate, tbf or cake, when below its speed); or,
+       told by the node's routes, repl = the NIC to the replica's
+       source address (replication), mon = the NIC to the address
+       replmon's ssh comes from, else other = the busiest other
+       NIC: each rx/tx bytes/s, % of its capacity, its name. A host
+       with swap keeps its swap line on a short screen (without
+       swap, it is the first to go)
 [b]drbd[/b]   resource, role, connection, peer role, disk/peer disk;
        oos = out of sync, pend/unack = peer requests pending / not
        acknowledged, ap = application sectors

@@ -110,6 +110,10 @@ async def test_host_sample_over_ssh_matches_local(trusted: Sshd) -> None:
     assert set(a.nics) == set(b.nics)
     assert {n: c.speed_mbps for n, c in a.nics.items()} == \
         {n: c.speed_mbps for n, c in b.nics.items()}
+    assert {n: c.routes for n, c in a.nics.items()} == {n: c.routes for n, c in b.nics.items()}
+    # the monitor's address as the node sees the ssh connection (this machine: loopback);
+    # read on this machine, none
+    assert (a.monitor_addr, b.monitor_addr) == ("127.0.0.1", None)
     assert a.cpu is not None
     assert b.cpu is not None
     total_a = sum(a.cpu.model_dump().values())

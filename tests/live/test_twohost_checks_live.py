@@ -34,7 +34,10 @@ from replmon.lab.links import (
     replication_link_cut,
     replication_link_shaped,
 )
+from replmon.lab.netns import MONITOR_DEV, REPLICATION_DEV
 from replmon.model.findings import Finding, Severity
+from replmon.model.nic_roles import nic_roles
+from replmon.model.tick import Tick
 
 pytestmark = [pytest.mark.live, pytest.mark.xdist_group("twohost")]
 
@@ -51,6 +54,7 @@ class Monitor:
         self.opened: list[tuple[float, Finding]] = []
         """Every finding opened, with the monotonic time it opened."""
         self.ticks = 0
+        self.last: Tick | None = None
         self.stop = threading.Event()
         self.cond = threading.Condition()
         self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
@@ -66,6 +70,7 @@ class Monitor:
                         self.open = upd.open
                         self.opened += [(time.monotonic(), f) for f in upd.opened]
                         self.ticks += 1
+                        self.last = tick
                         self.cond.notify_all()
                     if self.stop.is_set():
                         return
@@ -127,6 +132,12 @@ def test_a_healthy_pair_under_writes_is_quiet(monitor: Monitor) -> None:
     loud = [(f.check, f.title) for _, f in monitor.opened
             if f.check in ("partition", "link_saturation") and f.severity > Severity.INFO]
     assert not loud, loud
+    # each node's links told apart (the overview's repl and mon lines): the NIC that
+    # routes to the replica's source address, and the one that routes to the monitor
+    last = monitor.last
+    assert last is not None
+    assert [nic_roles(last, n) for n in last.nodes] == \
+        [{"repl": REPLICATION_DEV, "mon": MONITOR_DEV}] * 2, [n.host.nics for n in last.nodes]
 
 
 def test_replication_link_cut_is_a_partition(twohost: TwoHostLab, monitor: Monitor) -> None:

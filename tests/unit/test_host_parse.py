@@ -24,6 +24,7 @@ from replmon.sources.host_parse import (
     parse_loadavg,
     parse_meminfo,
     parse_net_dev,
+    parse_net_route,
     parse_pressure,
     parse_proc_stat,
     parse_speed,
@@ -318,3 +319,16 @@ def test_mutated_capture_through_build(data: st.DataObject) -> None:
     path = data.draw(st.sampled_from([p for p, t in files.items() if t is not None]))
     files[path] = data.draw(mutated(files[path] or ""))
     _result_or_parse_error(build_host_sample, files)
+
+
+def test_net_route_gives_each_nic_its_routes() -> None:
+    """/proc/net/route's hex (network-order bytes printed host-order) read as CIDRs: the
+    capture's default route and its /24 on eth0; a two-host lab node's /30s."""
+    s = build_host_sample(capture("a"))
+    assert s.nics["eth0"].routes == ["0.0.0.0/0", "192.0.2.0/24"]
+    assert s.nics["lo"].routes == []
+    lab = ("Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
+           "eth1\t0837430A\t00000000\t0001\t0\t0\t0\tFCFFFFFF\t0\t0\t0\n")
+    assert parse_net_route(lab) == {"eth1": ["10.67.55.8/30"]}
+    with pytest.raises(ParseError):
+        parse_net_route("Iface\tDestination\neth0\tzz\n")
