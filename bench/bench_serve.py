@@ -14,7 +14,10 @@ hung server (a socket that accepts and never answers). A real Prometheus (Debian
 seconds, and this process scrapes /metrics every ``--self-scrape`` seconds too (0: not).
 After one warm-up interval, for --seconds:
 
-- CPU of the serve process (user + system, psutil), as % of one core, and per pair-tick;
+- CPU of the serve process (user + system, psutil), as % of one core, and per pair-tick
+  ("ms/pt": as if every pair ticked every interval; "ms/tk": per tick done, the pairs'
+  ``replmon_ticks_total`` over the run, "ticks": a loaded machine skips ticks, and a
+  skipped tick costs nothing);
   its system share ("sys %"), and the CPU of the processes it started and reaped ("kids
   %": commands it runs on the node, which the CPU % leaves out);
 - its RSS at the end (and every ``--timeline`` seconds: CPU and RSS over time);
@@ -128,6 +131,15 @@ def _wait(url: str, timeout: float = 60) -> None:
             time.sleep(0.2)
 
 
+def _ticks_done(port: int) -> float:
+    """The pairs' ticks so far (the sum of replmon_ticks_total on /metrics)."""
+    total = 0.0
+    for line in _get(f"http://127.0.0.1:{port}/metrics").split(b"\n"):
+        if line.startswith(b"replmon_ticks_total{"):
+            total += float(line.rsplit(b" ", 1)[1])
+    return total
+
+
 def _prom_value(port: int, expr: str) -> float:
     q = urllib.parse.urlencode({"query": expr})
     doc = json.loads(_get(f"http://127.0.0.1:{port}/api/v1/query?{q}"))
@@ -236,6 +248,7 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        env=dict(os.environ, PYTHONPATH=""))
             ssh0 = _ssh_cpu(ps, sshd)
+            ticks0 = _ticks_done(port)
             c0, t0 = ps.cpu_times(), time.monotonic()
             prom_t0 = time.time()
             start_wall = time.time()
@@ -259,6 +272,7 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
                     mark_c, mark_t = c, t
                 time.sleep(max(0.0, (args.self_scrape or 1.0) - (time.perf_counter() - s0)))
             c1, t1 = ps.cpu_times(), time.monotonic()
+            ticks1 = _ticks_done(port)
             ssh1 = _ssh_cpu(ps, sshd)
             rss = ps.memory_info().rss
             rng = f"{max(1, int(time.time() - prom_t0))}s"
@@ -299,6 +313,9 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
     nan = float("nan")
     return {"tree": label, "pairs": n, "seconds": t1 - t0, "cpu_pct": cpu,
             "ms_per_pair_tick": cpu / 100 * interval * 1000 / n,
+            "pair_ticks": ticks1 - ticks0,
+            "ms_per_done_tick": (c1.user + c1.system - c0.user - c0.system) * 1000
+            / max(1.0, ticks1 - ticks0),
             "sys_pct": sys_pct, "child_pct": child,
             "ssh_conns": ssh1[0], "ssh_client_pct": (ssh1[1] - ssh0[1]) / (t1 - t0) * 100,
             "ssh_node_pct": (ssh1[2] - ssh0[2]) / (t1 - t0) * 100,
@@ -313,7 +330,7 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
 
 
 HEAD = (f"{'tree':>7} {'pairs':>5} {'s':>5} {'CPU %':>6} {'sys %':>5} {'kids %':>6} "
-        f"{'ms/pt':>6} {'RSS MB':>6} "
+        f"{'ms/pt':>6} {'ticks':>6} {'ms/tk':>6} {'RSS MB':>6} "
         f"{'prom p50':>8} {'p99':>6} {'max':>6} {'samples':>8} {'self p50':>8} {'p99':>6} "
         f"{'page KB':>7} {'lag p99':>7} {'max':>6} {'load':>5}")
 
@@ -321,7 +338,8 @@ HEAD = (f"{'tree':>7} {'pairs':>5} {'s':>5} {'CPU %':>6} {'sys %':>5} {'kids %':
 def line(r: dict[str, Any]) -> str:
     return (f"{r['tree']:>7} {r['pairs']:>5} {r['seconds']:>5.0f} {r['cpu_pct']:>6.1f} "
             f"{r['sys_pct']:>5.1f} {r['child_pct']:>6.1f} {r['ms_per_pair_tick']:>6.2f} "
-            f"{r['rss_mb']:>6.0f} {r['prom_p50_ms']:>8.1f} "
+            f"{r['pair_ticks']:>6.0f} {r['ms_per_done_tick']:>6.2f} {r['rss_mb']:>6.0f} "
+            f"{r['prom_p50_ms']:>8.1f} "
             f"{r['prom_p99_ms']:>6.1f} {r['prom_max_ms']:>6.1f} {r['samples']:>8.0f} "
             f"{r['scrape_p50_ms']:>8.1f} {r['scrape_p99_ms']:>6.1f} {r['page_kb']:>7.0f} "
             f"{r['lag_p99_ms']:>7.1f} {r['lag_max_ms']:>6.1f} {r['load1']:>5.1f}")

@@ -136,7 +136,12 @@ class Roles(Struct):
     (recorded before groups were kept)."""
 
     def layer(self, name: str) -> LayerRole | None:
-        return next((lr for lr in self.layers if lr.layer == name), None)
+        # a loop rather than next() over a generator: asked several times a node-tick
+        # (Tick.service_role, by checks and /metrics), ~2x faster
+        for lr in self.layers:
+            if lr.layer == name:
+                return lr
+        return None
 
     def group_of(self, layer: str) -> tuple[str, ...]:
         return next((g for g in self.groups if layer in g), LAYERS if not self.groups

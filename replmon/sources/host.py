@@ -76,6 +76,70 @@ node, ~2 ms of its CPU, every 5 s rather than every tick."""
 QDISC_ARGV = ["tc", "-j", "qdisc", "show"]
 
 
+class _LocalQdiscs:
+    """This machine's root qdiscs, read once for every local host source of the process.
+
+    Every node a process reads through a LocalRunner is this machine, in this process's
+    network namespace: ``tc`` prints the same text for each. ``replmon serve`` with
+    local nodes ran one ``tc`` per node every QDISC_REFRESH_S (at 5 s, a process per
+    node-tick: at 200 pairs 80 a second, with asyncio's child watcher thread and pipes
+    for each); they now share one read per QDISC_REFRESH_S, and sources asking while it
+    runs wait for it. Kept per event loop (a test's loop ends with it)."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.text: str | None = None
+        self.due = -math.inf
+        self.pending: asyncio.Future[str | None] | None = None
+
+    async def read(self, runner: Runner) -> str | None:
+        loop = asyncio.get_running_loop()
+        if loop is not self.loop:
+            self.loop, self.text, self.due, self.pending = loop, None, -math.inf, None
+        if self.pending is not None:
+            return await asyncio.shield(self.pending)
+        now = time.monotonic()
+        if now < self.due:
+            return self.text
+        fut: asyncio.Future[str | None] = loop.create_future()
+        self.pending = fut
+        try:
+            try:
+                self.text = await runner.run(QDISC_ARGV)
+                self.due = now + QDISC_REFRESH_S
+            except (FileNotFoundError, SourceError):
+                self.text, self.due = None, now + SPEED_REFRESH_S
+        finally:
+            self.pending = None
+            fut.set_result(self.text)  # a cancelled read hands on what was there
+        return self.text
+
+
+_LOCAL_QDISCS = _LocalQdiscs()
+
+HOST_SHARE_S = 0.02
+"""A local host read younger than this is taken as it is by another local host source of
+the process (the same /proc at the same moment): the two nodes of a pair on this
+machine are sampled together, and read and parsed the same files twice a tick."""
+class _HostRead:
+    """A local read of /proc (and the sample built from it), for the other local sources."""
+
+    __slots__ = ("files", "mono", "owner", "sample", "speeds")
+
+    def __init__(self, mono: float, files: dict[str, str | None], owner: int) -> None:
+        self.mono, self.files, self.owner = mono, files, owner
+        """When it was read, the files (without the qdiscs), id() of the source that read
+        them: a source never takes its own read again (sampled twice in a row, it reads
+        twice)."""
+        self.speeds: dict[str, str | None] | None = None
+        self.sample: HostSample | None = None
+        """The sample built from ``files``, the qdiscs of ``files`` and ``speeds``."""
+
+
+_LOCAL_HOST: dict[tuple[str, str], _HostRead] = {}
+"""(proc_root, sys_root) -> the last local read."""
+
+
 class HostSource(Source[HostSample]):
     """Samples one Linux host's /proc and /sys through a runner.
 
@@ -125,13 +189,26 @@ class HostSource(Source[HostSample]):
         return canonical
 
     async def _fetch(self) -> HostSample:
-        if self.peer is None:
-            texts = await self.runner.read_files(list(self._proc_paths))
-            rtt = None
-        else:  # files first: on an SSH channel the batch runs in this order
-            texts, rtt = await asyncio.gather(self.runner.read_files(list(self._proc_paths)),
-                                              self._peer_rtt(self.peer))
-        files = {canon: texts.get(real) for real, canon in self._proc_paths.items()}
+        key = (self.proc_root, self.sys_root)
+        local = type(self.runner) is LocalRunner
+        shared = _LOCAL_HOST.get(key) if local else None
+        if shared is not None and (time.monotonic() - shared.mono > HOST_SHARE_S
+                                   or shared.owner == id(self)):
+            shared = None
+        if shared is not None:  # this machine, just read by another node's source
+            files = dict(shared.files)
+            rtt = None if self.peer is None else await self._peer_rtt(self.peer)
+        else:
+            read_mono = time.monotonic()
+            if self.peer is None:
+                texts = await self.runner.read_files(list(self._proc_paths))
+                rtt = None
+            else:  # files first: on an SSH channel the batch runs in this order
+                texts, rtt = await asyncio.gather(
+                    self.runner.read_files(list(self._proc_paths)), self._peer_rtt(self.peer))
+            files = {canon: texts.get(real) for real, canon in self._proc_paths.items()}
+            if local:
+                shared = _LOCAL_HOST[key] = _HostRead(read_mono, dict(files), id(self))
         if self.sys_root == "/sys":  # tc reads the live kernel, not a relocated tree
             files[QDISC_KEY] = await self._read_qdiscs()
         if files["/proc/stat"] is None:
@@ -140,7 +217,14 @@ class HostSource(Source[HostSample]):
                 state="unreachable",
                 hint="host metrics need a Linux /proc (check proc_root)",
             )
-        sample = build_host_sample({**files, **self._speeds})
+        if (shared is not None and shared.sample is not None and shared.speeds == self._speeds
+                and shared.files.get(QDISC_KEY) == files.get(QDISC_KEY)):
+            sample = shared.sample
+        else:
+            sample = build_host_sample({**files, **self._speeds})
+            if shared is not None:
+                shared.speeds, shared.sample = self._speeds, sample
+                shared.files = files
         nics = frozenset(sample.nics)
         now = time.monotonic()
         if nics != self._speed_nics or now - self._speeds_mono >= SPEED_REFRESH_S:
@@ -199,6 +283,10 @@ class HostSource(Source[HostSample]):
     async def _read_qdiscs(self) -> str | None:
         """``tc -j qdisc show``'s text, re-read every QDISC_REFRESH_S (SPEED_REFRESH_S
         after a failure: no tc there)."""
+        if self._qdiscs_due == math.inf:  # not read (qdiscs=False)
+            return self._qdiscs
+        if type(self.runner) is LocalRunner:
+            return await _LOCAL_QDISCS.read(self.runner)
         now = time.monotonic()
         if now >= self._qdiscs_due:
             try:

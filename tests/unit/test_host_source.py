@@ -3,9 +3,11 @@ and on this machine's live /proc, cross-checked against psutil."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 import pytest
@@ -254,3 +256,41 @@ async def test_peer_rtt_on_this_machine_is_the_kernels_and_starts_no_process(
     finally:
         server.close()
     assert s.status.ok and s.peer_rtt_ms is not None and 0 < s.peer_rtt_ms < 5
+
+
+# --- local nodes share this machine's reads (replmon serve) ------------------------------
+
+
+async def test_local_sources_share_one_tc_and_one_proc_read(monkeypatch: Any) -> None:
+    """Two local nodes sampled together (a pair's, in serve) run one ``tc`` and read
+    /proc once; the same source sampled again reads again (never its own read)."""
+    import replmon.sources.host as host
+    import replmon.sources.runner as runner
+
+    procs: list[tuple[str, ...]] = []
+    reads: list[str] = []
+    real_exec, real_read = asyncio.create_subprocess_exec, runner.read_text
+
+    async def counting_exec(*argv: str, **kw: Any) -> Any:
+        procs.append(argv)
+        return await real_exec(*argv, **kw)
+
+    def counting_read(path: str) -> str:
+        reads.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", counting_exec)
+    monkeypatch.setattr(runner, "read_text", counting_read)
+    # no read left by an earlier test (the qdiscs' read is kept per event loop)
+    monkeypatch.setattr(host, "_LOCAL_HOST", {}, raising=False)
+    a, b = HostSource(LocalRunner()), HostSource(LocalRunner())
+    sa, sb = await asyncio.gather(a.sample(), b.sample())
+    assert sa.status.ok and sb.status.ok, (sa.status, sb.status)
+    assert sa.cpu == sb.cpu and sa.mem == sb.mem  # the same read
+    assert [p for p in procs if p[0] == "tc"] == [("tc", "-j", "qdisc", "show")]
+    stat_reads = reads.count("/proc/stat")
+    assert stat_reads == 1, reads
+    again = await a.sample()
+    assert again.status.ok
+    assert reads.count("/proc/stat") == 2  # its own read is never taken again
+    assert len([p for p in procs if p[0] == "tc"]) == 1  # tc: once per QDISC_REFRESH_S
