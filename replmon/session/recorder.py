@@ -34,6 +34,7 @@ from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.delta import DeltaWriter
 from replmon.session.facts import FactsCollector, pack_facts
 from replmon.session.format import (
+    DELTA_VERSION,
     KIND_END,
     KIND_HEADER,
     KIND_KEY,
@@ -42,7 +43,6 @@ from replmon.session.format import (
     KIND_TICK,
     MAGIC,
     NO_OFFSET,
-    DELTA_VERSION,
     ChunkObservations,
     NodeInfo,
     Packed,
