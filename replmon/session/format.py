@@ -1,4 +1,4 @@
-"""The recording format, version 2: constants, the frame layout and the header.
+"""The recording format, version 3: constants, the frame layout and the header.
 
 A recording is ``MAGIC`` followed by frames (docs/recording.md has it byte by byte)::
 
@@ -15,7 +15,9 @@ Unknown kinds are skipped, so a later minor addition does not break this reader.
 
 Version 2 repeats in every key frame what a reader needs to decode ticks (``KeyInfo``:
 format, version, node names, interval), so a damaged header costs only what the
-header alone holds (the config, server versions). Version 1 files still read.
+header alone holds (the config, server versions). Version 3 stores a chunk's first tick
+record whole and each later one as its change from the one before
+(``replmon.session.delta``): frames and layout as version 2. Versions 1 and 2 still read.
 
 Nothing here executes data: payloads are JSON (validated by pydantic) or zlib
 streams of JSON, every length is bounded, every frame is checksummed.
@@ -40,9 +42,13 @@ from replmon.errors import SessionError
 from replmon.model.findings import Observation, Severity
 
 FORMAT_NAME: Literal["replmon-recording"] = "replmon-recording"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Major version. A reader reads every version in SUPPORTED_VERSIONS and refuses others."""
-SUPPORTED_VERSIONS = frozenset({1, 2})
+SUPPORTED_VERSIONS = frozenset({1, 2, 3})
+DELTA_VERSION = 3
+"""From this version on, a chunk's tick records after its first are changes
+(``replmon.session.delta``); the writer writes the version its RecordingMeta names (2: whole
+records)."""
 MAGIC = b"\x93RPLMON\n"
 """First 8 bytes of every recording."""
 KEY_MARK = b"\xffRMKEY\xff\n"

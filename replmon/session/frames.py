@@ -25,8 +25,10 @@ from typing import Any
 from replmon.configfile import os_problem, shown
 from replmon.errors import SessionError
 from replmon.session.damage import DamageReport, log, lost_between, lost_tail
+from replmon.session.delta import DeltaReader
 from replmon.session.facts import ChunkFacts, unpack_facts
 from replmon.session.format import (
+    DELTA_VERSION,
     HEADER_SIZE,
     KEY_MARK,
     KEY_PREFIX,
@@ -282,15 +284,21 @@ class RecordingFrames:
 
     def records(self, ci: int) -> Iterator[tuple[Frame, bytes]]:
         """Chunk ``ci``'s frames with their records: key and tick frames decompressed (one
-        zlib stream per chunk), others as stored. Damage ends it, with a problem."""
+        zlib stream per chunk; a version 3 tick record made whole again from its change),
+        others as stored. Damage ends it, with a problem."""
         z: Any = None
+        delta = DeltaReader() if self.meta.version >= DELTA_VERSION else None
         for fr in self.frames(ci):
             try:
                 if fr.kind == KIND_KEY:
                     z = zlib.decompressobj()
                     data = _decompress(z, split_key_payload(fr.payload)[2], fr.offset)
+                    if delta is not None:
+                        delta.restart()
                 elif fr.kind == KIND_TICK and z is not None:
                     data = _decompress(z, fr.payload, fr.offset)
+                    if delta is not None:
+                        data = delta.record(data)
                 else:
                     data = fr.payload
             except (FrameError, zlib.error, ValueError) as e:

@@ -31,8 +31,10 @@ from replmon.engine import Update
 from replmon.errors import SessionError
 from replmon.model.base import SourceState
 from replmon.model.tick import NodeTick, RateTracker, Tick
+from replmon.session.delta import DeltaWriter
 from replmon.session.facts import FactsCollector, pack_facts
 from replmon.session.format import (
+    DELTA_VERSION,
     KIND_END,
     KIND_HEADER,
     KIND_KEY,
@@ -113,6 +115,9 @@ class RecordingWriter:
         """The live engine's observations of the current chunk, for its observations frame."""
         self._facts: FactsCollector | None = None
         """What the report keeps of the current chunk's ticks, for its summary frame."""
+        self._delta = DeltaWriter() if self.meta.version >= DELTA_VERSION else None
+        """Each tick record after a chunk's first as its change (version 3; a meta of
+        version 2, e.g. copied from a version 2 file, writes whole records)."""
 
     # -- encoding ---------------------------------------------------------------
 
@@ -153,6 +158,8 @@ class RecordingWriter:
                              self.ticks, tick.wall))
         self._prev_key = offset
         self._in_chunk = 0
+        if self._delta is not None:
+            self._delta.restart()
         # Stored observations are valid only if a reader rebuilds exactly the ticks the
         # live engine saw: "derive" takes the caller's word that rates are derivable,
         # which a tick fed to the engine without its rates would break.
@@ -204,9 +211,13 @@ class RecordingWriter:
             self._obs.add(tick, update)
         if self._facts is not None:
             self._facts.add(tick, update)
-        record = tick.model_dump_json(exclude=_NO_RATES).encode() + b"\n"
-        if extra:
-            record += json.dumps(extra, separators=(",", ":")).encode()
+        tick_json = tick.model_dump_json(exclude=_NO_RATES).encode()
+        if self._delta is not None:
+            record = self._delta.record(tick_json, extra)
+        else:
+            record = tick_json + b"\n"
+            if extra:
+                record += json.dumps(extra, separators=(",", ":")).encode()
         data = self._z.compress(record) + self._z.flush(zlib.Z_SYNC_FLUSH)
         self._put(pack_frame(KIND_TICK, data, self.ticks, tick.wall))
         self.ticks += 1

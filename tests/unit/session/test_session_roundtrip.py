@@ -19,6 +19,7 @@ from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.facts import ChunkFacts, unpack_facts
 from replmon.session.format import (
+    FORMAT_VERSION,
     KIND_OBSERVATIONS,
     KIND_SUMMARY,
     MAGIC,
@@ -48,7 +49,7 @@ def test_round_trip_is_exact_rates_included(tmp_path: Path, ticks_200: list[Tick
 
 def test_header_describes_the_session(tmp_path: Path, ticks_200: list[Tick]) -> None:
     meta = open_recording(write(tmp_path / "s.rmrec", ticks_200[:3])).meta
-    assert meta.format == "replmon-recording" and meta.version == 2
+    assert meta.format == "replmon-recording" and meta.version == FORMAT_VERSION == 3
     assert meta.started_wall == ticks_200[0].wall
     p, r = meta.nodes["primary"], meta.nodes["replica"]
     assert p.name == "lab-primary" and r.name == "lab-replica"
