@@ -61,11 +61,27 @@ def cut_every_incident(path: Path, out_dir: Path, margin_s: float = 60.0,
 def _whole(rec: Recording) -> tuple[list[Incident], dict[float, list[Said]]]:
     """The whole file's incidents, and at each tick (by its wall time) the incidents as
     they stand then (a finding whose hold ends after a cut's last tick opens in
-    neither file)."""
+    neither file).
+
+    A closed incident no longer changes (the tracker joins new findings to open ones
+    only and updates only open findings; its closing times are all before any later
+    tick): what it says is worked out once, at the tick it closed, and kept. Each tick
+    then describes only the open incidents (a recording whose findings open and close
+    all along has hundreds closed: describing every one at every tick cost ~2/3 of a
+    cut test's CPU)."""
     run = Rerun(rec)
     tracker = IncidentTracker(causality(run.engine.checks))
     as_of: dict[float, list[Said]] = {}
+    closed: dict[int, Said] = {}
     for upd in run:
         tracker.update(upd.wall, upd.open)
-        as_of[upd.wall] = [said(i, upd.wall) for i in tracker.incidents]
+        now = []
+        for i in tracker.incidents:
+            s = closed.get(i.id)
+            if s is None:
+                s = said(i, upd.wall)
+                if not i.open:
+                    closed[i.id] = s
+            now.append(s)
+        as_of[upd.wall] = now
     return tracker.incidents, as_of

@@ -25,7 +25,9 @@ is a source error on the pair while the ticks go on on time (the third test, ~2 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -211,6 +213,34 @@ def check_the_sentinel_source(ticks: list, marks: dict[str, float]) -> None:
     assert abs(since - marks["promoted"]) < 2.0, (since, marks)
 
 
+@dataclass
+class Lag:
+    worst_ms: float = 0.0
+
+
+@contextlib.contextmanager
+def machine_lag(step_s: float = 0.005) -> Iterator[Lag]:
+    """How late, at worst, a thread of this process woke from ``step_s`` sleeps while the
+    block ran: the time the machine kept the process from a core (the thread waits on
+    nothing else, and sleeps release the GIL)."""
+    lag = Lag()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            t0 = time.monotonic()
+            time.sleep(step_s)
+            lag.worst_ms = max(lag.worst_ms, 1000 * (time.monotonic() - t0 - step_s))
+
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    try:
+        yield lag
+    finally:
+        done.set()
+        th.join()
+
+
 async def test_a_sentinel_down_or_hung_is_a_source_error_and_ticks_go_on(lab: Lab) -> None:
     """Nothing listening (refused), then a socket that accepts and never answers
     (hung): the Sentinel's state says so, the pair's sources are read and the ticks are
@@ -228,8 +258,9 @@ async def test_a_sentinel_down_or_hung_is_a_source_error_and_ticks_go_on(lab: La
             eng = build_engine({"source_health": {"open_after": "0.3s"}},
                                entry_points=False)
             upd = None
-            async with build_collector(build_config(settings)) as c:
-                ts = [t async for t in c.ticks(6)]
+            with machine_lag() as lag:
+                async with build_collector(build_config(settings)) as c:
+                    ts = [t async for t in c.ticks(6)]
             for t in ts:
                 upd = eng.feed(t)
             assert upd is not None
@@ -238,11 +269,16 @@ async def test_a_sentinel_down_or_hung_is_a_source_error_and_ticks_go_on(lab: La
             assert all(t.primary.redis.status.ok and t.replica.mysql.status.ok for t in ts)
             # The Sentinel costs a tick at most the source timeout (0.8 x 0.2 s): a
             # hung one without it would hold the tick until the OS gave up. The 0.3 s on
-            # top is the machine's, not the design's (the suite runs 4 workers on 2
-            # cores: a tick's start may be late, which the tick says; its length holds).
+            # top is the machine's, not the design's (the suite runs 6 workers on 2
+            # cores: a tick's start may be late, which the tick says; its length holds),
+            # and so is how late a thread of this process woke meanwhile: a process the
+            # machine leaves waiting for a core runs its timeout late by as much (the
+            # test failed here in loaded suites, never alone). That thread is not the
+            # event loop: a Sentinel read that blocked the loop would not make it late.
             timeout_ms = 1000 * build_config(settings).source_timeout
-            assert max(t.duration_ms for t in ts) <= timeout_ms + 300, [
-                (t.seq, round(t.duration_ms), round(t.start_lag_ms)) for t in ts]
+            assert max(t.duration_ms for t in ts) <= timeout_ms + 300 + lag.worst_ms, (
+                round(lag.worst_ms),
+                [(t.seq, round(t.duration_ms), round(t.start_lag_ms)) for t in ts])
             (f,) = [f for f in upd.open if f.check == "source_health"]
             assert (f.node, f.key, f.title.split(":")[0]) == ("pair", "sentinel",
                                                               f"Sentinel {want}")
