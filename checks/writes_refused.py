@@ -433,25 +433,59 @@ WORDS: dict[str, Callable[[Window, Tick, NodeTick], Words]] = {
 }
 
 
+CARRY_S = 5.0
+"""A refusal seen at a service's last judged tick is carried across the ticks that could
+not judge that service (``_blind``: a sample timed out on a loaded machine) for this
+long, worded as of that tick: a refusal not yet open keeps its hold (the engine forgets
+an observation not yet open at the first tick without it, and the hold began again at
+every timed-out INFO: a refusal never opened on a machine where one sample in four timed
+out). Past it, the service's source_health finding says what is known."""
+
+
+def _judged(w: Window) -> list[tuple[Window, str, str]]:
+    """Each refusal at the last tick, with the window to word it from: the whole window;
+    for a service the last tick could not judge (and which refuses nothing there), the
+    refusals of its latest judged tick within ``CARRY_S``, with the window up to it."""
+    now = refusals(w.last)
+    out = [(w, key, what) for key, what in now.items()]
+    ticks = w.ticks
+    for service in ("mysql", "redis"):
+        if not _blind(w.last, service) or any(k.startswith(service) for k in now):
+            continue
+        for i in range(len(ticks) - 2, -1, -1):
+            t = ticks[i]
+            if w.last.wall - t.wall > CARRY_S:
+                break
+            if not _blind(t, service):
+                then = [(k, what) for k, what in refusals(t).items()
+                        if k.startswith(service)]
+                if then:
+                    upto = Window(ticks[:i + 1])
+                    out += [(upto, k, what) for k, what in then]
+                break
+    return out
+
+
 def evaluate(w: Window, t: Limits) -> list[Observation]:
-    return [_observe(w, t, key, what) for key, what in refusals(w.last).items()]
+    return [_observe(upto, t, key, what) for upto, key, what in _judged(w)]
 
 
 class Gauges(NamedTuple):
     """What ``quiet`` reads (``measure``, every tick; stored by position)."""
 
     refusing: float
-    """What refuses writes at the last tick (``refusals``): how many."""
+    """What refuses writes at the last tick (``refusals``, and what ``_judged`` carries
+    across a tick that could not judge it): how many."""
 
 
 def measure(w: Window) -> Gauges:
-    return Gauges(float(len(refusals(w.last))))
+    return Gauges(float(len(_judged(w))))
 
 
 def quiet(g: Gauges, t: Limits) -> bool:
-    """Nothing refuses at the last tick: ``evaluate`` reports each refusal there and
-    nothing else, whatever the thresholds (``fence_s`` and ``switch_hold`` only set
-    the severity)."""
+    """Nothing refuses at the last tick: ``evaluate`` reports each refusal there (or
+    carried to it) and nothing else, whatever the thresholds (``fence_s`` and
+    ``switch_hold`` only set the severity)."""
     return g.refusing == 0
 
 

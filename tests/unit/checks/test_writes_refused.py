@@ -240,3 +240,31 @@ def test_oom_is_one_incident_under_redis_at_its_memory_ceiling() -> None:
     (inc,) = incidents_of(updates, causality(checks))
     assert [(f.check, f.key) for f in inc.roots] == [("memory_ceiling", "redis_memory")]
     assert [(f.check, f.key) for f in inc.consequences] == [("writes_refused", "redis:oom")]
+
+
+def test_a_sample_that_failed_before_the_finding_opened_keeps_its_hold() -> None:
+    """No Redis master (both nodes replicas: READONLY), and one replica INFO in three
+    timed out from the start (a loaded machine; the Valkey lab's test missed its bound so):
+    the refusal opens once it has held open_after, counted across the gaps (the engine
+    forgot it at each gap, and it never opened)."""
+    ok = _pair()
+    lost = RedisSample(status=status("timeout", "redis@db162:6379: timed out"))
+    both = ok[0].model_copy(update={"redis": _redis(master=False)})
+    pairs = [(both, ok[1].model_copy(update={"redis": lost}) if i % 3 == 2 else ok[1])
+             for i in range(16)]
+    worst = worst_by_second(series(pairs, interval=0.5))
+    assert worst and min(worst) <= 2.5, worst
+
+
+def test_a_refusal_is_not_carried_past_carry_s() -> None:
+    """The replica's INFO lost for good after 1 s of READONLY: what was seen is carried
+    CARRY_S, then the refusal is not known any more (source_health says why)."""
+    ok = _pair()
+    lost = RedisSample(status=status("timeout", "redis@db162:6379: timed out"))
+    both = ok[0].model_copy(update={"redis": _redis(master=False)})
+    pairs = [(both, ok[1])] * 2 + [(both, ok[1].model_copy(update={"redis": lost}))] * 20
+    ticks = series(pairs, interval=0.5)
+    eng = Engine([(wr.CHECK, wr.CHECK.thresholds())])
+    seen = [t.wall - ticks[0].wall for t in ticks
+            if any(cid == "writes_refused" for cid, _ in eng.observe(t))]
+    assert seen and max(seen) <= 1.0 + wr.CARRY_S, seen
