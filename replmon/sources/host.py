@@ -117,28 +117,6 @@ class _LocalQdiscs:
 
 _LOCAL_QDISCS = _LocalQdiscs()
 
-HOST_SHARE_S = 0.02
-"""A local host read younger than this is taken as it is by another local host source of
-the process (the same /proc at the same moment): the two nodes of a pair on this
-machine are sampled together, and read and parsed the same files twice a tick."""
-class _HostRead:
-    """A local read of /proc (and the sample built from it), for the other local sources."""
-
-    __slots__ = ("files", "mono", "owner", "sample", "speeds")
-
-    def __init__(self, mono: float, files: dict[str, str | None], owner: int) -> None:
-        self.mono, self.files, self.owner = mono, files, owner
-        """When it was read, the files (without the qdiscs), id() of the source that read
-        them: a source never takes its own read again (sampled twice in a row, it reads
-        twice)."""
-        self.speeds: dict[str, str | None] | None = None
-        self.sample: HostSample | None = None
-        """The sample built from ``files``, the qdiscs of ``files`` and ``speeds``."""
-
-
-_LOCAL_HOST: dict[tuple[str, str], _HostRead] = {}
-"""(proc_root, sys_root) -> the last local read."""
-
 
 class HostSource(Source[HostSample]):
     """Samples one Linux host's /proc and /sys through a runner.
@@ -189,26 +167,13 @@ class HostSource(Source[HostSample]):
         return canonical
 
     async def _fetch(self) -> HostSample:
-        key = (self.proc_root, self.sys_root)
-        local = type(self.runner) is LocalRunner
-        shared = _LOCAL_HOST.get(key) if local else None
-        if shared is not None and (time.monotonic() - shared.mono > HOST_SHARE_S
-                                   or shared.owner == id(self)):
-            shared = None
-        if shared is not None:  # this machine, just read by another node's source
-            files = dict(shared.files)
-            rtt = None if self.peer is None else await self._peer_rtt(self.peer)
-        else:
-            read_mono = time.monotonic()
-            if self.peer is None:
-                texts = await self.runner.read_files(list(self._proc_paths))
-                rtt = None
-            else:  # files first: on an SSH channel the batch runs in this order
-                texts, rtt = await asyncio.gather(
-                    self.runner.read_files(list(self._proc_paths)), self._peer_rtt(self.peer))
-            files = {canon: texts.get(real) for real, canon in self._proc_paths.items()}
-            if local:
-                shared = _LOCAL_HOST[key] = _HostRead(read_mono, dict(files), id(self))
+        if self.peer is None:
+            texts = await self.runner.read_files(list(self._proc_paths))
+            rtt = None
+        else:  # files first: on an SSH channel the batch runs in this order
+            texts, rtt = await asyncio.gather(self.runner.read_files(list(self._proc_paths)),
+                                              self._peer_rtt(self.peer))
+        files = {canon: texts.get(real) for real, canon in self._proc_paths.items()}
         if self.sys_root == "/sys":  # tc reads the live kernel, not a relocated tree
             files[QDISC_KEY] = await self._read_qdiscs()
         if files["/proc/stat"] is None:
@@ -217,14 +182,7 @@ class HostSource(Source[HostSample]):
                 state="unreachable",
                 hint="host metrics need a Linux /proc (check proc_root)",
             )
-        if (shared is not None and shared.sample is not None and shared.speeds == self._speeds
-                and shared.files.get(QDISC_KEY) == files.get(QDISC_KEY)):
-            sample = shared.sample
-        else:
-            sample = build_host_sample({**files, **self._speeds})
-            if shared is not None:
-                shared.speeds, shared.sample = self._speeds, sample
-                shared.files = files
+        sample = build_host_sample({**files, **self._speeds})
         nics = frozenset(sample.nics)
         now = time.monotonic()
         if nics != self._speed_nics or now - self._speeds_mono >= SPEED_REFRESH_S:
