@@ -68,7 +68,7 @@ def test_lab_scenario_list_and_a_bad_name_start_no_lab() -> None:
         "errant-write, redis-link-down, redis-maxmemory, switchover, sentinel-failover, "
         "primary-read-only, max-connections, offline-mode, disk-full, redis-noreplicas, "
         "redis-no-master, redis-oom, redis-misconf, replication-link-cut, "
-        "replication-link-saturated, monitor-cut, node-frozen"]
+        "replication-link-saturated, monitor-cut, node-cut-off, node-frozen"]
 
 
 @pytest.mark.parametrize("mysql", ["mariadb-10.11", "mysql-9.7"])
