@@ -106,7 +106,7 @@ def stored_chunks(recording: Recording, more: StoredMore | None = None
     (and, with ``more``, unless it gives each chunk's ``more`` too)."""
     chunks = []
     for ci in range(len(recording.chunks)):
-        facts, walls = recording.chunk_facts(ci)
+        facts, walls = recording.chunk_facts(ci, charts=more is not None)
         if facts is None:
             return None
         extra = more(facts, walls) if more is not None else None
