@@ -27,7 +27,8 @@
    check), ``report`` and ``report
    --html`` on the day (and the page of a 1 h file), with --baseline first that ref's
    code on the same files; --report-only leaves the re-checks out; --identity also
-   compares two re-checks with observing every tick again. A baseline whose
+   compares two re-checks with observing every tick again; --week --stretch times a week
+   made of the day's frames repeated (``stretch``). A baseline whose
    ``checks_id`` is not the file's (a git worktree: engine.checks_id hashes its sources
    in the order of their full paths) observes every tick again, and says so: to time
    another ref on its own stored observations, run this script with PYTHONPATH=<its
@@ -406,6 +407,9 @@ def main() -> int:
                     "--recheck: time report and report --html only (no re-check)")
     ap.add_argument("--hour", metavar="FILE", help="with --recheck: also the page of this "
                     "1 h recording")
+    ap.add_argument("--stretch", action="store_true", help="with --recheck-only --week: the "
+                    "week is the day's frames seven times over (stretch(): seconds, not the "
+                    "hours build_file takes on a busy 2-core machine)")
     ap.add_argument("--identity", action="store_true", help="with --recheck-only: also "
                     "compare re-checks with observing every tick again (slow)")
     args = ap.parse_args()
@@ -438,7 +442,14 @@ def main() -> int:
                     print(f"re-check ({which}) and observing every tick again give the same "
                           "findings at every tick: " + ("yes" if same else "NO"), flush=True)
             if args.week:
-                week, _ = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
+                if args.stretch:
+                    week = Path(args.cache) / f"week-stretched-{day.stem}.rmrec"
+                    if not week.exists():
+                        print(f"stretched {day} to {week} in {stretch(day, week, 7):.0f} s",
+                              flush=True)
+                else:
+                    week, _ = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
+                print(f"this tree, the week {week}:", flush=True)
                 recheck(week)
             return 0
         base = (baseline(args.baseline, real, tmp, args.rerun, args.ticks_from)
