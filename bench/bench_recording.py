@@ -27,7 +27,8 @@
    check), ``report`` and ``report
    --html`` on the day (and the page of a 1 h file), with --baseline first that ref's
    code on the same files; --report-only leaves the re-checks out; --identity also
-   compares two re-checks with observing every tick again. A baseline whose
+   compares two re-checks with observing every tick again; --week --stretch times a week
+   made of the day's frames repeated (``stretch``). A baseline whose
    ``checks_id`` is not the file's (a git worktree: engine.checks_id hashes its sources
    in the order of their full paths) observes every tick again, and says so: to time
    another ref on its own stored observations, run this script with PYTHONPATH=<its
@@ -119,6 +120,76 @@ def build_file(ticks: list[Tick], path: Path, count: int) -> float:
                          ) as w:  # rates "auto", as the live recorder: none stored here
         for t in loop_ticks(ticks, count, rates=True):  # rates as the collector has them
             w.write(t, engine.feed(t))
+    return time.perf_counter() - t0
+
+
+def stretch(day: Path, out: Path, times: int) -> float:
+    """A ``times``-long file made of ``day``'s frames repeated (a stand-in for a week that
+    cannot be built by ``build_file`` in the time at hand: ~3 ms of CPU a tick, 30 min
+    for a week on an idle core). Each copy's frames are the day's with their tick index,
+    wall (frame headers) and the observations and summary frames' ``first``/``seq0``/
+    ``seq`` moved on, and the key frames' back pointers relinked, so a reader sees one
+    run of ``times`` x the day's ticks, gap-free: the same frames to read, the same stored
+    observations and gauges a chunk, the same chunks to decode. What is not moved: the
+    tick records inside the key and tick frames (their own seq and wall are the day's:
+    a decoded tick of a later copy says the day's time) and the findings in the summary
+    frames' events. Returns the seconds it took."""
+    import json as _json
+
+    from replmon.session.facts import pack_facts, unpack_facts
+    from replmon.session.format import (
+        KEY_PREFIX,
+        KIND_END,
+        KIND_HEADER,
+        KIND_KEY,
+        KIND_OBSERVATIONS,
+        KIND_SUMMARY,
+        MAGIC,
+        NO_OFFSET,
+        pack_frame,
+        pack_observations,
+        read_frame,
+        unpack_observations,
+    )
+
+    t0 = time.perf_counter()
+    buf = day.read_bytes()
+    frames = []
+    pos = len(MAGIC)
+    while pos < len(buf):
+        fr = read_frame(buf, pos)
+        frames.append(fr)
+        pos = fr.end
+    head = [f for f in frames if f.kind == KIND_HEADER]
+    body = [f for f in frames if f.kind not in (KIND_HEADER, KIND_END)]
+    with open_recording(day) as rec:
+        n = len(rec)
+        first, last = rec.tick_at(0), rec.tick_at(n - 1)
+    seqs, span = last.seq - first.seq + 1, last.wall - first.wall + first.interval
+    prev_key = NO_OFFSET
+    with open(out, "wb") as f:
+        size = f.write(MAGIC + pack_frame(KIND_HEADER, head[0].payload, head[0].index,
+                                          head[0].wall))
+        for r in range(times):
+            di, ds, dw = r * n, r * seqs, r * span
+            for fr in body:
+                payload = fr.payload
+                if fr.kind == KIND_KEY:
+                    payload = KEY_PREFIX.pack(*KEY_PREFIX.unpack_from(payload)[:1], prev_key) \
+                        + payload[KEY_PREFIX.size:]
+                    prev_key = size
+                elif r and fr.kind == KIND_OBSERVATIONS:
+                    o = unpack_observations(payload)
+                    payload = pack_observations(o.model_copy(update={
+                        "first": o.first + di, "seq0": o.seq0 + ds}))
+                elif r and fr.kind == KIND_SUMMARY:
+                    s = unpack_facts(payload)
+                    payload = pack_facts(s.model_copy(update={
+                        "first": s.first + di, "seq": [q + ds for q in s.seq]}))
+                size += f.write(pack_frame(fr.kind, payload, fr.index + di, fr.wall + dw))
+        end = {"ticks": n * times, "closed_wall": time.time(), "reason": "close", "next": None,
+               "dropped": 0}
+        f.write(pack_frame(KIND_END, _json.dumps(end).encode(), n * times, time.time()))
     return time.perf_counter() - t0
 
 
@@ -224,18 +295,24 @@ def recheck(path: Path, hour: Path | None = None, rechecks: bool = True) -> None
     for which in ("pair_lag", "disk_saturation", "drbd_peer", "all") if rechecks else ():
         settings = other_thresholds(which)
         with open_recording(path) as rec:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             run = Rerun(rec, {**rec.meta.checks, **settings})
-            count = sum(1 for _ in run)
+            # what ``check --replay`` reads: the ticks where findings may change (since
+            # 2026-12-04; every tick's Update before)
+            changes = getattr(run, "changes", None)
+            count = sum(1 for _ in (changes() if changes is not None else run))
             print(f"re-check with other thresholds ({which}: {len(settings)} checks changed; "
-                  f"{count} ticks, {run.workers} workers): {time.perf_counter() - t0:.1f} s",
-                  flush=True)
+                  f"{count} updates, {run.workers} workers): {time.perf_counter() - t0:.1f} s"
+                  f" ({time.process_time() - c0:.1f} s CPU here)", flush=True)
     with open_recording(path) as rec:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         build_report(rec)
-        print(f"report: {time.perf_counter() - t0:.1f} s", flush=True)
+        print(f"report: {time.perf_counter() - t0:.1f} s ({time.process_time() - c0:.1f} s "
+              "CPU here)", flush=True)
+    c0 = time.process_time()
     html_s, html_mb = html_report_s(path)
-    print(f"report --html: {html_s:.1f} s, page {html_mb:.2f} MB", flush=True)
+    print(f"report --html: {html_s:.1f} s ({time.process_time() - c0:.1f} s CPU here), page "
+          f"{html_mb:.2f} MB", flush=True)
     if hour is not None:
         html_s, html_mb = html_report_s(hour)
         print(f"report --html of a 1 h file: {html_s:.1f} s, page {html_mb:.2f} MB "
@@ -330,6 +407,9 @@ def main() -> int:
                     "--recheck: time report and report --html only (no re-check)")
     ap.add_argument("--hour", metavar="FILE", help="with --recheck: also the page of this "
                     "1 h recording")
+    ap.add_argument("--stretch", action="store_true", help="with --recheck-only --week: the "
+                    "week is the day's frames seven times over (stretch(): seconds, not the "
+                    "hours build_file takes on a busy 2-core machine)")
     ap.add_argument("--identity", action="store_true", help="with --recheck-only: also "
                     "compare re-checks with observing every tick again (slow)")
     args = ap.parse_args()
@@ -362,7 +442,14 @@ def main() -> int:
                     print(f"re-check ({which}) and observing every tick again give the same "
                           "findings at every tick: " + ("yes" if same else "NO"), flush=True)
             if args.week:
-                week, _ = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
+                if args.stretch:
+                    week = Path(args.cache) / f"week-stretched-{day.stem}.rmrec"
+                    if not week.exists():
+                        print(f"stretched {day} to {week} in {stretch(day, week, 7):.0f} s",
+                              flush=True)
+                else:
+                    week, _ = cached_file(ticks, tmp, 7 * DAY, args.cache, "week")
+                print(f"this tree, the week {week}:", flush=True)
                 recheck(week)
             return 0
         base = (baseline(args.baseline, real, tmp, args.rerun, args.ticks_from)

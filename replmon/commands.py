@@ -203,7 +203,9 @@ def check_replay(path: str, config: str | None = None, pair: str | None = None) 
         first = last = None
         # a cut's warm-up ticks (before its window) count for the checks, not the result
         window_from = rec.meta.window[0] if rec.meta.window else -math.inf
-        for upd in run:
+        # the ticks where findings may change (a long outage's steady ticks applied once),
+        # the first of the window's and the last among them: what is read of them below
+        for _, upd in run.changes(None if rec.meta.window is None else window_from):
             tracker.update(upd.wall, upd.open)
             if upd.wall < window_from:
                 continue

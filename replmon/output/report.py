@@ -96,6 +96,26 @@ taken from its summary frame and its ticks' walls instead of the decoded ticks; 
 frame cannot give it (the ticks are decoded then)."""
 
 
+StoredChunk = tuple[ChunkFacts, list[float], list[Any] | None]
+"""A chunk's summary frame, its intact ticks' walls and what ``more`` gives for them."""
+
+
+def stored_chunks(recording: Recording, more: StoredMore | None = None
+                  ) -> list[StoredChunk] | None:
+    """Every chunk's summary frame (``stored_facts``), None unless every chunk has one
+    (and, with ``more``, unless it gives each chunk's ``more`` too)."""
+    chunks = []
+    for ci in range(len(recording.chunks)):
+        facts, walls = recording.chunk_facts(ci, charts=more is not None)
+        if facts is None:
+            return None
+        extra = more(facts, walls) if more is not None else None
+        if more is not None and (extra is None or len(extra) != len(walls)):
+            return None
+        chunks.append((facts, walls, extra))
+    return chunks
+
+
 def stored_facts(recording: Recording, more: StoredMore | None = None
                  ) -> Iterator[tuple[int, TickFacts]] | None:
     """(index, TickFacts) of every intact tick from the recorder's summary frames, without
@@ -104,15 +124,9 @@ def stored_facts(recording: Recording, more: StoredMore | None = None
     and, with ``more``, unless it gives each chunk's ``more`` too.
     A tick carries only the values that are its chunk's peaks (the report wants no
     other), and the chunk's versions on its first tick."""
-    chunks = []
-    for ci in range(len(recording.chunks)):
-        facts, walls = recording.chunk_facts(ci)
-        if facts is None:
-            return None
-        extra = more(facts, walls) if more is not None else None
-        if more is not None and (extra is None or len(extra) != len(walls)):
-            return None
-        chunks.append((facts, walls, extra))
+    chunks = stored_chunks(recording, more)
+    if chunks is None:
+        return None
 
     def ticks() -> Iterator[tuple[int, TickFacts]]:
         for facts, walls, extra in chunks:
@@ -171,8 +185,16 @@ def report(recording: Recording, more: Extract | None = None,
     first: TickFacts | None = None
     prev: TickFacts | None = None
     count = 0
-    stored = (stored_facts(recording) if more is None
-              else stored_facts(recording, more_stored) if more_stored is not None else None)
+    chunks = (stored_chunks(recording) if more is None
+              else stored_chunks(recording, more_stored) if more_stored is not None else None)
+    if chunks is not None:
+        got = _from_chunks(recording, chunks, more is not None)
+        if got is not None:
+            return got
+        run = Rerun(recording)  # (ticks the re-run could not read: tick by tick below)
+        tracker = IncidentTracker(causality(run.engine.checks))
+    stored = None if chunks is None else stored_facts(
+        recording, more_stored if more is not None else None)
     passes = (run.with_facts(extract) if stored is None else _facts_beside(run, stored))
     for _, upd, t in passes:
         count += 1
@@ -197,7 +219,79 @@ def report(recording: Recording, more: Extract | None = None,
         as_opened.update((finding_id(f), f) for f in upd.opened)
         tracker.update(t.wall, upd.open)
         prev = t
-    last = prev
+    return _report_dict(recording, run, tracker, count=count,
+                        span=(first.wall, prev.wall) if first and prev else None,
+                        versions=versions, recorded=recorded, rerun_events=rerun_events,
+                        as_opened=as_opened, peaks=peaks, gaps=gaps,
+                        kept=kept if more is not None else None)
+
+
+def _from_chunks(recording: Recording, chunks: list[StoredChunk], more: bool
+                 ) -> dict[str, Any] | None:
+    """``report`` from the summary frames, chunk by chunk, and the re-run's changes
+    (``Rerun.changes``: the ticks where findings open, close or change their severity or
+    wording, not every tick of a long outage): the same report as tick by tick (tests/
+    unit/session/test_changes.py), a week's in a few seconds. None when the re-run read
+    fewer ticks than the summary frames list (damaged ticks: the caller goes tick by
+    tick, skipping them in both)."""
+    meta = recording.meta
+    run = Rerun(recording)
+    tracker = IncidentTracker(causality(run.engine.checks))
+    versions: dict[str, set[str]] = {}
+    peaks: dict[str, dict[str, Any]] = {}
+    recorded: list[dict[str, Any]] = []
+    gaps: list[dict[str, Any]] = []
+    kept: list[Any] = []
+    count = 0
+    prev: tuple[float, int] | None = None
+    """(wall, seq) of the tick before."""
+    for facts, walls, extra in chunks:
+        if more and extra is not None:
+            kept.extend(extra)
+        if not walls:
+            continue
+        for key, v in facts.versions:
+            versions.setdefault(key, set()).add(v)
+        for key, (val, k, name, role) in facts.peaks.items():
+            best = peaks.get(key)
+            if better(key, val, None if best is None else best["value"]):
+                peaks[key] = {"value": val, "at": walls[k], "time": iso(walls[k]),
+                              "node": name, "role": role, "what": key.partition(" ")[2]}
+        missed, interval, seqs = facts.missed, facts.interval, facts.seq
+        for k, wall in enumerate(walls):
+            if prev is not None:
+                step = wall - prev[0]
+                if missed[k] or step > 2 * interval[k]:
+                    gaps.append({"after_seq": prev[1], "from": iso(prev[0]), "to": iso(wall),
+                                 "gap_s": round(step, 3), "missed": missed[k]})
+            prev = (wall, seqs[k])
+        for k, events in sorted(facts.events.items()):
+            recorded.extend(_event(kind, f, walls[k]) for kind, f in facts_findings(events))
+        count += len(walls)
+    start = next((w[0] for _, w, _ in chunks if w), None)
+    span = (start, prev[0]) if start is not None and prev is not None else None
+    rerun_events: list[dict[str, Any]] = []
+    as_opened: dict[FindingId, Finding] = {}
+    last = -1
+    for index, upd in run.changes():
+        if meta.window is None or upd.wall >= meta.window[0]:
+            rerun_events.extend(_events(upd, upd.wall))
+        as_opened.update((finding_id(f), f) for f in upd.opened)
+        tracker.update(upd.wall, upd.open)
+        last = index
+    if run.ticks_read != count or (count and last < 0):
+        return None
+    return _report_dict(recording, run, tracker, count=count, span=span, versions=versions,
+                        recorded=recorded, rerun_events=rerun_events, as_opened=as_opened,
+                        peaks=peaks, gaps=gaps, kept=kept if more else None)
+
+
+def _report_dict(recording: Recording, run: Rerun, tracker: IncidentTracker, *, count: int,
+                 span: tuple[float, float] | None, versions: dict[str, set[str]],
+                 recorded: list[dict[str, Any]], rerun_events: list[dict[str, Any]],
+                 as_opened: dict[FindingId, Finding], peaks: dict[str, dict[str, Any]],
+                 gaps: list[dict[str, Any]], kept: list[Any] | None) -> dict[str, Any]:
+    meta = recording.meta
     nodes = {r: n.name for r, n in meta.nodes.items()}
     roles = _roles_at_end(recording)
     incidents = in_window(meta, tracker.incidents)
@@ -210,9 +304,9 @@ def report(recording: Recording, more: Extract | None = None,
         "note": meta.note,
         "ticks": count,
         "interval_s": meta.interval,
-        "start": iso(first.wall if first else None),
-        "end": iso(last.wall if last else None),
-        "duration_s": round(last.wall - first.wall, 3) if first and last else 0.0,
+        "start": iso(span[0] if span else None),
+        "end": iso(span[1] if span else None),
+        "duration_s": round(span[1] - span[0], 3) if span else 0.0,
         "nodes": {role: info.model_dump() for role, info in meta.nodes.items()},
         "roles_at_end": [r.as_dict() for r in roles],
         "versions_seen": {k: sorted(v) for k, v in sorted(versions.items())},
@@ -226,7 +320,7 @@ def report(recording: Recording, more: Extract | None = None,
         "gaps": gaps,
         "problems": list(recording.problems),
         "closed_cleanly": recording.end is not None,
-    } | ({"more": kept} if more is not None else {})
+    } | ({"more": kept} if kept is not None else {})
 
 
 def _roles_at_end(recording: Recording) -> list[ServiceRoles]:

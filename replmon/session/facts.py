@@ -193,6 +193,11 @@ def pack_facts(facts: ChunkFacts) -> bytes:
     return pack_zjson(facts)
 
 
-def unpack_facts(payload: bytes) -> ChunkFacts:
-    """ValueError (zlib, JSON, validation) when the payload is not one."""
-    return unpack_zjson(payload, ChunkFacts, "facts")
+NO_CHARTS = frozenset({"chart_id", "charts"})
+
+
+def unpack_facts(payload: bytes, charts: bool = True) -> ChunkFacts:
+    """ValueError (zlib, JSON, validation) when the payload is not one. Without
+    ``charts``, as a frame that stored no chart values (``chart_id`` ""): what ``report``
+    reads, all but the page's (the chart values are most of a summary frame's JSON)."""
+    return unpack_zjson(payload, ChunkFacts, "facts", frozenset() if charts else NO_CHARTS)

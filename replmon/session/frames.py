@@ -29,6 +29,7 @@ from replmon.session.delta import DeltaReader
 from replmon.session.facts import ChunkFacts, unpack_facts
 from replmon.session.format import (
     DELTA_VERSION,
+    HEADER,
     HEADER_SIZE,
     KEY_MARK,
     KEY_PREFIX,
@@ -39,6 +40,7 @@ from replmon.session.format import (
     KIND_SUMMARY,
     KIND_TICK,
     MAGIC,
+    MAX_FRAME,
     MAX_RECORD,
     NO_OFFSET,
     ChunkObservations,
@@ -52,6 +54,14 @@ from replmon.session.format import (
     split_key_payload,
     unpack_observations,
 )
+
+
+def _without_gauges(payload: bytes) -> ChunkObservations:
+    return unpack_observations(payload, gauges=False)
+
+
+def _no_charts(payload: bytes) -> ChunkFacts:
+    return unpack_facts(payload, charts=False)
 
 
 @dataclass(frozen=True)
@@ -312,20 +322,25 @@ class RecordingFrames:
         err = e if isinstance(e, FrameError) else FrameError(fr.offset, f"bad record: {e}")
         self.damage.at(err, self._lost(ci, fr.index, fr.offset))
 
-    def chunk_observations(self, ci: int) -> tuple[ChunkObservations | None, list[float]]:
+    def chunk_observations(self, ci: int, gauges: bool = True
+                           ) -> tuple[ChunkObservations | None, list[float]]:
         """Chunk ``ci``'s observations frame (None when it has none, or it is damaged or
         does not match the chunk's ticks) and the wall times of its intact ticks, reading
-        frames only (checksums, no decompression of ticks)."""
-        obs, walls = self._beside(ci, KIND_OBSERVATIONS, unpack_observations,
+        frames only (checksums, no decompression of ticks). Without ``gauges``: its gauges
+        left empty (``unpack_observations``)."""
+        obs, walls = self._beside(ci, KIND_OBSERVATIONS,
+                                  unpack_observations if gauges else _without_gauges,
                                   "bad observations",
                                   "no tick lost; the checks are run again on this chunk")
         return obs, walls
 
-    def chunk_facts(self, ci: int) -> tuple[ChunkFacts | None, list[float]]:
+    def chunk_facts(self, ci: int, charts: bool = True) -> tuple[ChunkFacts | None, list[float]]:
         """Chunk ``ci``'s summary frame (None when it has none, or it is damaged or does
         not match the chunk's intact ticks) and those ticks' wall times, as
-        ``chunk_observations``."""
-        facts, walls = self._beside(ci, KIND_SUMMARY, unpack_facts, "bad report facts",
+        ``chunk_observations``. Without ``charts``: as a frame without chart values
+        (``unpack_facts``)."""
+        facts, walls = self._beside(ci, KIND_SUMMARY, unpack_facts if charts else _no_charts,
+                                    "bad report facts",
                                     "no tick lost; the report decodes this chunk's ticks")
         return facts, walls
 
@@ -353,6 +368,8 @@ class RecordingFrames:
         ``report``) walks the chunk once (~2.5 KB kept a chunk: 25 MB for a week)."""
         got = self._scanned.get(ci)
         if got is None:
+            got = self._quick_scan(ci)
+        if got is None:
             walls: list[float] = []
             beside: dict[bytes, list[int]] = {}
             for fr in self.frames(ci):
@@ -360,8 +377,37 @@ class RecordingFrames:
                     walls.append(fr.wall)
                 elif fr.kind != KIND_KEY:
                     beside.setdefault(fr.kind, []).append(fr.offset)
-            got = self._scanned[ci] = (walls, beside)
+            got = (walls, beside)
+        self._scanned[ci] = got
         return got[0], got[1]
+
+    def _quick_scan(self, ci: int) -> tuple[list[float], dict[bytes, list[int]]] | None:
+        """``_walls_and_beside``'s walk in one loop, each frame's checksum checked over the
+        mapped bytes (no frame copied out): a week's 600,000 tick frames in about a third
+        of ``frames``' time. None at anything ``frames`` must see to say it (a damaged or
+        cut frame, the end frame): the caller walks the chunk with it then."""
+        buf = self._buf
+        pos = self.chunks[ci].offset
+        stop = self.chunks[ci + 1].offset if ci + 1 < len(self.chunks) else len(buf)
+        unpack, crc32 = HEADER.unpack_from, zlib.crc32
+        walls: list[float] = []
+        beside: dict[bytes, list[int]] = {}
+        with memoryview(buf) as mv:
+            while pos < stop:
+                if pos + HEADER_SIZE > stop:
+                    return None
+                kind, length, _, wall, crc = unpack(buf, pos)
+                start = pos + HEADER_SIZE
+                end = start + length
+                if length > MAX_FRAME or end > stop or kind == KIND_END or crc32(
+                        mv[start:end], crc32(mv[pos:pos + 21])) != crc:
+                    return None
+                if kind == KIND_TICK:
+                    walls.append(wall)
+                elif kind != KIND_KEY:
+                    beside.setdefault(kind, []).append(pos)
+                pos = end
+        return walls, beside
 
     def close(self) -> None:
         self._buf.close()

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from replmon.engine import Engine, Update, build_engine
+from replmon.model.findings import wording
 from replmon.model.parts import thin
 from replmon.session.cursor import intact_before, warm_up
 from replmon.session.decoding import Entry
@@ -156,6 +157,34 @@ def _stored_chunk(rec: Recording, ci: int, reuse: Reuse, extract: Extract,
             yield e.index, e.tick.seq, e.tick.wall, e.tick.interval, seen_at(k), extract(e)
 
 
+def _signature(seen: list[Packed], words: dict[str, str]) -> tuple[Any, ...]:
+    """What ``Engine.apply`` keys and compares of one tick's observations, in order:
+    (check id, node, key, severity, wording of the title) of each. (A stored observation
+    has no node name nor given role: its finding's ident is (check, node, key).)
+    ``words``: titles already worded."""
+    out = []
+    for p in seen:
+        title = p[4]
+        w = words.get(title)
+        if w is None:
+            w = words[title] = wording(title)
+        out.append((p[0], p[2], p[1], p[3], w))
+    return tuple(out)
+
+
+def _open_as_seen(upd: Update, sig: tuple[Any, ...]) -> bool:
+    """Whether the findings open after ``upd`` are exactly those of its observations
+    (``sig``), one each, each with its worst moment known (``Engine.apply`` then changes
+    no finding but for its numbers, title and last tick on a tick of the same signature:
+    no opening, no closing, no new worst, no step of its story)."""
+    if len(upd.open) != len(sig) or upd.opened or upd.closed:
+        return False
+    ids = {(c, node, key) for c, node, key, _, _ in sig}
+    return len(ids) == len(sig) and all(
+        f.ident in ids and f.worst_wall is not None and not f.given and not f.name
+        for f in upd.open)
+
+
 def _observe_part(path: str, settings: Mapping[str, Mapping[str, Any]], entry_points: bool,
                   first_chunk: int, end_chunk: int, extract: Extract = _none,
                   stored: bool = True) -> tuple[list[Observed], list[str]]:
@@ -228,6 +257,8 @@ class Rerun:
         self._planned: int | None = None
         self._reuse: Reuse | None = None
         """Stored observations usable here, when planning found them already."""
+        self.ticks_read = 0
+        """Ticks observed so far (the intact ticks the iteration went through)."""
 
     @property
     def workers(self) -> int:
@@ -263,18 +294,70 @@ class Rerun:
 
     def with_facts(self, extract: Extract = _none) -> Iterator[tuple[int, Update, Any]]:
         """(index, Update, ``extract(entry)``) for every intact tick, in order."""
+        apply = self.engine.apply
+        for index, seq, wall, interval, seen, facts in self._observed(extract):
+            yield index, apply(seq, wall, unpack_seen(seen), interval), facts
+
+    def changes(self, given_from: float | None = None) -> Iterator[tuple[int, Update]]:
+        """(index, Update) of the ticks where the findings may change, in order, for a
+        reader that wants what opened and closed, the findings open at each change and at
+        the end, not every tick's numbers (``report``, ``check --replay``). A tick is left
+        out when it is **steady**: every finding open after the tick before is observed
+        again, and nothing else is (no observation still holding to open, none clearing),
+        each with the severity and the wording (``wording``: its title without the
+        numbers) it had at the tick before. ``Engine.apply`` of such a tick changes only
+        the open findings' numbers, title and last tick: of a run of steady ticks only the
+        last is applied and given, right before the next tick that is not steady, so the
+        engine, and each finding given, is what applying every tick makes it
+        (tests/unit/session/test_changes.py holds it to ``with_facts``). The last tick is
+        always given, and with ``given_from``, the first tick at or after that wall.
+        A long outage is one open finding observed tick after tick: a week of it
+        (604,800 ticks) applies a few hundred ticks instead of every one."""
+        apply = self.engine.apply
+        steady = False
+        """Whether the findings after the last tick applied are exactly its observations,
+        all open (``_open_as_seen``): then a tick that repeats its signature is steady."""
+        sig: tuple[Any, ...] | None = None
+        held: tuple[int, int, float, float, list[Packed]] | None = None
+        """The last steady tick, not applied yet."""
+        words: dict[str, str] = {}
+        wait = given_from is not None
+        """Still to give the first tick at or after ``given_from``."""
+        for index, seq, wall, interval, seen, _ in self._observed(_none):
+            now = _signature(seen, words)
+            first = wait and given_from is not None and wall >= given_from
+            if steady and now == sig and not first:
+                held = (index, seq, wall, interval, seen)
+                continue
+            if held is not None:
+                yield held[0], apply(held[1], held[2], unpack_seen(held[4]), held[3])
+                held = None
+            upd = apply(seq, wall, unpack_seen(seen), interval)
+            wait = wait and not first
+            sig = now
+            steady = _open_as_seen(upd, now)
+            if len(words) > 4096:
+                words.clear()
+            yield index, upd
+        if held is not None:
+            yield held[0], apply(held[1], held[2], unpack_seen(held[4]), held[3])
+
+    def _observed(self, extract: Extract) -> Iterator[Observed]:
+        """What the checks observed at every intact tick, in order (this process, or the
+        workers' parts in order), until ``should_stop``."""
         workers = (self._plan(self._workers, decode_all=True) if extract is not _none
                    else self.workers)
         if workers == 1:
             with _few_collections():
                 observing = build_engine(self.settings, entry_points=self.entry_points)
-                for index, seq, wall, interval, seen, facts in _observe_chunks(
+                for got in _observe_chunks(
                         self.recording, observing, 0, len(self.recording.chunks), extract,
                         stored=self.stored, reuse=self._reuse,
                         entry_points=self.entry_points):
                     if self.should_stop():
                         return
-                    yield index, self.engine.apply(seq, wall, unpack_seen(seen), interval), facts
+                    self.ticks_read += 1
+                    yield got
             return
         parts = _parts(self.recording, workers * PARTS_PER_WORKER)
         path = str(Path(self.recording.path).resolve())
@@ -294,8 +377,8 @@ class Rerun:
                     continue
                 for p in problems:
                     self.recording.add_problem(p)
-                for index, seq, wall, interval, seen, facts in observed:
-                    yield index, self.engine.apply(seq, wall, unpack_seen(seen), interval), facts
+                self.ticks_read += len(observed)
+                yield from observed
                 if self.should_stop():
                     return
             pool.close()

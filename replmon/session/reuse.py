@@ -22,13 +22,15 @@ Usable = dict[int, tuple[ChunkObservations, list[float]]]
 """``stored_usable``'s answer: chunk -> its stored observations and its ticks' walls."""
 
 
-def stored_usable(rec: Recording, engine: Engine, first: int, end: int) -> Usable:
+def stored_usable(rec: Recording, engine: Engine, first: int, end: int,
+                  gauges: bool = True) -> Usable:
     """Chunks in [first, end) whose stored observations (observations frames) are exactly what
     ``engine`` would observe in a sequential re-run: the live engine had the same
     ``checks_id``, and the window before the chunk is what a re-run has there (the
     longest check window of ticks before it, all intact and in this file, their seqs
     without a gap). Maps the chunk to its observations and its ticks' wall times.
-    Reads frames only: about 2 us a tick."""
+    Reads frames only: about 2 us a tick. Without ``gauges``: the observations frames'
+    gauges are not read (left empty: for a re-run with the recorded thresholds)."""
     out: Usable = {}
     chunk_ticks = max(1, rec.meta.chunk_ticks)
     back = engine.window_ticks(rec.meta.interval) // chunk_ticks + 2
@@ -36,7 +38,7 @@ def stored_usable(rec: Recording, engine: Engine, first: int, end: int) -> Usabl
     """Intact, gap-free ticks that end right before the current chunk."""
     prev: ChunkObservations | None = None
     for ci in range(max(0, first - back), end):
-        obs, walls = rec.chunk_observations(ci)
+        obs, walls = rec.chunk_observations(ci, gauges)
         if obs is not None and prev is not None and run and (
                 prev.seq0 + prev.count != obs.seq0 or prev.interval != obs.interval):
             run = 0
@@ -254,8 +256,8 @@ def plan_reuse(rec: Recording, engine: Engine, first: int, end: int,
     are observed again there, alone, on ticks decoded to what they read."""
     live = recorded_engine(rec, entry_points)
     if live is None or live.checks_id == engine.checks_id:
-        # (reads every observations frame once)
-        return Reuse(stored_usable(rec, engine, first, end))
+        # (reads every observations frame once; their gauges serve only other thresholds)
+        return Reuse(stored_usable(rec, engine, first, end, gauges=False))
     use = stored_usable(rec, live, first, end)
     if not use:
         return Reuse()

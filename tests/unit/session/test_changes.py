@@ -1,0 +1,123 @@
+"""``Rerun.changes`` (the ticks where findings may change; a run of steady ticks applied
+once, at its end) gives, at every tick it gives, the Update that applying every tick
+gives there, and leaves the engine as applying every tick leaves it: on a recording
+whose DRBD peer flaps and stays down across chunks (warning, then critical), with the
+recorded thresholds (stored observations), with other ones (drbd_peer restated), and
+observing every tick again; and ``report`` made from the summary frames with it is the
+report made tick by tick, page included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessiondata import TICKS, flapping_ticks
+from test_rerun import dump
+from test_stored_observations import record_live
+
+import replmon.output.report as report_module
+from replmon.output.html_report import html_report
+from replmon.session import open_recording
+from replmon.session.rerun import Rerun
+from replmon.testing.real_ticks import loop_ticks
+
+SETTINGS: dict[str, dict[str, dict[str, Any]] | None] = {
+    "recorded": None,
+    "drbd_peer restated": {"drbd_peer": {"disconnected_critical_s": 20.0}},
+    "pair_lag observed again": {"pair_lag": {"lag_after": "2s"}},
+}
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ticks = list(loop_ticks(flapping_ticks(), TICKS, rates=True))
+    return record_live(tmp_path_factory.mktemp("changes") / "live.rmrec", ticks)
+
+
+def _both(path: Path, settings: dict[str, Any] | None, stored: bool
+          ) -> tuple[list[tuple[int, Any]], list[tuple[int, Any]], list[Any]]:
+    """(every tick's (index, Update dump), ``changes``' (index, Update dump), the two
+    engines' open findings and history at the end)."""
+    with open_recording(path) as rec:
+        every = Rerun(rec, settings, entry_points=False, stored=stored)
+        full = [(i, dump(u)) for i, u in every.indexed()]
+        ends = [[f.model_dump() for f in every.engine.open_findings],
+                [f.model_dump() for f in every.engine.history]]
+        sparse = Rerun(rec, settings, entry_points=False, stored=stored)
+        given = [(i, dump(u)) for i, u in sparse.changes()]
+        ends += [[f.model_dump() for f in sparse.engine.open_findings],
+                 [f.model_dump() for f in sparse.engine.history]]
+        assert sparse.ticks_read == len(full)
+    return full, given, ends
+
+
+@pytest.mark.parametrize("flap_opens", [3, 10**9], ids=["flap-detection", "no-flap-detection"])
+@pytest.mark.parametrize("which", list(SETTINGS))
+@pytest.mark.parametrize("stored", [True, False], ids=["stored", "observed-again"])
+def test_changes_are_the_updates_of_every_tick(live: Path, which: str, stored: bool,
+                                               flap_opens: int,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import replmon.engine
+
+    monkeypatch.setattr(replmon.engine, "FLAP_OPENS", flap_opens)
+    full, given, ends = _both(live, SETTINGS[which], stored)
+    at = dict(full)
+    assert len(full) == TICKS
+    assert all(at[i] == u for i, u in given)  # each Update given is that tick's
+    assert [i for i, _ in given] == sorted({i for i, _ in given})
+    assert given[-1][0] == full[-1][0]  # the last tick is always given
+    assert ends[0] == ends[2] and ends[1] == ends[3]  # the engine ends the same
+    # every tick where something opened or closed, or the open findings' severity or
+    # wording changed, is given
+    wanted = {i for k, (i, u) in enumerate(full)
+              if u[3] or u[4] or k == 0 or _said(u) != _said(full[k - 1][1])}
+    assert wanted <= {i for i, _ in given}
+    assert len(given) < len(full) - 100  # steady ticks are left out (the down stretch)
+
+
+def _said(u: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    from replmon.model.findings import wording
+
+    return [(f["check"], f["node"], f["key"], f["severity"], wording(f["title"]))
+            for f in u[2]]
+
+
+def test_the_first_tick_of_a_window_is_given(live: Path) -> None:
+    with open_recording(live) as rec:
+        walls = [u.wall for u in Rerun(rec, entry_points=False)]
+        for k in (1, 600, 650, TICKS - 1):
+            got = [u.wall for _, u in Rerun(rec, entry_points=False).changes(walls[k] - 0.01)]
+            assert walls[k] in got
+
+
+def _report_tick_by_tick(monkeypatch: pytest.MonkeyPatch, path: Path) -> tuple[Any, str]:
+    with monkeypatch.context() as mp:
+        mp.setattr(report_module, "_from_chunks", lambda *a, **k: None)
+        with open_recording(path) as rec:
+            return report_module.report(rec), html_report(rec)
+
+
+def test_report_from_the_changes_is_the_report_tick_by_tick(
+        live: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import replmon.engine
+
+    monkeypatch.setattr(replmon.engine, "FLAP_OPENS", 10**9)  # findings open and close
+    calls: list[int] = []
+    real = report_module._from_chunks
+
+    def counted(*a: Any, **k: Any) -> Any:
+        got = real(*a, **k)
+        calls.append(got is not None)
+        return got
+
+    with monkeypatch.context() as mp:
+        mp.setattr(report_module, "_from_chunks", counted)
+        with open_recording(live) as rec:
+            fast, page = report_module.report(rec), html_report(rec)
+    assert calls == [True, True]  # both took the summary frames' path
+    slow, slow_page = _report_tick_by_tick(monkeypatch, live)
+    assert fast["ticks"] == TICKS and fast["findings_rerun"] and fast["incidents"]
+    assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
+    assert page == slow_page
