@@ -66,7 +66,9 @@ def test_parallel_rerun_is_the_sequential_one(recording: Path, flap_opens: int,
     assert {f["check"] for f in closed} >= {"drbd_peer"}
     long = [f for f in one[650][2] if f["check"] == "drbd_peer"]
     assert long and long[0]["since_seq"] <= 540 and long[0]["numbers"]["down_s"] > 100
-    for workers in (2, 3):
+    # 2 and 3 workers cut the recording at other part boundaries (PARTS_PER_WORKER
+    # each): both with flap detection, 3 alone without it (~10 s of CPU a re-run)
+    for workers in ((2, 3) if flap_opens == 3 else (3,)):
         many, problems = run(recording, workers)
         assert problems == []
         assert len(many) == len(one)
