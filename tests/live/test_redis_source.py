@@ -6,9 +6,11 @@ paused or stopped process) restores it in ``finally``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -224,23 +226,31 @@ async def test_restart_between_samples_is_ok_at_once(lab: Lab) -> None:
     assert derive_redis_rates(before, after).reset == "restart"
 
 
+@contextlib.contextmanager
+def acl_user(lab: Lab, user: str, password: str) -> Iterator[None]:
+    """A Redis ACL user on the lab's primary allowed INFO and PING only (redis_exporter's
+    README ACL, without CONFIG GET), removed on exit."""
+    with lab.primary.redis() as r:
+        r.execute_command("ACL", "SETUSER", user, "on", f">{password}", "-@all", "+info",
+                          "+ping")
+        try:
+            yield
+        finally:
+            r.execute_command("ACL", "DELUSER", user)
+
+
 async def test_config_get_refused_by_the_acl_is_a_note_not_a_failure(lab: Lab) -> None:
     """An account with +info +ping but no +config|get (redis_exporter's README ACL): the
     sample is ok, the buffer limit unknown, and config_error says which permission."""
     from pydantic import SecretStr
 
-    with lab.primary.redis() as r:
-        r.execute_command("ACL", "SETUSER", "replmon_ro", "on", ">ro-pass-123", "-@all",
-                          "+info", "+ping")
-        try:
-            s = await sample_once(RedisEndpoint(
-                host="127.0.0.1", port=lab.primary.redis_port, username="replmon_ro",
-                password=SecretStr("ro-pass-123")))
-            full = await sample_once(RedisEndpoint(
-                host="127.0.0.1", port=lab.primary.redis_port,
-                password=SecretStr(lab.redis_password)))
-        finally:
-            r.execute_command("ACL", "DELUSER", "replmon_ro")
+    with acl_user(lab, "replmon_ro", "ro-pass-123"):
+        s = await sample_once(RedisEndpoint(
+            host="127.0.0.1", port=lab.primary.redis_port, username="replmon_ro",
+            password=SecretStr("ro-pass-123")))
+        full = await sample_once(RedisEndpoint(
+            host="127.0.0.1", port=lab.primary.redis_port,
+            password=SecretStr(lab.redis_password)))
     assert s.status.ok and s.role == "master" and s.replica_buffer_limit is None
     assert s.config_error is not None and "+config|get" in s.config_error, s.config_error
     assert "ro-pass-123" not in s.config_error
@@ -269,18 +279,13 @@ async def test_an_acl_user_with_a_wrong_password_is_auth(lab: Lab) -> None:
     the password, neither password in any text."""
     from pydantic import SecretStr
 
-    with lab.primary.redis() as r:
-        r.execute_command("ACL", "SETUSER", "replmon_acl", "on", ">acl-pass-456", "-@all",
-                          "+info", "+ping")
-        try:
-            wrong = await sample_once(RedisEndpoint(
-                host="127.0.0.1", port=lab.primary.redis_port, username="replmon_acl",
-                password=SecretStr("not-acl-pass-789")))
-            right = await sample_once(RedisEndpoint(
-                host="127.0.0.1", port=lab.primary.redis_port, username="replmon_acl",
-                password=SecretStr("acl-pass-456")))
-        finally:
-            r.execute_command("ACL", "DELUSER", "replmon_acl")
+    with acl_user(lab, "replmon_acl", "acl-pass-456"):
+        wrong = await sample_once(RedisEndpoint(
+            host="127.0.0.1", port=lab.primary.redis_port, username="replmon_acl",
+            password=SecretStr("not-acl-pass-789")))
+        right = await sample_once(RedisEndpoint(
+            host="127.0.0.1", port=lab.primary.redis_port, username="replmon_acl",
+            password=SecretStr("acl-pass-456")))
     assert wrong.status.state is SourceState.AUTH, wrong.status
     assert wrong.status.hint is not None and "password" in wrong.status.hint
     assert "not-acl-pass-789" not in wrong.model_dump_json()
