@@ -43,6 +43,7 @@ errno (after ``slave_net_timeout``), and no monitor-path or down verdict.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from pydantic import Field
 
@@ -50,6 +51,7 @@ from replmon.check import (
     Check,
     Explains,
     Failure,
+    Gate,
     NodeTick,
     Observation,
     ReplicaChannel,
@@ -334,5 +336,55 @@ EXPLAINS: tuple[Explains, ...] = (
 """What this check's findings can explain (one incident under them): docs/checks.md."""
 
 
+NEVER = 1e9
+"""A gauge's "never": no replica listed, a link down (seconds, larger than any limit)."""
+
+
+class Gauges(NamedTuple):
+    """What ``quiet`` reads (``measure``, every tick; stored by position)."""
+
+    answering: float
+    """1: each node answers here at the last tick (a source read, or none configured);
+    0: one of them answers nothing."""
+    mysql_cut: float
+    """1: the replica's IO thread stopped on a network errno while the primary's MySQL
+    answers here (a partition whatever the limits); 0 otherwise."""
+    ack_age_s: float | None
+    """The primary's Redis: its online replica's freshest ACK, seconds old (NEVER: none
+    listed); None: not read, or not a master."""
+    link_age_s: float | None
+    """The replica's Redis: seconds since it last heard its master (0: idle; NEVER: the
+    link down); None: not read, not a replica, no link."""
+
+
+def measure(w: Window) -> Gauges:
+    last = w.last
+    rp, rr = last.oriented("redis").nodes
+    mp, _ = last.oriented("mysql").nodes
+    ack: float | None = None
+    if source_ok(rp, "redis") and rp.redis.role == "master":
+        ages = [x.lag_s if x.lag_s is not None else 0 for x in rp.redis.replicas
+                if x.state == "online"]
+        ack = float(min(ages)) if ages else NEVER
+    link: float | None = None
+    s = rr.redis
+    if source_ok(rr, "redis") and s.role == "replica" and s.link_status is not None:
+        link = (NEVER if s.link_status != "up" else
+                float(s.last_io_seconds_ago) if s.last_io_seconds_ago is not None else 0.0)
+    answering = _answers(last.primary) is not False and _answers(last.replica) is not False
+    cut = _io_cut(_channel(last.oriented("mysql"))) and source_ok(mp, "mysql")
+    return Gauges(float(answering), float(cut), ack, link)
+
+
+def quiet(g: Gauges, t: Limits) -> bool:
+    """Both nodes answer here (nothing for ``_unreachable`` or ``_blind``), the replica's
+    IO thread is not cut, and Redis is not cut both ways at ``no_ack_s`` (a fresh ACK or
+    a fresh link, or a side not read): ``_partition`` finds nothing."""
+    redis_cut = (g.ack_age_s is not None and g.ack_age_s >= t.no_ack_s
+                 and g.link_age_s is not None and g.link_age_s >= t.no_ack_s)
+    return g.answering == 1 and g.mysql_cut == 0 and not redis_cut
+
+
 CHECK = Check(id="partition", title="Partition", needs=("host", "mysql", "redis"),
-              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS)
+              thresholds=Limits, evaluate=evaluate, window=30.0, explains=EXPLAINS,
+              gate=Gate(measure, quiet, gauges=Gauges))
