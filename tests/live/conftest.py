@@ -28,8 +28,7 @@ def lab_pool() -> Iterator[LabPool]:
 @pytest.fixture(scope="session")
 def mysql97(lab_pool: LabPool) -> Lab:
     """An Oracle MySQL 9.7 pair (Debian sid in a chroot, prepared on first use); tests
-    using it carry ``group(MYSQL97)`` (or ``group(MYSQL97, "b")``: a second worker with a
-    lab of its own) so that one worker starts each."""
+    using it carry ``group(MYSQL97)`` so that one worker starts it."""
     return lab_pool.get(*MYSQL97)
 
 

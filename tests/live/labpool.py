@@ -40,12 +40,9 @@ def name(versions: Versions) -> str:
     return "+".join(v for v in versions if v is not None)
 
 
-def group(versions: Versions, part: str = "") -> pytest.MarkDecorator:
-    """The xdist group of the tests that share the lab of ``versions``; ``part``: a second
-    group with a lab of the same versions of its own, on another worker (a group runs on
-    one worker: MySQL 9.7's tests were one chain of ~300 s, the suite's longest; a lab
-    of its own costs its start, ~6 s)."""
-    return pytest.mark.xdist_group(name(versions) + (f"/{part}" if part else ""))
+def group(versions: Versions) -> pytest.MarkDecorator:
+    """The xdist group of the tests that share the lab of ``versions``."""
+    return pytest.mark.xdist_group(name(versions))
 
 
 MATRIX: tuple[Versions, ...] = (

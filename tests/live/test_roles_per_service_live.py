@@ -165,7 +165,7 @@ def test_one_machine_form_is_judged_as_two_named_nodes_mariadb(lab: Lab) -> None
     check_one_machine_form(lab)
 
 
-@group(MYSQL97, "b")
+@group(MYSQL97)
 def test_one_machine_form_is_judged_as_two_named_nodes_mysql97(mysql97: Lab) -> None:
     check_one_machine_form(mysql97)
 

@@ -36,7 +36,7 @@ from replmon.lab import Lab
 from replmon.model.tick import Tick
 from replmon.truelag import LagTracker
 
-pytestmark = [pytest.mark.live, group(MYSQL97, "b")]
+pytestmark = [pytest.mark.live, group(MYSQL97)]
 
 PT = shutil.which("pt-heartbeat")
 TABLE = "percona.heartbeat"

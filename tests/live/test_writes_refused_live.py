@@ -146,7 +146,7 @@ def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str,
             assert after and all(key not in keys for keys in after), (product, key, after)
 
 
-@group(MYSQL97, "b")
+@group(MYSQL97)
 def test_every_refusal_is_critical_in_the_servers_words_and_closes(
         lab: Lab, mysql97: Lab) -> None:
     """Both labs at once (each its faults in a thread of its own): one wait serves both."""
