@@ -145,9 +145,16 @@ class Collector:
         """Sample every source of both nodes concurrently and build one Tick."""
         wall, mono = time.time(), self._clock()
         due = mono if due is None else due
-        given_primary, given_replica, sentinel = await asyncio.gather(
-            self._sample_node(self.primary), self._sample_node(self.replica),
-            self._sample_sentinel())
+        p_kinds, r_kinds = list(self.primary.sources), list(self.replica.sources)
+        sources = [*self.primary.sources.values(), *self.replica.sources.values()]
+        if self.sentinel is not None:
+            sources.append(self.sentinel)
+        samples = await sample_sources(sources)
+        n = len(p_kinds)
+        given_primary = self._node(self.primary, dict(zip(p_kinds, samples[:n], strict=True)))
+        given_replica = self._node(self.replica,
+                                   dict(zip(r_kinds, samples[n:n + len(r_kinds)], strict=True)))
+        sentinel = (cast(SentinelSample, samples[-1]) if self.sentinel is not None else None)
         # the pair as the servers say it is (replmon.roles), not as the command line had it
         primary, replica, roles = self._orienter.orient(given_primary, given_replica, wall,
                                                         sentinel)
@@ -164,15 +171,7 @@ class Collector:
         return tick.model_copy(update={"lag": lag,
                                        "redis_lag": self._lag.redis(tick.oriented("redis"))})
 
-    async def _sample_sentinel(self) -> SentinelSample | None:
-        if self.sentinel is None:
-            return None
-        return cast(SentinelSample, await _guarded(self.sentinel))
-
-    async def _sample_node(self, node: NodeSources) -> NodeTick:
-        kinds = list(node.sources)
-        results = await asyncio.gather(*(_guarded(node.sources[k]) for k in kinds))
-        samples: dict[str, SampleBase] = dict(zip(kinds, results, strict=True))
+    def _node(self, node: NodeSources, samples: dict[str, SampleBase]) -> NodeTick:
         wall, mono = time.time(), self._clock()
         for kind in SOURCE_KINDS:
             if kind not in samples:
@@ -182,16 +181,58 @@ class Collector:
                                         "given": node.role, **samples})
 
 
-async def _guarded(src: Source[Any]) -> SampleBase:
+async def sample_sources(sources: Sequence[Source[Any]]) -> list[SampleBase]:
+    """Each source's ``sample()``, concurrently, in the order given: what a gather of
+    their ``sample()`` calls returns, with one wait (and one timer) for them all instead
+    of a task, a wait and a timer per source. Each keeps its own timeout from its own
+    start, its hung-server rule and its round trip (``elapsed_ms``: when its fetch
+    ended). A source that raises anyway (a bug) gets an "error" sample; cancelled, every
+    fetch still running goes on as after a timeout (``Source.sample``)."""
+    out: list[SampleBase | None] = [None] * len(sources)
+    pending: dict[asyncio.Task[Any], tuple[int, float, float, float]] = {}
+    for i, src in enumerate(sources):
+        try:
+            wall, mono, begun = src._start()
+        except Exception as e:
+            out[i] = _error(src, e)
+            continue
+        if isinstance(begun, asyncio.Task):
+            pending[begun] = (i, wall, mono, mono + src.timeout)
+        else:
+            out[i] = begun
+    try:
+        while pending:
+            deadline = min(v[3] for v in pending.values())
+            done, _ = await asyncio.wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+            now = time.monotonic()
+            for task in done:
+                i, wall, mono, _end = pending.pop(task)
+                src = sources[i]
+                try:
+                    out[i] = src._finish(task, wall, mono, (src._fetched_at - mono) * 1000)
+                except Exception as e:
+                    out[i] = _error(src, e)
+            for task, (i, wall, mono, end) in list(pending.items()):
+                if end <= now:
+                    del pending[task]
+                    try:
+                        out[i] = sources[i]._timed_out(task, wall, mono)
+                    except Exception as e:
+                        out[i] = _error(sources[i], e)
+    except asyncio.CancelledError:
+        for task, (i, _wall, mono, _end) in pending.items():
+            sources[i]._given_up(task, mono)
+        raise
+    return cast(list[SampleBase], out)
+
+
+def _error(src: Source[Any], e: Exception) -> SampleBase:
     """src.sample() never raises by contract; if a bug makes it raise anyway,
     the tick still goes out with the error in that source's status."""
-    try:
-        return cast(SampleBase, await src.sample())
-    except Exception as e:  # surfaced: logged with traceback and shown as state "error"
-        log.exception("source %s raised (a bug in replmon)", src.kind)
-        wall, mono = time.time(), time.monotonic()
-        status = SourceStatus(state=SourceState.ERROR, error=f"{type(e).__name__}: {e}", since=wall)
-        return cast(SampleBase, src.sample_type(status=status, wall=wall, mono=mono))
+    log.error("source %s raised (a bug in replmon)", src.kind, exc_info=e)
+    wall, mono = time.time(), time.monotonic()
+    status = SourceStatus(state=SourceState.ERROR, error=f"{type(e).__name__}: {e}", since=wall)
+    return cast(SampleBase, src.sample_type(status=status, wall=wall, mono=mono))
 
 
 def _absent(kind: str, reason: str, wall: float, mono: float) -> SampleBase:

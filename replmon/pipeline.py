@@ -216,27 +216,48 @@ class Pipeline:
 
 async def _until(feed: AsyncIterable[Tick], stop: asyncio.Event | None
                  ) -> AsyncIterable[Tick]:
-    """The feed's ticks until it ends or ``stop`` is set (also while waiting for one)."""
+    """The feed's ticks until it ends or ``stop`` is set (also while waiting for one).
+
+    The wait for the next tick runs in the caller's own task: when ``stop`` is set, the
+    task is cancelled where it waits (inside the feed, as a task of its own per tick
+    was before: the feed sees the same CancelledError), and that one cancellation is
+    taken back here. No task and no wait per tick; one waiter on ``stop`` per run."""
     if stop is None:
         async for tick in feed:
             yield tick
         return
     it = feed.__aiter__()
+    me = asyncio.current_task()
+    assert me is not None
+    waiting = False
+    stopping = False
+
+    def on_stop(_: object) -> None:
+        nonlocal stopping
+        if waiting and not stopping:
+            stopping = True
+            me.cancel()
+
     stopped = asyncio.ensure_future(stop.wait())
+    stopped.add_done_callback(on_stop)
     try:
         while not stop.is_set():
-            nxt = asyncio.ensure_future(it.__anext__())
-            done, _ = await asyncio.wait({nxt, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            if nxt not in done:
-                nxt.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await nxt
-                return
+            waiting = True
             try:
-                yield nxt.result()
+                tick = await it.__anext__()
             except StopAsyncIteration:
                 return
+            except asyncio.CancelledError:
+                if stopping and me.uncancel() == 0:
+                    return  # ours: the feed was given up on at ``stop``
+                raise
+            finally:
+                waiting = False
+            if stopping:  # stop came as the tick did and the feed gave it anyway: the
+                me.uncancel()  # tick goes out, as it went before, and the loop ends
+            yield tick
     finally:
+        stopped.remove_done_callback(on_stop)
         stopped.cancel()
         aclose = getattr(it, "aclose", None)
         if aclose is not None:

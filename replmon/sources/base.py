@@ -54,6 +54,9 @@ class Source(ABC, Generic[S]):
         self._since: float | None = None
         self._inflight: asyncio.Task[S] | None = None
         self._inflight_started = 0.0
+        self._fetched_at = 0.0
+        """When the last fetch ended (monotonic): its round trip, when the caller waits
+        for many sources at once."""
         self._unreachable: tuple[float, str, str | None] | None = None
         """(monotonic time, error, hint) of the last "unreachable" failure of the current
         run of failures: the timeouts after it keep its state (``UNREACHABLE_HOLD_S``)."""
@@ -88,18 +91,10 @@ class Source(ABC, Generic[S]):
         """Fetch and parse one reading, payload filled and status ok."""
 
     async def sample(self) -> S:
-        wall, mono = time.time(), time.monotonic()
-        if self._inflight is not None:
-            if not self._inflight.done():
-                waited = mono - self._inflight_started
-                return self._fail(
-                    wall, mono, SourceState.TIMEOUT,
-                    f"no answer for {waited:.1f} s (previous request still pending)", None,
-                )
-            self._consume(self._inflight)  # a late answer is stale: drop it
-            self._inflight = None
-
-        task = asyncio.ensure_future(self._fetch())
+        wall, mono, begun = self._start()
+        if not isinstance(begun, asyncio.Task):
+            return begun
+        task = begun
         try:
             done, _ = await asyncio.wait({task}, timeout=self.timeout)
         except asyncio.CancelledError:
@@ -107,18 +102,55 @@ class Source(ABC, Generic[S]):
             # closing): the fetch goes on as after a timeout (the next sample sees it
             # pending, no second request piles up on a hung server), and its failure is
             # retrieved when it ends, not logged as "Task exception was never retrieved".
-            self._inflight, self._inflight_started = task, mono
-            task.add_done_callback(self._consume)
+            self._given_up(task, mono)
             raise
         elapsed_ms = (time.monotonic() - mono) * 1000
         if not done:
-            self._inflight, self._inflight_started = task, mono
-            # Retrieved whenever it ends, also after the collector closed: a late
-            # failure must not surface as "Task exception was never retrieved".
-            task.add_done_callback(self._consume)
-            return self._fail(
-                wall, mono, SourceState.TIMEOUT, f"no answer within {self.timeout:.2f} s", None
-            )
+            return self._timed_out(task, wall, mono)
+        return self._finish(task, wall, mono, elapsed_ms)
+
+    # sample() in steps, for a caller that waits for many sources at once
+    # (replmon.collector.sample_sources: one wait and one timer a tick, not one a source)
+
+    def _start(self) -> tuple[float, float, S | asyncio.Task[S]]:
+        """(wall, mono, the fetch's task), or the sample at once while an earlier fetch
+        is still pending (the hung-server rule: no second request behind it)."""
+        wall, mono = time.time(), time.monotonic()
+        if self._inflight is not None:
+            if not self._inflight.done():
+                waited = mono - self._inflight_started
+                return wall, mono, self._fail(
+                    wall, mono, SourceState.TIMEOUT,
+                    f"no answer for {waited:.1f} s (previous request still pending)", None,
+                )
+            self._consume(self._inflight)  # a late answer is stale: drop it
+            self._inflight = None
+        return wall, mono, asyncio.ensure_future(self._timed_fetch())
+
+    async def _timed_fetch(self) -> S:
+        try:
+            return await self._fetch()
+        finally:
+            self._fetched_at = time.monotonic()
+
+    def _given_up(self, task: asyncio.Task[S], mono: float) -> None:
+        """The caller stopped waiting (cancelled): the fetch goes on as after a timeout."""
+        self._inflight, self._inflight_started = task, mono
+        task.add_done_callback(self._consume)
+
+    def _timed_out(self, task: asyncio.Task[S], wall: float, mono: float) -> S:
+        self._inflight, self._inflight_started = task, mono
+        # Retrieved whenever it ends, also after the collector closed: a late
+        # failure must not surface as "Task exception was never retrieved".
+        task.add_done_callback(self._consume)
+        return self._fail(
+            wall, mono, SourceState.TIMEOUT, f"no answer within {self.timeout:.2f} s", None
+        )
+
+    def _finish(self, task: asyncio.Task[S], wall: float, mono: float,
+                elapsed_ms: float) -> S:
+        """The sample of a fetch that ended in time (raises what the fetch raised
+        beyond the failures a source reports: a bug)."""
         try:
             result = task.result()
         except SourceError as e:
