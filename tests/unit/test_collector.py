@@ -7,6 +7,7 @@ import asyncio
 import gc
 import statistics
 import time
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ from replmon.collector import Collector, NodeSources
 from replmon.model.base import SourceState
 from replmon.model.host import HostSample
 from replmon.model.redis import RedisSample
+from replmon.model.tick import NodeTick
 from replmon.sources.base import Source
 
 
@@ -178,3 +180,58 @@ async def test_a_sample_given_up_on_leaves_no_unretrieved_failure_and_no_second_
     assert reported == []
     after = await src.sample()
     assert after.status.state is SourceState.ABSENT
+
+
+class Counting(Source):  # type: ignore[type-arg]
+    """A source of any kind that notes how many tasks the loop holds while it fetches."""
+
+    def __init__(self, kind: str, seen: list[int]) -> None:
+        super().__init__(timeout=0.5)
+        self.kind = kind  # type: ignore[misc]
+        self.sample_type = NodeTick.model_fields[kind].annotation  # type: ignore[assignment]
+        self.seen = seen
+
+    async def _fetch(self) -> Any:
+        self.seen.append(len(asyncio.all_tasks()))
+        await asyncio.sleep(0.01)
+        return self.sample_type()
+
+
+async def test_a_tick_runs_one_task_per_source_and_no_more() -> None:
+    # The orchestration's cost per tick (#56): a task per source's fetch and nothing
+    # per source around it (it was a gathered task per node and per source besides the
+    # fetch's, and a wait with its timer per source: 19 tasks for 8 sources).
+    seen: list[int] = []
+    kinds = ("host", "drbd", "mysql", "redis")
+
+    c = pair({k: Counting(k, seen) for k in kinds}, {k: Counting(k, seen) for k in kinds},
+             0.1)
+    before = len(asyncio.all_tasks())  # this test's own task (and the harness's)
+    tick = await c.sample_once()
+    assert all(n.statuses()[k].state is SourceState.OK for n in tick.nodes for k in kinds)
+    assert len(seen) == 8
+    assert max(seen) <= before + 8, (before, seen)
+
+
+async def test_each_source_keeps_its_own_timeout_and_round_trip_within_one_tick() -> None:
+    # One wait for the tick's sources: still each one's own deadline from its own start,
+    # the hung-server rule per source, and a fast source's round trip its own.
+    short, long_ = HungRedis(timeout=0.05), HungRedis(timeout=0.25)
+    fast = TimedHost(work=0.0)
+    c = pair({"host": fast, "redis": short}, {"host": TimedHost(work=0.1), "redis": long_},
+             1.0)
+    t0 = time.monotonic()
+    tick = await c.sample_once()
+    took = time.monotonic() - t0
+    assert tick.primary.redis.status.error == "no answer within 0.05 s"
+    assert tick.replica.redis.status.error == "no answer within 0.25 s"
+    assert tick.primary.redis.elapsed_ms < 200, tick.primary.redis.elapsed_ms
+    assert 250 <= tick.replica.redis.elapsed_ms, tick.replica.redis.elapsed_ms
+    assert 0.25 <= took < 0.6, took
+    assert tick.primary.host.status.state is SourceState.OK
+    assert tick.primary.host.elapsed_ms < 50, tick.primary.host.elapsed_ms
+    assert 100 <= tick.replica.host.elapsed_ms < 250, tick.replica.host.elapsed_ms
+    again = await c.sample_once()  # no second request behind a hung one, on either node
+    assert short.calls == 1 and long_.calls == 1
+    assert "still pending" in (again.primary.redis.status.error or "")
+    assert "still pending" in (again.replica.redis.status.error or "")
