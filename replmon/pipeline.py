@@ -26,7 +26,6 @@ listed in ``Pipeline.failed``; the engine and the other readers go on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from collections import deque

@@ -226,7 +226,7 @@ async def test_each_source_keeps_its_own_timeout_and_round_trip_within_one_tick(
     assert tick.primary.redis.status.error == "no answer within 0.05 s"
     assert tick.replica.redis.status.error == "no answer within 0.25 s"
     assert tick.primary.redis.elapsed_ms < 200, tick.primary.redis.elapsed_ms
-    assert 250 <= tick.replica.redis.elapsed_ms, tick.replica.redis.elapsed_ms
+    assert tick.replica.redis.elapsed_ms >= 250, tick.replica.redis.elapsed_ms
     assert 0.25 <= took < 0.6, took
     assert tick.primary.host.status.state is SourceState.OK
     assert tick.primary.host.elapsed_ms < 50, tick.primary.host.elapsed_ms
