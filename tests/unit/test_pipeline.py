@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 from test_collector import TimedHost, pair
@@ -116,3 +117,45 @@ async def test_stop_ends_the_run_while_waiting_for_a_tick() -> None:
         stop.set()
         n = await asyncio.wait_for(task, 2)
     assert n == 2
+
+
+async def test_a_run_with_stop_takes_every_tick_in_its_own_task() -> None:
+    # No task per tick to wait for the feed beside ``stop`` (#56): the feed runs in the
+    # run's own task, as it does without a stop event (it was a new task each tick).
+    c = pair({"host": TimedHost()}, {"host": TimedHost()}, 0.01)
+    seen: set[asyncio.Task[object] | None] = set()
+    stop = asyncio.Event()
+
+    async def feed() -> AsyncIterator[Tick]:
+        async for t in c.ticks(None):
+            seen.add(asyncio.current_task())
+            yield t
+
+    run = asyncio.create_task(Pipeline(feed(), None, []).run(stop=stop))
+    await asyncio.sleep(0.1)
+    stop.set()
+    n = await asyncio.wait_for(run, 2)
+    assert n >= 3
+    assert seen == {run}
+
+
+async def test_a_cancelled_run_with_stop_is_cancelled_not_stopped() -> None:
+    # The stop is taken as the run's own cancellation, taken back; a cancellation from
+    # outside, even beside a stop, still cancels the run.
+    c = pair({"host": TimedHost(0.3)}, {"host": TimedHost()}, 0.5)
+    stop = asyncio.Event()
+    async with c:
+        run = asyncio.create_task(Pipeline(c.ticks(None), None, []).run(stop=stop))
+        await asyncio.sleep(0.1)  # in the first tick's sampling
+        run.cancel()
+        stop.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(run, 2)
+    stop2 = asyncio.Event()
+    async with c:
+        run = asyncio.create_task(Pipeline(c.ticks(None), None, []).run(stop=stop2))
+        await asyncio.sleep(0.1)  # in a tick's sampling: stop gives the run up there
+        stop2.set()
+        assert await asyncio.wait_for(run, 2) == 0
+        assert not run.cancelled()
+        assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
