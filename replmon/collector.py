@@ -4,7 +4,8 @@ and yields each Tick (``ticks()``): the live feed of a ``replmon.pipeline.Pipeli
 Scheduling: tick slot n is due at t0 + n x interval (monotonic clock), so the
 schedule never drifts. Each source has a timeout shorter than the interval, so
 one hung server delays nothing: its sample says "timeout" and the tick goes out
-on time. If a tick still overruns (the machine stalled), the collector skips
+on time. A tick waits for all its sources at once (``sample_sources``: one wait and one
+timer a tick, each source still held to its own timeout). If a tick still overruns (the machine stalled), the collector skips
 the slots it missed and marks the next tick late, with the number missed;
 it never fires a burst of catch-up ticks.
 
