@@ -4,10 +4,11 @@ and yields each Tick (``ticks()``): the live feed of a ``replmon.pipeline.Pipeli
 Scheduling: tick slot n is due at t0 + n x interval (monotonic clock), so the
 schedule never drifts. Each source has a timeout shorter than the interval, so
 one hung server delays nothing: its sample says "timeout" and the tick goes out
-on time. A tick waits for all its sources at once (``sample_sources``: one wait and one
-timer a tick, each source still held to its own timeout). If a tick still overruns (the machine stalled), the collector skips
-the slots it missed and marks the next tick late, with the number missed;
-it never fires a burst of catch-up ticks.
+on time. A tick waits for all its sources at once (``sample_sources``: one wait
+and one timer a tick, each source still held to its own timeout). If a tick
+still overruns (the machine stalled), the collector skips the slots it missed
+and marks the next tick late, with the number missed; it never fires a burst
+of catch-up ticks.
 
 Readers never block the collector: the pipeline takes each tick at once and gives
 readers that may block a bounded queue and a thread of their own (pipeline.py).
