@@ -196,7 +196,10 @@ class RespConnection:
         try:
             if within is None:
                 return await self._reply(reader)
-            return await asyncio.wait_for(self._reply(reader), within)
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for wraps the read in a
+            # task of its own, two more turns of the event loop per command
+            async with asyncio.timeout(within):
+                return await self._reply(reader)
         except ReplyError:
             raise  # (the reply was read whole: the stream is where it should be)
         except TimeoutError:
