@@ -8,7 +8,13 @@ fixtures (CannedRunner). ``build_host_sample`` assembles a HostSample from a
 
 Errors: malformed text raises ParseError naming the file and the line, never
 another exception type. A file that is missing (None) leaves its fields
-None/empty, so a container or an old kernel still gives what it has.
+None/empty, so a container or an old kernel still gives what it has. /proc/vmstat
+and /proc/meminfo are read for their few lines replmon uses (``_key_lines``):
+garbage in their other lines is not an error.
+
+The records are built with ``Struct.trusted`` (no pydantic validation): every value
+is one these parsers typed (tests/unit/test_host_parse.py checks the types against
+what validation gives).
 
 Disk selection (``parse_diskstats``): whole block devices only.
  * partitions are dropped by name, without /sys: sdXN, hdXN, vdXN, xvdXN (letters
