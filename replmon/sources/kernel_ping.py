@@ -91,7 +91,8 @@ class KernelPing:
         try:
             if self._sock is None:
                 self._sock = await asyncio.to_thread(self._connect)
-            return await asyncio.wait_for(self._ping(loop, self._sock), self._timeout)
+            async with asyncio.timeout(self._timeout):  # (no task of its own, as wait_for's)
+                return await self._ping(loop, self._sock)
         except (OSError, TimeoutError, ValueError):
             self.close()
             return None

@@ -20,6 +20,7 @@ source).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import ClassVar
@@ -38,7 +39,7 @@ from replmon.sources.redis_parse import (
     parse_min_replicas,
 )
 from replmon.sources.redis_talk import ErrorReply, RedisTalk
-from replmon.sources.resp import RespConnection
+from replmon.sources.resp import RespConnection, RespError, RespReply
 
 _ErrorReply = ErrorReply  # (the name the tests know)
 log = logging.getLogger(__name__)
@@ -110,8 +111,7 @@ class RedisSource(RedisTalk, Source[RedisSample]):
         conn = self._conn
         assert conn is not None
         reused = conn.is_connected  # (a new session re-reads the config below)
-        rtt_ms = await self._first(conn, self._ping)
-        text = await self._command(conn, "INFO")
+        rtt_ms, text = await self._first(conn, self._ping_info)
         if not isinstance(text, str):
             raise ParseError(f"INFO returned {type(text).__name__}, not text")
         sample = build_redis_sample(parse_info(text))
@@ -135,6 +135,27 @@ class RedisSource(RedisTalk, Source[RedisSample]):
                                          "stop_writes_on_bgsave_error": stop_writes,
                                          "save_points": save,
                                          "master_link_age_s": await self._link_age(conn, sample)})
+
+    async def _ping_info(self, conn: RespConnection) -> tuple[float, RespReply]:
+        """PING and INFO sent in one write, one round trip: (milliseconds until PING's
+        reply, INFO's reply). The round trip that the sample shows is the kernel's
+        (kernel_ping); this one stands in only when that fails, and since the server
+        answers both at once it includes INFO's making (~0.1 ms). An error reply to
+        PING (LOADING, MASTERDOWN) is still a round trip; when PING's
+        reply ends the sample (auth, a broken connection) INFO's is read off, or the
+        connection dropped, so that the next command reads its own reply."""
+        start = time.perf_counter()
+        await self._talk(conn.send_many(("PING",), ("INFO",)), ("PING",))
+        try:
+            with contextlib.suppress(ErrorReply):
+                await self._talk(conn.read(conn.read_timeout), ("PING",))
+        except SourceError:  # an error reply (the connection kept) or a dropped connection
+            if conn.is_connected:
+                with contextlib.suppress(RespError):  # (a failed read drops the connection)
+                    await conn.read(conn.read_timeout)
+            raise
+        rtt_ms = (time.perf_counter() - start) * 1000.0
+        return rtt_ms, await self._talk(conn.read(conn.read_timeout), ("INFO",))
 
     async def _link_age(self, conn: RespConnection, sample: RedisSample) -> int | None:
         """Seconds a replica's link to its master has been open (CLIENT LIST TYPE master,

@@ -12,8 +12,6 @@ object is never formatted into any text.
 
 from __future__ import annotations
 
-import contextlib
-import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -109,20 +107,17 @@ class RedisTalk:
             await self._connect(conn)
             return await call(conn)
 
-    async def _ping(self, conn: RespConnection) -> float:
-        """Milliseconds for one PING round trip. An error reply (LOADING, MASTERDOWN)
-        is still a round trip; only auth and transport errors end the sample."""
-        start = time.perf_counter()
-        with contextlib.suppress(ErrorReply):
-            await self._command(conn, "PING")
-        return (time.perf_counter() - start) * 1000.0
-
     async def _command(self, conn: RespConnection, *args: str) -> RespReply:
         """Send one command, read its reply, map failures to SourceError.
         A non-auth error reply raises ErrorReply (state "error")."""
+        return await self._talk(conn.command(*args), args)
+
+    async def _talk(self, step: Awaitable[RespReply], args: tuple[str, ...]) -> RespReply:
+        """``step`` (a send or a read on the connection, for the command ``args``) with
+        its failures mapped as _command says."""
         where = self.endpoint.display()
         try:
-            return await conn.command(*args)
+            return await step
         except ReplyError as e:
             if e.code in AUTH_CODES:  # NOAUTH: the server wants a password we did not send
                 hint = AUTH_HINT if self.endpoint.password is not None else NOAUTH_HINT

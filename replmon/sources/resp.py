@@ -173,11 +173,16 @@ class RespConnection:
         return await self.read(self.read_timeout)
 
     async def send(self, *args: str) -> None:
+        await self.send_many(args)
+
+    async def send_many(self, *commands: tuple[str, ...]) -> None:
+        """Several commands in one write (their replies are read in order with ``read``:
+        a caller that stops early must read the rest or disconnect)."""
         writer = self._writer
         if writer is None:
             raise RespConnectionError(f"Not connected to {self.where}.")
         try:
-            writer.write(encode(args))
+            writer.write(b"".join(map(encode, commands)))
             await writer.drain()
         except OSError as e:
             self._drop()
@@ -196,7 +201,10 @@ class RespConnection:
         try:
             if within is None:
                 return await self._reply(reader)
-            return await asyncio.wait_for(self._reply(reader), within)
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for wraps the read in a
+            # task of its own, two more turns of the event loop per command
+            async with asyncio.timeout(within):
+                return await self._reply(reader)
         except ReplyError:
             raise  # (the reply was read whole: the stream is where it should be)
         except TimeoutError:

@@ -6,6 +6,7 @@ know where the text came from."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -55,6 +56,41 @@ def read_text(path: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
+_KEPT: dict[str, int] = {}
+"""/proc path -> a descriptor kept open on it, for the files read every tick."""
+_KEPT_PID = os.getpid()
+
+
+def read_proc_text(path: str) -> str:
+    """read_text of a /proc file through a descriptor kept open for the process and read
+    with pread from offset 0: procfs makes the text afresh at each read from 0, and the
+    open and close (the path walk) were ~45 % of the system time of reading a host
+    sample's eleven files (139 -> 77 µs of CPU a node-tick on this VM). Only /proc:
+    its files are never replaced by others of the same name, as a regular file can be.
+    A child forked with them opens its own (two processes reading one description could
+    interleave). A kept descriptor that fails is closed and the file read as before."""
+    global _KEPT_PID
+    if _KEPT_PID != os.getpid():
+        _KEPT.clear()
+        _KEPT_PID = os.getpid()
+    fd = _KEPT.get(path)
+    if fd is None:
+        fd = _KEPT[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        offset = 0
+        while chunk := os.pread(fd, 1 << 16, offset):
+            chunks.append(chunk)
+            offset += len(chunk)
+    except OSError:
+        del _KEPT[path]
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        return read_text(path)
+    text = b"".join(chunks).decode(errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 class LocalRunner:
     """This machine. /proc reads are small and never block on disk, so they run
     on the event loop; commands run as asyncio subprocesses."""
@@ -83,7 +119,17 @@ class LocalRunner:
         return out.decode(errors="replace")
 
     async def read_files(self, paths: Sequence[str]) -> dict[str, str | None]:
-        return await read_each(self, paths)
+        """read_each without a coroutine per file (a host sample reads eleven), /proc's
+        through kept descriptors (read_proc_text)."""
+        out: dict[str, str | None] = {}
+        for p in paths:
+            try:
+                out[p] = read_proc_text(p) if p.startswith("/proc/") else read_text(p)
+            except FileNotFoundError:
+                out[p] = None
+            except OSError as e:
+                raise SourceError(f"cannot read {p}: {e.strerror or e}", state="error") from e
+        return out
 
 
 class CannedRunner:

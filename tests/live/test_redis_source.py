@@ -290,3 +290,28 @@ async def test_an_acl_user_with_a_wrong_password_is_auth(lab: Lab) -> None:
     assert wrong.status.hint is not None and "password" in wrong.status.hint
     assert "not-acl-pass-789" not in wrong.model_dump_json()
     assert right.status.ok and right.role == "master", right.status
+
+
+async def test_a_refused_ping_leaves_the_connection_in_step(lab: Lab) -> None:
+    """PING and INFO go out in one write (#56): when PING is refused (an ACL without
+    +ping) INFO's reply is read off too, so the next sample on the same connection reads
+    its own replies: PING refused again, then, once +ping is granted, a whole sample."""
+    from pydantic import SecretStr
+
+    user, password = "replmon_noping", "np-pass-321"
+    with lab.primary.redis() as r:
+        r.execute_command("ACL", "SETUSER", user, "on", f">{password}", "-@all", "+info")
+        try:
+            async with RedisSource(RedisEndpoint(
+                    host="127.0.0.1", port=lab.primary.redis_port, username=user,
+                    password=SecretStr(password))) as src:
+                first, second = await src.sample(), await src.sample()
+                r.execute_command("ACL", "SETUSER", user, "+ping")
+                third = await src.sample()
+        finally:
+            r.execute_command("ACL", "DELUSER", user)
+    for refused in (first, second):
+        assert refused.status.state == SourceState.AUTH, refused.status
+        assert "PING refused" in (refused.status.error or ""), refused.status.error
+    assert third.status.ok, third.status
+    assert third.role == "master" and third.run_id and third.rtt_ms is not None

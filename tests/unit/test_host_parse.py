@@ -15,7 +15,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replmon.errors import ParseError
-from replmon.model.host import CpuTimes, DiskCounters, MemInfo, NicCounters, Psi, PsiLine, VmStat
+from replmon.model.base import Struct
+from replmon.model.host import (
+    CpuTimes,
+    DiskCounters,
+    HostSample,
+    MemInfo,
+    NicCounters,
+    Psi,
+    PsiLine,
+    VmStat,
+)
 from replmon.sources.host_parse import (
     PROC_FILES,
     build_host_sample,
@@ -235,8 +245,11 @@ def test_old_kernels() -> None:
         (parse_proc_stat, "cpu 1 2 3 4\nctxt -5\n", "/proc/stat line 2"),
         (parse_meminfo, "MemTotal: 12 MB\n", "/proc/meminfo line 1"),
         (parse_meminfo, "MemFree: 12 kB\n", "/proc/meminfo: no MemTotal"),
-        (parse_meminfo, "MemTotal: 12 kB\ngarbage\n", "/proc/meminfo line 2"),
+        (parse_meminfo, "MemTotal: 12 kB\nDirty: garbage\n", "/proc/meminfo line 2"),
+        (parse_meminfo, "Cached: 1 kB\r\nMemTotal: 12 kB x\n", "/proc/meminfo line 2"),
         (parse_vmstat, "pswpin 1\npswpout\n", "/proc/vmstat line 2"),
+        (parse_vmstat, "nr_free 1\n\n  pgfault 1 2\n", "/proc/vmstat line 3"),
+        (parse_vmstat, "x 1\x0bpgfault é\n", "/proc/vmstat line 2"),
         (parse_loadavg, "0.1 0.2\n", "/proc/loadavg line 1"),
         (parse_loadavg, "0.1 nan 0.3 1/2 3\n", "/proc/loadavg line 1"),
         (parse_diskstats, "8 0 sda 1 2 3\n", "/proc/diskstats line 1"),
@@ -252,6 +265,40 @@ def test_malformed_text_names_file_and_line(
 ) -> None:
     with pytest.raises(ParseError, match=where):
         parse(bad)
+
+
+def test_garbage_in_a_line_not_read_is_not_an_error() -> None:
+    """vmstat and meminfo are read for a few of their lines (#56): a damaged line among
+    the others no longer fails the sample; what is read is the same."""
+    vm = text("a", "/proc/vmstat")
+    assert parse_vmstat(vm.replace("pgpgin ", "pgpgin x ", 1)) == parse_vmstat(vm)
+    mem = text("a", "/proc/meminfo")
+    assert parse_meminfo(mem.replace("Active:", "Active", 1)) == parse_meminfo(mem)
+    # the key lines are found whatever the line breaks and leading blanks, as before
+    assert parse_vmstat("nr_x 1\r\n pgfault\t7\x0boom_kill 2\n").pgfault == 7
+    assert parse_vmstat(" nr_x 1\n pgfault\t7\n\x1foom_kill 2").oom_kill == 2
+    assert parse_meminfo("X: 1\u2028MemTotal: 2 kB\n").total == 2048
+
+
+def _leaves(value: object) -> object:
+    """A record as nested tuples of (name, type, value): equality that tells 1 from 1.0."""
+    if isinstance(value, Struct):
+        return tuple((n, _leaves(getattr(value, n))) for n in type(value).model_fields)
+    if isinstance(value, dict):
+        return tuple((k, _leaves(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_leaves(v) for v in value)
+    return (type(value).__name__, value)
+
+
+@pytest.mark.parametrize("name", ["a", "b"])
+def test_built_without_validation_as_validation_builds(name: str) -> None:
+    """build_host_sample makes its records with Struct.trusted (no validation): each
+    value is of its field's exact type, as the validating constructor leaves it."""
+    s = build_host_sample(capture(name))
+    again = HostSample.model_validate(s.model_dump())
+    assert _leaves(s) == _leaves(again)
+    assert s.nics and s.disks and s.psi_io is not None and s.vm is not None
 
 
 def test_garbled_capture_file_through_build() -> None:

@@ -269,6 +269,7 @@ async def test_local_sources_share_one_tc_read(monkeypatch: Any) -> None:
     procs: list[tuple[str, ...]] = []
     reads: list[str] = []
     real_exec, real_read = asyncio.create_subprocess_exec, runner.read_text
+    real_proc_read = runner.read_proc_text
 
     async def counting_exec(*argv: str, **kw: Any) -> Any:
         procs.append(argv)
@@ -278,8 +279,13 @@ async def test_local_sources_share_one_tc_read(monkeypatch: Any) -> None:
         reads.append(path)
         return real_read(path)
 
+    def counting_proc_read(path: str) -> str:
+        reads.append(path)
+        return real_proc_read(path)
+
     monkeypatch.setattr(asyncio, "create_subprocess_exec", counting_exec)
     monkeypatch.setattr(runner, "read_text", counting_read)
+    monkeypatch.setattr(runner, "read_proc_text", counting_proc_read)
     a, b = HostSource(LocalRunner()), HostSource(LocalRunner())
     sa, sb = await asyncio.gather(a.sample(), b.sample())
     assert sa.status.ok and sb.status.ok, (sa.status, sb.status)
