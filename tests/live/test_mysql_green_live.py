@@ -119,3 +119,53 @@ async def test_a_hung_server_fails_as_pymysqls_read_timeout_did(lab: Lab) -> Non
     assert new_state == old_state == "timeout"
     assert "no reply within 1 s" in new and "timed out" in new
     assert 0.9 <= new_took < 1.6, new_took
+
+
+def test_results_are_pymysqls_with_column_definitions_kept(lab: Lab) -> None:
+    """Every statement the source sends gives, through GreenConnection (its column
+    definitions parsed once, then taken again), what pymysql's own Connection gives:
+    the description, the DictCursor's keys, each value's type (the values themselves
+    where they do not move between the reads)."""
+    import pymysql.cursors
+
+    from replmon.sources import mysql as m
+    from replmon.sources.mysql_connect import connect
+    from replmon.sources.mysql_green import GreenConnection, green
+    from replmon.sources.mysql_lag_reads import CLOCK_QUERY
+    from replmon.sources.mysql_processlist_parse import SPACE_WAITS_QUERY, processlist_query
+
+    statements = [m.STATUS_QUERY, m.VARIABLES_QUERY, m.WRITE_PATH_QUERY, SPACE_WAITS_QUERY,
+                  "SHOW ALL SLAVES STATUS", "SHOW MASTER STATUS", processlist_query("mariadb"),
+                  CLOCK_QUERY, "SELECT 1, 'a', NULL, 2.5, NOW(), x'00ff'"]
+
+    def read(conn: object, dict_rows: bool) -> list[object]:
+        out: list[object] = []
+        for q in statements:
+            kind = pymysql.cursors.DictCursor if dict_rows else pymysql.cursors.Cursor
+            with conn.cursor(kind) as cur:  # type: ignore[attr-defined]
+                cur.execute(q)
+                rows = cur.fetchall()
+                if q not in (m.VARIABLES_QUERY, m.WRITE_PATH_QUERY):  # values that move
+                    rows = [sorted((k, type(v).__name__) for k, v in r.items()) if dict_rows
+                            else [type(v).__name__ for v in r] for r in rows]
+                out.append((cur.description, rows))
+        return out
+
+    async def green_reads(conn: object) -> list[object]:
+        first = await green(read, conn, False)
+        again = await green(read, conn, False)  # the definitions taken from the cache
+        dicts = await green(read, conn, True)
+        assert again == first
+        return [first, dicts]
+
+    ep = lab.replica.mysql_endpoint()
+    plain = connect(ep)
+    greened = connect(ep, GreenConnection)
+    try:
+        want = [read(plain, False), read(plain, True)]
+        got = asyncio.run(green_reads(greened))
+        assert greened._descriptions  # type: ignore[attr-defined]
+    finally:
+        plain.close()
+        greened.close()
+    assert got == want
