@@ -98,7 +98,11 @@ from replmon.sources.mysql_parse import (
     parse_global_status,
     parse_variables,
 )
-from replmon.sources.mysql_processlist_parse import SPACE_WAITS_QUERY, parse_space_waits
+from replmon.sources.mysql_processlist_parse import (
+    SPACE_WAIT_STATE,
+    SPACE_WAITS_QUERY,
+    parse_space_waits,
+)
 from replmon.sources.mysql_reads import (
     Statements,
     read_positions,
@@ -125,6 +129,19 @@ VARIABLES_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
 WRITE_PATH_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
     ", ".join(f"'{n}'" for n in WRITE_PATH_VARIABLES)
 )
+WRITE_PATH_AND_SPACE_QUERY = (
+    "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
+    "WHERE VARIABLE_NAME IN ({}) UNION ALL "
+    "SELECT '#waits', COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE '{}%' "
+    "UNION ALL "
+    "SELECT '#longest', COALESCE(MAX(TIME), 0) FROM information_schema.PROCESSLIST "
+    "WHERE STATE LIKE '{}%'").format(
+    ", ".join(f"'{n.upper()}'" for n in WRITE_PATH_VARIABLES), SPACE_WAIT_STATE,
+    SPACE_WAIT_STATE)
+"""MariaDB, every tick but when all the variables are read: WRITE_PATH_QUERY and
+SPACE_WAITS_QUERY in one round trip. MariaDB's SHOW GLOBAL VARIABLES is this
+information_schema table (the same text), and the two counts come back as text:
+(name, value) rows, the space waits' two under '#' names (``_write_path_and_space``)."""
 ERRORS_QUERY = (
     "SELECT ERROR_NUMBER, SUM_ERROR_RAISED "
     "FROM performance_schema.events_errors_summary_global_by_error "
@@ -360,13 +377,17 @@ class MysqlSource(Source[MysqlSample]):
                 if semi != self._semi_status:  # switched on/off, or fell back: the
                     self._semi_status = semi  # semi_sync check needs the variable now
                     due = True
-                if fresh or due:
-                    self._read_variables(cur)
-                else:  # what makes a primary refuse writes: every tick
-                    self._read_write_path(cur)
-                errors = self._read_errors(cur)
-                cur.execute(SPACE_WAITS_QUERY)  # writes stalled on a full disk
-                space_waits = parse_space_waits(cur.fetchall())
+                if fresh or due or self._flavour != "mariadb":
+                    if fresh or due:
+                        self._read_variables(cur)
+                    else:  # what makes a primary refuse writes: every tick
+                        self._read_write_path(cur)
+                    errors = self._read_errors(cur)
+                    cur.execute(SPACE_WAITS_QUERY)  # writes stalled on a full disk
+                    space_waits = parse_space_waits(cur.fetchall())
+                else:  # MariaDB: both in one round trip (no error summary there)
+                    errors = {}
+                    space_waits = self._write_path_and_space(cur)
             replication, repl_error, repl_hint = read_replication(
                 conn, self._statements, self.endpoint, self._flavour, self._version)
             channels = parse_replica_status(replication, self._flavour)
@@ -464,6 +485,19 @@ class MysqlSource(Source[MysqlSample]):
         now = parse_variables(cur.fetchall())
         if any(self._variables.get(k) != v for k, v in now.items()):
             self._variables = {**self._variables, **now}
+
+    def _write_path_and_space(self, cur: Any) -> tuple[int, int]:
+        """MariaDB: ``_read_write_path`` and the space waits from one statement
+        (WRITE_PATH_AND_SPACE_QUERY)."""
+        cur.execute(WRITE_PATH_AND_SPACE_QUERY)
+        rows = cur.fetchall()
+        waits = [r[1:] for r in rows if r and r[0] in ("#waits", "#longest")]
+        now = parse_variables(r for r in rows if not (r and r[0] in ("#waits", "#longest")))
+        if any(self._variables.get(k) != v for k, v in now.items()):
+            self._variables = {**self._variables, **now}
+        if len(waits) != 2 or len(waits[0]) != 1 or len(waits[1]) != 1:
+            return parse_space_waits(waits)  # the ParseError of the two separate reads
+        return parse_space_waits([(waits[0][0], waits[1][0])])
 
     def _read_errors(self, cur: Any) -> dict[str, int]:
         """The errors raised to clients, by number (MySQL 8.0+; {} elsewhere, and where

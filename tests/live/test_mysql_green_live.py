@@ -31,7 +31,7 @@ async def _rtts_while_busy(ep: MysqlEndpoint, n: int) -> list[float]:
     stop = asyncio.Event()
     async with MysqlSource(ep, timeout=2.0) as src:
         assert (await src.sample()).status.ok
-        hog = asyncio.create_task(_hog(stop, 0.02))
+        hog = asyncio.create_task(_hog(stop, 0.05))
         try:
             out = []
             for _ in range(n):
@@ -46,18 +46,19 @@ async def _rtts_while_busy(ep: MysqlEndpoint, n: int) -> list[float]:
 
 
 async def test_round_trip_is_not_the_loops_delay_over_tcp(lab: Lab) -> None:
-    """The loop busy in 20 ms slices: a ping timed where the sample ran (a thread
-    waiting for the interpreter, a coroutine waiting for its turn) read 5-20 ms; the
-    kernel's arrival stamp reads the server's own ~0.1 ms."""
+    """The loop busy in 50 ms slices: a ping timed where the sample ran (a thread
+    waiting for the interpreter, a coroutine waiting for its turn) reads 5-50 ms; the
+    kernel's arrival stamp reads the server's own (~0.1 ms idle, a few ms on this
+    loaded machine)."""
     rtts = await _rtts_while_busy(lab.replica.mysql_endpoint(), 10)
-    assert rtts[len(rtts) // 2] < 3.0, rtts
+    assert rtts[len(rtts) // 2] < 10.0, rtts
 
 
 async def test_round_trip_over_a_unix_socket_under_a_busy_loop(lab: Lab) -> None:
     """No kernel stamp on a unix socket: the reply is waited for by a short poll first."""
     ep = lab.primary.mysql_endpoint().model_copy(update={"socket": lab.primary.mysql_socket})
     rtts = await _rtts_while_busy(ep, 10)
-    assert rtts[len(rtts) // 2] < 3.0, rtts
+    assert rtts[len(rtts) // 2] < 10.0, rtts
 
 
 async def test_samples_take_no_worker_thread(lab: Lab) -> None:
@@ -169,3 +170,31 @@ def test_results_are_pymysqls_with_column_definitions_kept(lab: Lab) -> None:
         plain.close()
         greened.close()
     assert got == want
+
+
+@pytest.mark.parametrize("read_only", ["ON", "OFF"])
+def test_mariadbs_one_statement_reads_what_the_two_did(lab: Lab, read_only: str) -> None:
+    """MariaDB: WRITE_PATH_AND_SPACE_QUERY gives the write-path variables (their text)
+    and the space waits that WRITE_PATH_QUERY and SPACE_WAITS_QUERY gave."""
+    from replmon.sources import mysql as m
+    from replmon.sources.mysql_connect import connect
+    from replmon.sources.mysql_parse import parse_variables
+    from replmon.sources.mysql_processlist_parse import SPACE_WAITS_QUERY, parse_space_waits
+
+    node = lab.replica
+    was = node.sql("SELECT @@global.read_only")[0][0]
+    node.sql(f"SET GLOBAL read_only = {read_only}")
+    conn = connect(node.mysql_endpoint())
+    try:
+        src = MysqlSource(node.mysql_endpoint())
+        with conn.cursor() as cur:
+            cur.execute(m.WRITE_PATH_QUERY)
+            want_vars = parse_variables(cur.fetchall())
+            cur.execute(SPACE_WAITS_QUERY)
+            want_waits = parse_space_waits(cur.fetchall())
+            waits = src._write_path_and_space(cur)
+    finally:
+        conn.close()
+        node.sql(f"SET GLOBAL read_only = {was}")
+    assert src._variables == want_vars and want_vars["read_only"] == read_only
+    assert waits == want_waits and type(waits[0]) is int and type(waits[1]) is int
