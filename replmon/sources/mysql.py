@@ -33,7 +33,8 @@ connection:
 7. every tick, what decides whether the primary takes writes: read_only and its kin
    (between the full reads of 4), MySQL 8.0+'s errors raised to clients by number
    (performance_schema), and how many sessions wait for disk space (one COUNT over
-   information_schema.PROCESSLIST);
+   information_schema.PROCESSLIST); on MariaDB the variables and the COUNT are one
+   statement (``WRITE_PATH_AND_SPACE_QUERY``);
 
 then parses the rows (``mysql_parse`` and its siblings) into a MysqlSample; reads 3, 5
 and 6, and what the server refuses of them, are ``mysql_reads``'. The Source base
@@ -347,6 +348,9 @@ class MysqlSource(Source[MysqlSample]):
             raise
         self._backoff.succeeded()
         self._conn = conn
+        if self._closed:  # closed while connecting (a cancelled sample's thread)
+            self._drop()
+            raise SourceError(f"{self.endpoint.display()}: source closed")
         self._version = clean_version(str(conn.get_server_info() or ""))  # type: ignore[no-untyped-call]
         self._flavour = detect_flavour(self._version)
         self._statements = Statements.for_server(self._flavour, self._version)
