@@ -1,11 +1,15 @@
-"""The MySQL/MariaDB source: one worker-thread call per sample.
+"""The MySQL/MariaDB source: one sample's reads on the event loop, through a greenlet.
 
 How it talks to the server
 --------------------------
-pymysql is blocking, so each sample runs one function in a worker thread
-(``asyncio.to_thread``) that does, on one kept connection:
+pymysql is blocking; each sample runs one function (``_read``) in a greenlet on the
+event loop's thread whose socket waits are awaited on the loop (``mysql_green``:
+connecting, rare, still runs in a worker thread; ``threaded=True`` runs the whole
+sample in a worker thread, ``asyncio.to_thread``, as before: for comparisons). It does, on one kept
+connection:
 
-1. ``COM_PING`` (``conn.ping(reconnect=False)``), timed with perf_counter: rtt_ms;
+1. ``COM_PING`` (``conn.ping(reconnect=False)``), timed from the send to the reply's
+   arrival (the kernel's stamp on TCP, ``mysql_green.begin``): rtt_ms;
 2. ``SHOW GLOBAL STATUS WHERE Variable_name IN (...)`` (only the names replmon reads);
 3. the replication status: MariaDB ``SHOW ALL SLAVES STATUS``, MySQL >= 8.0.22
    ``SHOW REPLICA STATUS``, older MySQL ``SHOW SLAVE STATUS``;
@@ -29,13 +33,14 @@ pymysql is blocking, so each sample runs one function in a worker thread
 7. every tick, what decides whether the primary takes writes: read_only and its kin
    (between the full reads of 4), MySQL 8.0+'s errors raised to clients by number
    (performance_schema), and how many sessions wait for disk space (one COUNT over
-   information_schema.PROCESSLIST);
+   information_schema.PROCESSLIST); on MariaDB the variables and the COUNT are one
+   statement (``WRITE_PATH_AND_SPACE_QUERY``);
 
 then parses the rows (``mysql_parse`` and its siblings) into a MysqlSample; reads 3, 5
 and 6, and what the server refuses of them, are ``mysql_reads``'. The Source base
 runs it under the per-source timeout and, while a timed-out call is still
-blocked in its thread (a hung server), reports "timeout" without starting
-another; pymysql's own read_timeout (from the endpoint) eventually frees it.
+waiting (a hung server), reports "timeout" without starting another; pymysql's
+read_timeout (from the endpoint; a timer on the loop) eventually frees it.
 
 Connections are made lazily. Any connection-level error drops the connection;
 the next sample reconnects. A kept connection that turns out dead (server
@@ -85,6 +90,7 @@ from replmon.sources.mysql_connect import (
     is_retryable,
     source_error,
 )
+from replmon.sources.mysql_green import GreenConnection, begin, elapsed_ms, green
 from replmon.sources.mysql_lag_reads import quote_table, read_lag_facts
 from replmon.sources.mysql_parse import (
     STATUS_NAMES,
@@ -93,7 +99,11 @@ from replmon.sources.mysql_parse import (
     parse_global_status,
     parse_variables,
 )
-from replmon.sources.mysql_processlist_parse import SPACE_WAITS_QUERY, parse_space_waits
+from replmon.sources.mysql_processlist_parse import (
+    SPACE_WAIT_STATE,
+    SPACE_WAITS_QUERY,
+    parse_space_waits,
+)
 from replmon.sources.mysql_reads import (
     Statements,
     read_positions,
@@ -120,6 +130,19 @@ VARIABLES_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
 WRITE_PATH_QUERY = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
     ", ".join(f"'{n}'" for n in WRITE_PATH_VARIABLES)
 )
+WRITE_PATH_AND_SPACE_QUERY = (
+    "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
+    "WHERE VARIABLE_NAME IN ({}) UNION ALL "
+    "SELECT '#waits', COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE '{}%' "
+    "UNION ALL "
+    "SELECT '#longest', COALESCE(MAX(TIME), 0) FROM information_schema.PROCESSLIST "
+    "WHERE STATE LIKE '{}%'").format(
+    ", ".join(f"'{n.upper()}'" for n in WRITE_PATH_VARIABLES), SPACE_WAIT_STATE,
+    SPACE_WAIT_STATE)
+"""MariaDB, every tick but when all the variables are read: WRITE_PATH_QUERY and
+SPACE_WAITS_QUERY in one round trip. MariaDB's SHOW GLOBAL VARIABLES is this
+information_schema table (the same text), and the two counts come back as text:
+(name, value) rows, the space waits' two under '#' names (``_write_path_and_space``)."""
 ERRORS_QUERY = (
     "SELECT ERROR_NUMBER, SUM_ERROR_RAISED "
     "FROM performance_schema.events_errors_summary_global_by_error "
@@ -164,12 +187,15 @@ class MysqlSource(Source[MysqlSample]):
         heartbeat_table: str | None = None,
         processlist_every: float = 3.0,
         applier_every: float = 5.0,
+        threaded: bool = False,
     ) -> None:
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
+        self.threaded = threaded
+        """Each sample in a worker thread (the source before mysql_green; comparisons)."""
         self.variables_every = variables_every
         self._backoff = Backoff(reconnect_interval)
-        self._lock = threading.Lock()  # held by the worker thread while it uses _conn
+        self._lock = threading.Lock()  # held by the sample (its thread) while it uses _conn
         self._conn: pymysql.connections.Connection[Any] | None = None
         self._closed = False
         self._version = ""
@@ -239,8 +265,8 @@ class MysqlSource(Source[MysqlSample]):
                 self._drop()
             finally:
                 self._lock.release()
-        # else: a worker is still blocked on a hung server; it drops the
-        # connection itself when pymysql's read_timeout frees it.
+        # else: a sample is still waiting on a hung server; it drops the connection
+        # itself when it is cancelled (above) or pymysql's read_timeout frees it.
 
     async def _fetch(self) -> MysqlSample:
         if self._conn is None:
@@ -252,7 +278,40 @@ class MysqlSource(Source[MysqlSample]):
                     state=last.state,
                     hint=last.hint,
                 )
-        return await asyncio.to_thread(self._work)
+        if self.threaded:
+            return await asyncio.to_thread(self._work)
+        if not self._lock.acquire(blocking=False):  # a thread of close()'s time, say
+            raise SourceError(f"{self.endpoint.display()}: previous request still pending",
+                              state="timeout")
+        try:
+            return await self._green_work()
+        finally:
+            self._lock.release()
+
+    async def _green_work(self) -> MysqlSample:
+        """``_work`` on the loop: connecting in a thread, the reads in a greenlet."""
+        try:
+            if self._closed:
+                raise SourceError(f"{self.endpoint.display()}: source closed")
+            conn, reused = self._conn, self._conn is not None
+            if conn is None:
+                conn = await asyncio.to_thread(self._connect)
+            try:
+                return await green(self._read, conn, not reused)
+            except _Lost as lost:
+                self._drop()
+                if not (reused and lost.retryable):
+                    raise lost.error from None
+                log.debug("%s: kept connection lost (%s); reconnecting", self, lost.error)
+                try:
+                    return await green(self._read, await asyncio.to_thread(self._connect),
+                                       True)
+                except _Lost as again:
+                    self._drop()
+                    raise again.error from None
+        finally:
+            if self._closed:
+                self._drop()
 
     # --- worker thread ---------------------------------------------------------
 
@@ -265,14 +324,14 @@ class MysqlSource(Source[MysqlSample]):
                 if conn is None:
                     conn = self._connect()
                 try:
-                    return self._read(conn, fresh=not reused)
+                    return self._read(conn, not reused)
                 except _Lost as lost:
                     self._drop()
                     if not (reused and lost.retryable):
                         raise lost.error from None
                     log.debug("%s: kept connection lost (%s); reconnecting", self, lost.error)
                     try:
-                        return self._read(self._connect(), fresh=True)
+                        return self._read(self._connect(), True)
                     except _Lost as again:
                         self._drop()
                         raise again.error from None
@@ -282,13 +341,16 @@ class MysqlSource(Source[MysqlSample]):
 
     def _connect(self) -> pymysql.connections.Connection[Any]:
         try:
-            conn = connect(self.endpoint)
+            conn = connect(self.endpoint, None if self.threaded else GreenConnection)
         except SourceError as error:
             self._backoff.failed(error, time.monotonic())
             log.debug("%s: connect failed: %s", self, error)
             raise
         self._backoff.succeeded()
         self._conn = conn
+        if self._closed:  # closed while connecting (a cancelled sample's thread)
+            self._drop()
+            raise SourceError(f"{self.endpoint.display()}: source closed")
         self._version = clean_version(str(conn.get_server_info() or ""))  # type: ignore[no-untyped-call]
         self._flavour = detect_flavour(self._version)
         self._statements = Statements.for_server(self._flavour, self._version)
@@ -302,12 +364,12 @@ class MysqlSource(Source[MysqlSample]):
             with contextlib.suppress(Exception):
                 conn.close()
 
-    def _read(self, conn: pymysql.connections.Connection[Any], *, fresh: bool) -> MysqlSample:
+    def _read(self, conn: pymysql.connections.Connection[Any], fresh: bool) -> MysqlSample:
         """Ping, status, replication, variables when due; connection errors raise _Lost."""
         try:
-            start = time.perf_counter()
+            start = begin(conn)[1]
             conn.ping(reconnect=False)
-            rtt_ms = (time.perf_counter() - start) * 1000.0
+            rtt_ms = elapsed_ms(conn, start)
             with conn.cursor() as cur:
                 cur.execute(STATUS_QUERY)
                 status_rows = cur.fetchall()
@@ -319,13 +381,17 @@ class MysqlSource(Source[MysqlSample]):
                 if semi != self._semi_status:  # switched on/off, or fell back: the
                     self._semi_status = semi  # semi_sync check needs the variable now
                     due = True
-                if fresh or due:
-                    self._read_variables(cur)
-                else:  # what makes a primary refuse writes: every tick
-                    self._read_write_path(cur)
-                errors = self._read_errors(cur)
-                cur.execute(SPACE_WAITS_QUERY)  # writes stalled on a full disk
-                space_waits = parse_space_waits(cur.fetchall())
+                if fresh or due or self._flavour != "mariadb":
+                    if fresh or due:
+                        self._read_variables(cur)
+                    else:  # what makes a primary refuse writes: every tick
+                        self._read_write_path(cur)
+                    errors = self._read_errors(cur)
+                    cur.execute(SPACE_WAITS_QUERY)  # writes stalled on a full disk
+                    space_waits = parse_space_waits(cur.fetchall())
+                else:  # MariaDB: both in one round trip (no error summary there)
+                    errors = {}
+                    space_waits = self._write_path_and_space(cur)
             replication, repl_error, repl_hint = read_replication(
                 conn, self._statements, self.endpoint, self._flavour, self._version)
             channels = parse_replica_status(replication, self._flavour)
@@ -423,6 +489,19 @@ class MysqlSource(Source[MysqlSample]):
         now = parse_variables(cur.fetchall())
         if any(self._variables.get(k) != v for k, v in now.items()):
             self._variables = {**self._variables, **now}
+
+    def _write_path_and_space(self, cur: Any) -> tuple[int, int]:
+        """MariaDB: ``_read_write_path`` and the space waits from one statement
+        (WRITE_PATH_AND_SPACE_QUERY)."""
+        cur.execute(WRITE_PATH_AND_SPACE_QUERY)
+        rows = cur.fetchall()
+        waits = [r[1:] for r in rows if r and r[0] in ("#waits", "#longest")]
+        now = parse_variables(r for r in rows if not (r and r[0] in ("#waits", "#longest")))
+        if any(self._variables.get(k) != v for k, v in now.items()):
+            self._variables = {**self._variables, **now}
+        if len(waits) != 2 or len(waits[0]) != 1 or len(waits[1]) != 1:
+            return parse_space_waits(waits)  # the ParseError of the two separate reads
+        return parse_space_waits([(waits[0][0], waits[1][0])])
 
     def _read_errors(self, cur: Any) -> dict[str, int]:
         """The errors raised to clients, by number (MySQL 8.0+; {} elsewhere, and where

@@ -73,12 +73,13 @@ def tls_arguments(ep: MysqlEndpoint) -> dict[str, Any]:
     return {"ssl": ctx}
 
 
-def connect(ep: MysqlEndpoint) -> pymysql.connections.Connection[Any]:
+def connect(ep: MysqlEndpoint, factory: Any = None) -> pymysql.connections.Connection[Any]:
     """A new connection to ``ep`` (the password read from its SecretStr here only); any
-    failure is raised as the SourceError it means (``source_error``)."""
+    failure is raised as the SourceError it means (``source_error``). ``factory``: the
+    Connection class (pymysql's by default; the source's GreenConnection)."""
     where = {"unix_socket": ep.socket} if ep.socket else {"host": ep.host, "port": ep.port}
     try:
-        return pymysql.connect(
+        return (factory or pymysql.connections.Connection)(
             **where,
             user=ep.user,
             password=ep.password.get_secret_value() if ep.password is not None else "",

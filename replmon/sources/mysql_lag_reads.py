@@ -8,7 +8,6 @@ facts, logged once, and the sample stands.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ import pymysql
 from replmon.errors import ParseError
 from replmon.model.lag import ApplierTimes, LagFacts
 from replmon.sources.mysql_connect import error_code
+from replmon.sources.mysql_green import begin, elapsed_ms
 from replmon.sources.mysql_values import as_text, nullable_number, parse_int
 
 CLOCK_QUERY = "SELECT UNIX_TIMESTAMP(NOW(6)), TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())"
@@ -100,10 +100,10 @@ def read_lag_facts(conn: pymysql.connections.Connection[Any], *, heartbeat_table
     hb_error = applier_error = None
     times: list[ApplierTimes] = []
     with conn.cursor() as cur:
-        sent, start = time.time(), time.perf_counter()
+        sent, start = begin(conn)
         cur.execute(CLOCK_QUERY)
         row = cur.fetchone()
-        elapsed_ms = (time.perf_counter() - start) * 1000.0
+        elapsed = elapsed_ms(conn, start)
         server_time, tz = parse_clock(row)
         if heartbeat_table:
             try:
@@ -131,7 +131,7 @@ def read_lag_facts(conn: pymysql.connections.Connection[Any], *, heartbeat_table
                 applier_error = note("applier timestamps", e)
                 applier = False
     return LagFacts(server_time=server_time, tz_offset_s=tz, sent_wall=sent,
-                    elapsed_ms=elapsed_ms, heartbeat=hb, heartbeat_error=hb_error,
+                    elapsed_ms=elapsed, heartbeat=hb, heartbeat_error=hb_error,
                     applier=times, applier_error=applier_error,
                     heartbeat_table=heartbeat_table.replace("`", "") if heartbeat_table else None
                     ), applier

@@ -13,7 +13,6 @@ reconnect.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +32,7 @@ from replmon.sources.mysql_binlog_parse import (
     parse_binlog_status,
 )
 from replmon.sources.mysql_connect import error_code, error_text, is_connection_error
+from replmon.sources.mysql_green import begin, elapsed_ms
 from replmon.sources.mysql_processlist_parse import parse_processlist, processlist_query
 from replmon.sources.mysql_replica_parse import (
     APPLIER_WORKERS_QUERY,
@@ -96,11 +96,11 @@ def read_positions(conn: pymysql.connections.Connection[Any], st: Statements,
     """This server's binlog position, GTIDs, server id and clock (see BinlogStatus)."""
     errors: list[str] = []
     with conn.cursor() as cur:
-        sent, start = time.time(), time.perf_counter()
+        sent, start = begin(conn)
         cur.execute(MARIADB_POSITIONS_QUERY if flavour == "mariadb"
                     else MYSQL_POSITIONS_QUERY)
         row = cur.fetchone()
-        elapsed_ms = (time.perf_counter() - start) * 1000.0
+        elapsed = elapsed_ms(conn, start)
         file, position = "", None
         if st.binlog and parse_bool("log_bin", variables.get("log_bin", "OFF")):
             try:
@@ -116,7 +116,7 @@ def read_positions(conn: pymysql.connections.Connection[Any], st: Statements,
                 else:
                     raise
     return build_binlog_status(row, file=file, position=position,
-                               sent_wall=sent, elapsed_ms=elapsed_ms,
+                               sent_wall=sent, elapsed_ms=elapsed,
                                error="; ".join(errors) or None)
 
 

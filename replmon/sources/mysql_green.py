@@ -1,0 +1,428 @@
+"""pymysql on the event loop: its blocking reads and writes suspend a greenlet instead of
+a thread (the MySQL source's per-tick round trips, ``green``).
+
+``asyncio.to_thread`` per sample cost the interpreter lock's hand-offs between the loop
+and the worker threads at every socket wait (~190 futex calls per pair-tick in serve,
+docs/benchmarks.md) and a thread's CPU per call. Here the sample's code (pymysql and
+the parsing, unchanged) runs in a greenlet on the loop's own thread. ``GreenConnection``
+is a pymysql Connection whose socket, once connected, is non-blocking: when a read or a
+write would block it switches to the loop's side (``green``), which waits for the socket
+with ``loop.add_reader``/``add_writer`` (removed after) and switches back. TCP, unix
+sockets and TLS (SSLWantReadError/SSLWantWriteError) alike.
+
+What stays as pymysql's: connecting (TCP/TLS handshake, authentication) runs blocking
+in a worker thread, as before: it is rare. pymysql's ``read_timeout`` becomes a timer on
+the loop for each wait, and a wait that runs out fails as a blocking socket's timeout
+fails in pymysql (OperationalError 2013 "Lost connection to MySQL server during query
+(timed out)", the connection closed); a lost connection, a reset, EOF give pymysql's own
+errors. A cancelled wait (the source closed) closes the connection: its protocol state
+is unknown.
+
+Timed round trips (``begin``/``elapsed_ms``: the ping's rtt_ms, the positions' and the
+replica clock's elapsed_ms) must not include the loop's own delays (serve's loop is busy
+~40 % of the time at 200 pairs): on TCP the socket has ``SO_TIMESTAMPNS`` and the reply's
+arrival is the kernel's stamp of its last segment (as ``kernel_ping`` for Redis). A unix
+socket gives no stamp and TLS reads cannot take one: there, a timed request's reply is
+first waited for by a blocking ``poll`` of at most ``SPIN_S`` (a local server answers in
+~0.1 ms), then on the loop; the arrival is the clock when the read returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import select
+import socket
+import ssl
+import struct
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import greenlet
+import pymysql
+from pymysql import err
+from pymysql.connections import MySQLResult
+from pymysql.constants import CR
+from pymysql.protocol import FieldDescriptorPacket
+
+T = TypeVar("T")
+
+SO_TIMESTAMPNS = 35
+"""Linux's SO_TIMESTAMPNS (asm-generic/socket.h); Python's socket module lacks it."""
+SPIN_S = 0.001
+"""Longest blocking wait for a timed reply where the kernel gives no stamp (unix, TLS)."""
+_CHUNK = 65536
+DESCRIPTIONS_KEPT = 64
+"""Column definitions kept per connection (``_Result``); a statement's are one entry."""
+
+
+class _Bridge(greenlet.greenlet):
+    """A greenlet running ``green``'s function; its socket waits go to the loop."""
+
+
+async def green(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` run on the loop's thread in a greenlet; each socket wait of a
+    GreenConnection in it switches back to the loop, and the loop's reader (writer)
+    callback switches into it again when the socket is ready: no task step, no future
+    per wait (``_Waits``)."""
+    child = _Bridge(fn)
+    ask = child.switch(*args)
+    if child.dead:
+        return ask  # type: ignore[no-any-return]
+    loop = asyncio.get_running_loop()
+    waits = _Waits(loop, child)
+    waits.wait(ask)
+    try:
+        return await waits.done  # type: ignore[no-any-return]
+    except BaseException as e:  # cancelled: the child closes its connection and re-raises
+        if waits.waiting and not child.dead:
+            waits.finish()
+            child.throw(e)
+        raise
+    finally:
+        waits.finish()
+
+
+class _Waits:
+    """One ``green`` call's socket waits: the fd stays registered with the loop from
+    the first wait to the end of the call, and one timer serves every wait's read
+    timeout (re-armed when it fires early)."""
+
+    __slots__ = ("loop", "child", "done", "waiting", "since", "timeout", "timer",
+                 "reading", "writing")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, child: _Bridge) -> None:
+        self.loop, self.child = loop, child
+        self.done: asyncio.Future[Any] = loop.create_future()
+        self.waiting = False
+        self.since = 0.0
+        self.timeout: float | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.reading = self.writing = -1
+
+    def wait(self, ask: tuple[int, bool, float | None]) -> None:
+        fd, write, timeout = ask
+        loop = self.loop
+        self.waiting, self.since, self.timeout = True, loop.time(), timeout
+        if write:  # rare (a full send buffer): the reader is off meanwhile
+            if self.reading >= 0:
+                loop.remove_reader(self.reading)
+                self.reading = -1
+            if self.writing != fd:
+                loop.add_writer(fd, self.resume, True)
+                self.writing = fd
+        else:
+            if self.writing >= 0:
+                loop.remove_writer(self.writing)
+                self.writing = -1
+            if self.reading != fd:
+                if self.reading >= 0:
+                    loop.remove_reader(self.reading)
+                loop.add_reader(fd, self.resume, True)
+                self.reading = fd
+        if timeout and self.timer is None:
+            self.timer = loop.call_at(self.since + timeout, self.expire)
+
+    def expire(self) -> None:
+        self.timer = None
+        if not self.waiting or self.timeout is None:
+            return
+        due = self.since + self.timeout
+        if due > self.loop.time():  # this wait began after the timer was set
+            self.timer = self.loop.call_at(due, self.expire)
+            return
+        self.resume(False)
+
+    def resume(self, ready: bool) -> None:
+        if not self.waiting:
+            return  # the child is done (a readable EOF after it)
+        self.waiting = False
+        try:
+            ask = self.child.switch(ready)
+        except (SystemExit, KeyboardInterrupt):
+            self.finish()
+            raise
+        except BaseException as e:  # noqa: BLE001 - the caller's exception
+            self.finish()
+            if not self.done.done():
+                self.done.set_exception(e)
+            return
+        if self.child.dead:
+            self.finish()
+            if not self.done.done():
+                self.done.set_result(ask)
+        else:
+            self.wait(ask)
+
+    def finish(self) -> None:
+        self.waiting = False
+        loop = self.loop
+        if self.reading >= 0:
+            loop.remove_reader(self.reading)
+            self.reading = -1
+        if self.writing >= 0:
+            loop.remove_writer(self.writing)
+            self.writing = -1
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+
+class GreenConnection(pymysql.connections.Connection):  # type: ignore[type-arg]
+    """A pymysql Connection that, once connected, waits through ``green`` (module
+    docstring). Outside ``green`` a read or write that would block fails."""
+
+    _green = False
+    _data = b""
+    _pos = 0
+    _fd = -1
+    _stamps = False  # the socket gives kernel arrival stamps (TCP)
+    _timing = False  # inside begin() .. elapsed_ms()
+    _arrived: float | None = None
+    _descriptions: dict[tuple[bytes, ...], tuple[list[Any], list[Any], tuple[Any, ...]]]
+
+    def connect(self, sock: socket.socket | None = None) -> None:
+        self._green = False
+        super().connect(sock)
+        s = self._sock
+        if self._rfile is not None:  # its buffer is empty: the server speaks when asked
+            self._rfile.close()
+            self._rfile = None
+        self._data, self._pos, self._fd = b"", 0, s.fileno()
+        self._descriptions = {}
+        self._stamps = s.family != socket.AF_UNIX and not isinstance(s, ssl.SSLSocket)
+        if self._stamps:
+            try:
+                s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            except OSError:
+                self._stamps = False
+        s.setblocking(False)
+        self._current_timeout = self._read_timeout  # _read_packet: no settimeout
+        self._green = True
+
+    def _force_close(self) -> None:
+        self._data, self._pos = b"", 0
+        super()._force_close()
+
+    __del__ = _force_close
+
+    def _read_query_result(self, unbuffered: bool = False) -> int:
+        if not self._green:
+            return super()._read_query_result(unbuffered)  # type: ignore[no-any-return]
+        self._result = None
+        result = _Result(self)
+        if unbuffered:
+            result.init_unbuffered_query()
+        else:
+            result.read()
+        self._result = result
+        if result.server_status is not None:
+            self.server_status = result.server_status
+        return result.affected_rows  # type: ignore[no-any-return]
+
+    def _read_bytes(self, num_bytes: int) -> bytes:
+        if not self._green:
+            return super()._read_bytes(num_bytes)  # type: ignore[no-any-return]
+        pos = self._pos
+        end = pos + num_bytes
+        if end <= len(self._data):
+            self._pos = end
+            return self._data[pos:end]
+        return self._fill(num_bytes)
+
+    def _fill(self, num_bytes: int) -> bytes:
+        parts = [self._data[self._pos:]]
+        have = len(parts[0])
+        self._data, self._pos = b"", 0
+        while have < num_bytes:
+            sock = self._sock
+            if sock is None:
+                raise err.OperationalError(
+                    CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
+            try:
+                if self._timing:
+                    data = self._recv_timed(sock)
+                else:
+                    data = sock.recv(_CHUNK)
+            except (BlockingIOError, ssl.SSLWantReadError):
+                self._wait(False, "Lost connection to MySQL server during query ({})",
+                           CR.CR_SERVER_LOST)
+                continue
+            except ssl.SSLWantWriteError:
+                self._wait(True, "Lost connection to MySQL server during query ({})",
+                           CR.CR_SERVER_LOST)
+                continue
+            except InterruptedError:
+                continue
+            except OSError as e:
+                self._force_close()
+                raise err.OperationalError(
+                    CR.CR_SERVER_LOST, f"Lost connection to MySQL server during query ({e})"
+                ) from None
+            except BaseException:
+                self._force_close()
+                raise
+            if not data:
+                self._force_close()
+                raise err.OperationalError(
+                    CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
+            parts.append(data)
+            have += len(data)
+        data = b"".join(parts)
+        if have > num_bytes:
+            self._data, self._pos = data, num_bytes
+            return data[:num_bytes]
+        return data
+
+    def _recv_timed(self, sock: socket.socket) -> bytes:
+        """A read inside a timed round trip: its arrival noted (module docstring)."""
+        if self._stamps:
+            data, anc, _flags, _addr = sock.recvmsg(_CHUNK, 64)
+            for level, kind, cdata in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(cdata) >= 16:
+                    sec, nsec = struct.unpack("qq", cdata[:16])
+                    self._arrived = sec + nsec / 1e9
+                    return data  # type: ignore[no-any-return]
+            if data:
+                self._arrived = time.time()
+            return data  # type: ignore[no-any-return]
+        if self._arrived is None:  # no stamp: a short blocking wait, then the loop
+            with _poller(self._fd) as poll:
+                poll(SPIN_S * 1000)
+        data = sock.recv(_CHUNK)
+        if data:
+            self._arrived = time.time()
+        return data  # type: ignore[no-any-return]
+
+    def _write_bytes(self, data: bytes) -> None:
+        if not self._green:
+            return super()._write_bytes(data)  # type: ignore[no-any-return]
+        view = memoryview(data)
+        while view:
+            sock = self._sock
+            if sock is None:
+                raise err.OperationalError(
+                    CR.CR_SERVER_GONE_ERROR, "MySQL server has gone away (socket closed)")
+            try:
+                view = view[sock.send(view):]
+                continue
+            except (BlockingIOError, ssl.SSLWantWriteError):
+                write = True
+            except ssl.SSLWantReadError:
+                write = False
+            except InterruptedError:
+                continue
+            except OSError as e:
+                self._force_close()
+                raise err.OperationalError(
+                    CR.CR_SERVER_GONE_ERROR, f"MySQL server has gone away ({e!r})") from None
+            except BaseException:
+                self._force_close()
+                raise
+            self._wait(write, "MySQL server has gone away ({!r})", CR.CR_SERVER_GONE_ERROR)
+        return None
+
+    def _wait(self, write: bool, text: str, code: int) -> None:
+        """Suspend until the socket is ready; pymysql's error (``text`` with a blocking
+        socket's exception) when read_timeout runs out, the connection closed."""
+        here = greenlet.getcurrent()
+        try:
+            if not isinstance(here, _Bridge):
+                raise BlockingIOError(errno.EAGAIN, "would block outside the event loop")
+            parent = here.parent
+            assert parent is not None
+            if not parent.switch((self._fd, write, self._read_timeout)):
+                raise TimeoutError("timed out")  # a blocking socket's socket.timeout
+        except OSError as e:
+            self._force_close()
+            raise err.OperationalError(code, text.format(e)) from None
+        except BaseException:
+            self._force_close()
+            raise
+
+
+class _Result(MySQLResult):  # type: ignore[misc]
+    """pymysql's result, its column definitions parsed once per connection: the same
+    statement sends the same definitions every time (SHOW ALL SLAVES STATUS: ~60 on
+    every node, a primary too, ~40 % of pymysql's time per sample), so a result whose
+    definition packets are byte for byte those met before takes their parsed fields,
+    converters and description (pymysql's ``_get_descriptions`` otherwise)."""
+
+    def _get_descriptions(self) -> None:
+        conn = self.connection
+        read = conn._read_packet
+        key = tuple([read()._data for _ in range(self.field_count)])
+        known = conn._descriptions.get(key)
+        if known is None:
+            known = self._parse(conn, key)
+            if len(conn._descriptions) >= DESCRIPTIONS_KEPT:
+                conn._descriptions.clear()
+            conn._descriptions[key] = known
+        fields, converters, self.description = known
+        self.fields, self.converters = list(fields), list(converters)
+        eof_packet = read()
+        assert eof_packet.is_eof_packet(), "Protocol error, expecting EOF"
+
+    @staticmethod
+    def _parse(conn: Any, datas: tuple[bytes, ...]
+               ) -> tuple[list[Any], list[Any], tuple[Any, ...]]:
+        """pymysql's ``_get_descriptions`` (2.2) over packets already read."""
+        from pymysql import converters as conv
+        from pymysql.connections import TEXT_TYPES
+        from pymysql.constants import FIELD_TYPE
+
+        fields, converters, description = [], [], []
+        use_unicode, conn_encoding = conn.use_unicode, conn.encoding
+        for data in datas:
+            field = FieldDescriptorPacket(data, conn.encoding)
+            fields.append(field)
+            description.append(field.description())
+            field_type = field.type_code
+            if use_unicode:
+                if field_type == FIELD_TYPE.JSON:
+                    encoding = conn_encoding
+                elif field_type in TEXT_TYPES:
+                    encoding = None if field.charsetnr == 63 else conn_encoding
+                else:
+                    encoding = "ascii"
+            else:
+                encoding = None
+            converter = conn.decoders.get(field_type)
+            if converter is conv.through:
+                converter = None
+            converters.append((encoding, converter))
+        return fields, converters, tuple(description)
+
+
+class _poller:
+    """``with _poller(fd) as poll: poll(ms)``: one blocking poll for readability."""
+
+    def __init__(self, fd: int) -> None:
+        self._p = select.poll()
+        self._p.register(fd, select.POLLIN)
+
+    def __enter__(self) -> Callable[[float], object]:
+        return self._p.poll
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def begin(conn: Any) -> tuple[float, float]:
+    """Before a timed request: (the wall clock now, the token for ``elapsed_ms``)."""
+    if type(conn) is GreenConnection and conn._green:
+        conn._timing, conn._arrived = True, None
+        now = time.time()
+        return now, now
+    return time.time(), time.perf_counter()
+
+
+def elapsed_ms(conn: Any, token: float) -> float:
+    """Milliseconds from ``begin`` to the reply's arrival (GreenConnection: the last
+    read's arrival, kernel-stamped on TCP; otherwise now)."""
+    if type(conn) is GreenConnection and conn._timing:
+        conn._timing = False
+        arrived = conn._arrived if conn._arrived is not None else time.time()
+        return max(0.0, (arrived - token) * 1000.0)
+    return (time.perf_counter() - token) * 1000.0
