@@ -239,7 +239,8 @@ def run(lab: Lab, tree: str, n: int, args: argparse.Namespace,
             if twin is not None:
                 twin.page = _get(f"http://127.0.0.1:{port}/metrics")
             if args.pyspy:
-                exe = (shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+                exe = (shutil.which("py-spy")
+                       or shutil.which("py-spy", path=str(Path(sys.executable).parent))
                        or "/tmp/pyspy/bin/py-spy")
                 out = Path(args.pyspy) / f"{label}-{n}.txt"
                 out.parent.mkdir(parents=True, exist_ok=True)

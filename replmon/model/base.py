@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from operator import attrgetter
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any, ClassVar, Literal, Self, TypeVar, dataclass_transform
 
 from pydantic import BaseModel, ConfigDict
@@ -36,7 +36,7 @@ def struct(cls: type[S]) -> type[S]:
     tick), and a slotted instance is about a tenth of a BaseModel's size (no
     ``__dict__``, no fields-set), reads its fields twice as fast, and is freed sooner."""
     out = pydantic_dataclass(frozen=True, slots=True, kw_only=True, config=_STRUCT_CONFIG)(cls)
-    fields: dict[str, FieldInfo] = out.__pydantic_fields__  # type: ignore[attr-defined]
+    fields: dict[str, FieldInfo] = out.__pydantic_fields__
     names = tuple(fields)
     out.model_fields = fields  # type: ignore[attr-defined]
     out._field_names = names  # type: ignore[attr-defined]

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import greenlet
+import greenlet  # type: ignore[import-untyped]
 import pymysql
 from pymysql import err
 from pymysql.connections import MySQLResult
@@ -47,6 +47,11 @@ from pymysql.constants import CR
 from pymysql.protocol import FieldDescriptorPacket
 
 T = TypeVar("T")
+
+# pymysql's private members (its socket, reads, results) are what this module overrides:
+# its stubs do not declare them, so the bases are typed as Any here
+_Connection: Any = pymysql.connections.Connection
+_MySQLResult: Any = MySQLResult
 
 SO_TIMESTAMPNS = 35
 """Linux's SO_TIMESTAMPNS (asm-generic/socket.h); Python's socket module lacks it."""
@@ -57,7 +62,7 @@ DESCRIPTIONS_KEPT = 64
 """Column definitions kept per connection (``_Result``); a statement's are one entry."""
 
 
-class _Bridge(greenlet.greenlet):
+class _Bridge(greenlet.greenlet):  # type: ignore[misc]
     """A greenlet running ``green``'s function; its socket waits go to the loop."""
 
 
@@ -169,7 +174,7 @@ class _Waits:
             self.timer = None
 
 
-class GreenConnection(pymysql.connections.Connection):  # type: ignore[type-arg]
+class GreenConnection(_Connection):  # type: ignore[misc]
     """A pymysql Connection that, once connected, waits through ``green`` (module
     docstring). Outside ``green`` a read or write that would block fails."""
 
@@ -186,8 +191,9 @@ class GreenConnection(pymysql.connections.Connection):  # type: ignore[type-arg]
         self._green = False
         super().connect(sock)
         s = self._sock
-        if self._rfile is not None:  # its buffer is empty: the server speaks when asked
-            self._rfile.close()
+        rfile: Any = getattr(self, "_rfile", None)
+        if rfile is not None:  # its buffer is empty: the server speaks when asked
+            rfile.close()
             self._rfile = None
         self._data, self._pos, self._fd = b"", 0, s.fileno()
         self._descriptions = {}
@@ -241,10 +247,7 @@ class GreenConnection(pymysql.connections.Connection):  # type: ignore[type-arg]
                 raise err.OperationalError(
                     CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
             try:
-                if self._timing:
-                    data = self._recv_timed(sock)
-                else:
-                    data = sock.recv(_CHUNK)
+                data = self._recv_timed(sock) if self._timing else sock.recv(_CHUNK)
             except (BlockingIOError, ssl.SSLWantReadError):
                 self._wait(False, "Lost connection to MySQL server during query ({})",
                            CR.CR_SERVER_LOST)
@@ -283,17 +286,17 @@ class GreenConnection(pymysql.connections.Connection):  # type: ignore[type-arg]
                 if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(cdata) >= 16:
                     sec, nsec = struct.unpack("qq", cdata[:16])
                     self._arrived = sec + nsec / 1e9
-                    return data  # type: ignore[no-any-return]
+                    return data
             if data:
                 self._arrived = time.time()
-            return data  # type: ignore[no-any-return]
+            return data
         if self._arrived is None:  # no stamp: a short blocking wait, then the loop
             with _poller(self._fd) as poll:
                 poll(SPIN_S * 1000)
         data = sock.recv(_CHUNK)
         if data:
             self._arrived = time.time()
-        return data  # type: ignore[no-any-return]
+        return data
 
     def _write_bytes(self, data: bytes) -> None:
         if not self._green:
@@ -342,7 +345,7 @@ class GreenConnection(pymysql.connections.Connection):  # type: ignore[type-arg]
             raise
 
 
-class _Result(MySQLResult):  # type: ignore[misc]
+class _Result(_MySQLResult):  # type: ignore[misc]
     """pymysql's result, its column definitions parsed once per connection: the same
     statement sends the same definitions every time (SHOW ALL SLAVES STATUS: ~60 on
     every node, a primary too, ~40 % of pymysql's time per sample), so a result whose
@@ -375,7 +378,7 @@ class _Result(MySQLResult):  # type: ignore[misc]
         fields, converters, description = [], [], []
         use_unicode, conn_encoding = conn.use_unicode, conn.encoding
         for data in datas:
-            field = FieldDescriptorPacket(data, conn.encoding)
+            field: Any = FieldDescriptorPacket(data, conn.encoding)
             fields.append(field)
             description.append(field.description())
             field_type = field.type_code

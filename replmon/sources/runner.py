@@ -70,7 +70,7 @@ def read_proc_text(path: str) -> str:
     A child forked with them opens its own (two processes reading one description could
     interleave). A kept descriptor that fails is closed and the file read as before."""
     global _KEPT_PID
-    if _KEPT_PID != os.getpid():
+    if os.getpid() != _KEPT_PID:
         _KEPT.clear()
         _KEPT_PID = os.getpid()
     fd = _KEPT.get(path)

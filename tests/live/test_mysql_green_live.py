@@ -93,8 +93,7 @@ async def _hung_error(lab: Lab, threaded: bool) -> tuple[str, str | None, float]
             assert hung.status.state is SourceState.TIMEOUT
             task = src._inflight
             assert task is not None
-            while not task.done():
-                await asyncio.sleep(0.02)
+            await asyncio.wait([task])
             took = time.monotonic() - t0
         finally:
             lab.replica.resume_mysql()

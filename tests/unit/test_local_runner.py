@@ -28,8 +28,9 @@ def test_a_long_file_is_read_whole() -> None:
 
 
 async def test_read_files_as_read_each() -> None:
+    etc = "/etc/hostname" if os.path.exists("/etc/hostname") else "/nope"  # noqa: ASYNC240
     paths = ["/proc/sys/kernel/ostype", "/proc/sys/kernel/hostname", "/proc/no-such-file",
-             "/proc/self/comm", "/etc/hostname" if os.path.exists("/etc/hostname") else "/nope"]
+             "/proc/self/comm", etc]
     runner = LocalRunner()
     kept = await runner.read_files(paths)
     assert kept == await read_each(runner, paths)
