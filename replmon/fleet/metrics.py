@@ -2,7 +2,8 @@
 docs/metrics.md (``python -m replmon.fleet.metrics > docs/metrics.md``).
 
 Both are made from the table in fleet/families.py. ``render_pair`` writes a pair's
-per-tick families once per tick (kept in its ``PairState.blocks``, encoded), in the very
+per-tick families once per tick a scrape sees (kept in its ``PairState.blocks``,
+encoded; fleet/state.py says when), in the very
 text prometheus_client's ``generate_latest`` writes for them (tests/unit/test_fleet.py
 compares the two on every shipped recording) but without its per-sample objects: each
 family keeps the text of its sample lines up to the value (``name{labels} ``) from one
@@ -183,7 +184,7 @@ fleet's series repeat tick after tick, so a tick formats only values. Past this 
 class _Format:
     """A family of the table, ready to write: the same text prometheus_client's
     ``generate_latest`` writes for it (tests/unit/test_fleet.py compares the two), several
-    times faster. Written from the pipelines' threads, read by none but them: a prefix
+    times faster. Written from the pipelines' and the scrapes' threads: a prefix
     cached by one pair's tick is the same text for any other (a dict's get and set are
     atomic under the GIL)."""
 
@@ -324,13 +325,13 @@ def render_pair(state: PairState, groups: frozenset[str] = _NO_GROUPS) -> Blocks
 
 
 def exposition(states: Sequence[PairState]) -> bytes:
-    """The /metrics page: every pair's per-tick blocks (``state.blocks``, rendered by
-    ``render_pair`` when the tick arrived) merged family by family under one HELP/TYPE,
-    then the scrape-time families and replmon's own."""
+    """The /metrics page: every pair's per-tick blocks (``state.rendered()``: formatted by
+    ``render_pair`` at the first scrape after each of its ticks) merged family by family
+    under one HELP/TYPE, then the scrape-time families and replmon's own."""
     heads: dict[str, bytes] = {}
     bodies: dict[str, list[bytes]] = {}  # metric name -> its sample lines of every pair
     for s in states:
-        for name, (head, body) in s.blocks.items():  # a tick swaps the whole dict
+        for name, (head, body) in s.rendered().items():  # a new dict each formatting
             got = bodies.get(name)
             if got is None:
                 heads[name], bodies[name] = head, [body]
