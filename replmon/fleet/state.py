@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from replmon.engine import Update
 from replmon.model.findings import RECENT_MAX, Finding
@@ -144,6 +145,9 @@ class PairState:
         """A tick arrived since ``blocks`` was formatted."""
         self._lock = threading.Lock()
         """Held while a tick updates the state and while its text is formatted."""
+        self.kept: dict[Any, Any] = {}
+        """render_pair's blocks of the last formatting with what each was made of, by
+        family: used again while that is the same (metrics._Format.scalar_block)."""
         self.tick: Tick | None = None
         self.findings: tuple[Finding, ...] = ()
         self.closed: deque[Finding] = deque(maxlen=4 * RECENT_MAX)

@@ -149,3 +149,32 @@ def test_serve_notes_each_scrape(monkeypatch: pytest.MonkeyPatch) -> None:
         server.close()
     assert clock.last is not None and len(clock.gaps) == 2
 
+
+
+def test_a_block_used_again_only_while_its_text_is_the_same() -> None:
+    """render_pair keeps each scalar family's block and uses it again while each node's
+    label values and value text are the same: 0.0 and -0.0 are equal numbers but not
+    the same text, and a switchover swaps the node labels."""
+    (t, _), *_ = _ticks("healthy_steady_load.rmrec")
+
+    def with_load(tick: object, v: float, swap: bool = False) -> object:
+        p, r = tick.primary, tick.replica  # type: ignore[attr-defined]
+        p = p.model_copy(update={"host": p.host.model_copy(update={"load1": v})})
+        if swap:
+            p = p.model_copy(update={"role": "replica"})
+            r = r.model_copy(update={"role": "primary"})
+        return tick.model_copy(update={"primary": p, "replica": r})  # type: ignore[attr-defined]
+
+    s = PairState("p", 1.0)
+    seen = []
+    for v, swap in ((0.0, False), (-0.0, False), (0.0, False), (0.0, True), (2.5, True)):
+        s.on_tick(with_load(t, v, swap), None)  # type: ignore[arg-type]
+        s.blocks = render_pair(s)
+        seen.append(s.blocks["replmon_node_load1"][1].decode().splitlines())
+    host = t.primary.name
+    assert [x for x in seen[0] if host in x] == [
+        f'replmon_node_load1{{host="{host}",node="primary",pair="p"}} 0.0']
+    assert f'replmon_node_load1{{host="{host}",node="primary",pair="p"}} -0.0' in seen[1]
+    assert seen[2] == seen[0]
+    assert f'replmon_node_load1{{host="{host}",node="replica",pair="p"}} 0.0' in seen[3]
+    assert f'replmon_node_load1{{host="{host}",node="replica",pair="p"}} 2.5' in seen[4]
