@@ -45,11 +45,11 @@ class ScrapeClock:
     """When the next scrape of /metrics is due, from the last ones (http.App notes each).
 
     Several scrapers (two Prometheus, a curl every second) are one stream of scrapes: the
-    spacing expected is the shortest of the last few, so a tick formats its text too
-    often rather than too seldom; one not seen for a few spacings no longer counts (a
-    scrape is expected at any time, every tick formats)."""
+    spacing expected is the shorter of the last two, so a tick formats its text too
+    often rather than too seldom, and a scrape by hand counts for two scrapes only; with
+    none for a few spacings, a scrape is expected at any time (every tick formats)."""
 
-    KEEP = 4
+    KEEP = 2
     """Spacings remembered."""
     MARGIN = 0.25
     """A scrape due within this share of the pair's interval after its next tick counts

@@ -106,8 +106,12 @@ def test_the_scrape_clock_expects_the_next_scrape_from_the_last_ones() -> None:
     assert clock.due_within(5.0, 45.5)  # late: may come any moment
     assert not clock.due_within(5.0, 53.5)  # missed one: the next turn is at 60
     assert clock.due_within(5.0, 30.0 + 4 * 15.0 + 1)  # stopped: every tick formats
-    clock.seen(31.0)  # a second scraper: the shortest spacing counts
+    clock.seen(31.0)  # a scrape by hand: the shorter spacing counts
     assert clock.due_within(5.0, 33.0)
+    clock.seen(45.0)
+    assert clock.due_within(5.0, 47.0)
+    clock.seen(60.0)  # two scrapes later it no longer does
+    assert not clock.due_within(5.0, 62.0) and clock.due_within(5.0, 69.0)
 
 
 def test_a_formatting_that_fails_keeps_the_last_text(monkeypatch: pytest.MonkeyPatch,
