@@ -27,7 +27,7 @@ from prometheus_client.exposition import ThreadingWSGIServer, _SilentHandler
 from replmon.errors import ConfigError
 from replmon.fleet.config import BasicAuth, Tls, parse_listen
 from replmon.fleet.metrics import exposition
-from replmon.fleet.state import PairState
+from replmon.fleet.state import SCRAPES, PairState
 from replmon.model.findings import recently_closed
 from replmon.output.incidents import finding_json, incident_dict
 from replmon.units import tick_stamp
@@ -92,8 +92,11 @@ class App:
         """/metrics, written by one scrape at a time: scrapes that overlap (Prometheus
         and a second scraper, or scrapes piling up behind a pause) wait for each other
         instead of each writing its page at once (at 200 pairs a page is 5.4 MB, about
-        twice that while it is joined; the interpreter runs one of them at a time anyway)."""
+        twice that while it is joined; the interpreter runs one of them at a time anyway).
+        Each is noted in ``SCRAPES``: a pair's tick formats its text only when a scrape
+        is due before its next tick (fleet/state.py)."""
         with self._lock:
+            SCRAPES.seen()
             return exposition(self.states)
 
     def __call__(self, environ: dict[str, Any], start: StartResponse) -> Iterable[bytes]:

@@ -2,7 +2,8 @@
 docs/metrics.md (``python -m replmon.fleet.metrics > docs/metrics.md``).
 
 Both are made from the table in fleet/families.py. ``render_pair`` writes a pair's
-per-tick families once per tick (kept in its ``PairState.blocks``, encoded), in the very
+per-tick families once per tick a scrape sees (kept in its ``PairState.blocks``,
+encoded; fleet/state.py says when), in the very
 text prometheus_client's ``generate_latest`` writes for them (tests/unit/test_fleet.py
 compares the two on every shipped recording) but without its per-sample objects: each
 family keeps the text of its sample lines up to the value (``name{labels} ``) from one
@@ -33,8 +34,9 @@ from prometheus_client.registry import Collector
 
 from replmon import __version__
 from replmon.fleet.families import BUILD_INFO, FAMILIES, OPT_IN, TICK_DURATION, Family
-from replmon.fleet.samples import PerNode, Sample, nodes
+from replmon.fleet.samples import PerNode, Sample, Scalar, nodes
 from replmon.fleet.state import Blocks, PairState
+from replmon.model.base import SourceState
 from replmon.model.tick import NodeTick
 
 
@@ -183,7 +185,7 @@ fleet's series repeat tick after tick, so a tick formats only values. Past this 
 class _Format:
     """A family of the table, ready to write: the same text prometheus_client's
     ``generate_latest`` writes for it (tests/unit/test_fleet.py compares the two), several
-    times faster. Written from the pipelines' threads, read by none but them: a prefix
+    times faster. Written from the pipelines' and the scrapes' threads: a prefix
     cached by one pair's tick is the same text for any other (a dict's get and set are
     atomic under the GIL)."""
 
@@ -199,6 +201,8 @@ class _Format:
             self.shape = _Shape(fam.all_labels)
         self.node_read = fam.read.fn if isinstance(fam.read, PerNode) else None
         """A per-node family's node reader: read node by node (see ``_over``)."""
+        self.scalar = self.node_read if isinstance(self.node_read, Scalar) else None
+        """A scalar family's reader: its ``get`` only is called (see ``scalar``)."""
         self._split_heads: dict[str, tuple[str, bytes]] = {}
         self._known: dict[tuple[str, ...], dict[tuple[str, ...], str]] = {}
         """Cached sample-line prefixes: pair/node/host label values (none for a pair
@@ -265,6 +269,40 @@ class _Format:
                     lines.append(f"{known.get(labels) or make(base, labels)}{value}\n")
         return lines
 
+    def scalar_block(self, ok: list[tuple[tuple[str, str, str], Any]], out: Blocks,
+                     kept: dict[Any, Any]) -> None:
+        """A scalar family's block (one unlabelled value a node, ``samples.Scalar``) from
+        the samples of the nodes whose source it reads is ok (``ok``: checked once for
+        every scalar family of the pair), into ``out``.
+
+        Most of them hold the same value tick after tick (load, memory, variables, idle
+        counters: ~60 % of the pair's blocks are the same bytes as at its last tick): the
+        block is kept in the pair's ``kept`` with what it was made of (each node's label
+        values and value text) and used again while that is the same. The value texts
+        are compared, not the values: 0.0 and -0.0 are equal numbers but not the same
+        text."""
+        get = self.scalar.get  # type: ignore[union-attr]
+        texts, sign = _TEXTS, math.copysign
+        made: list[tuple[tuple[str, str, str], str]] = []
+        for base, sample in ok:
+            v = get(sample)
+            if v is not None:
+                v = float(v)
+                if v == v:
+                    made.append((base, (texts.get(v) or _value_text(v)) if v
+                                 else _ZERO[sign(1.0, v)]))
+        if not made:
+            return
+        got = kept.get(self)
+        if got is not None and got[0] == made:
+            out[self.exposed] = got[1]
+            return
+        known_by, make = self._known, self._prefix
+        body = "".join([f"{known_by.get(base, _NONE_KNOWN).get(()) or make(base, ())}{text}\n"
+                        for base, text in made])
+        block = out[self.exposed] = (self.head_bytes, body.encode())
+        kept[self] = (made, block)
+
     def render(self, state: PairState, nodes: list[tuple[tuple[str, str, str], NodeTick]],
                groups: frozenset[str], out: Blocks) -> None:
         """The family's blocks of the pair into ``out`` (NaN: no sample, but in a split
@@ -306,6 +344,7 @@ _NONE_TEXTS: dict[float, str] = {}
 """Looked up (never written) instead of ``_TEXTS`` for values not worth keeping."""
 _FORMATS = [_Format(f) for f in FAMILIES if not f.live]
 _STATIC = {f.exposed for f in FAMILIES}
+_SCALAR_KINDS = sorted({f.scalar.kind for f in _FORMATS if f.scalar is not None})
 
 
 def groups_of(opt_in: Sequence[str]) -> frozenset[str]:
@@ -318,19 +357,26 @@ def render_pair(state: PairState, groups: frozenset[str] = _NO_GROUPS) -> Blocks
     per tick, so a scrape only joins text)."""
     out: Blocks = {}
     at = nodes(state)  # both nodes' pair/node/host label values, for every family
+    ok = {kind: [(base, sample) for base, n in at
+                 if (sample := getattr(n, kind)).status.state is SourceState.OK]
+          for kind in _SCALAR_KINDS}  # the samples the scalar families read
+    kept = state.kept
     for f in _FORMATS:
-        f.render(state, at, groups, out)
+        if f.scalar is None:
+            f.render(state, at, groups, out)
+        elif not f.fam.group or f.fam.group in groups:
+            f.scalar_block(ok[f.scalar.kind], out, kept)
     return out
 
 
 def exposition(states: Sequence[PairState]) -> bytes:
-    """The /metrics page: every pair's per-tick blocks (``state.blocks``, rendered by
-    ``render_pair`` when the tick arrived) merged family by family under one HELP/TYPE,
-    then the scrape-time families and replmon's own."""
+    """The /metrics page: every pair's per-tick blocks (``state.rendered()``: formatted by
+    ``render_pair`` at the first scrape after each of its ticks) merged family by family
+    under one HELP/TYPE, then the scrape-time families and replmon's own."""
     heads: dict[str, bytes] = {}
     bodies: dict[str, list[bytes]] = {}  # metric name -> its sample lines of every pair
     for s in states:
-        for name, (head, body) in s.blocks.items():  # a tick swaps the whole dict
+        for name, (head, body) in s.rendered().items():  # a new dict each formatting
             got = bodies.get(name)
             if got is None:
                 heads[name], bodies[name] = head, [body]

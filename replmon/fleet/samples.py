@@ -64,19 +64,30 @@ def _ok(n: NodeTick, kind: str) -> bool:
     return bool(getattr(n, kind).status.state is SourceState.OK)
 
 
-def scalar(kind: str, get: Callable[[Any], float | int | bool | None]) -> NodeReader:
+class Scalar:
     """One unlabelled value of a source's sample (only when the source is ok and the
-    value known)."""
-    # A tuple rather than a generator, and the source read once: about a hundred
-    # families of a pair are scalars, read for both nodes on every tick.
-    def fn(n: NodeTick) -> tuple[Sample, ...]:
-        sample = getattr(n, kind)
+    value known), as a node reader. metrics.render_pair does not call it: it reads the
+    value with ``get`` from the sample of each node whose ``kind`` source is ok, checked
+    once for all of a pair's scalar families (52 of them)."""
+
+    __slots__ = ("get", "kind")
+
+    def __init__(self, kind: str, get: Callable[[Any], float | int | bool | None]) -> None:
+        self.kind = kind
+        self.get = get
+
+    def __call__(self, n: NodeTick) -> tuple[Sample, ...]:
+        sample = getattr(n, self.kind)
         if sample.status.state is SourceState.OK:
-            v = get(sample)
+            v = self.get(sample)
             if v is not None:
                 return (((), float(v)),)
         return ()
-    return fn
+
+
+def scalar(kind: str, get: Callable[[Any], float | int | bool | None]) -> Scalar:
+    """One unlabelled value of a source's sample (``Scalar``)."""
+    return Scalar(kind, get)
 
 
 # --- sources ---------------------------------------------------------------------------
