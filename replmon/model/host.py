@@ -187,6 +187,9 @@ class HostSample(SampleBase):
 
     hostname: str | None = None
     """The node's hostname (/proc/sys/kernel/hostname)."""
+    uptime_s: float | None = None
+    """Seconds since boot (/proc/uptime, 10 ms steps), read in the same batch as the
+    counters: the time between two readings as the node saw it (``derive_host_rates``)."""
     btime: int | None = None
     """Epoch seconds of boot (/proc/stat btime). A change means the host rebooted."""
     ncpu: int | None = None

@@ -189,17 +189,38 @@ def _per_device(cur: Mapping[str, D], prev: Mapping[str, D],
     return out, counted
 
 
+NODE_CLOCK_SLACK_S = 0.05
+"""How far the node's own time between two readings (/proc/uptime) may differ from the
+time between the requests before the node's is taken (``derive_host_rates``)."""
+
+
+def reading_dt(prev: HostSample, cur: HostSample) -> float:
+    """Seconds between two readings: the time between the requests (monotonic, here),
+    unless the node's own clock says otherwise by more than NODE_CLOCK_SLACK_S. Over ssh
+    the files are read a round trip and a scheduling delay after the request, and that
+    delay varies: on the two-host lab under load, a NIC held at 16,000 B/s by a shaper
+    read 11,578-24,574 B/s tick after tick (issue #55's link_saturation flake), the bytes
+    right, the seconds wrong. /proc/uptime's 10 ms steps are too coarse where the two
+    agree (a 0.2 s interval), so it is taken only where they do not."""
+    dt = cur.mono - prev.mono
+    if cur.uptime_s is not None and prev.uptime_s is not None:
+        node = cur.uptime_s - prev.uptime_s
+        if node > 0 and abs(node - dt) > NODE_CLOCK_SLACK_S:
+            return node
+    return dt
+
+
 def derive_host_rates(prev: HostSample | None, cur: HostSample) -> HostRates:
     """Rates between two consecutive samples of the same host (pure function).
 
-    Divides by the real monotonic time between the readings. Gives gauges only
+    Divides by the time between the readings (``reading_dt``). Gives gauges only
     (every rate None) without a usable previous sample or after a reboot; a single
     counter that went down gives None for the rates built on it."""
     if not cur.status.ok:
         return HostRates()
     if prev is None or not prev.status.ok or cur.mono - prev.mono <= 0:
         return HostRates.model_validate(_gauges(cur))
-    dt = cur.mono - prev.mono
+    dt = reading_dt(prev, cur)
     if rebooted(prev, cur):
         return HostRates.model_validate({**_gauges(cur), "dt_s": dt, "reset": "reboot"})
     values = _gauges(cur, devices=False)

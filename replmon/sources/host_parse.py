@@ -54,6 +54,7 @@ PROC_FILES: tuple[str, ...] = (
     "/proc/loadavg",
     "/proc/diskstats",
     "/proc/net/dev",
+    "/proc/uptime",
     "/proc/net/route",
     "/proc/pressure/cpu",
     "/proc/pressure/memory",
@@ -242,6 +243,16 @@ def parse_vmstat(text: str, path: str = "/proc/vmstat") -> VmStat:
             raise _fail(path, n, line, "expected '<name> <number>'")
         values[toks[0]] = _uint(toks[1], path, n, line)
     return VmStat.trusted(**values)
+
+
+def parse_uptime(text: str, path: str = "/proc/uptime") -> float:
+    """Seconds since boot (the first field, 10 ms steps): the node's own clock, read in
+    the same batch as the counters (``HostSample.uptime_s``)."""
+    line = text.split("\n", 1)[0]
+    toks = line.split()
+    if not toks:
+        raise _fail(path, 1, line, "expected the seconds since boot")
+    return _decimal(toks[0], path, 1, line)
 
 
 def parse_loadavg(text: str, path: str = "/proc/loadavg") -> tuple[float, float, float]:
@@ -443,6 +454,8 @@ def build_host_sample(
         fields["vm"] = parse_vmstat(text)
     if (text := files.get("/proc/loadavg")) is not None:
         fields["load1"], fields["load5"], fields["load15"] = parse_loadavg(text)
+    if (text := files.get("/proc/uptime")) is not None:
+        fields["uptime_s"] = parse_uptime(text)
     if (text := files.get("/proc/diskstats")) is not None:
         fields["disks"] = parse_diskstats(text, whole_disks)
     if (text := files.get("/proc/net/dev")) is not None:

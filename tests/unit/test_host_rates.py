@@ -244,3 +244,38 @@ def test_stacked_devices_stay_out_of_the_disk_total(a: HostSample, b: HostSample
     assert r.disks["dm-0"].read_iops == pytest.approx(771 / DT)
     assert r.disk_total.read_iops == pytest.approx(771 / DT)  # vda only, not twice
     assert r.disk_max_util_pct == pytest.approx(100 * 1000 / (DT * 1000))  # the busier dm-0
+
+
+def _nic_sample(mono: float, uptime: float | None, sent: int) -> HostSample:
+    """A sample of one NIC's send counter, taken at ``mono`` here, read at ``uptime`` on
+    the node."""
+    text = ("Inter-|   Receive                                                |  Transmit\n"
+            " face |bytes    packets errs drop fifo frame compressed multicast|bytes    "
+            "packets errs drop fifo colls carrier compressed\n"
+            f"  eth1: 0 0 0 0 0 0 0 0 {sent} 0 0 0 0 0 0 0\n")
+    files = {"/proc/stat": "cpu  1 0 1 10 0 0 0 0 0 0\ncpu0 1 0 1 10 0 0 0 0 0 0\n",
+             "/proc/net/dev": text}
+    if uptime is not None:
+        files["/proc/uptime"] = f"{uptime:.2f} 100.00\n"
+    return build_host_sample(files).model_copy(update={"mono": mono, "wall": mono})
+
+
+def test_a_reading_late_over_ssh_is_divided_by_the_nodes_seconds() -> None:
+    """The two-host lab under load (#55): 16,000 B/s through a shaper, the requests 1 s
+    apart, the readings on the node 0.65 then 1.35 s apart: the node's clock gives the
+    rate; the request times gave 10,400 and 21,600 B/s (the link_saturation flake)."""
+    s0 = _nic_sample(10.0, 500.00, 0)
+    s1 = _nic_sample(11.0, 500.65, 10_400)
+    s2 = _nic_sample(12.0, 502.00, 10_400 + 21_600)
+    for prev, cur in ((s0, s1), (s1, s2)):
+        r = derive_host_rates(prev, cur).nics["eth1"]
+        assert r.send_bytes_per_s == pytest.approx(16_000, rel=0.001)
+
+
+def test_the_request_times_stand_where_the_node_agrees_or_is_silent() -> None:
+    """Within NODE_CLOCK_SLACK_S the monotonic time between requests stands (finer than
+    /proc/uptime's 10 ms steps at a 0.2 s interval); without /proc/uptime, as before."""
+    near = derive_host_rates(_nic_sample(10.0, 500.00, 0), _nic_sample(10.2, 500.23, 3_200))
+    assert near.nics["eth1"].send_bytes_per_s == pytest.approx(16_000)
+    none = derive_host_rates(_nic_sample(10.0, None, 0), _nic_sample(11.0, None, 10_400))
+    assert none.nics["eth1"].send_bytes_per_s == pytest.approx(10_400)
