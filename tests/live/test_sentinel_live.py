@@ -178,9 +178,13 @@ def check_roles_after_the_failover(ticks: list, marks: dict[str, float], old: st
     assert last.key == f"redis:lab-{new}", last
     assert last.title.startswith(f"Sentinel promoted lab-{new}'s Redis at "), last.title
     assert last.title.endswith(f", epoch 1; MySQL stays on lab-{old}"), last.title
-    crit = [f for f in fs if f.severity is Severity.CRITICAL]
-    assert all(f.given == "primary" and f.since_wall >= marks["killed"] for f in crit), \
-        [(f.check, f.given, f.title) for f in crit]
+    # the failover's criticals: those opened from the kill on. One opened before it is
+    # not the failover's: this test runs first in the suite, while five workers start
+    # their labs, and once (a fresh clone, 2026-12-04) the write load starved there and
+    # throughput_collapse said so before the kill ("MySQL QPS 163 -> 6"), rightly
+    crit = [f for f in fs if f.severity is Severity.CRITICAL
+            and f.since_wall >= marks["killed"]]
+    assert all(f.given == "primary" for f in crit), [(f.check, f.given, f.title) for f in crit]
     assert [f.title for f in fs if f.check == "two_primaries"] == []
     assert [f.check for f in open_ if f.severity is Severity.CRITICAL] == []
     t = ticks[-1]
