@@ -50,9 +50,9 @@ UNNEEDED = {
     "report": ("textual", "prometheus_client", "replmon.fleet.serve", "plotext", "pymysql",
                "redis", "cryptography.hazmat"),
     "live screen": ("prometheus_client", "replmon.fleet.serve", "cryptography.hazmat",
-                    "replmon.lab.demo"),
+                    "replmon.lab.demo", "greenlet"),
     "record": ("textual", "rich", "plotext", "prometheus_client", "replmon.fleet.serve",
-               "cryptography.hazmat", "replmon.lab.demo"),
+               "cryptography.hazmat", "replmon.lab.demo", "greenlet"),
 }
 
 

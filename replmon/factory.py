@@ -22,9 +22,12 @@ SSH_OFF_REASON = "host and DRBD metrics of this node are switched off ([node.ssh
 
 
 def node_sources(node: NodeEndpoints, timeout: float,
-                 peer: tuple[str, int] | None = None) -> NodeSources:
+                 peer: tuple[str, int] | None = None, *,
+                 mysql_on_loop: bool = False) -> NodeSources:
     """``peer``: the other node's server whose TCP connect time this node's host source
-    measures each tick (the primary times its replica: the replication link)."""
+    measures each tick (the primary times its replica: the replication link).
+    ``mysql_on_loop``: the MySQL source samples on the event loop in a greenlet, not in
+    a worker thread (serve's many pairs: ``MysqlSource``'s ``on_loop``)."""
     sources: dict[str, Source[Any]] = {}
     off: dict[str, str] = {}
     runner: Runner = LocalRunner()
@@ -55,7 +58,8 @@ def node_sources(node: NodeEndpoints, timeout: float,
         sources["mysql"] = MysqlSource(node.mysql, timeout=timeout,
                                        variables_every=node.mysql_variables_every,
                                        positions_every=node.mysql_positions_every,
-                                       heartbeat_table=node.mysql_heartbeat_table)
+                                       heartbeat_table=node.mysql_heartbeat_table,
+                                       on_loop=mysql_on_loop)
     else:
         off["mysql"] = "MySQL switched off in the config"
     if node.redis is not None:
@@ -65,13 +69,16 @@ def node_sources(node: NodeEndpoints, timeout: float,
     return NodeSources(role=node.role, name=node.name, sources=sources, off_reason=off)
 
 
-def build_collector(pair: PairEndpoints | Config) -> Collector:
-    """A collector for a resolved pair (a Config is resolved first, once)."""
+def build_collector(pair: PairEndpoints | Config, *, mysql_on_loop: bool = False
+                    ) -> Collector:
+    """A collector for a resolved pair (a Config is resolved first, once);
+    ``mysql_on_loop`` as ``node_sources``'."""
     if isinstance(pair, Config):
         pair = resolve(pair)
     return Collector(
-        node_sources(pair.primary, pair.timeout, peer=pair.link_peer),
-        node_sources(pair.replica, pair.timeout),
+        node_sources(pair.primary, pair.timeout, peer=pair.link_peer,
+                     mysql_on_loop=mysql_on_loop),
+        node_sources(pair.replica, pair.timeout, mysql_on_loop=mysql_on_loop),
         interval=pair.interval,
         sentinel=sentinel_source(pair),
         together=pair.together,

@@ -140,7 +140,10 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
                     readers.append(await stack.enter_async_context(rec))
                 if plain:
                     readers.append(PairLine(pair.name, out or sys.stdout, width))
-                collector = await stack.enter_async_context(build_collector(pair.config))
+                # MySQL on the loop: a worker thread per sample costs the CPU of its
+                # hand-offs at every socket wait, times the fleet's pairs
+                collector = await stack.enter_async_context(
+                    build_collector(pair.config, mysql_on_loop=True))
                 pipe = Pipeline(collector.ticks(None), engine, readers)
                 # Spread the pairs' schedules over the interval: fifty pairs ticking in
                 # the same millisecond would hold the loop (and the GIL a scrape needs)

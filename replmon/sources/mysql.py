@@ -1,12 +1,18 @@
-"""The MySQL/MariaDB source: one sample's reads on the event loop, through a greenlet.
+"""The MySQL/MariaDB source: one sample's reads, in a worker thread or on the event loop.
 
 How it talks to the server
 --------------------------
-pymysql is blocking; each sample runs one function (``_read``) in a greenlet on the
-event loop's thread whose socket waits are awaited on the loop (``mysql_green``:
-connecting, rare, still runs in a worker thread; ``threaded=True`` runs the whole
-sample in a worker thread, ``asyncio.to_thread``, as before: for comparisons). It does, on one kept
-connection:
+pymysql is blocking; each sample runs one function (``_work``: connect when there is no
+connection, ``_read``, the one retry on a kept connection found dead) in one of two
+places. By default in a worker thread (``asyncio.to_thread``): the single-pair commands
+(the screen, ``record``, ``check``, ``sample``) sample once a second, and there memory
+counts (issue #56), not the thread's CPU. With ``on_loop=True`` (serve's fleet) in a
+greenlet on the event loop's thread (``mysql_green.green``): its socket waits are the
+loop's, saving the thread hand-offs (~190 futex calls per pair-tick), for greenlet's
+~1 MB of RSS, imported on the first such sample; connecting, blocking in pymysql, still
+goes to a worker thread from there (``mysql_green.offload``). Both read through the same
+``GreenConnection`` (kernel-stamped round trips, column definitions parsed once). It
+does, on one kept connection:
 
 1. ``COM_PING`` (``conn.ping(reconnect=False)``), timed from the send to the reply's
    arrival (the kernel's stamp on TCP, ``mysql_green.begin``): rtt_ms;
@@ -40,7 +46,8 @@ then parses the rows (``mysql_parse`` and its siblings) into a MysqlSample; read
 and 6, and what the server refuses of them, are ``mysql_reads``'. The Source base
 runs it under the per-source timeout and, while a timed-out call is still
 waiting (a hung server), reports "timeout" without starting another; pymysql's
-read_timeout (from the endpoint; a timer on the loop) eventually frees it.
+read_timeout (from the endpoint; a poll's limit in a thread, a timer on the loop)
+eventually frees it.
 
 Connections are made lazily. Any connection-level error drops the connection;
 the next sample reconnects. A kept connection that turns out dead (server
@@ -90,7 +97,7 @@ from replmon.sources.mysql_connect import (
     is_retryable,
     source_error,
 )
-from replmon.sources.mysql_green import GreenConnection, begin, elapsed_ms, green
+from replmon.sources.mysql_green import GreenConnection, begin, elapsed_ms, green, offload
 from replmon.sources.mysql_lag_reads import quote_table, read_lag_facts
 from replmon.sources.mysql_parse import (
     STATUS_NAMES,
@@ -187,15 +194,16 @@ class MysqlSource(Source[MysqlSample]):
         heartbeat_table: str | None = None,
         processlist_every: float = 3.0,
         applier_every: float = 5.0,
-        threaded: bool = False,
+        on_loop: bool = False,
     ) -> None:
         super().__init__(timeout=timeout)
         self.endpoint = endpoint
-        self.threaded = threaded
-        """Each sample in a worker thread (the source before mysql_green; comparisons)."""
+        self.on_loop = on_loop
+        """Each sample on the event loop's thread in a greenlet (serve: less CPU per
+        sample, +1 MB RSS for greenlet), not in a worker thread (module docstring)."""
         self.variables_every = variables_every
         self._backoff = Backoff(reconnect_interval)
-        self._lock = threading.Lock()  # held by the sample (its thread) while it uses _conn
+        self._lock = threading.Lock()  # held by the sample (_work) while it uses _conn
         self._conn: pymysql.connections.Connection[Any] | None = None
         self._closed = False
         self._version = ""
@@ -278,77 +286,53 @@ class MysqlSource(Source[MysqlSample]):
                     state=last.state,
                     hint=last.hint,
                 )
-        if self.threaded:
-            return await asyncio.to_thread(self._work)
-        if not self._lock.acquire(blocking=False):  # a thread of close()'s time, say
+        if self.on_loop:
+            return await green(self._work)
+        return await asyncio.to_thread(self._work)
+
+    def _work(self) -> MysqlSample:
+        """One sample, in a worker thread or in a ``green`` greenlet (``on_loop``)."""
+        # Held already: by a sample whose task was cancelled (close()) while its thread
+        # goes on, or by close() for a moment. Not waited for: on the loop's thread a
+        # blocking acquire would hang the loop, and the holder with it.
+        if not self._lock.acquire(blocking=False):
             raise SourceError(f"{self.endpoint.display()}: previous request still pending",
                               state="timeout")
-        try:
-            return await self._green_work()
-        finally:
-            self._lock.release()
-
-    async def _green_work(self) -> MysqlSample:
-        """``_work`` on the loop: connecting in a thread, the reads in a greenlet."""
         try:
             if self._closed:
                 raise SourceError(f"{self.endpoint.display()}: source closed")
             conn, reused = self._conn, self._conn is not None
             if conn is None:
-                conn = await asyncio.to_thread(self._connect)
+                conn = self._connect()
             try:
-                return await green(self._read, conn, not reused)
+                return self._read(conn, not reused)
             except _Lost as lost:
                 self._drop()
                 if not (reused and lost.retryable):
                     raise lost.error from None
                 log.debug("%s: kept connection lost (%s); reconnecting", self, lost.error)
                 try:
-                    return await green(self._read, await asyncio.to_thread(self._connect),
-                                       True)
+                    return self._read(self._connect(), True)
                 except _Lost as again:
                     self._drop()
                     raise again.error from None
         finally:
             if self._closed:
                 self._drop()
-
-    # --- worker thread ---------------------------------------------------------
-
-    def _work(self) -> MysqlSample:
-        with self._lock:
-            try:
-                if self._closed:
-                    raise SourceError(f"{self.endpoint.display()}: source closed")
-                conn, reused = self._conn, self._conn is not None
-                if conn is None:
-                    conn = self._connect()
-                try:
-                    return self._read(conn, not reused)
-                except _Lost as lost:
-                    self._drop()
-                    if not (reused and lost.retryable):
-                        raise lost.error from None
-                    log.debug("%s: kept connection lost (%s); reconnecting", self, lost.error)
-                    try:
-                        return self._read(self._connect(), True)
-                    except _Lost as again:
-                        self._drop()
-                        raise again.error from None
-            finally:
-                if self._closed:
-                    self._drop()
+            self._lock.release()
 
     def _connect(self) -> pymysql.connections.Connection[Any]:
         try:
-            conn = connect(self.endpoint, None if self.threaded else GreenConnection)
+            # a worker thread's, in both modes: pymysql's connect blocks (up to
+            # connect_timeout for the TCP connect, read_timeout for each handshake read)
+            conn = offload(connect, self.endpoint, GreenConnection)
         except SourceError as error:
             self._backoff.failed(error, time.monotonic())
             log.debug("%s: connect failed: %s", self, error)
             raise
         self._backoff.succeeded()
         self._conn = conn
-        if self._closed:  # closed while connecting (a cancelled sample's thread)
+        if self._closed:  # closed while connecting (close() does not wait for a sample)
             self._drop()
             raise SourceError(f"{self.endpoint.display()}: source closed")
         self._version = clean_version(str(conn.get_server_info() or ""))  # type: ignore[no-untyped-call]

@@ -1,36 +1,44 @@
-"""pymysql on the event loop: its blocking reads and writes suspend a greenlet instead of
-a thread (the MySQL source's per-tick round trips, ``green``).
+"""pymysql whose socket waits either block a worker thread or suspend a greenlet on the
+event loop (the MySQL source's per-tick round trips; ``green``, ``offload``).
 
-``asyncio.to_thread`` per sample cost the interpreter lock's hand-offs between the loop
-and the worker threads at every socket wait (~190 futex calls per pair-tick in serve,
-docs/benchmarks.md) and a thread's CPU per call. Here the sample's code (pymysql and
-the parsing, unchanged) runs in a greenlet on the loop's own thread. ``GreenConnection``
-is a pymysql Connection whose socket, once connected, is non-blocking: when a read or a
-write would block it switches to the loop's side (``green``), which waits for the socket
-with ``loop.add_reader``/``add_writer`` (removed after) and switches back. TCP, unix
-sockets and TLS (SSLWantReadError/SSLWantWriteError) alike.
+``GreenConnection`` is a pymysql Connection whose socket, once connected, is
+non-blocking; when a read or a write would block, it waits in one of two ways:
 
-What stays as pymysql's: connecting (TCP/TLS handshake, authentication) runs blocking
-in a worker thread, as before: it is rare. pymysql's ``read_timeout`` becomes a timer on
-the loop for each wait, and a wait that runs out fails as a blocking socket's timeout
-fails in pymysql (OperationalError 2013 "Lost connection to MySQL server during query
-(timed out)", the connection closed); a lost connection, a reset, EOF give pymysql's own
-errors. A cancelled wait (the source closed) closes the connection: its protocol state
-is unknown.
+- in a worker thread (the single-pair commands: the screen, ``record``, ``check``,
+  ``sample``; ``asyncio.to_thread``): a blocking ``poll`` of the socket for at most
+  ``read_timeout`` (``write_timeout`` for a write, none when it is None);
+- in a greenlet on the loop's own thread (``green``, serve's fleet of pairs): it
+  switches to the loop's side, which waits for the socket with
+  ``loop.add_reader``/``add_writer`` and one timer, and switches back. A thread per
+  sample cost the interpreter lock's hand-offs at every socket wait (~190 futex calls
+  per pair-tick in serve, docs/benchmarks.md) and a thread's CPU per call. greenlet
+  (+1.0-1.2 MB RSS: its extension links libstdc++) is imported on the first ``green``
+  call only, so a process that samples in threads never loads it.
+
+TCP, unix sockets and TLS (SSLWantReadError/SSLWantWriteError) alike, in both. Connecting
+(TCP/TLS handshake, authentication) is pymysql's own blocking code: ``offload`` runs it
+in a worker thread from inside a ``green`` greenlet (the loop goes on meanwhile), and
+calls it directly anywhere else. A wait that runs out fails as a blocking socket's
+timeout fails in pymysql (OperationalError 2013 "Lost connection to MySQL server during
+query (timed out)", the connection closed); a lost connection, a reset, EOF give
+pymysql's own errors. A cancelled ``green`` call (the source closed) throws the
+cancellation into the greenlet, which closes the connection it was waiting on: its
+protocol state is unknown.
 
 Timed round trips (``begin``/``elapsed_ms``: the ping's rtt_ms, the positions' and the
-replica clock's elapsed_ms) must not include the loop's own delays (serve's loop is busy
-~40 % of the time at 200 pairs): on TCP the socket has ``SO_TIMESTAMPNS`` and the reply's
-arrival is the kernel's stamp of its last segment (as ``kernel_ping`` for Redis). A unix
-socket gives no stamp and TLS reads cannot take one: there, a timed request's reply is
-first waited for by a blocking ``poll`` of at most ``SPIN_S`` (a local server answers in
-~0.1 ms), then on the loop; the arrival is the clock when the read returned.
+replica clock's elapsed_ms) must not include the loop's or the interpreter lock's delays
+(serve's loop is busy ~40 % of the time at 200 pairs; a worker thread waits up to 5 ms
+for the lock behind a busy loop): on TCP the socket has ``SO_TIMESTAMPNS`` and the
+reply's arrival is the kernel's stamp of its last segment (as ``kernel_ping`` for
+Redis). A unix socket gives no stamp and TLS reads cannot take one: there, a timed
+request's reply is first waited for by a blocking ``poll`` of at most ``SPIN_S`` (a local
+server answers in ~0.1 ms), then as any other wait; the arrival is the clock when the
+read returned.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import select
 import socket
 import ssl
@@ -39,7 +47,6 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import greenlet  # type: ignore[import-untyped]
 import pymysql
 from pymysql import err
 from pymysql.connections import MySQLResult
@@ -61,17 +68,60 @@ _CHUNK = 65536
 DESCRIPTIONS_KEPT = 64
 """Column definitions kept per connection (``_Result``); a statement's are one entry."""
 
+_greenlet: Any = None
+"""The greenlet module, imported by the first ``green`` call (module docstring: its RSS)."""
+_Bridge: Any = None
+"""The greenlet class of ``green``'s calls, made with that import."""
 
-class _Bridge(greenlet.greenlet):  # type: ignore[misc]
-    """A greenlet running ``green``'s function; its socket waits go to the loop."""
+
+def _bridge_class() -> Any:
+    """``_Bridge``, greenlet imported on the first call."""
+    global _greenlet, _Bridge
+    if _Bridge is None:
+        import greenlet  # type: ignore[import-untyped]
+
+        class _Bridge(greenlet.greenlet):  # type: ignore[misc]
+            """A greenlet running ``green``'s function; its waits go to the loop."""
+
+        _greenlet = greenlet
+    return _Bridge
+
+
+def _in_green() -> Any:
+    """The ``green`` greenlet running this code, or None (a worker thread, the loop)."""
+    if _greenlet is None:  # no green call yet in this process
+        return None
+    here = _greenlet.getcurrent()
+    return here if isinstance(here, _Bridge) else None
+
+
+class _InThread:
+    """A greenlet's ask to the loop's side: run ``fn(*args)`` in a worker thread."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fn, self.args = fn, args
+
+
+def offload(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a worker thread when called inside ``green`` (the greenlet
+    suspended meanwhile, the loop free; fn's exception raised here), else called here:
+    for what blocks without a socket wait to hand over (pymysql's connect). If the
+    ``green`` call is cancelled meanwhile, the greenlet gets the cancellation at once
+    and fn's result, when it comes, is dropped (a GreenConnection closes when freed)."""
+    here = _in_green()
+    if here is None:
+        return fn(*args)
+    return here.parent.switch(_InThread(fn, args))  # type: ignore[no-any-return]
 
 
 async def green(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` run on the loop's thread in a greenlet; each socket wait of a
     GreenConnection in it switches back to the loop, and the loop's reader (writer)
     callback switches into it again when the socket is ready: no task step, no future
-    per wait (``_Waits``)."""
-    child = _Bridge(fn)
+    per wait (``_Waits``). ``offload`` in it runs a call in a worker thread."""
+    child = _bridge_class()(fn)
     ask = child.switch(*args)
     if child.dead:
         return ask  # type: ignore[no-any-return]
@@ -90,14 +140,14 @@ async def green(fn: Callable[..., T], *args: Any) -> T:
 
 
 class _Waits:
-    """One ``green`` call's socket waits: the fd stays registered with the loop from
-    the first wait to the end of the call, and one timer serves every wait's read
-    timeout (re-armed when it fires early)."""
+    """One ``green`` call's waits: the fd stays registered with the loop from the first
+    socket wait to the end of the call (or to an ``offload``), and one timer serves
+    every wait's timeout (re-armed when it fires early)."""
 
     __slots__ = ("loop", "child", "done", "waiting", "since", "timeout", "timer",
-                 "reading", "writing")
+                 "reading", "writing", "thread")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, child: _Bridge) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, child: Any) -> None:
         self.loop, self.child = loop, child
         self.done: asyncio.Future[Any] = loop.create_future()
         self.waiting = False
@@ -105,8 +155,13 @@ class _Waits:
         self.timeout: float | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.reading = self.writing = -1
+        self.thread: asyncio.Future[Any] | None = None
+        """The pending ``offload`` call's future (None: none, or one given up)."""
 
-    def wait(self, ask: tuple[int, bool, float | None]) -> None:
+    def wait(self, ask: tuple[int, bool, float | None] | _InThread) -> None:
+        if isinstance(ask, _InThread):
+            self.in_thread(ask)
+            return
         fd, write, timeout = ask
         loop = self.loop
         self.waiting, self.since, self.timeout = True, loop.time(), timeout
@@ -129,6 +184,27 @@ class _Waits:
         if timeout and self.timer is None:
             self.timer = loop.call_at(self.since + timeout, self.expire)
 
+    def in_thread(self, ask: _InThread) -> None:
+        # An offload is a connect: the socket registered so far may be closed by now (a
+        # kept connection found dead), and the new one will likely get its fd's number.
+        # epoll forgets a closed file, so a registration kept under that number would
+        # never fire for the new socket: drop it (and the timer) first.
+        self.finish()
+        self.waiting = True
+        self.thread = self.loop.run_in_executor(None, ask.fn, *ask.args)
+        self.thread.add_done_callback(self.thread_done)
+
+    def thread_done(self, fut: asyncio.Future[Any]) -> None:
+        if fut is not self.thread:  # the call was cancelled meanwhile: nobody takes it
+            fut.exception()  # retrieved: not logged as "never retrieved"
+            return
+        self.thread = None
+        e = fut.exception()
+        if e is None:
+            self.step(self.child.switch, fut.result())
+        else:
+            self.step(self.child.throw, e)
+
     def expire(self) -> None:
         self.timer = None
         if not self.waiting or self.timeout is None:
@@ -142,9 +218,14 @@ class _Waits:
     def resume(self, ready: bool) -> None:
         if not self.waiting:
             return  # the child is done (a readable EOF after it)
+        self.step(self.child.switch, ready)
+
+    def step(self, enter: Callable[[Any], Any], value: Any) -> None:
+        """Run the child from its wait (``enter(value)``: a switch or a throw) to its
+        next ask or its end."""
         self.waiting = False
         try:
-            ask = self.child.switch(ready)
+            ask = enter(value)
         except (SystemExit, KeyboardInterrupt):
             self.finish()
             raise
@@ -162,6 +243,7 @@ class _Waits:
 
     def finish(self) -> None:
         self.waiting = False
+        self.thread = None
         loop = self.loop
         if self.reading >= 0:
             loop.remove_reader(self.reading)
@@ -175,10 +257,10 @@ class _Waits:
 
 
 class GreenConnection(_Connection):  # type: ignore[misc]
-    """A pymysql Connection that, once connected, waits through ``green`` (module
-    docstring). Outside ``green`` a read or write that would block fails."""
+    """A pymysql Connection that, once connected, waits for its socket by a blocking
+    poll in a worker thread or through ``green`` on the loop (module docstring)."""
 
-    _green = False
+    _nonblocking = False  # connected: the socket non-blocking, read and written below
     _data = b""
     _pos = 0
     _fd = -1
@@ -188,7 +270,7 @@ class GreenConnection(_Connection):  # type: ignore[misc]
     _descriptions: dict[tuple[bytes, ...], tuple[list[Any], list[Any], tuple[Any, ...]]]
 
     def connect(self, sock: socket.socket | None = None) -> None:
-        self._green = False
+        self._nonblocking = False  # pymysql's blocking code while connecting
         super().connect(sock)
         s = self._sock
         rfile: Any = getattr(self, "_rfile", None)
@@ -205,7 +287,7 @@ class GreenConnection(_Connection):  # type: ignore[misc]
                 self._stamps = False
         s.setblocking(False)
         self._current_timeout = self._read_timeout  # _read_packet: no settimeout
-        self._green = True
+        self._nonblocking = True
 
     def _force_close(self) -> None:
         self._data, self._pos = b"", 0
@@ -214,7 +296,7 @@ class GreenConnection(_Connection):  # type: ignore[misc]
     __del__ = _force_close
 
     def _read_query_result(self, unbuffered: bool = False) -> int:
-        if not self._green:
+        if not self._nonblocking:
             return super()._read_query_result(unbuffered)  # type: ignore[no-any-return]
         self._result = None
         result = _Result(self)
@@ -228,7 +310,7 @@ class GreenConnection(_Connection):  # type: ignore[misc]
         return result.affected_rows  # type: ignore[no-any-return]
 
     def _read_bytes(self, num_bytes: int) -> bytes:
-        if not self._green:
+        if not self._nonblocking:
             return super()._read_bytes(num_bytes)  # type: ignore[no-any-return]
         pos = self._pos
         end = pos + num_bytes
@@ -249,12 +331,12 @@ class GreenConnection(_Connection):  # type: ignore[misc]
             try:
                 data = self._recv_timed(sock) if self._timing else sock.recv(_CHUNK)
             except (BlockingIOError, ssl.SSLWantReadError):
-                self._wait(False, "Lost connection to MySQL server during query ({})",
-                           CR.CR_SERVER_LOST)
+                self._wait(False, self._read_timeout,
+                           "Lost connection to MySQL server during query ({})", CR.CR_SERVER_LOST)
                 continue
             except ssl.SSLWantWriteError:
-                self._wait(True, "Lost connection to MySQL server during query ({})",
-                           CR.CR_SERVER_LOST)
+                self._wait(True, self._read_timeout,
+                           "Lost connection to MySQL server during query ({})", CR.CR_SERVER_LOST)
                 continue
             except InterruptedError:
                 continue
@@ -290,16 +372,15 @@ class GreenConnection(_Connection):  # type: ignore[misc]
             if data:
                 self._arrived = time.time()
             return data
-        if self._arrived is None:  # no stamp: a short blocking wait, then the loop
-            with _poller(self._fd) as poll:
-                poll(SPIN_S * 1000)
+        if self._arrived is None:  # no stamp: a short blocking wait, then as any wait
+            _ready(self._fd, False, SPIN_S)
         data = sock.recv(_CHUNK)
         if data:
             self._arrived = time.time()
         return data
 
     def _write_bytes(self, data: bytes) -> None:
-        if not self._green:
+        if not self._nonblocking:
             return super()._write_bytes(data)  # type: ignore[no-any-return]
         view = memoryview(data)
         while view:
@@ -323,19 +404,22 @@ class GreenConnection(_Connection):  # type: ignore[misc]
             except BaseException:
                 self._force_close()
                 raise
-            self._wait(write, "MySQL server has gone away ({!r})", CR.CR_SERVER_GONE_ERROR)
+            self._wait(write, self._write_timeout, "MySQL server has gone away ({!r})",
+                       CR.CR_SERVER_GONE_ERROR)
         return None
 
-    def _wait(self, write: bool, text: str, code: int) -> None:
-        """Suspend until the socket is ready; pymysql's error (``text`` with a blocking
-        socket's exception) when read_timeout runs out, the connection closed."""
-        here = greenlet.getcurrent()
+    def _wait(self, write: bool, timeout: float | None, text: str, code: int) -> None:
+        """Until the socket is readable (writable): for at most ``timeout`` seconds
+        (pymysql's read or write timeout for the operation; None: no limit), then
+        pymysql's error (``text`` with a blocking socket's exception), the connection
+        closed. In a worker thread a blocking poll; in ``green``, the loop's."""
+        here = _in_green()
         try:
-            if not isinstance(here, _Bridge):
-                raise BlockingIOError(errno.EAGAIN, "would block outside the event loop")
-            parent = here.parent
-            assert parent is not None
-            if not parent.switch((self._fd, write, self._read_timeout)):
+            if here is None:
+                ready = _ready(self._fd, write, timeout)
+            else:
+                ready = here.parent.switch((self._fd, write, timeout))
+            if not ready:
                 raise TimeoutError("timed out")  # a blocking socket's socket.timeout
         except OSError as e:
             self._force_close()
@@ -398,23 +482,17 @@ class _Result(_MySQLResult):  # type: ignore[misc]
         return fields, converters, tuple(description)
 
 
-class _poller:
-    """``with _poller(fd) as poll: poll(ms)``: one blocking poll for readability."""
-
-    def __init__(self, fd: int) -> None:
-        self._p = select.poll()
-        self._p.register(fd, select.POLLIN)
-
-    def __enter__(self) -> Callable[[float], object]:
-        return self._p.poll
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+def _ready(fd: int, write: bool, timeout: float | None) -> bool:
+    """One blocking poll: whether ``fd`` became readable (writable), or an error or
+    hang-up came (the next recv/send says which), within ``timeout`` seconds."""
+    poll = select.poll()
+    poll.register(fd, select.POLLOUT if write else select.POLLIN)
+    return bool(poll.poll(None if timeout is None else timeout * 1000))
 
 
 def begin(conn: Any) -> tuple[float, float]:
     """Before a timed request: (the wall clock now, the token for ``elapsed_ms``)."""
-    if type(conn) is GreenConnection and conn._green:
+    if type(conn) is GreenConnection and conn._nonblocking:
         conn._timing, conn._arrived = True, None
         now = time.time()
         return now, now

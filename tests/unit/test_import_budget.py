@@ -7,7 +7,8 @@ client in all but ``serve``; cryptography's RSA (pymysql's, ~7 MB, for
 caching_sha2_password without TLS only: replmon/sources/mysql_driver.py) in all of them;
 asyncio and the config's models for ``--help``; the graph view's plotext in the screen
 until its first g; redis-py (~7 MB: replmon/sources/resp.py talks to Redis and Sentinel)
-in every command but the lab's. bench/bench_memory.py measures what each
+in every command but the lab's; greenlet (~1 MB: the MySQL source on the loop) in
+the screen and ``record``. bench/bench_memory.py measures what each
 costs (docs/benchmarks.md#bench_memorypy-memory)."""
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ SCREEN = ("textual", "plotext", "replmon.tui")
 GRAPH_VIEW = ("textual_plotext", "plotext", "replmon.tui.graph_view")
 """The graph view's widget (~1 MB): imported on the first g, not with the screen."""
 PROMETHEUS = ("prometheus_client", "replmon.fleet.serve", "replmon.fleet.metrics")
+GREENLET = "greenlet"
+"""~1 MB (its extension links libstdc++): serve's MySQL sampling only, on the loop."""
 # two nodes that refuse at once (the discard port): a live path runs, no server needed
 NODES = ["--primary", "127.0.0.1", "--primary-mysql", "127.0.0.1:9", "--primary-redis",
          "127.0.0.1:9", "--replica", "127.0.0.2", "--replica-mysql", "127.0.0.2:9",
@@ -62,11 +65,11 @@ CASES = {
                        (*SCREEN, *PROMETHEUS, "pymysql", "redis", RSA)),
     "report": ("", ["report", str(SESSION)], (*SCREEN, *PROMETHEUS, "pymysql", "redis", RSA)),
     "record": ("", ["record", *NODES, "--count", "2", "-o", "{tmp}/r.rmrec"],
-               (*SCREEN, "rich", *PROMETHEUS, RSA, "replmon.lab.demo", "redis")),
+               (*SCREEN, "rich", *PROMETHEUS, RSA, "replmon.lab.demo", "redis", GREENLET)),
     "serve": (SERVE_BRIEFLY, ["serve", "--config", "{tmp}/fleet.toml"],
               (*SCREEN, "rich", RSA, "redis")),
     "screen": (SCREEN_BRIEFLY, [*NODES, "--record", "{tmp}/s.rmrec"],
-               (*PROMETHEUS, RSA, "replmon.lab.demo", *GRAPH_VIEW, "redis")),
+               (*PROMETHEUS, RSA, "replmon.lab.demo", *GRAPH_VIEW, "redis", GREENLET)),
 }
 FLEET = """listen = "127.0.0.1:0"
 interval = 0.2
