@@ -107,6 +107,15 @@ def test_a_command_imports_only_what_it_uses(case: str, tmp_path: Path) -> None:
     assert imported_against_budget(case, tmp_path) == []
 
 
+def test_serve_samples_mysql_on_the_loop(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve, the one command that pays for greenlet, uses it: its MySQL sources sample
+    on the loop (``build_collector(..., mysql_on_loop=True)``)."""
+    setup, argv, _ = CASES["serve"]
+    monkeypatch.setitem(CASES, "serve", (setup, argv, (GREENLET,)))
+    assert GREENLET in imported_against_budget("serve", tmp_path)
+
+
 def test_pymysql_encrypts_with_cryptography_imported_late() -> None:
     """caching_sha2_password's full login without TLS: pymysql's RSA step works through
     the stand-ins mysql_driver gives it (cryptography imported on that login only)."""
