@@ -87,7 +87,7 @@ def _mb(bytes_per_s: float) -> str:
     return fmt_byte_rate(bytes_per_s)
 
 
-def _speed(mbps: int) -> str:
+def _speed(mbps: float) -> str:
     return fmt_link_speed(mbps)
 
 
