@@ -35,8 +35,8 @@ def four_source_ticks(count: int) -> list[Tick]:
 
 TICKS = 1200
 CHUNK = 30  # 40 chunks; the engine's 300-tick window spans 10 of them
-"""The flapping recording's length and chunk (test_rerun, test_stored_observations,
-test_cursor)."""
+"""The flapping recording's length and chunk (test_rerun, test_cursor;
+test_stored_observations records the first 750 ticks)."""
 
 
 def _drbd(name: str, edit: tuple[str, str] | None = None) -> DrbdSample:

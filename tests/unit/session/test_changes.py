@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiondata import TICKS, flapping_ticks
+from sessiondata import flapping_ticks
 from test_rerun import dump
 from test_stored_observations import record_live
 
@@ -22,6 +22,13 @@ from replmon.output.html_report import html_report
 from replmon.session import open_recording
 from replmon.session.rerun import Rerun
 from replmon.testing.real_ticks import loop_ticks
+
+TICKS = 750
+"""``live``'s length: the first 750 of the flapping ticks, 25 chunks of 30 (stored
+observations usable in the last 15), the DRBD peer down from tick 540 to 700 inside
+them (the steady stretch ``changes`` leaves out). It was the 1,200 of test_rerun's
+recording: the same flapping and outage, with ~60 % more ticks to run again in each
+of the module's ten runs."""
 
 SETTINGS: dict[str, dict[str, dict[str, Any]] | None] = {
     "recorded": None,
