@@ -178,6 +178,8 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
 
     @playing.setter
     def playing(self, value: bool) -> None:
+        if value == self._playing:
+            return  # (a step sets it every time: each refresh rebuilt the footer's keys)
         self._playing = value
         self.refresh_bindings()  # the footer's space: Play or Pause
 
