@@ -253,6 +253,9 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
 
     def on_tick_received(self, msg: TickReceived) -> None:
         super().on_tick_received(msg)
+        # Textual calls each class's handler along the MRO: without this, ReplmonApp's ran
+        # again after this one (the tick's panels, findings list and open view drawn twice)
+        msg.prevent_default()
         self._refresh_position()
         if self._select and self._mounted():
             wanted, self._select = self._select, set()

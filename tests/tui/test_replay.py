@@ -46,18 +46,20 @@ def position(app: ReplayApp) -> str:
 
 
 async def test_step_forward_and_back(recording: Path) -> None:
-    """Steps move the replay; they leave the footer's keys as they were (paused before
-    and after: rebuilding its ~20 keys cost each step ~40 ms)."""
+    """Steps move the replay, each tick drawn once (Textual runs the base app's handler
+    too unless the replay's stops it); they leave the footer's keys as they were (paused
+    before and after: rebuilding its ~20 keys cost each step ~40 ms)."""
     from textual.widgets._footer import FooterKey
 
     app = make(recording)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert app.pos == 0  # it opens on the first tick
-        keys = list(app.query(FooterKey))
+        keys, shown = list(app.query(FooterKey)), app.ticks_shown
         await pilot.press("right", "right")
         await settle(pilot)
         assert app.pos == 2 and "tick #3 of 12" in position(app)  # the first is #1
+        assert app.ticks_shown == shown + 2, "a tick drawn twice"
         assert list(app.query(FooterKey)) == keys, "a step rebuilt the footer"
         await pilot.press("left")
         await settle(pilot)
