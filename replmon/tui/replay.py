@@ -130,6 +130,9 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         self._onsets: list[Finding] = []
         """Every finding the live engine opened in the recording (for the graphs; read with
         the marks, in the background, when the replay opens)."""
+        self._near: dict[int, Point | None] = {}
+        """The graphs' points of the ticks read around the cursor, by tick index (None: a
+        damaged tick): a redraw after a step reads only the ticks it had not."""
 
     def compose(self) -> ComposeResult:
         for w in super().compose():
@@ -403,12 +406,17 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             return [], None, []
         pos = max(self.pos, 0)
         lo, hi = max(0, pos - self.GRAPH_SPAN), min(n, pos + self.GRAPH_SPAN + 1)
+        if len(self._near) > 4 * (2 * self.GRAPH_SPAN + 1):  # (far from the cursor now)
+            self._near = {i: p for i, p in self._near.items() if lo <= i < hi}
         near: dict[int, Point] = {}
         for i in range(lo, hi):
-            try:
-                near[i] = points(rec.entry(i).tick)
-            except SessionError:
-                continue  # a damaged stretch: a gap in the lines
+            if i not in self._near:
+                try:
+                    self._near[i] = points(rec.entry(i).tick)
+                except SessionError:
+                    self._near[i] = None  # a damaged stretch: a gap in the lines
+            if (p := self._near[i]) is not None:
+                near[i] = p
         far = self._overview or {}  # read in the background when the replay opened
         merged = {**{i: p for i, p in far.items() if not lo <= i < hi}, **near}
         history = [merged[i] for i in sorted(merged)]

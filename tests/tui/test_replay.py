@@ -224,6 +224,28 @@ async def test_graphs_in_a_replay_have_a_cursor_and_n_moves_it(recording: Path) 
         assert any(f.check == "source_health" for f in screen.source()[2])  # its onset
 
 
+def test_the_graphs_read_each_tick_around_the_cursor_once(recording: Path) -> None:
+    """A redraw after a step reads only the tick that came into the span (each redraw read
+    all 2 x GRAPH_SPAN + 1 again: ~0.1 s a step on a 150-tick recording, ~0.5 s on a
+    day's), and gives the history a replay reading them afresh gives."""
+    def app_at(index: int) -> ReplayApp:
+        app = ReplayApp(open_recording(recording), lambda: build_engine(entry_points=False))
+        app.GRAPH_SPAN = 3
+        app.cursor.seek(index)
+        return app
+
+    app = app_at(4)
+    app.graph_source()
+    reads: list[int] = []
+    entry = app.recording.entry
+    app.recording.entry = lambda i: (reads.append(i), entry(i))[1]  # type: ignore[method-assign]
+    app.cursor.step()
+    reads.clear()
+    history, cursor, _ = app.graph_source()
+    assert [i for i in reads if i != app.pos] == [app.pos + 3], reads
+    assert (history, cursor) == app_at(5).graph_source()[:2]
+
+
 async def test_replay_graphs_span_the_whole_recording_with_detail_around_the_cursor(
         tmp_path: Path) -> None:
     """600 ticks in chunks of 20: the graphs run from the first tick to the last (one
