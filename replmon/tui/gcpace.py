@@ -14,6 +14,12 @@ screen runs:
   the screen's own timer, between two ticks (younger generations are collected as
   before: they are cheap and catch most garbage);
 - on exit the thresholds and the frozen objects are as they were.
+
+A process that froze objects of its own before the screen started (``gc.freeze``: a test
+runner's worker, which starts a screen per test) keeps its freezing: the screen then
+neither collects nor freezes at start (a full pass there walks that process's whole heap,
+~60-150 ms a screen in a test worker) nor unfreezes on exit; its full passes are still
+paced by its timer.
 """
 
 from __future__ import annotations
@@ -33,16 +39,20 @@ measured at a load average of 10 on 2 cores)."""
 _NEVER = 1 << 30
 """A gen-2 threshold allocation counts do not reach."""
 
-_saved: list[tuple[int, int, int]] = []
-"""Thresholds to restore, one per screen running (tests run many in one process)."""
+_saved: list[tuple[tuple[int, int, int], bool]] = []
+"""Thresholds to restore, and whether that screen froze, one per screen running (tests run
+many in one process)."""
 
 
 def start() -> None:
-    """Collect once, freeze what survives, and leave full collections to ``collect``."""
-    gc.collect()
-    gc.freeze()
+    """Collect once, freeze what survives (unless something is frozen already: an earlier
+    screen's or the process's own freezing), and leave full collections to ``collect``."""
+    froze = gc.get_freeze_count() == 0
+    if froze:
+        gc.collect()
+        gc.freeze()
     t = gc.get_threshold()
-    _saved.append(t)
+    _saved.append((t, froze))
     gc.set_threshold(t[0], t[1], _NEVER)
 
 
@@ -54,6 +64,7 @@ def collect() -> None:
 def stop() -> None:
     """Thresholds and frozen objects as before ``start``."""
     if _saved:
-        gc.set_threshold(*_saved.pop())
-    if not _saved:
-        gc.unfreeze()
+        t, froze = _saved.pop()
+        gc.set_threshold(*t)
+        if froze:
+            gc.unfreeze()

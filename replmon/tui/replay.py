@@ -130,6 +130,9 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
         self._onsets: list[Finding] = []
         """Every finding the live engine opened in the recording (for the graphs; read with
         the marks, in the background, when the replay opens)."""
+        self._near: dict[int, Point | None] = {}
+        """The graphs' points of the ticks read around the cursor, by tick index (None: a
+        damaged tick): a redraw after a step reads only the ticks it had not."""
 
     def compose(self) -> ComposeResult:
         for w in super().compose():
@@ -178,6 +181,8 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
 
     @playing.setter
     def playing(self, value: bool) -> None:
+        if value == self._playing:
+            return  # (a step sets it every time: each refresh rebuilt the footer's keys)
         self._playing = value
         self.refresh_bindings()  # the footer's space: Play or Pause
 
@@ -251,6 +256,9 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
 
     def on_tick_received(self, msg: TickReceived) -> None:
         super().on_tick_received(msg)
+        # Textual calls each class's handler along the MRO: without this, ReplmonApp's ran
+        # again after this one (the tick's panels, findings list and open view drawn twice)
+        msg.prevent_default()
         self._refresh_position()
         if self._select and self._mounted():
             wanted, self._select = self._select, set()
@@ -398,12 +406,17 @@ class ReplayApp(ReplmonApp, inherit_bindings=False):
             return [], None, []
         pos = max(self.pos, 0)
         lo, hi = max(0, pos - self.GRAPH_SPAN), min(n, pos + self.GRAPH_SPAN + 1)
+        if len(self._near) > 4 * (2 * self.GRAPH_SPAN + 1):  # (far from the cursor now)
+            self._near = {i: p for i, p in self._near.items() if lo <= i < hi}
         near: dict[int, Point] = {}
         for i in range(lo, hi):
-            try:
-                near[i] = points(rec.entry(i).tick)
-            except SessionError:
-                continue  # a damaged stretch: a gap in the lines
+            if i not in self._near:
+                try:
+                    self._near[i] = points(rec.entry(i).tick)
+                except SessionError:
+                    self._near[i] = None  # a damaged stretch: a gap in the lines
+            if (p := self._near[i]) is not None:
+                near[i] = p
         far = self._overview or {}  # read in the background when the replay opened
         merged = {**{i: p for i, p in far.items() if not lo <= i < hi}, **near}
         history = [merged[i] for i in sorted(merged)]

@@ -45,6 +45,11 @@ ALL_SIZES_SESSION = "replica_sql_stopped"
 threads' state); the other sessions' at the two the on-call reads (80x24 over ssh,
 160x50): 120x40 lies between them, and each size costs every session ~8 s (the suite
 holds to 8 minutes)."""
+WHO_SESSIONS = {ALL_SIZES_SESSION}
+"""The sessions whose who view (the nodes' processlists) is walked: no shipped session
+recorded a processlist (``test_no_shipped_session_has_a_processlist``), so in each the
+view says so for both nodes, the same code and words but the nodes' names; walked in the
+others too it cost ~0.4 s each. A session that records processlists belongs here."""
 BORDERS = "│█▌▐▎▏╭╮╰╯┃"
 GROUPS = ("host ", "drbd ", "mysql", "redis")
 GROUPS_SHOWN = ("host", "drbd", "mysql", "redis")
@@ -179,12 +184,38 @@ async def test_every_view_fits(path: Path) -> None:
                 problems += [f"80x24 {p}" for p in overview_whole(screen_lines(app))]
             problems += [f"{size[0]}x{size[1]} {p}" for p in overview_fits(app)]
         if path.stem in VIEWS_SESSIONS:
-            problems += await views_fit(app, pilot, tick, path == SESSIONS[0], sizes)
+            problems += await views_fit(app, pilot, tick, path == SESSIONS[0], sizes,
+                                        who_too=path.stem in WHO_SESSIONS)
         if tuple(app.size) != SIZES[0]:
             await pilot.resize_terminal(*SIZES[0])
         problems += [f"80x24 {p}" for p in await after_the_heal(app, pilot, rec)]
     rec.close()
     assert not problems, "\n".join(problems)
+
+
+def has_processlists(path: Path) -> bool:
+    """Whether a tick of the recording holds a node's processlist (its records read as
+    stored, no tick decoded)."""
+    with open_recording(path) as rec:
+        return any(b'"processlist":[{' in data
+                   for ci in range(len(rec.chunks)) for _, data in rec.records(ci))
+
+
+def test_no_shipped_session_has_a_processlist(tmp_path: Path) -> None:
+    """What WHO_SESSIONS relies on: the who view of every shipped session is the same
+    "none recorded" view (a session with processlists must be walked: add it there).
+    The reading itself finds the lab's processlists in a recording that has them."""
+    from tickdata import lab_ticks, with_processlists
+
+    from replmon.session.format import meta_for
+    from replmon.session.recorder import RecordingWriter
+
+    ticks = lab_ticks()[:3]
+    with RecordingWriter(tmp_path / "who.rmrec", meta_for(interval=1.0)) as w:
+        for t in [*ticks[:-1], with_processlists(ticks[-1])]:
+            w.write(t)
+    assert has_processlists(tmp_path / "who.rmrec")
+    assert [p.stem for p in SESSIONS if has_processlists(p)] == []
 
 
 async def resized(app: ReplayApp, pilot: Pilot[None], size: tuple[int, int]) -> list[str]:
@@ -307,13 +338,14 @@ def overview_fits(app: ReplayApp) -> list[str]:
 
 async def views_fit(app: ReplayApp, pilot: Pilot[None], tick: int,
                     help_too: bool = True,
-                    all_sizes: list[tuple[int, int]] = SIZES) -> list[str]:
+                    all_sizes: list[tuple[int, int]] = SIZES, *,
+                    who_too: bool = True) -> list[str]:
     """What is wrong in each view opened from the overview (at tick index ``tick``): each
     opened once and checked at every size, the terminal resized under it (the sizes one
     way for a view, the other way for the next: no resize between two views). At the
     largest size, a view of the tick shown follows a step (then the replay goes back to
     ``tick``). The help is the same text in every session: ``help_too`` on one session
-    is enough."""
+    is enough; so is the who view without processlists (``who_too``, WHO_SESSIONS)."""
     views = {  # (those that follow a step last: the others are checked at ``tick``)
         "finding": lambda: app.push_screen(FindingScreen(app.findings[0])),
         "who": app.action_processlist,
@@ -326,6 +358,8 @@ async def views_fit(app: ReplayApp, pilot: Pilot[None], tick: int,
         del views["finding"]
     if not help_too:
         del views["help"]
+    if not who_too:
+        del views["who"]
     problems: list[str] = []
     for name, open_view in views.items():
         sizes = all_sizes if tuple(app.size) == all_sizes[0] else all_sizes[::-1]
