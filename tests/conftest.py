@@ -85,7 +85,24 @@ MariaDB 11.8 matrix lab's xdist group, whose tests (~120 s, on the same worker, 
 order) fill the wait between them (test_sentinel_live)."""
 
 
+def spread(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The live tests spread evenly among the others, each kind in its own order.
+
+    The live tests mostly wait on servers (a 70 s test may use 3 s of CPU); the others
+    use a core throughout. xdist (loadgroup) deals the groups first, largest first, then
+    the tests of no group in this order, one to each worker that has room: in collection
+    order (tests/live before tests/tui and tests/unit) the workers that finished their
+    group all took live tests at once, and the 2 cores idled for a stretch (up to half of
+    them, measured with /proc/stat), to be saturated later by the unit tests alone."""
+    live = [i for i in items if i.nodeid.startswith("tests/live/")]
+    rest = [i for i in items if not i.nodeid.startswith("tests/live/")]
+    keyed = [((k + 0.5) / len(live), 0, i) for k, i in enumerate(live)]
+    keyed += [((k + 0.5) / len(rest), 1, i) for k, i in enumerate(rest)]
+    return [i for *_, i in sorted(keyed, key=lambda e: e[:2])]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     first = [i for i in items if i.nodeid.startswith(FIRST)]
     last = [i for i in items if i.nodeid.startswith(LAST)]
-    items[:] = first + [i for i in items if i not in first and i not in last] + last
+    middle = spread([i for i in items if i not in first and i not in last])
+    items[:] = first + middle + last
