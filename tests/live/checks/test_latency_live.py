@@ -124,7 +124,10 @@ async def test_healthy_lab_under_load_opens_no_host_finding(lab: Lab) -> None:
     out = await run_lab_scenario(lab, host.LAB[0])
     noisy = [f for f in out.above_info() if f.check in HOST_CHECKS]
     assert noisy == [], [f.title for f in noisy]
+    # the check had something to judge: a round trip on most ticks (a sample that timed
+    # out on the saturated suite machine has none, once in a full run: the source's
+    # right answer then, and latency_bound's to skip)
     rtts = [t.primary.mysql.rtt_ms for t in out.ticks]
-    assert all(r is not None for r in rtts)  # the check had something to judge
+    assert sum(r is not None for r in rtts) >= 0.8 * len(rtts), rtts
     assert out.ticks[-1].primary.rates.host.dt_s is not None
 
