@@ -24,5 +24,11 @@ async def test_auto_increment_2_with_random_id_updates_flags_within_3_s(lab: Lab
 async def test_auto_increment_1_same_load_stays_quiet(lab: Lab) -> None:
     out = await run_lab_scenario(lab, mysql_rows.LAB[1])
     assert out.first("stmt_vs_rows") is None
-    rates = [t.primary.rates.mysql.rows_updated_per_update for t in out.ticks[1:]]
-    assert all(r is not None and r > 0.9 for r in rates), rates
+    # one row per UPDATE on the ticks MySQL answered (a sample that timed out on the
+    # saturated suite machine has no rates: the source's right answer, not this test's
+    # subject; most ticks must have answered)
+    got = [(t.primary.mysql.status.state.value, t.primary.rates.mysql.rows_updated_per_update)
+           for t in out.ticks[1:]]
+    rates = [r for state, r in got if state == "ok" and r is not None]
+    assert len(rates) >= 0.8 * len(got), got
+    assert all(r > 0.9 for r in rates), got
