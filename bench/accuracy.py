@@ -73,9 +73,13 @@ def seed_at(sc: SeedScenario, interval: float) -> tuple[bool | None, str]:
 
 
 def session_at(ticks: list[Tick], interval: float) -> set[tuple[str, str, str]]:
+    """The findings that reached warning or worse at ``interval``: at any tick they were
+    open, not only when they opened (writes_refused opens a refusal as info and turns it
+    critical after fence_s: at 1 s it opens first, at 5 s the first tick seen is past
+    fence_s; both mean the same)."""
     tt = ticks if interval == ticks[0].interval else resample(ticks, interval)
-    out = run_ticks(tt, {})
-    return {f.ident for fs in out.opened.values() for f in fs if f.severity >= Severity.WARNING}
+    eng = build_engine(entry_points=False)
+    return {f.ident for t in tt for f in eng.feed(t).open if f.severity >= Severity.WARNING}
 
 
 Stream = list[tuple[float, list[Finding]]]
