@@ -74,14 +74,18 @@ async def test_schedule_does_not_drift_when_sampling_takes_time() -> None:
     lags = [t.start_lag_ms for t in ticks]
     # Sleeping a full interval after each 60 ms of work would put tick k k x 60 ms
     # behind its slot (840 ms by tick 14). On schedule, a tick starts within a fraction
-    # of an interval of its slot; a machine that stalls (the suite runs 4 workers on 2
-    # cores) may make one late or skip a slot, which the tick then says (``missed``),
-    # but the schedule stays anchored: the typical tick is on time.
+    # of an interval of its slot; a machine that stalls (the suite runs several workers
+    # on 2 cores; CI once skipped 4 of 18 slots here) may make some ticks late or skip
+    # slots, which the ticks then say (``missed``), but the schedule stays anchored: the
+    # typical tick is on time.
     assert statistics.median(lags) < 50, lags
-    assert sum(lag >= 50 for lag in lags) <= 3, lags
+    assert sum(lag >= 50 for lag in lags) <= len(lags) // 3, lags
     # Every slot is either sampled or counted as missed: none vanishes.
-    assert ticks[-1].slot == 14 + sum(t.missed for t in ticks), [t.slot for t in ticks]
-    assert sum(t.missed for t in ticks) <= 3, [t.slot for t in ticks]
+    missed = sum(t.missed for t in ticks)
+    assert ticks[-1].slot == 14 + missed, [t.slot for t in ticks]
+    # A collector that skipped the slot after each 60 ms of work (every other slot, 14
+    # missed) fails here; a stalled machine costs a few.
+    assert missed <= len(ticks) // 2, [t.slot for t in ticks]
     assert all(t.duration_ms >= work * 1000 * 0.9 for t in ticks)
     # and the clock agrees: the last tick starts its slots' worth of intervals after the
     # first (within its own lateness), not 14 x (interval + work) as a schedule that
