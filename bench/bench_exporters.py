@@ -82,11 +82,23 @@ def _nodes(lab: Lab, n: int, hung: int) -> list[tuple[str, int, int]]:
     return out
 
 
+_TAKEN: set[int] = set()
+
+
+def _port(lab: Lab) -> int:
+    """A free port not handed out before in this run: ``free_port`` only says a port is
+    free now, and 120 exporters asked in a row once got one twice (the second exited)."""
+    while (port := lab.free_port()) in _TAKEN:
+        pass
+    _TAKEN.add(port)
+    return port
+
+
 def _exporter_cmds(lab: Lab, node: tuple[str, int, int], node_args: list[str]
                    ) -> list[tuple[str, list[str], dict[str, str], int]]:
     """(job, argv, extra env, port) of one node's three exporters."""
     _, mport, rport = node
-    pm, pr, pn = lab.free_port(), lab.free_port(), lab.free_port()
+    pm, pr, pn = _port(lab), _port(lab), _port(lab)
     dsn = f"{lab.monitor_user}:{lab.monitor_password}@(127.0.0.1:{mport})/"
     return [
         ("mysqld", ["prometheus-mysqld-exporter", f"--web.listen-address=127.0.0.1:{pm}"],
@@ -109,7 +121,7 @@ def run(lab: Lab, args: argparse.Namespace) -> dict[str, Any]:
         tmp = Path(d)
         (tmp / "fleet.toml").write_text(fleet_toml(lab, n, interval, hole.getsockname()[1],
                                                    None))
-        port, prom_port = lab.free_port(), lab.free_port()
+        port, prom_port = _port(lab), _port(lab)
         jobs: dict[str, list[str]] = {"replmon": [f"127.0.0.1:{port}"], "mysqld": [],
                                       "redis": [], "node": []}
         cmds = []

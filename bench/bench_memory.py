@@ -315,7 +315,8 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
             t0 = time.monotonic()
             await asyncio.sleep(60)  # imports, windows filling: before tracing (it is slow)
             tracemalloc.start(6)  # what grows is allocated from now on
-            await asyncio.sleep(args.every)
+            # the first snapshot at --from-minute (default: one --every after tracing began)
+            await asyncio.sleep(max(args.every, args.from_minute * 60 - (time.monotonic() - t0)))
             gc.collect()
             first = tracemalloc.take_snapshot()
             print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
@@ -333,7 +334,7 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
     keep = [tracemalloc.Filter(False, tracemalloc.__file__)]
     last = last.filter_traces(keep)
     diff = last.compare_to(first.filter_traces(keep), "traceback")
-    print("grew most from minute 1 to the end:")
+    print("grew most from the first snapshot to the end:")
     for stat in diff[:args.top]:
         print(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")
         for line in stat.traceback.format()[-6:]:
@@ -382,6 +383,8 @@ def main() -> None:
     p.add_argument("--seconds", type=int, default=600)
     p.add_argument("--every", type=int, default=60)
     p.add_argument("--top", type=int, default=15)
+    p.add_argument("--from-minute", type=float, default=0,
+                   help="first snapshot at this minute (what grows once the windows are full)")
     args = ap.parse_args()
     {"imports": imports, "live": live, "heap": heap}[args.what](args)
 
