@@ -137,6 +137,7 @@ class ReplmonApp(OverviewKeys):
         self.set_interval(1.0, self._refresh_header)
         gcpace.start()
         self.set_interval(gcpace.FULL_EVERY_S, gcpace.collect)
+        self.set_interval(gcpace.CELL_CACHE_EVERY_S, gcpace.clear_cell_cache)
         self.consume()
 
     def on_unmount(self) -> None:

@@ -415,6 +415,27 @@ async def test_the_screen_collects_its_cyclic_garbage_every_few_seconds() -> Non
         assert gc.get_stats()[2]["collections"] > collected, "no full pass in 11.5 s"
 
 
+async def test_the_screen_empties_riches_cell_length_cache_on_its_timer(monkeypatch) -> None:
+    """rich's cell-length cache fills with every tick's new strings to its 4,096 entries
+    (~1.2 MB of the screen's RSS from minute 5 to 20, #56): the screen's timer empties it.
+    Here the timer is 0.2 s and the cache is given 3,000 strings: after 0.6 s it holds
+    only what the screen measured since (a few dozen)."""
+    from rich.cells import cached_cell_len
+
+    from replmon.tui import gcpace
+
+    monkeypatch.setattr(gcpace, "CELL_CACHE_EVERY_S", 0.2)
+    app, feed = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await push(pilot, feed, app, TICKS[0])
+        for i in range(3000):
+            cached_cell_len(f"not on screen {i}")
+        assert cached_cell_len.cache_info().currsize >= 3000
+        await asyncio.sleep(0.6)
+        await pilot.pause()
+        assert cached_cell_len.cache_info().currsize < 500
+
+
 async def test_the_demo_notice_is_whole_under_the_findings_and_covers_no_finding() -> None:
     """The lab demo's steps (injected, undone) on a line of their own under the findings,
     with their time, whole at 80x24 (on the findings' border it was cut at 76 cells), not a
