@@ -166,12 +166,26 @@ def mysql_labelled(prefix: str) -> NodeReader:
 def mysql_other(skip: tuple[str, ...]) -> NodeReader:
     """The other status values (counters and gauges) by lower-case name: the counters
     named with a prefix of ``skip`` have families of their own."""
-    # Lists rather than a generator: a hundred-odd values a node on every tick.
+    # Lists rather than a generator: a hundred-odd values a node on every tick. Each
+    # status name's label values are worked out once (the names a server has are a
+    # few hundred): () for a counter left to its own family.
+    counter_labels: dict[str, tuple[str, ...]] = {}
+    gauge_labels: dict[str, tuple[str, ...]] = {}
+
     def fn(n: NodeTick) -> list[Sample]:
         m = n.mysql
-        out: list[Sample] = [((k.lower(),), float(v)) for k, v in m.counters.items()
-                             if not k.startswith(skip)]
-        out += [((k.lower(),), float(g)) for k, g in m.gauges.items()]
+        out: list[Sample] = []
+        for k, v in m.counters.items():
+            labels = counter_labels.get(k)
+            if labels is None:
+                labels = counter_labels[k] = () if k.startswith(skip) else (k.lower(),)
+            if labels:
+                out.append((labels, float(v)))
+        for k, g in m.gauges.items():
+            labels = gauge_labels.get(k)
+            if labels is None:
+                labels = gauge_labels[k] = (k.lower(),)
+            out.append((labels, float(g)))
         return out
     return OnSource("mysql", fn)
 
