@@ -153,7 +153,7 @@ class PairState:
         """Held while a tick updates the state and while its text is formatted."""
         self.kept: dict[Any, Any] = {}
         """render_pair's blocks of the last formatting with what each was made of, by
-        family: used again while that is the same (metrics._Format.scalar_block)."""
+        family: used again while that is the same (metrics._scalar_blocks)."""
         self.tick: Tick | None = None
         self.findings: tuple[Finding, ...] = ()
         self.closed: deque[Finding] = deque(maxlen=4 * RECENT_MAX)
