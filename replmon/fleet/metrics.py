@@ -403,10 +403,10 @@ def render_pair(state: PairState, groups: frozenset[str] = _NO_GROUPS) -> Blocks
     for kind, formats in _SCALARS.items():
         _scalar_blocks(formats, [(base, getattr(n, kind)) for base, n in ok[kind]], groups,
                        out, kept)
-    # One call a family (~110 of them, most with a sample or two a node): what each
-    # reads is worked out here, not by three methods (render, lines, _over) a family,
-    # with mysql_other's labels kept: ~258 -> ~247 µs a pair-tick (bench_render.py's
-    # ticks, thread CPU, best of 7, the two alternated twice).
+    # One call a family (79 besides the scalar ones, most with a sample or two a node):
+    # what each reads is worked out here, not by three methods (render, lines, _over) a
+    # family; with mysql_other's labels kept, ~258 -> ~247 µs a pair-tick
+    # (bench_render.py's ticks, thread CPU, best of 7, the two alternated twice).
     read: Callable[[Any], Iterable[Sample]]
     over: Sequence[tuple[tuple[str, ...], Any]]
     for f in _OTHERS:

@@ -89,7 +89,7 @@ class OnSource:
     """A node reader of one source's sample (``kind``), read only while that source is
     ok: its function ``fn`` does not check. metrics.render_pair checks each node's
     sources once a pair-tick, calls ``fn`` for the ok nodes only and skips a family none
-    is ok for: ~65 ``_ok`` calls a pair-tick fewer, and DRBD's 19 families cost nothing
+    is ok for: ~65 ``_ok`` calls a pair-tick fewer, and DRBD's 18 families cost nothing
     on a pair without DRBD (they were ~25 µs of its ~390, bench/bench_render.py)."""
 
     __slots__ = ("fn", "kind")
