@@ -34,7 +34,7 @@ from prometheus_client.registry import Collector
 
 from replmon import __version__
 from replmon.fleet.families import BUILD_INFO, FAMILIES, OPT_IN, TICK_DURATION, Family
-from replmon.fleet.samples import PerNode, Sample, Scalar, nodes
+from replmon.fleet.samples import OnSource, PerNode, Sample, Scalar, nodes
 from replmon.fleet.state import Blocks, PairState
 from replmon.model.base import SourceState
 from replmon.model.tick import NodeTick
@@ -195,28 +195,35 @@ class _Format:
         self.head = _head(self.exposed, fam.kind, fam.help)
         self.head_bytes = self.head.encode()
         self.at = len(fam.all_labels) - len(fam.labels)
+        self.group, self.split = fam.group, fam.split
         if fam.split:
             self.shape = _Shape(fam.all_labels[:self.at] + fam.all_labels[self.at + 1:])
         else:
             self.shape = _Shape(fam.all_labels)
-        self.node_read = fam.read.fn if isinstance(fam.read, PerNode) else None
-        """A per-node family's node reader: read node by node (see ``_over``)."""
-        self.scalar = self.node_read if isinstance(self.node_read, Scalar) else None
-        """A scalar family's reader: its ``get`` only is called (see ``scalar``)."""
-        self._split_heads: dict[str, tuple[str, bytes]] = {}
+        node_read = fam.read.fn if isinstance(fam.read, PerNode) else None
+        self.scalar = node_read if isinstance(node_read, Scalar) else None
+        """A scalar family's reader: its ``get`` only is called (``_scalar_blocks``)."""
+        self.source = node_read.kind if isinstance(node_read, OnSource) else ""
+        """The source an ``OnSource`` reader reads: only the nodes it is ok on are read."""
+        self.node_read = node_read.fn if isinstance(node_read, OnSource) else node_read
+        """A per-node family's node reader: read node by node (see ``_over``); an
+        ``OnSource`` reader's own function, which does not check its source."""
+        self._split_heads: dict[str, tuple[str, bytes, str]] = {}
         self._known: dict[tuple[str, ...], dict[tuple[str, ...], str]] = {}
         """Cached sample-line prefixes: pair/node/host label values (none for a pair
         family) -> the reader's own label values -> ``name{labels} ``."""
         self._kept = 0
 
-    def split_head(self, key: str) -> tuple[str, bytes]:
-        """(sample name, HELP/TYPE lines) of a split family's value ``key``."""
+    def split_head(self, key: str) -> tuple[str, bytes, str]:
+        """(sample name, HELP/TYPE lines, opt-in group or "") of a split family's value
+        ``key``, worked out once: a pair-tick meets ~90 keys (MySQL's status values)."""
         got = self._split_heads.get(key)
         if got is None:
             name = escape_metric_name(f"{self.fam.name}_{key}" + (
                 "_total" if self.fam.kind == "counter" else ""))
             help_ = self.fam.help.replace("<name>", key, 1)
-            got = self._split_heads[key] = (name, _head(name, self.fam.kind, help_).encode())
+            got = self._split_heads[key] = (name, _head(name, self.fam.kind, help_).encode(),
+                                            self.fam.key_group(key))
         return got
 
     def _prefix(self, base: tuple[str, ...], labels: tuple[str, ...]) -> str:
@@ -237,10 +244,13 @@ class _Format:
         self._kept += 1
         return text
 
-    def _over(self, state: PairState, nodes: list[tuple[tuple[str, str, str], NodeTick]]
+    def _over(self, state: PairState, nodes: list[tuple[tuple[str, str, str], NodeTick]],
+              ok: dict[str, list[tuple[tuple[str, str, str], NodeTick]]] | None = None
               ) -> tuple[Callable[[Any], Iterable[Sample]], Sequence[tuple[tuple[str, ...], Any]]]:
         """(reader, [(label values before the reader's, what it reads)]): each node for a
-        per-node family, the pair for a pair family.
+        per-node family (those its source is ok on, for an ``OnSource`` reader: from
+        ``ok``, ``_ok_nodes``, or worked out here), the pair for a pair family; render_pair
+        works the same out inline (a call a family fewer).
 
         A per-node family is read node by node, its cached text keyed by the node and
         the reader's own label values: through the pair reader (samples.PerNode) every
@@ -249,17 +259,35 @@ class _Format:
         ~120 families, most with one sample a node, so calls per family, not per sample,
         were most of render_pair (bench/bench_render.py: ~600 µs a pair-tick before,
         ~510 after these two, ~400 with the value texts of ``_value_text``)."""
-        if self.node_read is not None:
+        if self.node_read is None:
+            return self.fam.read, [((), state)]
+        if not self.source:
             return self.node_read, nodes
-        return self.fam.read, [((), state)]
+        if ok is None:
+            ok = _ok_nodes(nodes, (self.source,))
+        return self.node_read, ok[self.source]
 
-    def lines(self, state: PairState, nodes: list[tuple[tuple[str, str, str], NodeTick]],
-              keep: bool = True) -> list[str]:
-        """The sample lines of a family that is not split (NaN: no sample). ``keep``:
-        its values' texts are kept in ``_TEXTS`` (not the ages: new at every scrape)."""
+    def lines(self, state: PairState, nodes: list[tuple[tuple[str, str, str], NodeTick]]
+              ) -> list[str]:
+        """The sample lines of a scrape-time family (NaN: no sample): the ages, new at
+        every scrape (their texts are not kept)."""
         read, over = self._over(state, nodes)
         make, known_by, sign = self._prefix, self._known, math.copysign
-        texts, go = (_TEXTS, _value_text) if keep else (_NONE_TEXTS, floatToGoString)
+        lines: list[str] = []
+        for base, of in over:
+            known = known_by.get(base, _NONE_KNOWN)
+            for labels, v in read(of):
+                if v == v:
+                    value = floatToGoString(v) if v else _ZERO[sign(1.0, v)]
+                    lines.append(f"{known.get(labels) or make(base, labels)}{value}\n")
+        return lines
+
+    def block(self, read: Callable[[Any], Iterable[Sample]],
+              over: Sequence[tuple[tuple[str, ...], Any]], out: Blocks) -> None:
+        """The block of a family that is not split (NaN: no sample) into ``out``: its
+        samples read by ``read`` from each of ``over`` (``_over``)."""
+        make, known_by, sign = self._prefix, self._known, math.copysign
+        texts, go = _TEXTS, _value_text
         lines: list[str] = []
         for base, of in over:
             known = known_by.get(base, _NONE_KNOWN)
@@ -267,22 +295,83 @@ class _Format:
                 if v == v:
                     value = (texts.get(v) or go(v)) if v else _ZERO[sign(1.0, v)]
                     lines.append(f"{known.get(labels) or make(base, labels)}{value}\n")
-        return lines
+        if lines:
+            out[self.exposed] = (self.head_bytes, "".join(lines).encode())
 
-    def scalar_block(self, ok: list[tuple[tuple[str, str, str], Any]], out: Blocks,
-                     kept: dict[Any, Any]) -> None:
-        """A scalar family's block (one unlabelled value a node, ``samples.Scalar``) from
-        the samples of the nodes whose source it reads is ok (``ok``: checked once for
-        every scalar family of the pair), into ``out``.
+    def scalar_body(self, made: list[tuple[tuple[str, str, str], str]], out: Blocks,
+                    kept: dict[Any, Any]) -> None:
+        """A scalar family's block of ``made`` (``_scalar_blocks``) into ``out``, made and
+        kept in ``kept`` with what it was made of."""
+        known_by, make = self._known, self._prefix
+        body = "".join([f"{known_by.get(base, _NONE_KNOWN).get(()) or make(base, ())}{text}\n"
+                        for base, text in made])
+        block = out[self.exposed] = (self.head_bytes, body.encode())
+        kept[self] = (made, block)
 
-        Most of them hold the same value tick after tick (load, memory, variables, idle
-        counters: ~60 % of the pair's blocks are the same bytes as at its last tick): the
-        block is kept in the pair's ``kept`` with what it was made of (each node's label
-        values and value text) and used again while that is the same. The value texts
-        are compared, not the values: 0.0 and -0.0 are equal numbers but not the same
-        text."""
-        get = self.scalar.get  # type: ignore[union-attr]
-        texts, sign = _TEXTS, math.copysign
+    def split_blocks(self, read: Callable[[Any], Iterable[Sample]],
+                     over: Sequence[tuple[tuple[str, ...], Any]], groups: frozenset[str],
+                     out: Blocks) -> None:
+        """A split family's blocks into ``out`` (NaN: a sample, as prometheus_client), one
+        for each value of its first own label that ``groups`` export."""
+        make, known_by, sign = self._prefix, self._known, math.copysign
+        texts, go, heads, head_of = _TEXTS, _value_text, self._split_heads, self.split_head
+        # key -> its sample name, HELP/TYPE and lines; None: its group is not exported
+        by_key: dict[str, tuple[str, bytes, list[str]] | None] = {}
+        for base, of in over:
+            known = known_by.get(base, _NONE_KNOWN)
+            for labels, v in read(of):
+                key = labels[0]  # the first of the family's own labels
+                got = by_key.get(key, _UNSEEN)
+                if got is _UNSEEN:
+                    name, head, g = heads.get(key) or head_of(key)
+                    got = by_key[key] = None if g and g not in groups else (name, head, [])
+                if got is not None:
+                    value = (texts.get(v) or go(v)) if v else _ZERO[sign(1.0, v)]
+                    got[2].append(f"{known.get(labels) or make(base, labels)}{value}\n")
+        # In the readers' order: exposition sorts a split family's names over the pairs.
+        for got in by_key.values():
+            if got is not None:
+                out[got[0]] = (got[1], "".join(got[2]).encode())
+
+
+_UNSEEN: Any = object()
+"""A split family's key not met yet this pair-tick (``by_key``'s None: not exported)."""
+_NONE_KNOWN: dict[tuple[str, ...], str] = {}
+"""Looked up (never written) for a node no prefix is cached for yet."""
+_FORMATS = [_Format(f) for f in FAMILIES if not f.live]
+_STATIC = {f.exposed for f in FAMILIES}
+_SCALARS = {kind: [f for f in _FORMATS if f.scalar is not None and f.scalar.kind == kind]
+            for kind in sorted({f.scalar.kind for f in _FORMATS if f.scalar is not None})}
+"""The scalar families by the source they read (``_scalar_blocks``)."""
+_OTHERS = [f for f in _FORMATS if f.scalar is None]
+_SOURCES = sorted({f.source for f in _FORMATS if f.source} | set(_SCALARS))
+
+
+def _ok_nodes(at: list[tuple[tuple[str, str, str], NodeTick]], kinds: Iterable[str]
+              ) -> dict[str, list[tuple[tuple[str, str, str], NodeTick]]]:
+    """The nodes (with their label values) each source of ``kinds`` is ok on."""
+    return {kind: [(base, n) for base, n in at if getattr(n, kind).status.state is SourceState.OK]
+            for kind in kinds}
+
+
+def _scalar_blocks(formats: list[_Format], ok: list[tuple[tuple[str, str, str], Any]],
+                   groups: frozenset[str], out: Blocks, kept: dict[Any, Any]) -> None:
+    """The blocks of the scalar families of one source (one unlabelled value a node,
+    ``samples.Scalar``) from the samples of the nodes that source is ok on (``ok``:
+    checked once for all of them), into ``out``: one loop over the families rather
+    than a call each (52 of them: render_pair ~255 -> ~245 µs a pair-tick, thread CPU).
+
+    Most of them hold the same value tick after tick (load, memory, variables, idle
+    counters: ~60 % of the pair's blocks are the same bytes as at its last tick): the
+    block is kept in the pair's ``kept`` with what it was made of (each node's label
+    values and value text) and used again while that is the same. The value texts
+    are compared, not the values: 0.0 and -0.0 are equal numbers but not the same
+    text."""
+    texts, sign = _TEXTS, math.copysign
+    for f in formats:
+        if f.group and f.group not in groups:
+            continue
+        get = f.scalar.get  # type: ignore[union-attr]
         made: list[tuple[tuple[str, str, str], str]] = []
         for base, sample in ok:
             v = get(sample)
@@ -291,60 +380,12 @@ class _Format:
                 if v == v:
                     made.append((base, (texts.get(v) or _value_text(v)) if v
                                  else _ZERO[sign(1.0, v)]))
-        if not made:
-            return
-        got = kept.get(self)
-        if got is not None and got[0] == made:
-            out[self.exposed] = got[1]
-            return
-        known_by, make = self._known, self._prefix
-        body = "".join([f"{known_by.get(base, _NONE_KNOWN).get(()) or make(base, ())}{text}\n"
-                        for base, text in made])
-        block = out[self.exposed] = (self.head_bytes, body.encode())
-        kept[self] = (made, block)
-
-    def render(self, state: PairState, nodes: list[tuple[tuple[str, str, str], NodeTick]],
-               groups: frozenset[str], out: Blocks) -> None:
-        """The family's blocks of the pair into ``out`` (NaN: no sample, but in a split
-        family, as prometheus_client)."""
-        fam = self.fam
-        if fam.group and fam.group not in groups:
-            return
-        if not fam.split:
-            lines = self.lines(state, nodes)
-            if lines:
-                out[self.exposed] = (self.head_bytes, "".join(lines).encode())
-            return
-        read, over = self._over(state, nodes)
-        make, known_by, sign = self._prefix, self._known, math.copysign
-        texts, go = _TEXTS, _value_text
-        by_key: dict[str, list[str] | None] = {}  # None: the key's group is not exported
-        for base, of in over:
-            known = known_by.get(base, _NONE_KNOWN)
-            for labels, v in read(of):
-                key = labels[0]  # the first of the family's own labels
-                if key in by_key:
-                    got = by_key[key]
-                else:
-                    g = fam.key_group(key) if fam.split_groups else ""
-                    got = by_key[key] = None if g and g not in groups else []
-                if got is not None:
-                    value = (texts.get(v) or go(v)) if v else _ZERO[sign(1.0, v)]
-                    got.append(f"{known.get(labels) or make(base, labels)}{value}\n")
-        for key in sorted(by_key):
-            kept = by_key[key]
-            if kept:
-                name, head = self.split_head(key)
-                out[name] = (head, "".join(kept).encode())
-
-
-_NONE_KNOWN: dict[tuple[str, ...], str] = {}
-"""Looked up (never written) for a node no prefix is cached for yet."""
-_NONE_TEXTS: dict[float, str] = {}
-"""Looked up (never written) instead of ``_TEXTS`` for values not worth keeping."""
-_FORMATS = [_Format(f) for f in FAMILIES if not f.live]
-_STATIC = {f.exposed for f in FAMILIES}
-_SCALAR_KINDS = sorted({f.scalar.kind for f in _FORMATS if f.scalar is not None})
+        if made:
+            got = kept.get(f)
+            if got is not None and got[0] == made:
+                out[f.exposed] = got[1]
+            else:
+                f.scalar_body(made, out, kept)
 
 
 def groups_of(opt_in: Sequence[str]) -> frozenset[str]:
@@ -357,15 +398,33 @@ def render_pair(state: PairState, groups: frozenset[str] = _NO_GROUPS) -> Blocks
     per tick, so a scrape only joins text)."""
     out: Blocks = {}
     at = nodes(state)  # both nodes' pair/node/host label values, for every family
-    ok = {kind: [(base, sample) for base, n in at
-                 if (sample := getattr(n, kind)).status.state is SourceState.OK]
-          for kind in _SCALAR_KINDS}  # the samples the scalar families read
-    kept = state.kept
-    for f in _FORMATS:
-        if f.scalar is None:
-            f.render(state, at, groups, out)
-        elif not f.fam.group or f.fam.group in groups:
-            f.scalar_block(ok[f.scalar.kind], out, kept)
+    ok = _ok_nodes(at, _SOURCES)  # the nodes the OnSource families read
+    kept, pair = state.kept, [((), state)]
+    for kind, formats in _SCALARS.items():
+        _scalar_blocks(formats, [(base, getattr(n, kind)) for base, n in ok[kind]], groups,
+                       out, kept)
+    # One call a family (79 besides the scalar ones, most with a sample or two a node):
+    # what each reads is worked out here, not by three methods (render, lines, _over) a
+    # family; with mysql_other's labels kept, ~258 -> ~247 µs a pair-tick
+    # (bench_render.py's ticks, thread CPU, best of 7, the two alternated twice).
+    read: Callable[[Any], Iterable[Sample]]
+    over: Sequence[tuple[tuple[str, ...], Any]]
+    for f in _OTHERS:
+        if f.group and f.group not in groups:
+            continue
+        if f.node_read is None:
+            read, over = f.fam.read, pair
+        elif f.source:
+            read = f.node_read
+            over = ok[f.source]
+            if not over:
+                continue
+        else:
+            read, over = f.node_read, at
+        if f.split:
+            f.split_blocks(read, over, groups, out)
+        else:
+            f.block(read, over, out)
     return out
 
 
@@ -434,7 +493,7 @@ def _live(states: Sequence[PairState], parts: list[str]) -> None:
     at = [nodes(s) for s in states]
     for f in _LIVE:
         lines = [line for s, n in zip(states, at, strict=True)
-                 for line in f.lines(s, n, keep=False)]
+                 for line in f.lines(s, n)]
         if lines:
             parts.append(f.head)
             parts.extend(lines)

@@ -28,7 +28,13 @@ from typing import Any
 
 from replmon.engine import Update
 from replmon.model.findings import RECENT_MAX, Finding
-from replmon.model.incidents import Causality, Incident, IncidentTracker, finding_id
+from replmon.model.incidents import (
+    Causality,
+    FindingId,
+    Incident,
+    IncidentTracker,
+    finding_id,
+)
 from replmon.model.tick import Tick
 
 log = logging.getLogger("replmon.serve")
@@ -147,7 +153,7 @@ class PairState:
         """Held while a tick updates the state and while its text is formatted."""
         self.kept: dict[Any, Any] = {}
         """render_pair's blocks of the last formatting with what each was made of, by
-        family: used again while that is the same (metrics._Format.scalar_block)."""
+        family: used again while that is the same (metrics._scalar_blocks)."""
         self.tick: Tick | None = None
         self.findings: tuple[Finding, ...] = ()
         self.closed: deque[Finding] = deque(maxlen=4 * RECENT_MAX)
@@ -196,16 +202,29 @@ class PairState:
                         log.exception("pair %s: formatting its metrics failed", self.pair)
         return self.blocks
 
-    def incident_of(self, f: Finding) -> tuple[str, str]:
+    def incident_of(self, f: Finding,
+                    roles: dict[FindingId, tuple[str, str]] | None = None) -> tuple[str, str]:
         """(incident, "root" or "consequence") of an open finding: the labels that let one
         Alertmanager inhibit rule keep a consequence quiet while its root fires. The
         incident is named by its root (check/node/key): bounded and the same after a
-        restart, unlike a counter."""
-        for inc in self.incidents.open:
-            if finding_id(f) in inc.findings:
-                roots = {finding_id(r) for r in inc.roots}
-                return incident_name(inc), "root" if finding_id(f) in roots else "consequence"
-        return f"{f.check}/{f.node}/{f.key}", "root"
+        restart, unlike a counter. ``roles``: ``incident_roles()``, for a caller asking
+        about every finding of the pair."""
+        got = (self.incident_roles() if roles is None else roles).get(finding_id(f))
+        return got or (f"{f.check}/{f.node}/{f.key}", "root")
+
+    def incident_roles(self) -> dict[FindingId, tuple[str, str]]:
+        """``incident_of`` of each finding in an open incident, by ``finding_id``: one
+        sort of the open incidents for all the pair's findings (metrics' ``findings``
+        reader sorted them once a finding: ~10 µs of render_pair's pair-tick when some
+        are open, bench/bench_render.py)."""
+        out: dict[FindingId, tuple[str, str]] = {}
+        for inc in self.incidents.open:  # the first (worst) incident of a finding wins
+            name = incident_name(inc)
+            roots = {finding_id(r) for r in inc.roots}
+            for fid in inc.findings:
+                if fid not in out:
+                    out[fid] = (name, "root" if fid in roots else "consequence")
+        return out
 
     def on_drop(self, n: int) -> None:  # inline readers are never dropped from
         pass
