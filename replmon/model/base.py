@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from enum import StrEnum
-from operator import attrgetter
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Self, TypeVar, dataclass_transform
 
 from pydantic import BaseModel, ConfigDict
@@ -40,12 +40,8 @@ def struct(cls: type[S]) -> type[S]:
     names = tuple(fields)
     out.model_fields = fields  # type: ignore[attr-defined]
     out._field_names = names  # type: ignore[attr-defined]
-    # model_copy and trusted: every field's value read in one C call, set through its
-    # slot's own descriptor (a frozen dataclass's __setattr__ refuses)
-    out._read_all = attrgetter(*names) if len(names) > 1 else (  # type: ignore[attr-defined]
-        lambda obj: (getattr(obj, names[0]),) if names else ())
-    out._setters = tuple(getattr(out, n).__set__ for n in names)  # type: ignore[attr-defined]
     out.trusted = classmethod(_trusted_constructor(out, fields))  # type: ignore[attr-defined]
+    out._replace = _replacer(out, names)  # type: ignore[attr-defined]
     return out  # type: ignore[return-value]
 
 
@@ -96,6 +92,38 @@ def _trusted_constructor(cls: type, fields: dict[str, FieldInfo]) -> Callable[..
 
 _MISSING = object()
 """A ``trusted`` keyword left out whose field has a default factory."""
+_NO_CHANGES: Mapping[str, Any] = MappingProxyType({})
+
+
+def _replacer(cls: type, names: tuple[str, ...]) -> Callable[[Any, Mapping[str, Any]], Any]:
+    """``cls._replace(obj, changes)``: a shallow copy of ``obj`` with ``changes`` set over
+    it (names not checked), written out for ``cls``'s fields as ``trusted`` is::
+
+        def replace(__obj, __changes):
+            __self = __new(__cls)
+            __set0(__self, __obj.ip)
+            __set1(__self, __obj.port)
+            for __name, __value in __changes.items():
+                __setattr(__self, __name, __value)
+            return __self
+
+    Each field is set through its slot's own descriptor (a frozen dataclass's
+    __setattr__ refuses). ``model_copy`` and the engine's thinning (model/parts.py) copy
+    records every tick; a loop over the values (an attrgetter's tuple zipped with the
+    setters) cost, µs: a Tick 1.27 -> 0.62, a RedisSample 3.89 -> 2.13."""
+    env: dict[str, Any] = {"__new": object.__new__, "__setattr": object.__setattr__,
+                           "__cls": cls}
+    body = ["def replace(__obj, __changes):", "    __self = __new(__cls)"]
+    for i, name in enumerate(names):
+        env[f"__set{i}"] = getattr(cls, name).__set__
+        body.append(f"    __set{i}(__self, __obj.{name})")
+    body += ["    for __name, __value in __changes.items():",
+             "        __setattr(__self, __name, __value)",
+             "    return __self"]
+    exec("\n".join(body), env)  # noqa: S102 (our own text, from the class's field names)
+    fn: Callable[[Any, Mapping[str, Any]], Any] = env["replace"]
+    fn.__qualname__ = f"{cls.__name__}._replace"
+    return fn
 
 
 class Struct:
@@ -107,8 +135,7 @@ class Struct:
     __slots__ = ()
     model_fields: ClassVar[dict[str, FieldInfo]]
     _field_names: ClassVar[tuple[str, ...]]
-    _read_all: ClassVar[Callable[[Any], tuple[Any, ...]]]
-    _setters: ClassVar[tuple[Callable[[Any, Any], None], ...]]
+    _replace: ClassVar[Callable[[Any, Mapping[str, Any]], Any]]
     __pydantic_validator__: ClassVar[SchemaValidator]
     __pydantic_serializer__: ClassVar[SchemaSerializer]
 
@@ -151,16 +178,13 @@ class Struct:
         """A shallow copy with ``update``'s fields replaced (not validated, as with
         BaseModel.model_copy)."""
         cls = type(self)
-        new = object.__new__(cls)
-        for setter, value in zip(cls._setters, cls._read_all(self), strict=True):
-            setter(new, value)
-        if update:
-            fields = cls.model_fields
-            for name, value in update.items():
-                if name not in fields:
-                    raise TypeError(f"{cls.__name__} has no field {name!r}")
-                object.__setattr__(new, name, value)
-        return new
+        if not update:
+            return cls._replace(self, _NO_CHANGES)  # type: ignore[no-any-return]
+        fields = cls.model_fields
+        for name in update:
+            if name not in fields:
+                raise TypeError(f"{cls.__name__} has no field {name!r}")
+        return cls._replace(self, update)  # type: ignore[no-any-return]
 
 
 class SourceState(StrEnum):

@@ -99,17 +99,11 @@ def kept_parts(reads: Iterable[str]) -> frozenset[str]:
 
 def _copy(obj: Any, changes: dict[str, Any]) -> Any:
     """``obj`` (a Struct) with ``changes``, without validating again: every other field
-    is the same object as in ``obj``. Every field is read in one call and set through
-    its slot's setter (``@struct``'s ``_read_all``, ``_setters``), then the changes over
-    them: the engine thins every tick it keeps (a Tick, its two NodeTicks, their rates),
-    and a getattr and an ``object.__setattr__`` per field cost a Tick 2.8 µs, this 1.7."""
-    cls = type(obj)
-    new = object.__new__(cls)
-    for setter, value in zip(cls._setters, cls._read_all(obj), strict=True):
-        setter(new, value)
-    for name, value in changes.items():
-        object.__setattr__(new, name, value)
-    return new
+    is the same object as in ``obj``. (``@struct``'s ``_replace``, written out for the
+    class: the engine thins every tick it keeps (a Tick, its two NodeTicks, their
+    samples and rates), and a getattr and an ``object.__setattr__`` per field cost a
+    Tick 2.8 µs, this 0.6.)"""
+    return type(obj)._replace(obj, changes)
 
 
 Drops = tuple[tuple[str, DroppedPart], ...]
