@@ -107,9 +107,12 @@ def _caught_up(ch: ReplicaChannel) -> bool:
     return ch.applier_backlog_bytes == 0
 
 
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
 def _file_key(name: str) -> tuple[str, int]:
     """binlog.000012 -> ("binlog", 12): binlog files compare by their number."""
-    m = re.match(r"^(.*?)(\d+)$", name)
+    m = _NUMBERED.match(name)
     return (m[1], int(m[2])) if m else (name, 0)
 
 

@@ -20,6 +20,7 @@ The rates between two samples (``MysqlRates``, ``derive_mysql_rates``) are
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -191,8 +192,10 @@ def clean_version(server_info: str) -> str:
     return server_info[len("5.5.5-"):] if server_info.startswith("5.5.5-") else server_info
 
 
+@functools.lru_cache(maxsize=64)
 def version_tuple(version: str) -> tuple[int, int, int]:
-    """(major, minor, patch) from "8.0.30", "10.11.19-MariaDB-..."; (0, 0, 0) if unreadable."""
+    """(major, minor, patch) from "8.0.30", "10.11.19-MariaDB-..."; (0, 0, 0) if unreadable.
+    (Cached: checks ask it of the same few versions every tick.)"""
     m = re.match(r"\s*(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?", clean_version(version))
     if m is None:
         return (0, 0, 0)

@@ -9,7 +9,7 @@ in ``reset``; a single counter that went down gives None.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Literal
+from typing import Any, Literal
 
 from replmon.model.base import Struct, struct
 from replmon.model.mysql import MysqlSample, RowFamily
@@ -125,16 +125,16 @@ def derive_mysql_rates(prev: MysqlSample | None, cur: MysqlSample) -> MysqlRates
     None) without a usable previous sample, when time did not advance, or after
     a restart/FLUSH STATUS (``reset`` says which)."""
     if not cur.status.ok or prev is None or not prev.status.ok:
-        return MysqlRates()
+        return MysqlRates.trusted()
     dt = cur.mono - prev.mono
     if dt <= 0:
-        return MysqlRates()
+        return MysqlRates.trusted()
     reset = reset_kind(prev, cur)
     if reset is not None:
-        return MysqlRates(dt_s=dt, reset=reset)
+        return MysqlRates.trusted(dt_s=dt, reset=reset)
 
     pc, cc = prev.counters, cur.counters
-    values: dict[str, object] = {
+    values: dict[str, Any] = {
         "dt_s": dt,
         # every counter of every tick of a replay passes here: counter_rate inlined
         "counters": {n: None if (p := pc.get(n)) is None or v < p else (v - p) / dt
@@ -162,4 +162,4 @@ def derive_mysql_rates(prev: MysqlSample | None, cur: MysqlSample) -> MysqlRates
     if d_req and d_miss is not None:
         values["bp_hit_pct"] = max(0.0, (d_req - d_miss) / d_req * 100.0)
     values["errors_by_code_per_s"] = counter_rates(prev.error_counts, cur.error_counts, dt)
-    return MysqlRates.model_validate(values)
+    return MysqlRates.trusted(**values)

@@ -18,7 +18,7 @@ CONFIG RESETSTAT) give None, never a negative rate.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Literal
+from typing import Any, Literal
 
 from replmon.model.base import SampleBase, Struct, struct
 from replmon.model.rates import counter_delta, counter_rate, counter_rates, ratio
@@ -350,23 +350,23 @@ def derive_redis_rates(prev: RedisSample | None, cur: RedisSample) -> RedisRates
     CONFIG RESETSTAT (any counter went down). Replica byte lag is a gauge and is
     filled from ``cur`` whenever ``cur`` is ok."""
     if not cur.status.ok:
-        return RedisRates()
+        return RedisRates.trusted()
     lag = replica_lag_bytes(cur)
     if prev is None or not prev.status.ok:
-        return RedisRates(replica_lag_bytes=lag)
+        return RedisRates.trusted(replica_lag_bytes=lag)
     dt = cur.mono - prev.mono
     if dt <= 0:
-        return RedisRates(replica_lag_bytes=lag)
+        return RedisRates.trusted(replica_lag_bytes=lag)
     if is_restart(prev, cur):
-        return RedisRates(dt_s=dt, reset="restart", replica_lag_bytes=lag)
+        return RedisRates.trusted(dt_s=dt, reset="restart", replica_lag_bytes=lag)
 
     pc, cc = prev.counters, cur.counters
     if any(n in pc and n in cc and cc[n] < pc[n] for n in COUNTER_FIELDS):
         # CONFIG RESETSTAT zeroes all of these at once: a counter that is already
         # back above its old value would give a wrong rate, so trust none of them.
-        return RedisRates(dt_s=dt, reset="resetstat", replica_lag_bytes=lag)
+        return RedisRates.trusted(dt_s=dt, reset="resetstat", replica_lag_bytes=lag)
 
-    values: dict[str, object] = {"dt_s": dt, "replica_lag_bytes": lag,
+    values: dict[str, Any] = {"dt_s": dt, "replica_lag_bytes": lag,
                                  "repl_bytes_per_s": counter_rate(
                                      prev.master_repl_offset, cur.master_repl_offset, dt)}
     for out, name in _RATE_FIELDS.items():
@@ -379,4 +379,4 @@ def derive_redis_rates(prev: RedisSample | None, cur: RedisSample) -> RedisRates
     misses = counter_delta(pc.get("keyspace_misses"), cc.get("keyspace_misses"))
     pct = ratio(hits, None if hits is None or misses is None else hits + misses)
     values["hit_pct"] = None if pct is None else pct * 100.0
-    return RedisRates.model_validate(values)
+    return RedisRates.trusted(**values)

@@ -197,12 +197,13 @@ def _derive(last: Mapping[str, AnySample], cur: NodeTick) -> NodeRates:
         p = last.get(kind)
         return p if _ok(p) else None
 
-    return NodeRates.model_validate({  # (a dict validates faster than keywords)
-        "host": derive_host_rates(prev("host"), cur.host) if _ok(cur.host) else _NO_HOST,
-        "drbd": derive_drbd_rates(prev("drbd"), cur.drbd) if _ok(cur.drbd) else _NO_DRBD,
-        "mysql": derive_mysql_rates(prev("mysql"), cur.mysql) if _ok(cur.mysql) else _NO_MYSQL,
-        "redis": derive_redis_rates(prev("redis"), cur.redis) if _ok(cur.redis) else _NO_REDIS,
-    })
+    # each kind's rates record, just derived (no validation: Struct.trusted)
+    return NodeRates.trusted(
+        host=derive_host_rates(prev("host"), cur.host) if _ok(cur.host) else _NO_HOST,
+        drbd=derive_drbd_rates(prev("drbd"), cur.drbd) if _ok(cur.drbd) else _NO_DRBD,
+        mysql=derive_mysql_rates(prev("mysql"), cur.mysql) if _ok(cur.mysql) else _NO_MYSQL,
+        redis=derive_redis_rates(prev("redis"), cur.redis) if _ok(cur.redis) else _NO_REDIS,
+    )
 
 
 _NO_HOST, _NO_DRBD, _NO_MYSQL, _NO_REDIS = (NO_RATES.host, NO_RATES.drbd, NO_RATES.mysql,

@@ -196,7 +196,10 @@ def build_mysql_sample(
                 return parse_bool(name, variables[name])
         return None
 
-    semi = SemiSync(
+    # The records below hold the parsers' typed values and the caller's (a float rtt,
+    # typed records, int space waits): no validation (Struct.trusted; 6.4 -> 1.7 µs
+    # for the sample alone).
+    semi = SemiSync.trusted(
         source_enabled=enabled("rpl_semi_sync_source_enabled", "rpl_semi_sync_master_enabled"),
         source_active=status.source_active,
         source_clients=_first_int(
@@ -206,7 +209,7 @@ def build_mysql_sample(
         replica_active=status.replica_active,
     )
     version = clean_version(version)
-    return MysqlSample(
+    return MysqlSample.trusted(
         flavour=detect_flavour(version),
         version=version,
         rtt_ms=rtt_ms,

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
 from replmon.errors import ParseError
 from replmon.model.mysql import Flavour, IoRunning, ReplicaChannel, version_tuple
 from replmon.sources.mysql_values import (
@@ -172,10 +170,9 @@ def _channel(row: Mapping[str, tuple[str, Any]]) -> ReplicaChannel:
     values["gtid_executed_server_wide"] = "executed_gtid_set" not in row and "gtid_slave_pos" in row
     if values["io_running"] != "Yes" and values.get("seconds_behind") is not None:
         values["seconds_behind_stale"] = values.pop("seconds_behind")  # not live lag
-    try:
-        return ReplicaChannel.model_validate(values)
-    except ValidationError as e:  # defensive: every value above is already checked
-        raise ParseError(f"replica status: {e.errors()[0].get('msg', e)}") from None
+    # every value above is its field's type, from a converter that checked the text:
+    # no validation (Struct.trusted), 3.1 -> 2.3 µs a channel
+    return ReplicaChannel.trusted(**values)
 
 
 def _using_gtid(row: Mapping[str, tuple[str, Any]]) -> bool | None:

@@ -27,8 +27,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from replmon.errors import ParseError
 from replmon.model.redis import COUNTER_FIELDS, RedisReplica, RedisRole, RedisSample
 
@@ -142,12 +140,9 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
         "good_replicas": f.integer("min_slaves_good_slaves"),
         "error_counts": _error_counts(info, error_keys),
     }
-    try:
-        return RedisSample.model_validate(data)
-    except ValidationError as e:  # a value our checks let through but the model refuses
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise ParseError(f"INFO field {where}: {err['msg']}") from None
+    # every value above is of its field's exact type (the getters' ints, floats, strs
+    # and flags, checked against the text): no validation (Struct.trusted), 6.0 -> 4.3 µs
+    return RedisSample.trusted(**data)
 
 
 def _counters(info: Mapping[str, str]) -> dict[str, int]:
@@ -325,7 +320,7 @@ def _replicas(info: Mapping[str, str], keys: list[str]) -> list[RedisReplica]:
         if "ip" not in kv or "port" not in kv:
             raise ParseError(f"INFO field {key}: no ip/port in {_show(value)}")
         offset, lag = kv.get("offset"), kv.get("lag")
-        replica = RedisReplica(
+        replica = RedisReplica.trusted(
             ip=kv["ip"],
             port=_to_int(f"{key}.port", kv["port"]),
             state=kv.get("state", ""),

@@ -22,7 +22,7 @@ def test_trusted_is_the_constructor_without_validation() -> None:
 
 
 def test_trusted_refuses_what_is_not_a_field() -> None:
-    with pytest.raises(TypeError, match="no field 'speed'"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'speed'"):
         NicCounters.trusted(speed=1)
 
 
@@ -44,3 +44,25 @@ def test_model_copy_replaces_the_update_only() -> None:
         r.model_copy(update={"nope": 1})
     one = SourceStatus().model_copy(update={"error": "e"})
     assert one == SourceStatus(error="e")
+
+
+def test_trusted_of_each_kind_of_field() -> None:
+    """The constructor ``@struct`` writes out for a class: a required field, a default, a
+    default factory (a fresh one a record), and Python's TypeError for a missing one."""
+    from dataclasses import field
+
+    from replmon.model.base import Struct, struct
+
+    @struct
+    class Three(Struct):
+        name: str
+        port: int = 6379
+        tags: list[str] = field(default_factory=list)
+
+    a, b = Three.trusted(name="a"), Three.trusted(name="b", tags=["x"])
+    assert a == Three(name="a") and b == Three(name="b", tags=["x"])
+    assert Three.trusted(name="c").tags is not a.tags
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'name'"):
+        Three.trusted(port=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="takes 1 positional argument"):
+        Three.trusted("a")  # type: ignore[misc]
