@@ -1,0 +1,113 @@
+"""GreenConnection's reads of packets and rows already in its buffer (``_whole``, ``_row``
+in replmon/sources/mysql_green.py) give what pymysql's own code gives, and leave to it,
+consuming nothing, every packet they do not take. No server: packets built here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pymysql.connections import MySQLResult
+from pymysql.protocol import MysqlPacket
+
+from replmon.sources.mysql_green import GreenConnection, _row
+
+
+def lcs(value: bytes | None, width: int = 0) -> bytes:
+    """A length-coded string (``width``: force a 2, 3 or 8 byte length)."""
+    if value is None:
+        return b"\xfb"
+    n = len(value)
+    if width == 0:
+        width = 0 if n < 251 else 2 if n < 1 << 16 else 3
+    if width == 0:
+        return bytes([n]) + value
+    return {2: b"\xfc", 3: b"\xfd", 8: b"\xfe"}[width] + n.to_bytes(width, "little") + value
+
+
+def packet(payload: bytes, seq: int) -> bytes:
+    return len(payload).to_bytes(3, "little") + bytes([seq]) + payload
+
+
+TEXT = ("utf8", None)  # pymysql: utf8mb4 connections decode as Python's utf8
+INT = ("ascii", int)
+BINARY: tuple[str | None, Any] = (None, None)
+
+ROWS = [
+    ([TEXT, TEXT], lcs(b"Questions") + lcs(b"12345")),
+    ([TEXT, INT], lcs(b"Uptime") + lcs(b"42")),
+    ([TEXT, TEXT, TEXT], lcs(None) + lcs(b"") + lcs("é, ü".encode())),
+    ([TEXT], lcs(b"x" * 300)),  # a 2 byte length
+    ([TEXT], lcs(b"y" * 70000)),  # 3 bytes
+    ([TEXT, TEXT], lcs(b"two", 2) + lcs(b"eight", 8)),  # an 8 byte length in the row
+    ([BINARY, TEXT], lcs(b"\x00\xff") + lcs(b"a")),
+    ([TEXT, TEXT, TEXT], lcs(b"short row")),  # fewer columns than described: stops early
+]
+
+
+def pymysqls(converters: list[Any], payload: bytes) -> tuple[Any, ...]:
+    class Result:
+        pass
+
+    result = Result()
+    result.converters = converters  # type: ignore[attr-defined]
+    read_row: Any = getattr(MySQLResult, "_read_row_from_packet")  # noqa: B009 - not in its stubs
+    return read_row(result, MysqlPacket(payload, "utf8"))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("converters", "payload"), ROWS, ids=range(len(ROWS)))
+def test_a_row_whole_in_the_buffer_is_pymysqls_row(converters: list[Any], payload: bytes
+                                                   ) -> None:
+    data = b"ab" + packet(payload, 7) + packet(b"\xfe\x00\x00\x02\x00", 8)
+    assert _row(data, 2, 7, converters) == (pymysqls(converters, payload), len(data) - 9)
+
+
+@pytest.mark.parametrize("data", [
+    packet(lcs(b"abc"), 7)[:-1],  # not all here yet
+    packet(lcs(b"abc"), 8),  # another sequence id: pymysql raises
+    packet(b"\xfe\x00\x00\x02\x00", 7),  # the EOF after the rows
+    packet(lcs(b"eight", 8), 7),  # a row led by an 8 byte length: pymysql tells it from EOF
+    packet(b"\xff\x15\x04#28000denied", 7),  # an error
+    packet(b"", 7),  # empty
+    packet(b"\x05abc", 7),  # a column longer than its packet
+    packet(b"\xfdab", 7),  # a length longer than its packet
+    packet(lcs(b"abc") + b"\xff", 7),  # not a length
+    b"\x01\x00",  # not even a header
+], ids=range(10))
+def test_what_a_row_read_does_not_take_it_leaves_to_pymysql(data: bytes) -> None:
+    assert _row(data, 0, 7, [TEXT, TEXT]) is None
+
+
+def buffered(data: bytes, seq: int) -> Any:
+    conn: Any = GreenConnection.__new__(GreenConnection)
+    conn._nonblocking, conn._data, conn._pos, conn._next_seq_id = True, data, 0, seq
+    conn.encoding = "utf8"
+    return conn
+
+
+def test_a_packet_whole_in_the_buffer_is_read_in_one_step() -> None:
+    first, second = packet(b"\x01", 3), packet(lcs(b"def") * 3, 4)
+    conn = buffered(first + second, 3)
+    assert conn._read_packet()._data == b"\x01"
+    packet_ = conn._read_packet()
+    assert (type(packet_), packet_._data) == (MysqlPacket, lcs(b"def") * 3)
+    assert (conn._pos, conn._next_seq_id) == (len(first + second), 5)
+
+
+@pytest.mark.parametrize(("data", "seq"), [
+    (packet(b"abc", 3)[:-1], 3),  # not all here yet
+    (packet(b"abc", 4), 3),  # another sequence id
+    (packet(b"\xff\x15\x04#28000denied", 3), 3),  # an error: pymysql raises it
+    (packet(b"", 3), 3),
+    (b"\xff\xff\xff\x03" + b"z" * 10, 3),  # the first part of a 16 MB packet
+], ids=range(5))
+def test_what_a_packet_read_does_not_take_it_leaves_to_pymysql(data: bytes, seq: int) -> None:
+    conn = buffered(data, seq)
+    assert conn._whole() is None
+    assert (conn._pos, conn._next_seq_id) == (0, seq)
+
+
+def test_while_connecting_every_packet_is_pymysqls() -> None:
+    conn = buffered(packet(b"abc", 3), 3)
+    conn._nonblocking = False  # pymysql's blocking reads of the handshake
+    assert conn._whole() is None
