@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typedleaves import typed_leaves
 
 from replmon.errors import ParseError
-from replmon.model.base import Struct
 from replmon.model.host import (
     CpuTimes,
     DiskCounters,
@@ -282,24 +282,13 @@ def test_garbage_in_a_line_not_read_is_not_an_error() -> None:
     assert parse_meminfo("X: 1\u2028MemTotal: 2 kB\n").total == 2048
 
 
-def _leaves(value: object) -> object:
-    """A record as nested tuples of (name, type, value): equality that tells 1 from 1.0."""
-    if isinstance(value, Struct):
-        return tuple((n, _leaves(getattr(value, n))) for n in type(value).model_fields)
-    if isinstance(value, dict):
-        return tuple((k, _leaves(v)) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return tuple(_leaves(v) for v in value)
-    return (type(value).__name__, value)
-
-
 @pytest.mark.parametrize("name", ["a", "b"])
 def test_built_without_validation_as_validation_builds(name: str) -> None:
     """build_host_sample makes its records with Struct.trusted (no validation): each
     value is of its field's exact type, as the validating constructor leaves it."""
     s = build_host_sample(capture(name))
     again = HostSample.model_validate(s.model_dump())
-    assert _leaves(s) == _leaves(again)
+    assert typed_leaves(s) == typed_leaves(again)
     assert s.nics and s.disks and s.psi_io is not None and s.vm is not None
 
 

@@ -9,6 +9,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from typedleaves import typed_leaves
 
 from replmon.model.base import Struct
 from replmon.model.mysql import MysqlSample
@@ -28,26 +29,15 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SESSIONS = sorted((Path(__file__).resolve().parents[3] / "sample_sessions").glob("*.rmrec"))
 
 
-def _leaves(value: object) -> object:
-    """A record as nested tuples of (name, type, value): equality that tells 1 from 1.0."""
-    if isinstance(value, Struct):
-        return tuple((n, _leaves(getattr(value, n))) for n in type(value).model_fields)
-    if isinstance(value, dict):
-        return tuple((k, _leaves(v)) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return (type(value).__name__, tuple(_leaves(v) for v in value))
-    return (type(value).__name__, value)
-
-
 def _as_validated(record: Struct) -> object:
-    return _leaves(type(record).model_validate(record.model_dump()))
+    return typed_leaves(type(record).model_validate(record.model_dump()))
 
 
 @pytest.mark.parametrize("path", sorted((FIXTURES / "redis").glob("*.txt")), ids=lambda p: p.name)
 def test_redis_sample_as_validation_builds_it(path: Path) -> None:
     s = build_redis_sample(parse_info(path.read_bytes().decode()))
     assert isinstance(s, RedisSample)
-    assert _leaves(s) == _as_validated(s)
+    assert typed_leaves(s) == _as_validated(s)
 
 
 def _rows() -> object:
@@ -81,7 +71,7 @@ def test_mysql_sample_as_validation_builds_it(version: str, status: str, variabl
                                          detect_flavour(version)) if replica else (),
         rtt_ms=0.4, space_waits=(1, 3))
     assert isinstance(s, MysqlSample) and s.counters
-    assert _leaves(s) == _as_validated(s)
+    assert typed_leaves(s) == _as_validated(s)
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
@@ -93,7 +83,7 @@ def test_rates_as_validation_builds_them(path: Path) -> None:
         for node in (t.primary, t.replica):
             rates = tracker.rates(node)
             assert isinstance(rates, NodeRates)
-            assert _leaves(rates) == _as_validated(rates), (t.seq, node.role)
+            assert typed_leaves(rates) == _as_validated(rates), (t.seq, node.role)
 
 
 def test_the_sessions_derive_every_kind_of_rates() -> None:
