@@ -193,8 +193,8 @@ def situations(lab: Lab, config: Path, heartbeat: bool, out: dict[str, Any]) -> 
             time.sleep(2)
             for name in ("healthy", "delay", "stopped"):
                 if name == "delay":  # the check's last tick comes ~6 s after it starts:
-                    _set_delay(lab, 20)  # 23 s after the delay began, the lag is 20 s
-                    time.sleep(17)
+                    _set_delay(lab, 20)  # 26 s after the delay began, the lag is 20 s
+                    time.sleep(20)
                 elif name == "stopped":  # ~20 s + 17 s + 6 s: >= 40 s at pt-heartbeat's
                     _stop_sql(lab)
                     time.sleep(17)
