@@ -46,6 +46,7 @@ from replmon.lab import Lab
 from replmon.lab.load import WriteLoad
 from replmon.lab.sentinel import lab_sentinel, sentinel_failover, sentinel_switch
 from replmon.lab.switch import wait_redis_link
+from replmon.model.base import SourceState
 from replmon.model.findings import Severity
 from replmon.model.sentinel import SentinelSample
 from replmon.output.nagios import Status, render_text
@@ -199,9 +200,15 @@ def check_the_sentinel_source(ticks: list, marks: dict[str, float]) -> None:
     """Every tick read; its view through the failover; its events; how long it has seen
     the master as master."""
     samples = [t.sentinel for t in ticks]
-    assert all(isinstance(s, SentinelSample) and s.status.ok for s in samples), \
-        {s.status.state for s in samples if s is not None}
-    ok = [s for s in samples if s is not None]
+    assert all(isinstance(s, SentinelSample) for s in samples), samples[:3]
+    # A tick whose Sentinel did not answer within its timeout says so (TIMEOUT): the
+    # source's right answer on a saturated machine (this test runs first in the suite,
+    # while five workers start their labs: a fresh clone, 2026-12-05, had one such tick
+    # of 0.5 s). Anything else, or more than a tenth of the ticks, fails.
+    states = [s.status.state for s in samples]
+    assert set(states) <= {SourceState.OK, SourceState.TIMEOUT}, set(states)
+    assert states.count(SourceState.TIMEOUT) <= max(1, len(states) // 10), states
+    ok = [s for s in samples if s.status.ok]
     assert ok[0].master_node == "lab-primary" and ok[0].last_switch is None
     assert ok[-1].master_node == "lab-replica" and ok[-1].name == "lab"
     assert ok[-1].master_given == "replica"
