@@ -62,7 +62,9 @@ async def test_sql_thread_stopped_transactions_and_bytes_grow_while_sbm_is_null(
             lab, 40, {"pair_lag": {"lag_after": "5s"}},
             at={5: stop_thread(lab, "SQL_THREAD")})
     before = [m for m in measured if m[0] <= 5]
-    assert all(m[1] == 0.0 for m in before[2:]), before  # caught up: 0 s, as readings come
+    # caught up: 0 s, as readings come (the first may come late on a saturated machine: a
+    # fresh clone's suite, 2026-12-05, measured nothing before tick 5; None is "not yet")
+    assert all(m[1] in (None, 0.0) for m in before) and before[-1][1] == 0.0, before
     late = [m for m in measured if m[0] >= 30]
     assert all(m[2] is not None and m[2] > 1000 for m in late), late  # 300/s for > 10 s
     assert late[-1][2] > late[0][2] and late[-1][3] > late[0][3]  # growing, in bytes too
