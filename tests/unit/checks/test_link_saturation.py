@@ -141,12 +141,27 @@ def test_host_source_down_is_not_judged() -> None:
     assert observe(CHECK, [t2]) == []
 
 
-def test_opens_on_the_third_saturated_tick_and_a_two_tick_burst_never_opens() -> None:
+def test_opens_once_the_5_s_rate_has_held_3_s_and_a_two_tick_burst_never_opens() -> None:
     calm, full = sending(1 * MB), sending(12.5 * MB)
-    _, opened = run_check(CHECK, host_ticks([calm] * 4 + [full] * 4))
-    assert list(opened) == [6]  # saturated in ticks 4, 5, 6
+    _, opened = run_check(CHECK, host_ticks([calm] * 4 + [full] * 8))
+    # ticks 4.. full: the rate over ticks 4-8 is the first 5 s one at 100 %, (4 full + 1
+    # calm) / 5 = 10.2 MB/s = 82 % before it; held at ticks 8, 9, 10
+    assert list(opened) == [10]
     _, opened = run_check(CHECK, host_ticks([calm] * 4 + [full] * 2 + [calm] * 4))
     assert opened == {}
+
+
+def test_a_link_full_on_average_whose_ticks_swing_opens() -> None:
+    """The two-host lab's shaped link under a loaded suite: 9.5-22.3 KB/s tick by tick on
+    16,000 B/s, 100 % on average. One tick in three below 85 % kept a per-tick judge from
+    ever holding 3 s; the 5 s rate holds."""
+    swing = [sending(f * 12.5 * MB) for f in (1.39, 0.59, 1.02)] * 5
+    assert any(s.nics["eth0"].send_bytes_per_s < 0.85 * 12.5 * MB for s in swing[:3])
+    obs, opened = run_check(CHECK, host_ticks([sending(1 * MB)] + swing))
+    assert opened, obs
+    (o,) = observe(CHECK, host_ticks([sending(1 * MB)] + swing))
+    assert o.numbers["link_pct"] == pytest.approx(100, abs=14)
+    assert o.title.startswith("eth0 sends ")
 
 
 def test_disk_load_does_not_matter_here() -> None:
