@@ -67,7 +67,6 @@ from replmon.check import (
     source_ok,
 )
 
-
 AVERAGE_S = 5.0
 """Seconds over which an interface's send rate is taken (bytes sent over the seconds of
 the ticks in them): the module docstring says why."""
