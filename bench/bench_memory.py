@@ -334,6 +334,10 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
     keep = [tracemalloc.Filter(False, tracemalloc.__file__)]
     last = last.filter_traces(keep)
     diff = last.compare_to(first.filter_traces(keep), "traceback")
+    print("grew most from the first snapshot to the end, by the file that allocated it:")
+    for stat in last.compare_to(first.filter_traces(keep), "filename")[:args.top]:
+        name = stat.traceback[0].filename.split("site-packages/")[-1].replace(f"{ROOT}/", "")
+        print(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks  {name}")
     print("grew most from the first snapshot to the end:")
     for stat in diff[:args.top]:
         print(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")

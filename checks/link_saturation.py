@@ -176,9 +176,8 @@ class Gauges(NamedTuple):
     """What ``quiet`` reads (``measure``, every tick; stored by position)."""
 
     send_pct: float | None
-    """The largest percent of its link speed an interface of either node sends (over
-    ``AVERAGE_S``), of
-    those of 1 Mbit/s or more, rounded up; None without one."""
+    """The largest percent of its link speed an interface of either node sends over
+    ``AVERAGE_S``, of those of 1 Mbit/s or more, rounded up; None without one."""
 
 
 def measure(w: Window) -> Gauges:
