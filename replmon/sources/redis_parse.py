@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replmon.errors import ParseError
+from replmon.model.base import SourceStatus
 from replmon.model.redis import COUNTER_FIELDS, RedisReplica, RedisRole, RedisSample
 
 _INT_RE = re.compile(r"-?[0-9]+")
@@ -212,8 +213,13 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
         "error_counts": _error_counts(info, error_keys),
     }
     # every value above is of its field's exact type (the getters' ints, floats, strs
-    # and flags, checked against the text): no validation (Struct.trusted), 6.0 -> 4.3 µs
-    return RedisSample.trusted(**data)
+    # and flags, checked against the text): no validation (Struct.trusted), 6.0 -> 4.3 µs;
+    # the status too (the default factory's SourceStatus() was validated, ~0.7 µs)
+    return RedisSample.trusted(status=_OK, **data)
+
+
+_OK = SourceStatus.trusted()
+"""The status of a sample just read (immutable: one for all)."""
 
 
 def _counters(info: Mapping[str, str]) -> dict[str, int]:
@@ -278,12 +284,20 @@ class _Fields:
 
     def integer(self, name: str) -> int | None:
         value = self.info.get(name)
-        return None if value is None else _to_int(name, value)
+        if value is None:
+            return None
+        # _to_int's test inline: most values are ASCII digits (a call less a field)
+        return int(value) if value.isdigit() and value.isascii() else _to_int(name, value)
 
     def known(self, name: str) -> int | None:
         """An integer where Redis prints -1 (any negative) for "unknown": None then."""
-        value = self.integer(name)
-        return None if value is None or value < 0 else value
+        value = self.info.get(name)
+        if value is None:
+            return None
+        if value.isdigit() and value.isascii():
+            return int(value)
+        number = _to_int(name, value)
+        return None if number < 0 else number
 
     def number(self, name: str) -> float | None:
         value = self.info.get(name)
