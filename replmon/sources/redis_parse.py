@@ -12,6 +12,8 @@ INFO is one bulk string of sections::
 headers dropped, unknown fields kept). ``build_redis_sample`` converts the
 fields replmon uses into a typed ``RedisSample``. Both raise only
 ``replmon.errors.ParseError``, naming the field, for text they cannot read.
+``read_redis_info`` (the Redis source's) gives what the two give, reading only the lines
+the builder uses (``FIELDS_READ`` and the slaveN, dbN, errorstat_* lines).
 
 Why our own parser instead of redis-py's ``info()``: redis-py guesses types
 (``master_replid2:000…0`` becomes the int 0, ``*_perc`` stays a string) and
