@@ -31,12 +31,11 @@ from replmon.model.redis import RedisSample
 from replmon.sources.base import Source
 from replmon.sources.kernel_ping import KernelPing
 from replmon.sources.redis_parse import (
-    build_redis_sample,
     parse_bgsave_guard,
     parse_buffer_limit,
-    parse_info,
     parse_master_link_age,
     parse_min_replicas,
+    read_redis_info,
 )
 from replmon.sources.redis_talk import ErrorReply, RedisTalk
 from replmon.sources.resp import RespConnection, RespError, RespReply
@@ -114,7 +113,7 @@ class RedisSource(RedisTalk, Source[RedisSample]):
         rtt_ms, text = await self._first(conn, self._ping_info)
         if not isinstance(text, str):
             raise ParseError(f"INFO returned {type(text).__name__}, not text")
-        sample = build_redis_sample(parse_info(text))
+        sample = read_redis_info(text)  # (the lines build_redis_sample reads only)
         kernel = await self._kernel_ping.rtt_ms()  # the loop's delays left out
         if kernel is not None:
             rtt_ms = kernel
