@@ -68,7 +68,14 @@ async def test_master_sees_online_replica_and_replica_sees_link_up(lab: Lab) -> 
     wait_link_up(lab)
     with lab.primary.redis() as r:
         r.set("replmon:test:offset", "x")  # make sure the stream has moved
+    # the master learns the replica's offset from its REPLCONF ACK, once a second: on a
+    # loaded machine the first sample can come before it (slave0 offset=0)
+    deadline = time.monotonic() + 10
     master = await sample_once(lab.primary.redis_endpoint())
+    while (time.monotonic() < deadline and master.replicas
+           and not master.replicas[0].offset):
+        await asyncio.sleep(0.2)
+        master = await sample_once(lab.primary.redis_endpoint())
     replica = await sample_once(lab.replica.redis_endpoint())
 
     assert master.status.ok, master.status
