@@ -94,3 +94,124 @@ def test_the_sessions_derive_every_kind_of_rates() -> None:
     rates = [tracker.rates(t.replica) for t in ticks][-1]
     assert rates.host.dt_s and rates.mysql.dt_s and rates.redis.dt_s
     assert rates.host.nics and rates.mysql.counters
+
+
+# --- the tick's other records, built without validation since #56 -------------------
+
+def test_a_record_left_to_its_defaults_is_built_as_validation_builds_it() -> None:
+    """``trusted`` fills a field left out with its default factory's record built by that
+    record's own ``trusted`` (a sample's ``status``, the rates' parts): the same record."""
+    from replmon.model.drbd import DrbdSample
+    from replmon.model.host import HostSample
+    from replmon.model.sentinel import SentinelSample
+    from replmon.model.tick import NodeTick
+
+    for cls in (RedisSample, MysqlSample, HostSample, DrbdSample, SentinelSample, NodeRates):
+        assert typed_leaves(cls.trusted()) == typed_leaves(cls()), cls.__name__
+    node = NodeTick.trusted(role="primary", name="db1")
+    assert typed_leaves(node) == typed_leaves(NodeTick(role="primary", name="db1"))
+
+
+def test_binlog_status_as_validation_builds_it() -> None:
+    from decimal import Decimal
+
+    from replmon.sources.mysql_binlog_parse import build_binlog_status, parse_binlog_status
+
+    file, pos = parse_binlog_status(("binlog.000001", 411085, "", ""))
+    for row in [("0-1-1682", "0-1-1682", 1, "", Decimal("1795604766.063139")),
+                ("0-1-1682", "0-1-1682", "1", "", Decimal("1795604766.063139"), "0-2-5"),
+                ("uuid:1-30,\nuuid2:1-7", "", 163, "uuid", "1795604766.063139"),
+                ("", "", None, None, None)]:
+        b = build_binlog_status(row, file=file, position=pos, sent_wall=1795604766.06,
+                                elapsed_ms=0.31, error="binlog: denied")
+        assert typed_leaves(b) == _as_validated(b), row
+
+
+class _Cursor:
+    """The clock, heartbeat and applier queries' rows as pymysql gives them."""
+
+    def __init__(self, replies: dict[str, list[tuple[object, ...]]]) -> None:
+        self.replies, self.rows = replies, []  # type: ignore[var-annotated]
+
+    def __enter__(self) -> _Cursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def execute(self, query: str) -> None:
+        self.rows = next(rows for key, rows in self.replies.items() if key in query)
+
+    def fetchone(self) -> object:
+        return self.rows[0]
+
+    def fetchall(self) -> object:
+        return list(self.rows)
+
+
+class _Conn:
+    def __init__(self, replies: dict[str, list[tuple[object, ...]]]) -> None:
+        self.replies = replies
+
+    def cursor(self) -> _Cursor:
+        return _Cursor(self.replies)
+
+
+def test_lag_facts_as_validation_builds_them() -> None:
+    from decimal import Decimal
+
+    from replmon.sources.mysql_lag_reads import read_lag_facts
+
+    conn = _Conn({"NOW(6)": [(Decimal("1795604766.063139"), 3600)],
+                  "server_id": [(1, Decimal("1795604765.5")), (2, 0), (None, None)],
+                  "CHANNEL_NAME": [("", Decimal("1795604765.25"), Decimal("1795604765.5")),
+                                   ("b", None, 0)]})
+    facts, applier = read_lag_facts(conn, heartbeat_table="`hb`.`heartbeat`",  # type: ignore[arg-type]
+                                    applier=True, note=lambda what, e: f"{what}: {e}")
+    assert applier and facts.heartbeat and len(facts.applier) == 2
+    assert typed_leaves(facts) == _as_validated(facts)
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
+def test_roles_and_redis_lag_as_validation_builds_them(path: Path) -> None:
+    """The Orienter's LayerRoles and Roles and the LagTracker's RedisLagEstimate, over a
+    session's nodes as given (and once with the walls as ints, as some tests give them)."""
+    from replmon.roles import Orienter
+    from replmon.truelag import LagTracker
+
+    with open_recording(path) as rec:
+        ticks = list(rec.ticks())
+    for as_int in (False, True):
+        orienter, lag = Orienter(), LagTracker()
+        for t in ticks:
+            given = sorted(t.nodes, key=lambda n: n.given_role != "primary")
+            wall = int(t.wall) if as_int else t.wall
+            p, r, roles = orienter.orient(given[0], given[1], wall)
+            assert typed_leaves(roles) == _as_validated(roles), (t.seq, as_int)
+            est = lag.redis(t.model_copy(update={"primary": p, "replica": r, "roles": roles})
+                            .oriented("redis"))
+            if est is not None:
+                assert typed_leaves(est) == _as_validated(est), t.seq
+
+
+async def test_ticks_and_failed_samples_as_validation_builds_them() -> None:
+    """The collector's Tick (its clock given as ints), a source's failed sample and a
+    switched-off source's."""
+    from replmon.collector import Collector, NodeSources
+    from replmon.model.host import HostSample
+    from replmon.sources.base import Source
+
+    class Failing(Source[HostSample]):
+        kind = "host"
+        sample_type = HostSample
+
+        async def _fetch(self) -> HostSample:
+            raise FileNotFoundError("/proc/drbd")
+
+    now = iter(range(1000, 2000))
+    c = Collector(NodeSources("primary", "p", {"host": Failing(timeout=1.0)}),
+                  NodeSources("replica", "r", {}, off_reason={"host": "switched off"}),
+                  interval=1, clock=lambda: next(now))
+    tick = await c.sample_once(seq=0, slot=0, due=999)
+    assert tick.primary.host.status.state == "absent" and tick.replica.host.status.error
+    assert typed_leaves(tick) == _as_validated(tick)
