@@ -215,3 +215,22 @@ async def test_ticks_and_failed_samples_as_validation_builds_them() -> None:
     tick = await c.sample_once(seq=0, slot=0, due=999)
     assert tick.primary.host.status.state == "absent" and tick.replica.host.status.error
     assert typed_leaves(tick) == _as_validated(tick)
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
+def test_the_checks_observations_as_validation_builds_them(path: Path) -> None:
+    """What every built-in check observes over a session (``Observation.trusted``), and the
+    engine's copy with the node's name, as validation builds them from the same values."""
+    from replmon.engine import build_engine
+    from replmon.model.findings import Observation
+
+    with open_recording(path) as rec:
+        ticks = list(rec.ticks())
+    engine = build_engine(entry_points=False)
+    seen = 0
+    for t in ticks:
+        for _, o in engine.observe(t):
+            twin = Observation(**{n: getattr(o, n) for n in Observation.model_fields})
+            assert typed_leaves(o) == typed_leaves(twin), (t.seq, o)
+            seen += 1
+    assert seen or path.stem == "healthy_steady_load"
