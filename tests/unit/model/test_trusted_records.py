@@ -173,9 +173,10 @@ def test_lag_facts_as_validation_builds_them() -> None:
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
-def test_roles_and_redis_lag_as_validation_builds_them(path: Path) -> None:
-    """The Orienter's LayerRoles and Roles and the LagTracker's RedisLagEstimate, over a
-    session's nodes as given (and once with the walls as ints, as some tests give them)."""
+def test_roles_and_lags_as_validation_builds_them(path: Path) -> None:
+    """The Orienter's LayerRoles and Roles and the LagTracker's MeasuredLag and
+    RedisLagEstimate, over a session's nodes as given (and once with the walls as ints,
+    as some tests give them)."""
     from replmon.roles import Orienter
     from replmon.truelag import LagTracker
 
@@ -188,10 +189,48 @@ def test_roles_and_redis_lag_as_validation_builds_them(path: Path) -> None:
             wall = int(t.wall) if as_int else t.wall
             p, r, roles = orienter.orient(given[0], given[1], wall)
             assert typed_leaves(roles) == _as_validated(roles), (t.seq, as_int)
-            est = lag.redis(t.model_copy(update={"primary": p, "replica": r, "roles": roles})
-                            .oriented("redis"))
+            tick = t.model_copy(update={"primary": p, "replica": r, "roles": roles})
+            est = lag.redis(tick.oriented("redis"))
             if est is not None:
                 assert typed_leaves(est) == _as_validated(est), t.seq
+            measured = lag.measure(tick.oriented("mysql"))
+            if measured is not None:
+                assert typed_leaves(measured) == _as_validated(measured), t.seq
+
+
+
+@pytest.mark.parametrize("how", ["heartbeat", "server"])
+def test_measured_lag_from_heartbeat_or_server_as_validation_builds_it(how: str) -> None:
+    """(The sessions measure only from pair_lag's history: the replica's facts are given
+    here a pt-heartbeat row of the primary, or MySQL's applier timestamps.)"""
+    from replmon.model.lag import ApplierTimes, LagFacts
+    from replmon.truelag import LagTracker
+
+    with open_recording(next(p for p in SESSIONS if p.stem == "healthy_steady_load")) as rec:
+        ticks = list(rec.ticks())
+    lag, kinds = LagTracker(), set()
+    for t in ticks:
+        m = t.replica.mysql
+        if not m.replication:
+            continue
+        ch = m.replication[0]
+        facts = LagFacts(server_time=t.wall + 0.25, sent_wall=t.wall, elapsed_ms=0.4)
+        if how == "heartbeat":
+            sid = ch.source_server_id or 1
+            facts = facts.model_copy(update={"heartbeat": {sid: t.wall - 1.5},
+                                             "heartbeat_table": "hb.heartbeat"})
+            m = m.model_copy(update={"lag_facts": facts})
+        else:
+            facts = facts.model_copy(update={"applier": [
+                ApplierTimes(channel=ch.name, applying_commit=t.wall - 2.0)]})
+            m = m.model_copy(update={"lag_facts": facts, "flavour": "mysql",
+                                     "version": "8.4.3"})
+        replica = t.replica.model_copy(update={"mysql": m})
+        measured = lag.measure(t.model_copy(update={"replica": replica}))
+        assert measured is not None
+        assert typed_leaves(measured) == _as_validated(measured), t.seq
+        kinds.add(measured.source)
+    assert how in kinds, kinds
 
 
 async def test_ticks_and_failed_samples_as_validation_builds_them() -> None:
