@@ -94,6 +94,11 @@ def test_the_sessions_derive_every_kind_of_rates() -> None:
     rates = [tracker.rates(t.replica) for t in ticks][-1]
     assert rates.host.dt_s and rates.mysql.dt_s and rates.redis.dt_s
     assert rates.host.nics and rates.mysql.counters
+    with open_recording(next(p for p in SESSIONS if p.stem == "drbd_peer_disconnected")) as rec:
+        ticks = list(rec.ticks())[:3]
+    tracker = RateTracker()
+    rates = [tracker.rates(t.primary) for t in ticks][-1]
+    assert rates.drbd.dt_s and rates.drbd.devices and rates.drbd.peer_devices
 
 
 # --- the tick's other records, built without validation since #56 -------------------
