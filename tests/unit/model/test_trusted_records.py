@@ -278,3 +278,20 @@ def test_the_checks_observations_as_validation_builds_them(path: Path) -> None:
             assert typed_leaves(o) == typed_leaves(twin), (t.seq, o)
             seen += 1
     assert seen or path.stem == "healthy_steady_load"
+
+
+def test_a_channel_with_its_applier_detail_as_validation_builds_it() -> None:
+    """with_applier sets parse_applier_workers' detail on the channel without validation."""
+    from replmon.model.mysql import ReplicaChannel
+    from replmon.sources.mysql_replica_parse import parse_applier_workers, with_applier
+
+    details = parse_applier_workers([
+        ("", 1, 1062, "Worker 1 failed executing transaction 'u:8' at source log binlog.1, "
+         "end_log_pos 2210; Duplicate entry", "2026-11-26 17:10:11", "u:8", "0.412000",
+         "0.105046", "2026-11-26 17:10:11.204699"),
+        ("", 2, 0, "", None, "", None, "0.108227", "2026-11-26 17:10:11.189096")])
+    stopped = ReplicaChannel(name="", sql_running=False, last_sql_errno=1062)
+    running = ReplicaChannel(name="", sql_running=True, last_sql_errno=0)
+    for ch in with_applier([stopped, running], details):
+        assert ch.applying_age_s == 0.412
+        assert typed_leaves(ch) == _as_validated(ch)
