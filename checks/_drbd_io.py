@@ -74,7 +74,7 @@ def io_finding(w: Window, role: Role, r: DrbdResource, stall_s: float, min_sampl
     if any(d.quorum is False for d in r.devices):
         reasons.append("quorum lost")
     if r.suspended or reasons or any("upper" in (d.blocked or "") for d in r.devices):
-        return Observation(
+        return Observation.trusted(
             key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
             numbers=numbers(reasons=",".join(reasons) or None),
             title=f"{label(r.name)}: application I/O suspended ({', '.join(reasons) or 'frozen'})",
@@ -96,7 +96,7 @@ def io_finding(w: Window, role: Role, r: DrbdResource, stall_s: float, min_sampl
     if min(pend) <= 0:  # counts: a stall is requests pending at every tick (stall_run)
         return None
     secs = round(w.last.wall - w.tail(span)[0].wall + w.last.interval, 1)
-    return Observation(
+    return Observation.trusted(
         key=f"{r.name}/io", node=role, severity=Severity.CRITICAL,
         numbers=numbers(pending=pend[-1], stalled_s=secs),
         title=f"{label(r.name)}: I/O stalled, {pend[-1]} requests pending (ap+lo+pe) for "

@@ -67,7 +67,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
         return None
     if st.state is not SourceState.OK:
         down_s = last_wall - st.since if st.since is not None else None
-        return Observation(
+        return Observation.trusted(
             key="link/unreadable", node="replica", severity=Severity.CRITICAL,
             title=(f"replica Redis {st.state.value} for {fmt(down_s, 1)} s: cannot see its "
                    f"replication ({st.error or 'no detail'})"),
@@ -93,7 +93,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
             step = ("Finish the switchover on the other layers, or turn Redis back "
                     "(REPLICAOF on the promoted node) after finding who promoted it "
                     "(Sentinel's log).")
-        return Observation(
+        return Observation.trusted(
             key="link/master", node="replica", severity=Severity.WARNING,
             title=(f"replica's Redis is a master ({fmt(rs.connected_replicas)} replicas "
                    f"of its own): not replicating"),
@@ -117,7 +117,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
             rs.sync_in_progress and total and total > 0 and rs.sync_read_bytes is not None
             and rs.sync_read_bytes >= total)
         if loading:  # every byte is in: no byte to wait for, never "stalled"
-            return Observation(
+            return Observation.trusted(
                 key="link/sync", node="replica", severity=Severity.WARNING,
                 title=f"full sync from {master} in progress: {got}, loading it",
                 numbers=_link_numbers(master, rs),
@@ -128,7 +128,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
                           "(memory, a corrupt RDB).")
         quiet = rs.sync_last_io_seconds_ago if rs.sync_in_progress else None
         if quiet is not None and quiet >= sync_stalled_after:
-            return Observation(
+            return Observation.trusted(
                 key="link/sync", node="replica", severity=Severity.CRITICAL,
                 title=f"full sync from {master} stalled: no data for {fmt(quiet)} s, {got}",
                 numbers=_link_numbers(master, rs),
@@ -138,7 +138,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
                 next_step="Look at the master's latest_fork_usec, disk and network, and both "
                           "redis.logs; a loop of full syncs needs a larger "
                           "client-output-buffer-limit replica or repl-timeout.")
-        return Observation(
+        return Observation.trusted(
             key="link/sync", node="replica", severity=Severity.WARNING,
             title=f"full sync from {master} in progress: {got}",
             numbers=_link_numbers(master, rs),
@@ -163,7 +163,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
         if not master_ok:
             cause = (f"the master's Redis does not answer replmon either "
                      f"({p.redis.status.state.value}): it is down or hung.")
-        return Observation(
+        return Observation.trusted(
             key="link/down", node="replica", severity=Severity.CRITICAL,
             title=(f"replica link to {master} down "
                    + _seconds_or(rs.link_down_since_seconds,
@@ -179,7 +179,7 @@ def link(p: NodeTick, r: NodeTick, last_wall: float, sync_stalled_after: float, 
     other = bool(pr.master_replid and rs.master_replid and pr.master_replid != rs.master_replid)
     if listed and not other:
         return None
-    return Observation(
+    return Observation.trusted(
         key="link/elsewhere", node="pair", severity=Severity.WARNING,
         title=(f"replica says it follows {master} (link up) but the primary lists "
                f"{fmt(pr.connected_replicas or 0)} replicas"

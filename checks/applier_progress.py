@@ -175,7 +175,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         sbm = "NULL" if ch.seconds_behind is None else f"{fmt(ch.seconds_behind)} s"
         wd = w.last.replica.mysql.words
         at_least = "at least " if secs >= w.last.wall - w.ticks[0].wall else ""
-        out.append(Observation(
+        out.append(Observation.trusted(
             key=ch.name or "default", node="replica",
             severity=(Severity.CRITICAL if secs >= t.stall_critical_after
                       else Severity.WARNING),

@@ -153,7 +153,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     if abs(diff) - bound <= t.max_skew_s:
         return []
     ahead = "primary" if diff > 0 else "replica"
-    return [Observation(
+    return [Observation.trusted(
         key="clock", node="pair",
         severity=(Severity.CRITICAL if abs(diff) - bound > t.critical_skew_s
                   else Severity.WARNING),

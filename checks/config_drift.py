@@ -238,7 +238,7 @@ def _obs(name: str, sev: Severity, p: object, r: object, why: str, how: str,
     # sizes as every view writes them, exact where the short form rounds ("64 MiB",
     # "7.6 MiB (8,005,061 B)"): nothing of the value is lost
     a, b = fmt_setting(name, p), fmt_setting(name, r)
-    return Observation(
+    return Observation.trusted(
         key=name, node="pair", severity=sev,
         title=f"{shown} {how}: primary {a}, replica {b}",
         numbers=numbers(setting=shown, primary=a, replica=b),
@@ -322,7 +322,7 @@ def _packet(pv: dict[str, str], rv: dict[str, str]) -> tuple[Observation, ...]:
             continue
         vals = {dst: f"{name} {fmt_setting(name, limit)}",
                 src: f"max_allowed_packet {fmt_setting('max_allowed_packet', sent)}"}
-        return (Observation(
+        return (Observation.trusted(
             key="replica_max_allowed_packet", node="pair", severity=Severity.WARNING,
             title=f"{name} below the other node's max_allowed_packet{when}: primary "
                   f"{vals['primary']}, replica {vals['replica']}",

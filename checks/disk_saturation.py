@@ -158,7 +158,7 @@ def _disk(w: Window, role: Role, name: str, t: Limits, wai: float | None) -> Obs
                      + f" unstable: mean {fmt(mean)}, CV {cv:.2f}: writeback cache full?")
         causes.append("IOPS swing tick to tick under steady load: a write-back cache "
                       "(bcache, RAID controller, SSD SLC) full and flushing, or a noisy neighbour")
-    return Observation(
+    return Observation.trusted(
         key=name, node=role,
         severity=Severity.CRITICAL if crit else Severity.WARNING,
         title="; ".join(parts),
@@ -259,7 +259,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                      if busiest and bd is not None and bd.util_pct is not None else "")
             drbd_c = source_ok(node, "drbd") and any(
                 c.protocol == "C" for r in node.drbd.resources for c in r.connections)
-            out.append(Observation(
+            out.append(Observation.trusted(
                 key="iowait", node=role, severity=Severity.WARNING,
                 title=f"iowait {wai:.0f} % of CPU time{extra}",
                 numbers=numbers(iowait_pct=wai, disk=busiest,

@@ -173,7 +173,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
     for role in ("primary", "replica"):
         for key, state, oos, secs, growth in _held(w, role):
             if state is not None:
-                out.append(Observation(
+                out.append(Observation.trusted(
                     key=key, node=role,
                     severity=(Severity.CRITICAL if secs >= t.suspended_critical_s
                               else Severity.WARNING),
@@ -193,7 +193,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             else:
                 if secs < t.congested_for or not growth or growth <= 0:
                     continue
-                out.append(Observation(
+                out.append(Observation.trusted(
                     key=key, node=role, severity=Severity.WARNING,
                     title=(f"DRBD {key} congested for {fmt(secs)} s, out-of-sync growing "
                            f"{_kib(growth, '/s')} to {_kib(oos)}"),

@@ -132,7 +132,7 @@ def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Li
                    down_s=down_s)
     where = label(r.name, c.peer)
     if c.cs == "Unconfigured":
-        return Observation(
+        return Observation.trusted(
             key=f"{r.name}/{c.peer}", node=role, severity=Severity.WARNING, numbers=nums,
             title=f"{where}: Unconfigured (the DRBD resource is down on this node)",
             cause="the resource was never brought up here, or was taken down (drbdadm down, "
@@ -143,7 +143,7 @@ def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Li
                   if grow_kib_s is not None else ""))
     roles = f"{r.role or '?'}/{c.peer_role or '?'} {disk}/{pdisk}"
     if state == "StandAlone":
-        return Observation(
+        return Observation.trusted(
             key=f"{r.name}/{c.peer}", node=role, severity=Severity.CRITICAL, numbers=nums,
             title=f"{where}: StandAlone, possible split brain ({roles}{oos_txt})",
             cause="DRBD dropped the connection and will not retry: a split brain ('Split-Brain "
@@ -152,7 +152,7 @@ def _connection(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: Li
                       "drbdadm secondary <res>; drbdadm connect --discard-my-data <res> there, "
                       "drbdadm connect <res> on the survivor")
     unprotected = r.role == "Primary"
-    return Observation(
+    return Observation.trusted(
         key=f"{r.name}/{c.peer}", node=role,
         severity=(Severity.CRITICAL if down_s >= t.disconnected_critical_s else Severity.WARNING),
         numbers=nums,
@@ -220,7 +220,7 @@ def _peer_devices(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: 
                            state=p.replication_state, paused=",".join(paused) or None)
             if paused or stalled or (p.replication_state or "").startswith("Paused"):
                 why = f"paused ({', '.join(paused)})" if paused else "stalled"
-                yield Observation(
+                yield Observation.trusted(
                     key=f"{key}/resync", node=role, severity=Severity.WARNING, numbers=nums,
                     title=f"{label(r.name, c.peer)}: {verb} {why} at {fmt(pct, 1)} % "
                           f"({size(left)} left)",
@@ -230,7 +230,7 @@ def _peer_devices(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: 
                     next_step="drbdadm status; drbdadm resume-sync <res> if paused by hand; "
                               "check the link and both disks")
             else:
-                yield Observation(
+                yield Observation.trusted(
                     key=f"{key}/resync", node=role, severity=Severity.INFO, numbers=nums,
                     title=f"{label(r.name, c.peer)}: {verb} {fmt(pct, 1)} % done, "
                           f"{size(left)} left at "
@@ -246,7 +246,7 @@ def _peer_devices(w: Window, role: Role, r: DrbdResource, c: DrbdConnection, t: 
 
 
 def _unfit(role: Role, key: str, where: str, disk: str | None) -> Observation:
-    return Observation(
+    return Observation.trusted(
         key=key, node=role, severity=Severity.WARNING, numbers=numbers(disk=disk),
         title=f"{where}: replica disk {disk}, not fit for failover",
         cause={"Inconsistent": "a resync has not finished (or never started)",
@@ -272,7 +272,7 @@ def _resource(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = 
         bad = d.disk_state not in (None, "UpToDate") and not (d.disk_state == "Diskless"
                                                               and d.client)
         if bad and r.role == "Primary":
-            yield Observation(
+            yield Observation.trusted(
                 key=f"{r.name}/{d.volume}/disk", node=role, severity=Severity.CRITICAL,
                 numbers=numbers(disk=d.disk_state),
                 title=(f"{label(r.name)}/{d.volume}: the Primary's disk is {d.disk_state}, "
@@ -289,7 +289,7 @@ def _resource(w: Window, role: Role, r: DrbdResource, t: Limits, stalls: bool = 
         if o is not None:
             yield o
         if c.protocol in ("A", "B") and not _primary_shows(w, role, r.name, "protocol"):
-            yield Observation(
+            yield Observation.trusted(
                 key=f"{r.name}/{c.peer}/protocol", node=role, severity=Severity.INFO,
                 numbers=numbers(protocol=c.protocol),
                 title=f"{label(r.name, c.peer)}: async protocol {c.protocol}",
@@ -312,7 +312,7 @@ def _pair(w: Window, name: str, t: Limits) -> Observation | None:
         if t.allow_two_primaries and connected:
             return None
         how = "Connected" if connected else "not connected"
-        return Observation(
+        return Observation.trusted(
             key=name, node="pair", severity=Severity.CRITICAL,
             numbers=numbers(primaries=2, connected=connected),
             title=f"{label(name)}: Primary on both nodes ({how})",
@@ -325,7 +325,7 @@ def _pair(w: Window, name: str, t: Limits) -> Observation | None:
     peer_sec = any(c.peer_role == "Secondary" and c.connection_state == "Connected"
                    for _, c in views)
     if not prim and secondary and (len(secondary) == 2 or peer_sec):
-        return Observation(
+        return Observation.trusted(
             key=name, node="pair", severity=Severity.WARNING, numbers=numbers(primaries=0),
             title=f"{label(name)}: no Primary, Secondary/Secondary on both nodes",
             cause="nothing is promoted: the cluster manager demoted both or has not promoted "

@@ -146,7 +146,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                  f"from the primary: first {gtid.first(errant)}")
         nums = numbers(count=n, errant_gtids=gtid.format_set(errant),
                        replica_server_uuid=r.server_uuid, primary_server_uuid=p.server_uuid)
-    return [Observation(
+    return [Observation.trusted(
         key="gtid", node="replica", severity=Severity.WARNING, title=title, numbers=nums,
         cause=("a write made directly on the replica (read_only off, an account with "
                "SUPER / READ ONLY ADMIN, a script pointed at the wrong host): the data "

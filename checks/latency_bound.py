@@ -336,7 +336,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         else:
             title = f"Round trip to {name} {now:.1f} ms ({each} ms{was})"
         sync = f" with {' + '.join(modes)} replication" if modes else ""
-        out.append(Observation(
+        out.append(Observation.trusted(
             node=role, severity=sev, title=title + sync,
             numbers=numbers(rtt_ms=now, mysql_rtt_ms=parts.get("MySQL"),
                             redis_rtt_ms=parts.get("Redis"), rtt_recent_median_ms=cur,
@@ -373,7 +373,7 @@ def _link(w: Window, t: Limits, modes: list[str] | None) -> Observation | None:
     else:
         title = f"{what} {now:.1f} ms (TCP connect to {p.host.peer})"
     sync = f" with {' + '.join(modes)} replication" if modes else ""
-    return Observation(
+    return Observation.trusted(
         key="link", node="pair", severity=sev, title=title + sync,
         numbers=numbers(link_rtt_ms=now, link_rtt_recent_median_ms=cur, link_rtt_before_ms=base,
                         peer=p.host.peer, sync_replication="+".join(modes) or None),

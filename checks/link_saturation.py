@@ -226,7 +226,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                           f"{link.split(' (')[0]} through, far below its "
                           f"{_speed(r.speed_mbps) if r.speed_mbps else 'unknown'} speed; "
                           f"what does not fit queues in it, then is dropped.")
-            out.append(Observation(
+            out.append(Observation.trusted(
                 key=nic, node=role,
                 severity=Severity.CRITICAL if pct >= t.critical_pct else Severity.WARNING,
                 title=f"{nic} sends {_mb(send)} = {pct:.0f} % of {link}",

@@ -179,7 +179,7 @@ def paging(node: NodeTick, t: Limits, fell: tuple[str, float, float] | None
                  "ratios do not show it")
     if fell is not None:
         cause += f"; {fell[0]} fell to {100 * fell[2] / fell[1]:.0f} % of its baseline with it"
-    return Observation(
+    return Observation.trusted(
         key="paging", node=node.role,
         severity=escalate(Severity.CRITICAL if hard else Severity.WARNING, fell),
         title=title + fell_text(fell),
@@ -239,7 +239,7 @@ def redis_memory(node: NodeTick, t: Limits, fell: tuple[str, float, float] | Non
                     f"is already swapped out")
     if of_max:
         sev = Severity.CRITICAL if pct >= t.maxmemory_critical_pct else Severity.WARNING
-        return Observation(
+        return Observation.trusted(
             key="redis_memory", node=node.role, severity=escalate(sev, fell),
             title=(f"Redis used_memory {size(used)} of maxmemory {size(s.maxmemory)} "
                    f"({pct:.0f} %), policy {policy}{fell_text(fell)}"),
@@ -254,7 +254,7 @@ def redis_memory(node: NodeTick, t: Limits, fell: tuple[str, float, float] | Non
     ram = s.total_system_memory or (node.host.mem.total if node.host.mem else None)
     mem = max(used, s.used_memory_rss or 0)
     limit = "no maxmemory" if s.maxmemory == 0 else "maxmemory not reported"
-    return Observation(
+    return Observation.trusted(
         key="redis_memory", node=node.role, severity=escalate(Severity.WARNING, fell),
         title=(f"Redis uses {size(mem)}, {pct:.0f} % of the host's {size(ram)} RAM, "
                f"{limit}: it will swap{fell_text(fell)}"),
@@ -283,7 +283,7 @@ def evictions(node: NodeTick, t: Limits) -> Observation | None:
     rate = node.rates.redis.evicted_per_s
     assert rate is not None
     policy = node.redis.maxmemory_policy or "?"
-    return Observation(
+    return Observation.trusted(
         key="evictions", node=node.role,
         severity=Severity.WARNING if rate >= t.evictions_warning_per_s else Severity.INFO,
         title=f"Redis evicts {fmt(rate, 1 if rate < 10 else 0)} keys/s (policy {policy})",

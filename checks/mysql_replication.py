@@ -304,7 +304,7 @@ def judge_channel(w: Window, role: Role, ch: ReplicaChannel, t: Limits) -> Obser
 def _merge(role: Role, ch: ReplicaChannel, key: str, parts: list[Part],
            nums: dict[str, Number]) -> Observation:
     parts.sort(key=lambda p: -p[0])
-    return Observation(
+    return Observation.trusted(
         key=key, node=role, severity=parts[0][0],
         title="; ".join(p[1] for p in parts), numbers=nums,
         cause=" ".join(p[2][0].upper() + p[2][1:] for p in parts),
@@ -383,7 +383,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
         # the status's since-time is the sample's, a hair after the tick's wall: never
         # "-0.0 s"
         down_s = max(0.0, last.wall - st.since) if st.since is not None else None
-        out.append(Observation(
+        out.append(Observation.trusted(
             key="", node="replica", severity=Severity.CRITICAL,
             title=(f"replica MySQL {st.state.value} for {fmt(down_s, 1)} s: cannot see "
                    f"replication at all ({st.error or 'no detail'})"),
@@ -398,7 +398,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             continue
         m = node.mysql
         if m.replication_error:
-            out.append(Observation(
+            out.append(Observation.trusted(
                 key="", node=role,
                 severity=Severity.INFO if role == "primary" else Severity.WARNING,
                 title=f"replication status not readable: {m.replication_error}",
@@ -408,7 +408,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                                                 "REPLICATION CLIENT (MySQL) to the account."))
             continue
         if role == "replica" and not m.replication and source_ok(primary, "mysql"):
-            out.append(Observation(
+            out.append(Observation.trusted(
                 key="channels", node="replica", severity=Severity.WARNING,
                 title="replica is not replicating: no channel configured (0 channels)",
                 numbers=numbers(channels=0),

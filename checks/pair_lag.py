@@ -135,7 +135,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
              f"{fmt_bytes(nbytes)} of binlog" if nbytes else ""]
     behind_txt = " and ".join(p for p in parts if p)
     p = w.pair.primary_binlog
-    return [Observation(
+    return [Observation.trusted(
         key=ch.name or "default", node="replica",
         severity=Severity.CRITICAL if lag >= t.lag_critical else Severity.WARNING,
         title=(f"replica {at_least}{fmt(lag)} s behind the primary ({how}"

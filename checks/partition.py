@@ -194,7 +194,7 @@ def _partition(w: Window, t: Limits) -> Observation | None:
     if ch is not None and ch.io_running != "Yes":
         said.append(f"MySQL: IO thread {ch.io_running}"
                     + (f", errno {ch.last_io_errno}" if ch.last_io_errno else ""))
-    return Observation(
+    return Observation.trusted(
         key="partition", node="pair", severity=Severity.CRITICAL,
         title=(f"{mp.name} and {mr.name} cannot reach each other; both reachable from "
                f"here ({'; '.join(said)})"),
@@ -251,7 +251,7 @@ def _unreachable(w: Window, t: Limits, role: str) -> Observation | None:
            "connections from here are accepted, then nothing comes back")
     nums = numbers(silent_s=down_s, connect_failed=connect, other=other.name)
     if seen:
-        return Observation(
+        return Observation.trusted(
             key="monitor_path", node=role, severity=Severity.WARNING,
             title=(f"{node.name} unreachable from here for {fmt(down_s)} s; {other.name} "
                    f"still streams with it ({evidence})"),
@@ -271,7 +271,7 @@ def _unreachable(w: Window, t: Limits, role: str) -> Observation | None:
     else:
         roles = (f"{other.name} is still a replica (not promoted): decide on a failover "
                  f"if {node.name} does not come back; it has what it received.")
-    return Observation(
+    return Observation.trusted(
         key=state, node=role, severity=Severity.CRITICAL,
         title=(f"{node.name} {state}: not answering here for {fmt(down_s)} s, and "
                f"{other.name} lost it too ({evidence})"),
@@ -295,7 +295,7 @@ def _blind(w: Window, t: Limits) -> Observation | None:
     down_s = min(_silent_for(w, p.name)[0], _silent_for(w, r.name)[0])
     if down_s < t.no_ack_s:
         return None
-    return Observation(
+    return Observation.trusted(
         key="monitor", node="pair", severity=Severity.WARNING,
         title=f"neither {p.name} nor {r.name} answers here for {fmt(down_s)} s",
         numbers=numbers(silent_s=down_s),

@@ -224,7 +224,7 @@ def _output_buffer(rs: RedisSample, rate: float) -> Observation | None:
     hard, soft, soft_s = rs.replica_buffer_limit
     sync_s = float(max(1, rs.rdb_last_bgsave_time_s or 0))
     need = rate * sync_s
-    return Observation(
+    return Observation.trusted(
         key="output_buffer", node="primary", severity=Severity.WARNING,
         title=(f"a full sync to the replica cannot finish: {why} "
                f"(client-output-buffer-limit replica "
@@ -248,7 +248,7 @@ def _backlog(rs: RedisSample, rate: float, span: float, t: Limits) -> Observatio
         return None
     critical = headroom < t.critical_headroom_s
     need = rate * t.warning_headroom_s
-    return Observation(
+    return Observation.trusted(
         key="backlog", node="primary",
         severity=Severity.CRITICAL if critical else Severity.WARNING,
         title=(f"Redis backlog covers {fmt(headroom, 1)} s of link outage: "

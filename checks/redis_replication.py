@@ -155,7 +155,7 @@ def lag(w: Window, t: Limits) -> Observation | None:
     dt = w.last.wall - w.tail(span)[0].wall
     rate = (now - series[0]) / dt if dt > 0 else None
     crit = backlog is not None and now > backlog
-    return Observation(
+    return Observation.trusted(
         key="lag", node="replica", severity=Severity.CRITICAL if crit else Severity.WARNING,
         title=(f"replica {fmt_bytes(now)} behind the master, growing "
                f"{fmt_byte_rate(rate)}"
@@ -248,7 +248,7 @@ def full_resync(w: Window, t: Limits) -> Observation | None:
     if crit:
         cause += (f" The master holds {fmt(mem_pct)} % of its host's RAM: copy-on-write "
                   f"during the RDB child can push it into swap.")
-    return Observation(
+    return Observation.trusted(
         key="full_resync", node="primary", severity=Severity.CRITICAL if crit else Severity.WARNING,
         title=(f"{what}: " + (f"last fork blocked the master {fmt(fork_ms, 1)} ms, "
                               if fork_ms is not None else "")
@@ -270,7 +270,7 @@ def writable(r: NodeTick) -> Observation | None:
     rs = r.redis
     if not source_ok(r, "redis") or rs.role != "replica" or rs.replica_read_only is not False:
         return None
-    return Observation(
+    return Observation.trusted(
         key="read_only", node="replica", severity=Severity.WARNING,
         title="Redis replica accepts writes (replica-read-only no)",
         numbers=numbers(replica_read_only=False),

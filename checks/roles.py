@@ -293,7 +293,7 @@ def _half_done_obs(w: Window, t: Limits, r: Roles, odd: list[LayerRole], start: 
                                    key=list(LAYER_NAMES).index))
         title = f"{label} {what} for {fmt(held)} s: {said}{tail}"
     together = "; ".join(group_label(g) for g in r.groups if len(g) > 1) or "none"
-    return Observation(
+    return Observation.trusted(
         key="half_done", node="pair", severity=sev, title=title,
         numbers=numbers(primary=r.primary, previous=r.previous or None,
                         changed_at=_clock(r.since), half_done_s=held,
@@ -342,7 +342,7 @@ def _moved(w: Window, t: Limits, r: Roles, group: list[LayerRole], at: float
         title = (f"{new} is now the {label} primary ({when}); {old or 'the other node'} "
                  f"replicates from it{other}")
         key = f"{group[0].layer}:{new}"
-    return Observation(
+    return Observation.trusted(
         key=key, node="pair", severity=Severity.INFO, title=title,
         given="replica" if lead.flipped else "primary",  # the new primary, by identity
         numbers=numbers(primary=new, previous=old or None, services=label,
@@ -363,7 +363,7 @@ def _swapped(w: Window, r: Roles) -> Observation:
     held = [lr for lr in r.layers if lr.state == "direction" and lr.held_s is not None]
     how = "; ".join(f"{LAYER_NAMES[lr.layer]} for {fmt_duration(lr.held_s)} "
                     f"({lr.held_how})" for lr in held)
-    return Observation(
+    return Observation.trusted(
         key=r.primary, node="pair", severity=Severity.INFO,
         given="replica" if r.swapped else "primary",
         title=(f"{r.primary} is the primary and {other} replicates from it, not the "

@@ -64,7 +64,7 @@ def _source(p: NodeTick) -> Observation | None:
         return None
     no_tx = _counter(p, "Rpl_semi_sync_source_no_tx", "Rpl_semi_sync_master_no_tx")
     no_times = _counter(p, "Rpl_semi_sync_source_no_times", "Rpl_semi_sync_master_no_times")
-    return Observation(
+    return Observation.trusted(
         key="source", node="primary", severity=Severity.WARNING,
         title=(f"semi-sync enabled but the primary fell back to async "
                f"({fmt(ss.source_clients)} semi-sync replicas connected, "
@@ -89,7 +89,7 @@ def _replica(r: NodeTick) -> Observation | None:
         return None
     if not any(ch.io_running == "Yes" for ch in r.mysql.replication):
         return None  # mysql_replication reports the stopped receiver
-    return Observation(
+    return Observation.trusted(
         key="replica", node="replica", severity=Severity.WARNING,
         title="semi-sync enabled on the replica but it does not acknowledge (status OFF)",
         numbers=numbers(replica_enabled=True, replica_active=False),

@@ -106,7 +106,7 @@ def _labels(group: list[Failed]) -> str:
 def _unresolved(role: str, group: list[Failed], down_s: float | None) -> Observation:
     """One finding for every source of a node whose name does not resolve."""
     names = sorted({unresolved_name(st) or "?" for _, st in group})
-    return Observation(
+    return Observation.trusted(
         key="dns", node=role, severity=Severity.CRITICAL,
         title=(f"name {' and '.join(names)} does not resolve ({_labels(group)} not "
                "sampled)"),
@@ -125,7 +125,7 @@ def _unreadable(last_wall: float, node: NodeTick, role: str, group: list[Failed]
     kind, st = group[0]
     why = failure(st)
     down_s = last_wall - st.since if st.since is not None else None
-    return Observation(
+    return Observation.trusted(
         key=kind, node=role,
         severity=Severity.CRITICAL if critical else Severity.WARNING,
         title=f"{_labels(group)} {st.state.value}: {short_words(st)}",
@@ -169,7 +169,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             out.append(_unreadable(last.wall, node, role, group, critical))
     st = last.sentinel.status if last.sentinel is not None else None
     if st is not None and st.state not in (SourceState.OK, SourceState.ABSENT):
-        out.append(Observation(  # the pair's own Sentinel: its view and events are lost
+        out.append(Observation.trusted(  # the pair's own Sentinel: its view and events are lost
             key="sentinel", node="pair", severity=Severity.WARNING,
             title=f"Sentinel {st.state.value}: {steady_error(st.error) or 'no detail'}",
             numbers=numbers(state=st.state.value,

@@ -183,7 +183,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
                 cause += (f"; auto_increment_increment={inc} leaves {int(inc) - 1} of every "
                           f"{inc} ids empty, so random-id {verb}s miss")
             cause += ". The statement rate (TPS) is inflated."
-            out.append(Observation(
+            out.append(Observation.trusted(
                 key=key, node=role,
                 severity=(Severity.CRITICAL if per < t.critical_rows_per_statement
                           else Severity.WARNING),

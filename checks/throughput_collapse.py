@@ -259,7 +259,7 @@ def evaluate(w: Window, t: Limits) -> list[Observation]:
             cause += (": " + "; ".join(found) + "." if found else
                       " (a global or metadata lock, row locks, a semi-sync commit waiting "
                       "for a replica, swapping, a saturated disk).")
-            out.append(Observation(
+            out.append(Observation.trusted(
                 key=kind, node=role,
                 severity=Severity.CRITICAL if ratio < t.critical_ratio else Severity.WARNING,
                 title=(f"{label} {fmt(before)} -> {fmt(now)} ({100 * ratio:.0f} % of "

@@ -80,7 +80,7 @@ def _mysql(w: Window) -> Observation | None:
         state = "replica has no replication channel"
         cause = ("the replica was promoted (RESET SLAVE) while the primary still takes "
                  "writes: two independent primaries, writes on both sides diverge")
-    return Observation(
+    return Observation.trusted(
         key="mysql", node="pair", severity=Severity.CRITICAL,
         title=f"MySQL read_only=OFF on both nodes ({state}): writes on both sides diverge",
         numbers=numbers(primary_read_only=p.mysql.variables.get("read_only"),
@@ -104,7 +104,7 @@ def _redis(w: Window) -> Observation | None:
     if failover_busy(w.last.sentinel, w.last.wall):
         return None  # Sentinel's failover, settling: the roles check tells it as one event
     same_id = p.redis.master_replid is not None and p.redis.master_replid == r.redis.master_replid
-    return Observation(
+    return Observation.trusted(
         key="redis", node="pair", severity=Severity.CRITICAL,
         title=(f"Redis role master on both nodes (offsets {fmt(p.redis.master_repl_offset)} "
                f"vs {fmt(r.redis.master_repl_offset)}, "

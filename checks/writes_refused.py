@@ -254,7 +254,7 @@ def _observe(w: Window, t: Limits, key: str, what: str) -> Observation:
     words, cause, step, extra = WORDS[key](w, first, p)
     during = (" (roles changing: part of that event)" if changing and severity is Severity.INFO
               else "")
-    return Observation(
+    return Observation.trusted(
         key=key, node=node, given=p.given_role, severity=severity,
         title=f"{p.name} refuses writes: {words}{during}",
         numbers=numbers(refusing_s=round(lasted, 1), what=what, roles_changing=changing,

@@ -160,10 +160,14 @@ class Collector:
         # the pair as the servers say it is (replmon.roles), not as the command line had it
         primary, replica, roles = self._orienter.orient(given_primary, given_replica, wall,
                                                         sentinel)
-        tick = Tick(
-            seq=seq, slot=slot, interval=self.interval, wall=wall, mono=mono, due_mono=due,
+        # no validation (Struct.trusted): ints, a bool, the floats validation would make
+        # (``float``: an interval or a clock given as ints), the nodes, roles and Sentinel
+        # sample just built (each its field's record)
+        tick = Tick.trusted(
+            seq=seq, slot=slot, interval=float(self.interval), wall=wall, mono=float(mono),
+            due_mono=float(due),
             late=missed > 0 or (mono - due) > LATE_FRACTION * self.interval, missed=max(missed, 0),
-            duration_ms=(self._clock() - mono) * 1000,
+            duration_ms=float((self._clock() - mono) * 1000),
             primary=self._rates.attach(primary), replica=self._rates.attach(replica),
             roles=roles, sentinel=sentinel,
         )
@@ -238,9 +242,11 @@ def _error(src: Source[Any], e: Exception) -> SampleBase:
 
 
 def _absent(kind: str, reason: str, wall: float, mono: float) -> SampleBase:
+    """The sample of a source not configured for the node (every tick): not validated
+    (Struct.trusted), the reason is the config's text and the clocks' floats."""
     sample_type: type[SampleBase] = NodeTick.model_fields[kind].annotation  # type: ignore[assignment]
-    status = SourceStatus(state=SourceState.ABSENT, error=reason)
-    return sample_type(status=status, wall=wall, mono=mono)
+    status = SourceStatus.trusted(state=SourceState.ABSENT, error=reason)
+    return sample_type.trusted(status=status, wall=wall, mono=float(mono))
 
 
 async def first_ticks(collector: Collector, n: int) -> list[Tick]:

@@ -321,15 +321,20 @@ class PairView:
         rm = self._ticks[-1].replica.mysql
         if rm.status.state is SourceState.ABSENT:
             return None
+        # no validation (Struct.trusted), once a tick in the collector and in each check's
+        # window that asks: texts, a LagSource literal, and floats (round() of the
+        # records' float fields: clocks, walls, the interval, the facts' timestamps)
         if rm.status.state is not _OK:
-            return MeasuredLag(detail=f"the replica's MySQL cannot be read ({rm.status.state})")
+            return MeasuredLag.trusted(
+                detail=f"the replica's MySQL cannot be read ({rm.status.state})")
         ch = self.channel
         if ch is None:
-            return MeasuredLag(detail="the replica has no replication channel from the primary")
+            return MeasuredLag.trusted(
+                detail="the replica has no replication channel from the primary")
         facts, notes = rm.lag_facts, cast("list[str]", [])
         found = facts and (self._heartbeat(ch, facts, notes) or self._server(ch, rm, facts, notes))
         found = found or self._history(ch, rm, facts, notes)
-        return MeasuredLag.model_validate({"channel": ch.name, **found})
+        return MeasuredLag.trusted(channel=ch.name, **found)
 
     def _offset(self) -> tuple[float, float] | None:
         """(primary's clock minus the replica's, bound): each node's newest reading among

@@ -71,5 +71,6 @@ class LagTracker:
         if len(q) >= 2 and q[-1][0] > q[0][0]:
             rate = max(0.0, (q[-1][1] - q[0][1]) / (q[-1][0] - q[0][0]))
         seconds = 0.0 if nbytes == 0 else (nbytes / rate if rate else None)
-        return RedisLagEstimate(bytes=nbytes, rate_bytes_per_s=rate,
-                                seconds=None if seconds is None else round(seconds, 2))
+        # no validation (Struct.trusted): an int (two int offsets), floats or None
+        return RedisLagEstimate.trusted(bytes=nbytes, rate_bytes_per_s=rate,
+                                        seconds=None if seconds is None else round(seconds, 2))

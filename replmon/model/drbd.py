@@ -282,6 +282,10 @@ def derive_drbd_rates(prev: DrbdSample | None, cur: DrbdSample) -> DrbdRates:
 
     Devices match by (resource, volume), peer devices by (resource, peer, volume); the
     time base is ``cur.mono - prev.mono``. Pure: the same pair always gives the same result.
+
+    The records are built with ``Struct.trusted`` (no validation), as the other kinds'
+    rates are: every rate is counter_rate's or _gauge_change's float (or None), ``dt`` a
+    difference of two float clocks, the dicts new here.
     """
     dt = cur.mono - prev.mono if prev is not None else None
     usable = dt is not None and dt > 0
@@ -292,18 +296,19 @@ def derive_drbd_rates(prev: DrbdSample | None, cur: DrbdSample) -> DrbdRates:
     devices: dict[str, DrbdDeviceRates] = {}
     for key, d in cur.devices_by_key().items():
         o = old_dev.get(key)
-        devices[key] = DrbdDeviceRates(
+        devices[key] = DrbdDeviceRates.trusted(
             written_kib_s=counter_rate(o.written_kib if o else None, d.written_kib, span),
             read_kib_s=counter_rate(o.read_kib if o else None, d.read_kib, span),
         )
     peers: dict[str, DrbdPeerDeviceRates] = {}
     for key, p in cur.peer_devices_by_key().items():
         q = old_peer.get(key)
-        peers[key] = DrbdPeerDeviceRates(
+        peers[key] = DrbdPeerDeviceRates.trusted(
             sent_kib_s=counter_rate(q.sent_kib if q else None, p.sent_kib, span),
             received_kib_s=counter_rate(q.received_kib if q else None, p.received_kib, span),
             out_of_sync_change_kib_s=_gauge_change(
                 q.out_of_sync_kib if q else None, p.out_of_sync_kib, span
             ),
         )
-    return DrbdRates(dt_s=dt if usable else None, devices=devices, peer_devices=peers)
+    return DrbdRates.trusted(dt_s=dt if usable else None, devices=devices,
+                            peer_devices=peers)

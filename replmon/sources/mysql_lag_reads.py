@@ -85,7 +85,8 @@ def parse_applier_times(rows: Iterable[Sequence[Any]]) -> list[ApplierTimes]:
             raise ParseError(f"applier times: expected 3 columns, got {len(row)}")
         applying, applied = (nullable_number(n, v) for n, v in
                              (("applying", row[1]), ("applied", row[2])))
-        out.append(ApplierTimes(
+        # no validation (Struct.trusted): a str and nullable_number's floats
+        out.append(ApplierTimes.trusted(
             channel=as_text(row[0]) or "",
             applying_commit=applying if applying and applying > 0 else None,
             applied_commit=applied if applied and applied > 0 else None))
@@ -130,8 +131,11 @@ def read_lag_facts(conn: pymysql.connections.Connection[Any], *, heartbeat_table
                     raise
                 applier_error = note("applier timestamps", e)
                 applier = False
-    return LagFacts(server_time=server_time, tz_offset_s=tz, sent_wall=sent,
-                    elapsed_ms=elapsed, heartbeat=hb, heartbeat_error=hb_error,
-                    applier=times, applier_error=applier_error,
-                    heartbeat_table=heartbeat_table.replace("`", "") if heartbeat_table else None
-                    ), applier
+    # no validation (Struct.trusted), every tick of a replica: parse_clock's floats, the
+    # clock's floats, parse_heartbeat_epochs' new dict of int -> float, the ApplierTimes
+    # just built in a new list, error texts (str or None)
+    return LagFacts.trusted(
+        server_time=server_time, tz_offset_s=tz, sent_wall=sent, elapsed_ms=elapsed,
+        heartbeat=hb, heartbeat_error=hb_error, applier=times, applier_error=applier_error,
+        heartbeat_table=heartbeat_table.replace("`", "") if heartbeat_table else None,
+    ), applier

@@ -94,3 +94,204 @@ def test_the_sessions_derive_every_kind_of_rates() -> None:
     rates = [tracker.rates(t.replica) for t in ticks][-1]
     assert rates.host.dt_s and rates.mysql.dt_s and rates.redis.dt_s
     assert rates.host.nics and rates.mysql.counters
+    with open_recording(next(p for p in SESSIONS if p.stem == "drbd_peer_disconnected")) as rec:
+        ticks = list(rec.ticks())[:3]
+    tracker = RateTracker()
+    rates = [tracker.rates(t.primary) for t in ticks][-1]
+    assert rates.drbd.dt_s and rates.drbd.devices and rates.drbd.peer_devices
+
+
+# --- the tick's other records, built without validation since #56 -------------------
+
+def test_a_record_left_to_its_defaults_is_built_as_validation_builds_it() -> None:
+    """``trusted`` fills a field left out with its default factory's record built by that
+    record's own ``trusted`` (a sample's ``status``, the rates' parts): the same record."""
+    from replmon.model.drbd import DrbdSample
+    from replmon.model.host import HostSample
+    from replmon.model.sentinel import SentinelSample
+    from replmon.model.tick import NodeTick
+
+    for cls in (RedisSample, MysqlSample, HostSample, DrbdSample, SentinelSample, NodeRates):
+        assert typed_leaves(cls.trusted()) == typed_leaves(cls()), cls.__name__
+    node = NodeTick.trusted(role="primary", name="db1")
+    assert typed_leaves(node) == typed_leaves(NodeTick(role="primary", name="db1"))
+
+
+def test_binlog_status_as_validation_builds_it() -> None:
+    from decimal import Decimal
+
+    from replmon.sources.mysql_binlog_parse import build_binlog_status, parse_binlog_status
+
+    file, pos = parse_binlog_status(("binlog.000001", 411085, "", ""))
+    for row in [("0-1-1682", "0-1-1682", 1, "", Decimal("1795604766.063139")),
+                ("0-1-1682", "0-1-1682", "1", "", Decimal("1795604766.063139"), "0-2-5"),
+                ("uuid:1-30,\nuuid2:1-7", "", 163, "uuid", "1795604766.063139"),
+                ("", "", None, None, None)]:
+        b = build_binlog_status(row, file=file, position=pos, sent_wall=1795604766.06,
+                                elapsed_ms=0.31, error="binlog: denied")
+        assert typed_leaves(b) == _as_validated(b), row
+
+
+class _Cursor:
+    """The clock, heartbeat and applier queries' rows as pymysql gives them."""
+
+    def __init__(self, replies: dict[str, list[tuple[object, ...]]]) -> None:
+        self.replies, self.rows = replies, []  # type: ignore[var-annotated]
+
+    def __enter__(self) -> _Cursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def execute(self, query: str) -> None:
+        self.rows = next(rows for key, rows in self.replies.items() if key in query)
+
+    def fetchone(self) -> object:
+        return self.rows[0]
+
+    def fetchall(self) -> object:
+        return list(self.rows)
+
+
+class _Conn:
+    def __init__(self, replies: dict[str, list[tuple[object, ...]]]) -> None:
+        self.replies = replies
+
+    def cursor(self) -> _Cursor:
+        return _Cursor(self.replies)
+
+
+def test_lag_facts_as_validation_builds_them() -> None:
+    from decimal import Decimal
+
+    from replmon.sources.mysql_lag_reads import read_lag_facts
+
+    conn = _Conn({"NOW(6)": [(Decimal("1795604766.063139"), 3600)],
+                  "server_id": [(1, Decimal("1795604765.5")), (2, 0), (None, None)],
+                  "CHANNEL_NAME": [("", Decimal("1795604765.25"), Decimal("1795604765.5")),
+                                   ("b", None, 0)]})
+    facts, applier = read_lag_facts(conn, heartbeat_table="`hb`.`heartbeat`",  # type: ignore[arg-type]
+                                    applier=True, note=lambda what, e: f"{what}: {e}")
+    assert applier and facts.heartbeat and len(facts.applier) == 2
+    assert typed_leaves(facts) == _as_validated(facts)
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
+def test_roles_and_lags_as_validation_builds_them(path: Path) -> None:
+    """The Orienter's LayerRoles and Roles and the LagTracker's MeasuredLag and
+    RedisLagEstimate, over a session's nodes as given (and once with the walls as ints,
+    as some tests give them)."""
+    from replmon.roles import Orienter
+    from replmon.truelag import LagTracker
+
+    with open_recording(path) as rec:
+        ticks = list(rec.ticks())
+    for as_int in (False, True):
+        orienter, lag = Orienter(), LagTracker()
+        for t in ticks:
+            given = sorted(t.nodes, key=lambda n: n.given_role != "primary")
+            wall = int(t.wall) if as_int else t.wall
+            p, r, roles = orienter.orient(given[0], given[1], wall)
+            assert typed_leaves(roles) == _as_validated(roles), (t.seq, as_int)
+            tick = t.model_copy(update={"primary": p, "replica": r, "roles": roles})
+            est = lag.redis(tick.oriented("redis"))
+            if est is not None:
+                assert typed_leaves(est) == _as_validated(est), t.seq
+            measured = lag.measure(tick.oriented("mysql"))
+            if measured is not None:
+                assert typed_leaves(measured) == _as_validated(measured), t.seq
+
+
+
+@pytest.mark.parametrize("how", ["heartbeat", "server"])
+def test_measured_lag_from_heartbeat_or_server_as_validation_builds_it(how: str) -> None:
+    """(The sessions measure only from pair_lag's history: the replica's facts are given
+    here a pt-heartbeat row of the primary, or MySQL's applier timestamps.)"""
+    from replmon.model.lag import ApplierTimes, LagFacts
+    from replmon.truelag import LagTracker
+
+    with open_recording(next(p for p in SESSIONS if p.stem == "healthy_steady_load")) as rec:
+        ticks = list(rec.ticks())
+    lag, kinds = LagTracker(), set()
+    for t in ticks:
+        m = t.replica.mysql
+        if not m.replication:
+            continue
+        ch = m.replication[0]
+        facts = LagFacts(server_time=t.wall + 0.25, sent_wall=t.wall, elapsed_ms=0.4)
+        if how == "heartbeat":
+            sid = ch.source_server_id or 1
+            facts = facts.model_copy(update={"heartbeat": {sid: t.wall - 1.5},
+                                             "heartbeat_table": "hb.heartbeat"})
+            m = m.model_copy(update={"lag_facts": facts})
+        else:
+            facts = facts.model_copy(update={"applier": [
+                ApplierTimes(channel=ch.name, applying_commit=t.wall - 2.0)]})
+            m = m.model_copy(update={"lag_facts": facts, "flavour": "mysql",
+                                     "version": "8.4.3"})
+        replica = t.replica.model_copy(update={"mysql": m})
+        measured = lag.measure(t.model_copy(update={"replica": replica}))
+        assert measured is not None
+        assert typed_leaves(measured) == _as_validated(measured), t.seq
+        kinds.add(measured.source)
+    assert how in kinds, kinds
+
+
+async def test_ticks_and_failed_samples_as_validation_builds_them() -> None:
+    """The collector's Tick (its clock given as ints), a source's failed sample and a
+    switched-off source's."""
+    from replmon.collector import Collector, NodeSources
+    from replmon.model.host import HostSample
+    from replmon.sources.base import Source
+
+    class Failing(Source[HostSample]):
+        kind = "host"
+        sample_type = HostSample
+
+        async def _fetch(self) -> HostSample:
+            raise FileNotFoundError("/proc/drbd")
+
+    now = iter(range(1000, 2000))
+    c = Collector(NodeSources("primary", "p", {"host": Failing(timeout=1.0)}),
+                  NodeSources("replica", "r", {}, off_reason={"host": "switched off"}),
+                  interval=1, clock=lambda: next(now))
+    tick = await c.sample_once(seq=0, slot=0, due=999)
+    assert tick.primary.host.status.state == "absent" and tick.replica.host.status.error
+    assert typed_leaves(tick) == _as_validated(tick)
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
+def test_the_checks_observations_as_validation_builds_them(path: Path) -> None:
+    """What every built-in check observes over a session (``Observation.trusted``), and the
+    engine's copy with the node's name, as validation builds them from the same values."""
+    from replmon.engine import build_engine
+    from replmon.model.findings import Observation
+
+    with open_recording(path) as rec:
+        ticks = list(rec.ticks())
+    engine = build_engine(entry_points=False)
+    seen = 0
+    for t in ticks:
+        for _, o in engine.observe(t):
+            twin = Observation(**{n: getattr(o, n) for n in Observation.model_fields})
+            assert typed_leaves(o) == typed_leaves(twin), (t.seq, o)
+            seen += 1
+    assert seen or path.stem == "healthy_steady_load"
+
+
+def test_a_channel_with_its_applier_detail_as_validation_builds_it() -> None:
+    """with_applier sets parse_applier_workers' detail on the channel without validation."""
+    from replmon.model.mysql import ReplicaChannel
+    from replmon.sources.mysql_replica_parse import parse_applier_workers, with_applier
+
+    details = parse_applier_workers([
+        ("", 1, 1062, "Worker 1 failed executing transaction 'u:8' at source log binlog.1, "
+         "end_log_pos 2210; Duplicate entry", "2026-11-26 17:10:11", "u:8", "0.412000",
+         "0.105046", "2026-11-26 17:10:11.204699"),
+        ("", 2, 0, "", None, "", None, "0.108227", "2026-11-26 17:10:11.189096")])
+    stopped = ReplicaChannel(name="", sql_running=False, last_sql_errno=1062)
+    running = ReplicaChannel(name="", sql_running=True, last_sql_errno=0)
+    for ch in with_applier([stopped, running], details):
+        assert ch.applying_age_s == 0.412
+        assert typed_leaves(ch) == _as_validated(ch)
