@@ -43,6 +43,7 @@ from replmon.session import open_recording
 from replmon.sources.base import Source
 from replmon.sources.mysql_binlog_parse import build_binlog_status
 from replmon.sources.mysql_lag_reads import read_lag_facts
+from replmon.testing.canned_mysql import CannedConnection
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -101,37 +102,9 @@ def time_sample_once(ticks: list[Tick], n: int) -> float:
     return asyncio.run(run()) / n * 1e6
 
 
-class _Cursor:
-    def __init__(self, replies: dict[str, list[tuple[object, ...]]]) -> None:
-        self.replies, self.rows = replies, []  # type: ignore[var-annotated]
-
-    def __enter__(self) -> _Cursor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def execute(self, query: str) -> None:
-        self.rows = next(rows for key, rows in self.replies.items() if key in query)
-
-    def fetchone(self) -> object:
-        return self.rows[0]
-
-    def fetchall(self) -> object:
-        return self.rows
-
-
-class _Conn:
-    def __init__(self, replies: dict[str, list[tuple[object, ...]]]) -> None:
-        self.replies = replies
-
-    def cursor(self) -> _Cursor:
-        return _Cursor(self.replies)
-
-
 def time_mysql_reads(n: int) -> float:
     row = ("0-1-1682", "0-1-1682", 2, "", Decimal("1795604766.063139"), "0-1-1680")
-    conn = _Conn({"NOW(6)": [(Decimal("1795604766.063139"), 0)],
+    conn = CannedConnection({"NOW(6)": [(Decimal("1795604766.063139"), 0)],
                   "server_id": [(1, Decimal("1795604765.5"))]})
     gc.collect()
     gc.disable()

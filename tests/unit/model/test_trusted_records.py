@@ -24,6 +24,7 @@ from replmon.sources.mysql_parse import (
 )
 from replmon.sources.mysql_replica_parse import parse_replica_status
 from replmon.sources.redis_parse import build_redis_sample, parse_info
+from replmon.testing.canned_mysql import CannedConnection
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SESSIONS = sorted((Path(__file__).resolve().parents[3] / "sample_sessions").glob("*.rmrec"))
@@ -132,42 +133,12 @@ def test_binlog_status_as_validation_builds_it() -> None:
         assert typed_leaves(b) == _as_validated(b), row
 
 
-class _Cursor:
-    """The clock, heartbeat and applier queries' rows as pymysql gives them."""
-
-    def __init__(self, replies: dict[str, list[tuple[object, ...]]]) -> None:
-        self.replies, self.rows = replies, []  # type: ignore[var-annotated]
-
-    def __enter__(self) -> _Cursor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def execute(self, query: str) -> None:
-        self.rows = next(rows for key, rows in self.replies.items() if key in query)
-
-    def fetchone(self) -> object:
-        return self.rows[0]
-
-    def fetchall(self) -> object:
-        return list(self.rows)
-
-
-class _Conn:
-    def __init__(self, replies: dict[str, list[tuple[object, ...]]]) -> None:
-        self.replies = replies
-
-    def cursor(self) -> _Cursor:
-        return _Cursor(self.replies)
-
-
 def test_lag_facts_as_validation_builds_them() -> None:
     from decimal import Decimal
 
     from replmon.sources.mysql_lag_reads import read_lag_facts
 
-    conn = _Conn({"NOW(6)": [(Decimal("1795604766.063139"), 3600)],
+    conn = CannedConnection({"NOW(6)": [(Decimal("1795604766.063139"), 3600)],
                   "server_id": [(1, Decimal("1795604765.5")), (2, 0), (None, None)],
                   "CHANNEL_NAME": [("", Decimal("1795604765.25"), Decimal("1795604765.5")),
                                    ("b", None, 0)]})
