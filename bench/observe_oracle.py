@@ -30,7 +30,8 @@ and disabled during the timed loop (decoded ticks are acyclic; a full GC pass ov
 3,600 held ticks would otherwise land in whichever check happens to run). Each
 repeat re-runs every stretch; the report gives µs/tick for every repeat, the min and
 the median. With ``--per-check`` a second, instrumented pass wraps each check's
-``evaluate`` with ``time.perf_counter_ns`` and reports µs/tick per check (min over
+``evaluate`` (and a gated check's ``measure`` and ``quiet``, which run every tick where
+``evaluate`` may not) with ``time.perf_counter_ns`` and reports µs/tick per check (min over
 repeats) and the engine's own bookkeeping (instrumented total minus the checks);
 the wrapping adds ~0.1 µs per check call. The machine is shared: compare figures
 taken in the same session, and repeat.
@@ -50,7 +51,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from replmon.check import Check
+from replmon.check import Check, Gate
 from replmon.engine import Engine, build_engine
 from replmon.model.tick import Tick
 from replmon.session import open_recording  # the package: a tree of before #32 has it too
@@ -137,14 +138,15 @@ def _timed_loop(engine: Engine, ticks: list[Tick]) -> float:
 
 
 def _instrument(engine: Engine, acc: dict[str, int]) -> None:
-    """Wrap each check's evaluate to add its perf_counter_ns to ``acc[check id]``."""
+    """Wrap each check's evaluate, and a gated check's measure and quiet, to add their
+    perf_counter_ns to ``acc[check id]``."""
     def wrap(cid: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         clock = time.perf_counter_ns
 
-        def timed(w: Any, th: Any) -> Any:
+        def timed(*args: Any) -> Any:
             t0 = clock()
             try:
-                return fn(w, th)
+                return fn(*args)
             finally:
                 acc[cid] += clock() - t0
         return timed
@@ -152,8 +154,15 @@ def _instrument(engine: Engine, acc: dict[str, int]) -> None:
     checks: list[tuple[Check[Any], Any]] = []
     for c, th in engine.checks:
         acc.setdefault(c.id, 0)
-        checks.append((dataclasses.replace(c, evaluate=wrap(c.id, c.evaluate)), th))
+        g = c.gate
+        gate = None if g is None else Gate(wrap(c.id, g.measure), wrap(c.id, g.quiet),
+                                           g.gauges, g._restate)
+        checks.append((dataclasses.replace(c, evaluate=wrap(c.id, c.evaluate), gate=gate),
+                       th))
     engine.checks = checks
+    # the engine runs the plan it made of its checks when built (and again when the
+    # interval changes), not ``engine.checks``: plan the wrapped ones
+    engine._replan(engine._interval)
 
 
 def timing(day: str, starts: list[int] | None, repeat: int, per_check: bool) -> None:
