@@ -364,14 +364,15 @@ def main() -> None:
                          "of a scrape)")
     ap.add_argument("--record", action="store_true",
                     help="every pair records (tick start lag is read from the recordings)")
-    ap.add_argument("--tree", nargs="+", default=[f"now={ROOT}"],
-                    help="NAME=DIR: run replmon serve from each source tree in turn")
+    ap.add_argument("--tree", nargs="+", action="extend", default=None,
+                    help="NAME=DIR: run replmon serve from each source tree in turn "
+                         "(--tree A=DIR B=DIR, or --tree given again; default: this tree)")
     ap.add_argument("--pyspy", help="write a py-spy profile of each run into this dir")
     ap.add_argument("--timeline", type=float, default=0,
                     help="print CPU and RSS every so many s (0: not)")
     ap.add_argument("--json", help="append each result as a JSON line to this file")
     args = ap.parse_args()
-    trees = [t.split("=", 1) for t in args.tree]
+    trees = [t.split("=", 1) for t in args.tree or [f"now={ROOT}"]]
     print(HEAD, flush=True)
     with Lab() as lab, WriteLoad(lab, rate=200):
         for n in args.pairs:
