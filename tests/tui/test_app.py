@@ -383,15 +383,21 @@ def test_a_process_that_froze_its_own_heap_keeps_its_freezing() -> None:
 
     from replmon.tui import gcpace
 
+    def kept(count: int) -> bool:
+        # only gc.freeze() adds to the count and gc.unfreeze() empties it; a frozen object
+        # that dies leaves it (2 of ~380,000 did between two readings in a fresh clone's
+        # suite): no freezing on top, no unfreezing
+        return frozen * 0.99 <= count <= frozen
+
     frozen, before = gc.get_freeze_count(), gc.get_threshold()
     assert frozen > 10_000
     gcpace.start()
     try:
-        assert gc.get_freeze_count() == frozen
+        assert kept(gc.get_freeze_count()), (gc.get_freeze_count(), frozen)
         assert gc.get_threshold() == (before[0], before[1], gcpace._NEVER)
     finally:
         gcpace.stop()
-    assert gc.get_freeze_count() == frozen and gc.get_threshold() == before
+    assert kept(gc.get_freeze_count()) and gc.get_threshold() == before
 
 
 async def test_the_screen_collects_its_cyclic_garbage_every_few_seconds() -> None:
