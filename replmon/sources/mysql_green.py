@@ -79,6 +79,8 @@ SPIN_S = 0.001
 _CHUNK = 65536
 DESCRIPTIONS_KEPT = 64
 """Column definitions kept per connection (``_Result``); a statement's are one entry."""
+COLUMNS_KEPT = 1024
+"""Single column definitions kept per connection (``_Result._parse``)."""
 
 _greenlet: Any = None
 """The greenlet module, imported by the first ``green`` call (module docstring: its RSS)."""
@@ -280,6 +282,7 @@ class GreenConnection(_Connection):  # type: ignore[misc]
     _timing = False  # inside begin() .. elapsed_ms()
     _arrived: float | None = None
     _descriptions: dict[tuple[bytes, ...], tuple[list[Any], list[Any], tuple[Any, ...]]]
+    _columns: dict[bytes, tuple[Any, Any, tuple[str | None, Any]]]
     _next_seq_id: int  # pymysql's
 
     def connect(self, sock: socket.socket | None = None) -> None:
@@ -292,6 +295,7 @@ class GreenConnection(_Connection):  # type: ignore[misc]
             self._rfile = None
         self._data, self._pos, self._fd = b"", 0, s.fileno()
         self._descriptions = {}
+        self._columns = {}
         self._stamps = s.family != socket.AF_UNIX and not isinstance(s, ssl.SSLSocket)
         if self._stamps:
             try:
@@ -524,32 +528,51 @@ class _Result(_MySQLResult):  # type: ignore[misc]
     @staticmethod
     def _parse(conn: Any, datas: tuple[bytes, ...]
                ) -> tuple[list[Any], list[Any], tuple[Any, ...]]:
-        """pymysql's ``_get_descriptions`` (2.2) over packets already read."""
+        """pymysql's ``_get_descriptions`` (2.2) over packets already read, each column's
+        definition parsed once per connection (``_columns``): a column's field, its
+        description and its converter depend on its packet's bytes and the connection's
+        settings only. A statement whose definitions change but for one column reads
+        only that one: MariaDB gives Gtid_Slave_Pos (SHOW ALL SLAVES STATUS, 62 columns,
+        every tick on every node) and @@global.gtid_binlog_pos the length of their value
+        now, so every node parsed all 62 again each time its GTIDs' sequence number
+        gained a digit (seen in bench_serve: a fresh lab under load crosses 1,000 and
+        10,000 within the run, ~2 % of serve's busy time at 200 pairs)."""
+        columns = conn._columns
+        fields, converters, description = [], [], []
+        for data in datas:
+            known = columns.get(data)
+            if known is None:
+                known = _Result._column(conn, data)
+                if len(columns) >= COLUMNS_KEPT:
+                    columns.clear()
+                columns[data] = known
+            fields.append(known[0])
+            description.append(known[1])
+            converters.append(known[2])
+        return fields, converters, tuple(description)
+
+    @staticmethod
+    def _column(conn: Any, data: bytes) -> tuple[Any, Any, tuple[str | None, Any]]:
+        """One column's (field, description, (encoding, converter)), as pymysql's
+        ``_get_descriptions`` (2.2) makes them."""
         from pymysql import converters as conv
         from pymysql.connections import TEXT_TYPES
         from pymysql.constants import FIELD_TYPE
 
-        fields, converters, description = [], [], []
-        use_unicode, conn_encoding = conn.use_unicode, conn.encoding
-        for data in datas:
-            field: Any = FieldDescriptorPacket(data, conn.encoding)
-            fields.append(field)
-            description.append(field.description())
-            field_type = field.type_code
-            if use_unicode:
-                if field_type == FIELD_TYPE.JSON:
-                    encoding = conn_encoding
-                elif field_type in TEXT_TYPES:
-                    encoding = None if field.charsetnr == 63 else conn_encoding
-                else:
-                    encoding = "ascii"
+        field: Any = FieldDescriptorPacket(data, conn.encoding)
+        field_type = field.type_code
+        encoding: str | None = None
+        if conn.use_unicode:
+            if field_type == FIELD_TYPE.JSON:
+                encoding = conn.encoding
+            elif field_type in TEXT_TYPES:
+                encoding = None if field.charsetnr == 63 else conn.encoding
             else:
-                encoding = None
-            converter = conn.decoders.get(field_type)
-            if converter is conv.through:
-                converter = None
-            converters.append((encoding, converter))
-        return fields, converters, tuple(description)
+                encoding = "ascii"
+        converter = conn.decoders.get(field_type)
+        if converter is conv.through:
+            converter = None
+        return field, field.description(), (encoding, converter)
 
 
 def _row(data: bytes, pos: int, seq: int, converters: list[tuple[str | None, Any]]

@@ -111,3 +111,48 @@ def test_while_connecting_every_packet_is_pymysqls() -> None:
     conn = buffered(packet(b"abc", 3), 3)
     conn._nonblocking = False  # pymysql's blocking reads of the handshake
     assert conn._whole() is None
+
+
+def column_def(name: str, length: int, type_code: int = 253, charset: int = 45) -> bytes:
+    """A column definition packet's payload (protocol 4.1): catalog, schema, table,
+    org_table, name, org_name, then the fixed fields."""
+    head = b"".join(lcs(x) for x in (b"def", b"", b"", b"", name.encode(), b""))
+    return (head + b"\x0c" + charset.to_bytes(2, "little") + length.to_bytes(4, "little")
+            + bytes([type_code]) + b"\x00\x00" + b"\x27" + b"\x00\x00")
+
+
+def test_column_definitions_are_parsed_once_per_column_as_pymysql_parses_them() -> None:
+    """``_Result._parse``: a statement's definitions, one column of which changed (MariaDB's
+    Gtid_Slave_Pos length follows its value), reuse the other columns' parsing; fields,
+    converters and description are what pymysql's ``_get_descriptions`` makes."""
+    from pymysql import converters
+
+    from replmon.sources.mysql_green import _Result
+
+    class Conn:
+        use_unicode, encoding, decoders = True, "utf8", converters.decoders
+        _columns: dict[bytes, Any] = {}
+
+    def pymysqls(datas: tuple[bytes, ...]) -> tuple[list[Any], list[Any], tuple[Any, ...]]:
+        from pymysql.protocol import FieldDescriptorPacket
+
+        fields = [FieldDescriptorPacket(d, "utf8") for d in datas]
+        convs: list[Any] = []
+        for f in fields:
+            conv = converters.decoders.get(f.type_code)
+            convs.append((("utf8" if f.charsetnr != 63 else None) if f.type_code == 253
+                          else "ascii", None if conv is converters.through else conv))
+        return fields, convs, tuple(f.description() for f in fields)
+
+    conn = Conn()
+    before = (column_def("Master_Host", 240), column_def("Gtid_Slave_Pos", 24),
+              column_def("Seconds_Behind_Master", 21, type_code=8, charset=63))
+    after = (before[0], column_def("Gtid_Slave_Pos", 28), before[2])
+    for datas in (before, after):
+        fields, convs, desc = _Result._parse(conn, datas)
+        want = pymysqls(datas)
+        assert [f.__dict__ for f in fields] == [f.__dict__ for f in want[0]]
+        assert convs == want[1] and desc == want[2]
+    first, again = _Result._parse(conn, before)[0], _Result._parse(conn, after)[0]
+    assert first[0] is again[0] and first[2] is again[2] and first[1] is not again[1]
+    assert len(conn._columns) == 4
