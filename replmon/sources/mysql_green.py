@@ -509,7 +509,12 @@ class _Result(_MySQLResult):  # type: ignore[misc]
         code, as does the EOF packet that ends the rows."""
         conn = self.connection
         converters = self.converters
-        rows = []
+        rows: list[Any] = []
+        if len(converters) == 2 and converters[0][1] is None and converters[1][1] is None:
+            # two text columns (SHOW GLOBAL STATUS's, VARIABLES': name and value)
+            conn._pos, conn._next_seq_id = _text_pairs(
+                conn._data, conn._pos, conn._next_seq_id, converters[0][0], converters[1][0],
+                rows)
         while True:
             got = _row(conn._data, conn._pos, conn._next_seq_id, converters)
             if got is not None:
@@ -618,6 +623,41 @@ def _row(data: bytes, pos: int, seq: int, converters: list[tuple[str | None, Any
             value = converter(value)
         row.append(value)
     return tuple(row), end
+
+
+def _text_pairs(data: bytes, pos: int, seq: int, enc0: str | None, enc1: str | None,
+                rows: list[Any]) -> tuple[int, int]:
+    """The rows of a result of two columns without converters (SHOW GLOBAL STATUS's 71
+    a sample, name and value), from ``data[pos]`` on with sequence ids from ``seq``,
+    appended to ``rows`` as ``_row`` makes them, in one call (``_row`` a row cost
+    ~0.9 us, this ~0.4): (where they end, the next sequence id). It takes only the plain
+    row: whole in ``data``, its sequence id, two values with one-byte lengths (< 251: no
+    NULL, no longer length, not an EOF or error packet) filling the packet exactly; it
+    stops at the first packet that is not one, for ``_row`` and pymysql to read."""
+    size = len(data)
+    append = rows.append
+    while True:
+        body = pos + 4
+        if body >= size:
+            break
+        end = body + (data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16)
+        if end > size or data[pos + 3] != seq:
+            break
+        n0 = data[body]
+        a = body + 1 + n0  # the second value's length byte
+        if n0 >= 0xFB or a >= end:
+            break
+        n1 = data[a]
+        b = a + 1 + n1
+        if n1 >= 0xFB or b != end:
+            break
+        v0: Any = data[body + 1:a]
+        v1: Any = data[a + 1:b]
+        append((v0 if enc0 is None else v0.decode(enc0),
+                v1 if enc1 is None else v1.decode(enc1)))
+        pos = end
+        seq = (seq + 1) % 256
+    return pos, seq
 
 
 def _ready(fd: int, write: bool, timeout: float | None) -> bool:
