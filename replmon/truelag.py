@@ -14,16 +14,19 @@ from replmon.check import span_ticks
 from replmon.model.base import SourceState
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.parts import kept_parts, thin
-from replmon.model.tick import Tick
-from replmon.pair import LAG_WINDOW_S, PairView
+from replmon.model.tick import Role, Tick
+from replmon.pair import LAG_WINDOW_S, PairView, lag_clock
 
 REDIS_RATE_S = 10.0
 """Seconds over which the Redis primary's write rate is taken."""
 
 _OK = SourceState.OK
-_MYSQL = kept_parts(("mysql", "redis"))
-"""What the lag reads of a tick (MySQL, and Redis INFO for the clocks): the ticks are kept
-with these only."""
+_MYSQL = kept_parts(("mysql",))
+"""What the lag reads of a kept tick: its MySQL samples (the ticks are kept with these
+only). Its other input, each node's clock reading (``lag_clock``: MySQL's, or Redis INFO's),
+is worked out once per tick as the tick comes and kept beside it (``LagTracker._clocks``),
+so a kept tick needs no Redis sample: thinning copied both nodes' RedisSamples (69 fields
+each) every tick only to drop their counters."""
 
 
 class LagTracker:
@@ -32,6 +35,11 @@ class LagTracker:
 
     def __init__(self) -> None:
         self._ticks: list[Tick] = []
+        self._clocks: dict[Role, list[tuple[float, float] | None]] = {
+            "primary": [], "replica": []}
+        """Each role's ``lag_clock`` of each kept tick, in step with ``_ticks`` (what
+        ``PairView`` would work out from the ticks' MySQL and Redis samples, and the
+        engine's windows keep as a series column: read once per tick, not ~30 times)."""
         self._pair: tuple[str, str] | None = None
         """The MySQL primary and replica, by the roles they were given."""
         self._redis_master: str | None = None
@@ -41,14 +49,20 @@ class LagTracker:
         """The MySQL replica's true lag at ``tick`` (as MySQL sees it:
         ``Tick.oriented("mysql")``); None when the replica's MySQL is not configured."""
         pair = (tick.primary.given_role, tick.replica.given_role)
-        ticks = self._ticks
+        ticks, clocks = self._ticks, self._clocks
         if pair != self._pair:  # the first tick, or a switchover: the ticks before were
             self._pair = pair  # the other direction's (the engine's window starts anew too)
             ticks.clear()
+            for col in clocks.values():
+                col.clear()
         ticks.append(thin(tick, _MYSQL))
+        for role, col in clocks.items():
+            col.append(lag_clock(getattr(tick, role)))  # the whole tick's: Redis too
         if len(ticks) > span_ticks(LAG_WINDOW_S, tick.interval):
             del ticks[0]
-        return PairView(ticks).lag
+            for col in clocks.values():
+                del col[0]
+        return PairView(ticks, clocks=clocks.__getitem__).lag
 
     def redis(self, tick: Tick) -> RedisLagEstimate | None:
         """The Redis replica's offset lag, and as seconds at the primary's write rate over

@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import ClassVar, Generic, TypeVar
 
 from replmon.errors import ParseError, SourceError
-from replmon.model.base import SampleBase, SourceState, SourceStatus
+from replmon.model.base import SampleBase, SourceState, SourceStatus, fill_fresh
 from replmon.model.failures import Failure, failure
 
 S = TypeVar("S", bound=SampleBase)
@@ -47,6 +47,11 @@ class Source(ABC, Generic[S]):
     kind: ClassVar[str]
     """"host", "drbd", "mysql" or "redis"."""
     sample_type: type[S]
+    fresh_samples: ClassVar[bool] = False
+    """``_fetch`` returns a record built for that sample alone, held by nothing else (a
+    parser's new record): ``_finish`` sets its status and clocks on it in place
+    (``replmon.model.base.fill_fresh``) instead of copying it. A source whose ``_fetch``
+    may return a record it keeps or shares (a cached or canned sample) leaves it False."""
 
     def __init__(self, *, timeout: float = 0.8) -> None:
         self.timeout = timeout
@@ -174,9 +179,10 @@ class Source(ABC, Generic[S]):
         status = self._ok
         if status is None or status.since != since:
             status = self._ok = SourceStatus(state=SourceState.OK, since=since)
-        return result.model_copy(
-            update={"status": status, "wall": wall, "mono": mono, "elapsed_ms": elapsed_ms}
-        )
+        changes = {"status": status, "wall": wall, "mono": mono, "elapsed_ms": elapsed_ms}
+        if self.fresh_samples:  # a record built for this sample alone: no copy needed
+            return fill_fresh(result, changes)
+        return result.model_copy(update=changes)
 
     def _enter(self, state: SourceState, wall: float) -> float:
         if state is not self._state or self._since is None:

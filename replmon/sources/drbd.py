@@ -45,6 +45,7 @@ class DrbdSource(Source[DrbdSample]):
 
     kind: ClassVar[str] = "drbd"
     sample_type = DrbdSample
+    fresh_samples = True  # (parse_proc_drbd/parse_drbdsetup_json: a new DrbdSample each call)
 
     def __init__(
         self,

@@ -36,6 +36,7 @@ import time
 from typing import Any, ClassVar
 
 from replmon.errors import SourceError
+from replmon.model.base import fill_fresh
 from replmon.model.host import HostSample
 from replmon.sources.base import Source
 from replmon.sources.host_parse import PROC_FILES, QDISC_KEY, build_host_sample, speed_path
@@ -126,6 +127,7 @@ class HostSource(Source[HostSample]):
 
     kind: ClassVar[str] = "host"
     sample_type = HostSample
+    fresh_samples = True  # (build_host_sample: a new HostSample.trusted each call)
 
     def __init__(
         self,
@@ -190,11 +192,12 @@ class HostSource(Source[HostSample]):
             self._speed_nics, self._speeds_mono = nics, now
             sample = build_host_sample({**files, **self._speeds})
         if self.peer is not None:
-            sample = sample.model_copy(update={"peer": f"{self.peer[0]}:{self.peer[1]}",
-                                               "peer_rtt_ms": rtt})
+            # set on build_host_sample's new record, not copied (fill_fresh: it is this
+            # sample's alone)
+            fill_fresh(sample, {"peer": f"{self.peer[0]}:{self.peer[1]}", "peer_rtt_ms": rtt})
         monitor = getattr(self.runner, "client_addr", None)  # an SshRunner's
         if isinstance(monitor, str):
-            sample = sample.model_copy(update={"monitor_addr": monitor})
+            fill_fresh(sample, {"monitor_addr": monitor})
         return sample
 
     async def _peer_rtt(self, peer: tuple[str, int]) -> float | None:

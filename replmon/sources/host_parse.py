@@ -28,6 +28,7 @@ Pass ``whole_disks`` (e.g. the names in /sys/block) to override the name rule.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -311,8 +312,11 @@ def parse_pressure(text: str, path: str = "/proc/pressure/memory") -> Psi:
 # --- /proc/diskstats -----------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def is_whole_disk(name: str) -> bool:
-    """The name rule: not a partition and not loop/ram/zram (see the module docstring)."""
+    """The name rule: not a partition and not loop/ram/zram (see the module docstring).
+    Kept by name (a pure function of it): a host's every /proc/diskstats line asks it
+    every tick, two regular expressions each."""
     return not (_DROPPED_DISK.fullmatch(name) or _PARTITION.fullmatch(name))
 
 

@@ -53,8 +53,14 @@ class KernelPing:
         self._sock: socket.socket | None = None
         self.stamped = False
         """True when the last round trip came from a kernel timestamp."""
+        self._watching: tuple[asyncio.AbstractEventLoop, socket.socket, int] | None = None
+        """The loop the socket is registered with as a reader (``_readable``), the socket
+        and its fd: kept from one ping to the next."""
+        self._done: asyncio.Future[tuple[bytes, float | None, float]] | None = None
+        """The pending ping's reply (None between pings)."""
 
     def close(self) -> None:
+        self._unwatch()  # before the socket closes: its fd's number may come back
         sock, self._sock = self._sock, None
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -98,34 +104,58 @@ class KernelPing:
             return None
 
     async def _ping(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> float | None:
+        # The socket stays registered with the loop between pings while they succeed (a
+        # registration and its removal, two epoll_ctl calls and a handle, were each
+        # ping's); a failed ping ends it, as does readiness between pings (_readable).
         done: asyncio.Future[tuple[bytes, float | None, float]] = loop.create_future()
-
-        def readable() -> None:
-            try:
-                data, anc, _flags, _addr = sock.recvmsg(64, 256)
-            except BlockingIOError:
-                return
-            except OSError as e:
-                if not done.done():
-                    done.set_exception(e)
-                return
-            stamp = None
-            for level, kind, cdata in anc:
-                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(cdata) >= 16:
-                    sec, nsec = struct.unpack("qq", cdata[:16])
-                    stamp = sec + nsec / 1e9
-            if not done.done():
-                done.set_result((data, stamp, time.time()))
-
-        fd = sock.fileno()
-        loop.add_reader(fd, readable)
+        self._done = done
         try:
+            if self._watching is None or self._watching[0] is not loop \
+                    or self._watching[1] is not sock:
+                self._unwatch()
+                fd = sock.fileno()
+                loop.add_reader(fd, self._readable)
+                self._watching = (loop, sock, fd)
             sent = time.time()
             sock.send(PING)
             data, stamp, ran = await done
+        except BaseException:
+            self._unwatch()
+            raise
         finally:
-            loop.remove_reader(fd)
+            self._done = None
         if not data.startswith(b"+PONG"):
             raise ValueError("not a PONG")
         self.stamped = stamp is not None
         return max(0.0, ((stamp if stamp is not None else ran) - sent) * 1000.0)
+
+    def _readable(self) -> None:
+        """The reply of the pending ping, read when it lands (with the kernel's stamp)."""
+        done, watching = self._done, self._watching
+        if done is None or watching is None:
+            # readable between pings (a late byte, EOF): not read here, and not watched
+            # until the next ping, which reads it as it would have read it unwatched
+            self._unwatch()
+            return
+        sock = watching[1]
+        try:
+            data, anc, _flags, _addr = sock.recvmsg(64, 256)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            if not done.done():
+                done.set_exception(e)
+            return
+        stamp = None
+        for level, kind, cdata in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(cdata) >= 16:
+                sec, nsec = struct.unpack("qq", cdata[:16])
+                stamp = sec + nsec / 1e9
+        if not done.done():
+            done.set_result((data, stamp, time.time()))
+
+    def _unwatch(self) -> None:
+        watching, self._watching = self._watching, None
+        if watching is not None:
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                watching[0].remove_reader(watching[2])

@@ -181,6 +181,7 @@ class MysqlSource(Source[MysqlSample]):
 
     kind: ClassVar[str] = "mysql"
     sample_type = MysqlSample
+    fresh_samples = True  # (build_mysql_sample: a new MysqlSample.trusted each call)
 
     def __init__(
         self,

@@ -70,11 +70,41 @@ class Statements:
                    binlog=binlog_status_query(flavour, version))
 
 
+# pymysql's private members (a result's fields and rows) are what DictCursor overrides:
+# its stubs do not declare them, so the bases are typed as Any here
+_DictCursorBase: Any = pymysql.cursors.DictCursor
+_Cursor: Any = pymysql.cursors.Cursor
+
+
+class DictCursor(_DictCursorBase):  # type: ignore[misc]
+    """pymysql's DictCursor (2.2), each column's key found with a set of the keys so far
+    rather than in their list: a key met again takes its table's name
+    ("table.name"), as there. SHOW ALL SLAVES STATUS has 62 columns, on every node
+    every tick (a primary's result has none of its rows but all of its columns): 1,891
+    string comparisons a statement, ~15 us, for the same keys."""
+
+    def _do_get_result(self) -> None:
+        _Cursor._do_get_result(self)  # (DictCursorMixin's own base)
+        fields: list[str] = []
+        if self.description:
+            seen: set[str] = set()
+            for f in self._result.fields:
+                name = f.name
+                if name in seen:
+                    name = f.table_name + "." + name
+                fields.append(name)
+                seen.add(name)
+            self._fields = fields
+        rows = self._rows  # type: ignore[has-type]
+        if fields and rows:
+            self._rows = [self._conv_row(r) for r in rows]
+
+
 def read_replication(conn: pymysql.connections.Connection[Any], st: Statements,
                      ep: MysqlEndpoint, flavour: Flavour, version: str
                      ) -> tuple[list[dict[str, Any]], str | None, str | None]:
     """Rows of the replication status, or ([], error, hint) on a missing privilege."""
-    with conn.cursor(pymysql.cursors.DictCursor) as cur:
+    with conn.cursor(DictCursor) as cur:
         try:
             cur.execute(st.replica)
         except pymysql.err.MySQLError as e:

@@ -153,8 +153,19 @@ def parse_replica_status(rows: Iterable[Any], flavour: Flavour) -> list[ReplicaC
         if not isinstance(row, Mapping):
             raise ParseError(f"replica status: expected dict rows, got {type(row).__name__}")
         # lower-case keys for matching, original names kept for error messages
-        out.append(_channel({str(k).lower(): (str(k), v) for k, v in row.items()}))
+        names = _NAMES.get(keys := tuple(row))
+        if names is None:
+            if len(_NAMES) >= 64:
+                _NAMES.clear()
+            names = _NAMES[keys] = tuple((str(k).lower(), str(k)) for k in keys)
+        out.append(_channel({low: (name, v) for (low, name), v in zip(names, row.values(),
+                                                                     strict=True)}))
     return out
+
+
+_NAMES: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
+"""A row's column names -> each one's (lower-case, as given): the same ~60 names every
+tick, made into these once (62 ``str().lower()`` a row and tick, otherwise)."""
 
 
 def _channel(row: Mapping[str, tuple[str, Any]]) -> ReplicaChannel:

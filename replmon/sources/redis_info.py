@@ -27,6 +27,7 @@ from typing import ClassVar
 
 from replmon.endpoints import RedisEndpoint
 from replmon.errors import ParseError, SourceError
+from replmon.model.base import fill_fresh
 from replmon.model.redis import RedisSample
 from replmon.sources.base import Source
 from replmon.sources.kernel_ping import KernelPing
@@ -67,6 +68,7 @@ class RedisSource(RedisTalk, Source[RedisSample]):
 
     kind: ClassVar[str] = "redis"
     sample_type = RedisSample
+    fresh_samples = True  # (read_redis_info: a new RedisSample.trusted each call)
 
     def __init__(self, endpoint: RedisEndpoint, *, timeout: float = 0.8,
                  config_every: float = 60.0) -> None:
@@ -129,11 +131,12 @@ class RedisSource(RedisTalk, Source[RedisSample]):
             self._config_mono = now
             self._config = await self._config_get(conn, _takes_many(sample))
         limit, min_replicas, (stop_writes, save), error = self._config
-        return sample.model_copy(update={"rtt_ms": rtt_ms, "replica_buffer_limit": limit,
-                                         "min_replicas": min_replicas, "config_error": error,
-                                         "stop_writes_on_bgsave_error": stop_writes,
-                                         "save_points": save,
-                                         "master_link_age_s": await self._link_age(conn, sample)})
+        # set on read_redis_info's new record, not copied (fill_fresh: it is this sample's alone)
+        return fill_fresh(sample, {"rtt_ms": rtt_ms, "replica_buffer_limit": limit,
+                                   "min_replicas": min_replicas, "config_error": error,
+                                   "stop_writes_on_bgsave_error": stop_writes,
+                                   "save_points": save,
+                                   "master_link_age_s": await self._link_age(conn, sample)})
 
     async def _ping_info(self, conn: RespConnection) -> tuple[float, RespReply]:
         """PING and INFO sent in one write, one round trip: (milliseconds until PING's

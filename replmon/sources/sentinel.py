@@ -48,6 +48,7 @@ class SentinelSource(RedisTalk, Source[SentinelSample]):
 
     kind: ClassVar[str] = "sentinel"
     sample_type = SentinelSample
+    fresh_samples = True  # (a model_copy of build_sample's new record)
     acl_hint = ("the ACL user needs +sentinel|master +sentinel|masters +psubscribe "
                 "(ACL SETUSER <user> on the Sentinel)")
 

@@ -239,3 +239,42 @@ async def test_each_source_keeps_its_own_timeout_and_round_trip_within_one_tick(
     assert short.calls == 1 and long_.calls == 1
     assert "still pending" in (again.primary.redis.status.error or "")
     assert "still pending" in (again.replica.redis.status.error or "")
+
+
+class Parsed(Source[RedisSample]):
+    """A source whose every fetch builds a new record (a parser's): ``fresh_samples``."""
+
+    kind = "redis"
+    sample_type = RedisSample
+
+    def __init__(self, fresh: bool) -> None:
+        super().__init__(timeout=0.5)
+        self.fresh_samples = fresh  # type: ignore[misc]
+        self.built: list[RedisSample] = []
+
+    async def _fetch(self) -> RedisSample:
+        self.built.append(RedisSample(role="master", connected_clients=3))
+        return self.built[-1]
+
+
+async def test_a_fresh_sample_gets_its_status_and_clocks_in_place_as_a_copy_would() -> None:
+    """``Source.fresh_samples``: the sample's own record, set in place, reads exactly as the
+    copy the other sources' samples are; the real sources whose fetch builds a new record
+    each time say so."""
+    from replmon.sources.drbd import DrbdSource
+    from replmon.sources.host import HostSource
+    from replmon.sources.mysql import MysqlSource
+    from replmon.sources.redis_info import RedisSource
+    from replmon.sources.sentinel import SentinelSource
+
+    assert all(c.fresh_samples for c in (DrbdSource, HostSource, MysqlSource, RedisSource,
+                                         SentinelSource))
+    assert not Source.fresh_samples
+    copied, fresh = Parsed(False), Parsed(True)
+    for _ in range(2):
+        a, b = await copied.sample(), await fresh.sample()
+        assert a is not copied.built[-1] and b is fresh.built[-1]
+        assert a.status.ok and b.status.ok and b.elapsed_ms >= 0 and b.wall > 0
+        keep = {"status", "wall", "mono", "elapsed_ms"}
+        assert a.model_dump(exclude=keep) == b.model_dump(exclude=keep)
+        assert type(a.status) is type(b.status) and a.status.since <= b.status.since

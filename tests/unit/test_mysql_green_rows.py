@@ -111,3 +111,94 @@ def test_while_connecting_every_packet_is_pymysqls() -> None:
     conn = buffered(packet(b"abc", 3), 3)
     conn._nonblocking = False  # pymysql's blocking reads of the handshake
     assert conn._whole() is None
+
+
+def column_def(name: str, length: int, type_code: int = 253, charset: int = 45) -> bytes:
+    """A column definition packet's payload (protocol 4.1): catalog, schema, table,
+    org_table, name, org_name, then the fixed fields."""
+    head = b"".join(lcs(x) for x in (b"def", b"", b"", b"", name.encode(), b""))
+    return (head + b"\x0c" + charset.to_bytes(2, "little") + length.to_bytes(4, "little")
+            + bytes([type_code]) + b"\x00\x00" + b"\x27" + b"\x00\x00")
+
+
+def test_column_definitions_are_parsed_once_per_column_as_pymysql_parses_them() -> None:
+    """``_Result._parse``: a statement's definitions, one column of which changed (MariaDB's
+    Gtid_Slave_Pos length follows its value), reuse the other columns' parsing; fields,
+    converters and description are what pymysql's ``_get_descriptions`` makes."""
+    from pymysql import converters
+
+    from replmon.sources.mysql_green import _Result
+
+    class Conn:
+        use_unicode, encoding, decoders = True, "utf8", converters.decoders
+        _columns: dict[bytes, Any] = {}
+
+    def pymysqls(datas: tuple[bytes, ...]) -> tuple[list[Any], list[Any], tuple[Any, ...]]:
+        from pymysql.protocol import FieldDescriptorPacket
+
+        fields = [FieldDescriptorPacket(d, "utf8") for d in datas]
+        convs: list[Any] = []
+        for f in fields:
+            conv = converters.decoders.get(f.type_code)
+            convs.append((("utf8" if f.charsetnr != 63 else None) if f.type_code == 253
+                          else "ascii", None if conv is converters.through else conv))
+        return fields, convs, tuple(f.description() for f in fields)
+
+    conn = Conn()
+    before = (column_def("Master_Host", 240), column_def("Gtid_Slave_Pos", 24),
+              column_def("Seconds_Behind_Master", 21, type_code=8, charset=63))
+    after = (before[0], column_def("Gtid_Slave_Pos", 28), before[2])
+    for datas in (before, after):
+        fields, convs, desc = _Result._parse(conn, datas)
+        want = pymysqls(datas)
+        assert [f.__dict__ for f in fields] == [f.__dict__ for f in want[0]]
+        assert convs == want[1] and desc == want[2]
+    first, again = _Result._parse(conn, before)[0], _Result._parse(conn, after)[0]
+    assert first[0] is again[0] and first[2] is again[2] and first[1] is not again[1]
+    assert len(conn._columns) == 4
+
+
+PAIRS = [  # two-column rows: plain ones, and each kind _text_pairs leaves to _row
+    lcs(b"Questions") + lcs(b"12345"),
+    lcs(b"Empty") + lcs(b""),
+    lcs("é".encode()) + lcs("ü, ß".encode()),
+    lcs(b"Null") + lcs(None),  # NULL
+    lcs(b"Long") + lcs(b"x" * 300),  # a 2 byte length
+    lcs(b"Eight", 8) + lcs(b"v"),  # an 8 byte length
+    lcs(b"Short row"),  # one column
+    lcs(b"Three") + lcs(b"columns") + lcs(b"!"),  # more than described: _row takes two
+    lcs(b"Uptime") + lcs(b"42"),
+    b"\x05ab",  # a column longer than its packet: pymysql's
+]
+
+
+@pytest.mark.parametrize("start", range(len(PAIRS)))
+@pytest.mark.parametrize("binary", [False, True])
+def test_two_text_columns_rows_read_in_one_call_are_the_rows_row_reads(start: int,
+                                                                      binary: bool) -> None:
+    """``_text_pairs`` takes the plain rows from ``start`` on, stops at the first other one
+    (or the EOF, a sequence id out of step, a packet not all here) where ``_row`` would
+    read the same rows one by one and stop at the same place."""
+    from replmon.sources.mysql_green import _text_pairs
+
+    convs: list[Any] = [BINARY, TEXT] if binary else [TEXT, TEXT]
+    payloads = PAIRS[start:] + PAIRS[:start]
+    data = b"".join(packet(p, (9 + i) % 256) for i, p in enumerate(payloads))
+    data += packet(b"\xfe\x00\x00\x02\x00", (9 + len(payloads)) % 256)
+    for tail in (b"", b"\x07\x00"):  # and with the next packet not all here
+        want: list[Any] = []
+        pos, seq = 0, 9
+        got: list[Any] = []
+        end = _text_pairs(data + tail, 0, 9, convs[0][0], convs[1][0], got)
+        while (pos, seq) != end:  # _row over what _text_pairs took
+            one = _row(data + tail, pos, seq, convs)
+            assert one is not None
+            want.append(one[0])
+            pos, seq = one[1], (seq + 1) % 256
+        assert got == want
+        nxt = payloads[len(got)] if len(got) < len(payloads) else None
+        plain = nxt is not None and nxt[0] < 0xFB and len(nxt) > nxt[0] + 1 \
+            and nxt[nxt[0] + 1] < 0xFB and len(nxt) == nxt[0] + 2 + nxt[nxt[0] + 1]
+        assert not plain  # it stopped at a row it does not take, or at the EOF
+    assert _text_pairs(data, 0, 8, "utf8", "utf8", []) == (0, 8)  # out of step
+    assert _text_pairs(data[:7], 0, 9, "utf8", "utf8", []) == (0, 9)  # not all here
