@@ -27,6 +27,10 @@ from __future__ import annotations
 import gc
 
 from rich.cells import cached_cell_len
+from rich.color import Color
+from rich.style import Style
+from textual.filter import ANSIToTruecolor
+from textual.strip import Strip
 
 FULL_EVERY_S = 10.0
 """Seconds between two full collections while a screen runs. 10, not 60 (#56, memory):
@@ -48,7 +52,20 @@ minute 5 and all 4,096 by minute ~20, with its dict resized on the way: the live
 RSS rose ~1.2 MB from minute 5 to minute 20 and stayed flat after it (#56 asks for none
 after minute 5). Cleared every minute, it holds one minute's strings (a few hundred), and
 what a clearing frees is what the next minute's fill takes again: no growth. A miss costs
-one measurement of a string (microseconds): one a distinct string a minute."""
+one measurement of a string (microseconds): one a distinct string a minute.
+
+The same timer empties the caches the sparklines' colours fill (``STYLE_CACHES``)."""
+
+STYLE_CACHES = (Style._add, ANSIToTruecolor.truecolor_style,
+                vars(Strip)["render_ansi"].__func__, Color.get_ansi_codes, Color.downgrade)
+"""rich's and Textual's ``lru_cache``s (1,024 entries; Textual's ``render_ansi`` 16,384)
+keyed by a style or a colour. A sparkline colours each bar by its height, blended between
+two colours, so the screen keeps drawing colours it never drew before, ever fewer as the
+gradient's few hundred fill up: each of these caches gained ~20 entries a minute at minute
+3 in the tmux screen, ~10 at minute 10 (each colour a new Style, Color and ANSI text in
+each), with their dicts resized on the way: #56's growth after minute 5. Emptied with the
+cell-length cache, each holds one minute's styles; what is drawn is the same (each entry
+is a pure function of its key)."""
 
 _NEVER = 1 << 30
 """A gen-2 threshold allocation counts do not reach."""
@@ -76,8 +93,11 @@ def collect() -> None:
 
 
 def clear_cell_cache() -> None:
-    """Empty rich's cell-length cache (the screen's timer, every CELL_CACHE_EVERY_S)."""
+    """Empty rich's cell-length cache and the style caches (the screen's timer, every
+    CELL_CACHE_EVERY_S)."""
     cached_cell_len.cache_clear()
+    for cache in STYLE_CACHES:
+        cache.cache_clear()
 
 
 def stop() -> None:

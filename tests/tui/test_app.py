@@ -425,7 +425,8 @@ async def test_the_screen_empties_riches_cell_length_cache_on_its_timer(monkeypa
     """rich's cell-length cache fills with every tick's new strings to its 4,096 entries
     (~1.2 MB of the screen's RSS from minute 5 to 20, #56): the screen's timer empties it.
     Here the timer is 0.2 s and the cache is given 3,000 strings: after 0.6 s it holds
-    only what the screen measured since (a few dozen)."""
+    only what the screen measured since (a few dozen). The same timer empties the style
+    caches a sparkline's colours fill, given 300 colours each here."""
     from rich.cells import cached_cell_len
 
     from replmon.tui import gcpace
@@ -437,9 +438,33 @@ async def test_the_screen_empties_riches_cell_length_cache_on_its_timer(monkeypa
         for i in range(3000):
             cached_cell_len(f"not on screen {i}")
         assert cached_cell_len.cache_info().currsize >= 3000
+        fill_style_caches(300)
+        assert all(c.cache_info().currsize >= 300 for c in gcpace.STYLE_CACHES)
         await asyncio.sleep(0.6)
         await pilot.pause()
         assert cached_cell_len.cache_info().currsize < 500
+        # and the caches the sparklines' colours fill (#56)
+        assert all(c.cache_info().currsize < 200 for c in gcpace.STYLE_CACHES)
+
+
+def fill_style_caches(n: int) -> None:
+    """``n`` new colours through each of gcpace.STYLE_CACHES, as a sparkline's bars."""
+    from rich.color import Color, ColorSystem
+    from rich.style import Style
+    from rich.terminal_theme import DEFAULT_TERMINAL_THEME
+    from textual.filter import ANSIToTruecolor
+    from textual.strip import Strip
+
+    to_truecolor = ANSIToTruecolor(DEFAULT_TERMINAL_THEME)
+    background = Color.parse("#101010")
+    for i in range(n):
+        color = Color.parse(f"#{0x10000 + i:06x}")
+        style = Style(color=color)
+        _ = Style(bgcolor=background) + style
+        to_truecolor.truecolor_style(style, background)
+        Strip.render_ansi(style, ColorSystem.TRUECOLOR)
+        color.downgrade(ColorSystem.EIGHT_BIT).get_ansi_codes()
+        color.get_ansi_codes()
 
 
 async def test_the_demo_notice_is_whole_under_the_findings_and_covers_no_finding() -> None:
