@@ -283,7 +283,7 @@ async def test_a_sentinel_down_or_hung_is_a_source_error_and_ticks_go_on(lab: La
             assert all(t.primary.redis.status.ok and t.replica.mysql.status.ok for t in ts)
             # The Sentinel costs a tick at most the source timeout (0.8 x 0.5 s): a
             # hung one without it would hold the tick until the OS gave up. The 0.3 s on
-            # top is the machine's, not the design's (the suite runs 6 workers on 2
+            # top is the machine's, not the design's (the suite runs 5 workers on 2
             # cores: a tick's start may be late, which the tick says; its length holds),
             # and so is how late a thread of this process woke meanwhile: a process the
             # machine leaves waiting for a core runs its timeout late by as much (the

@@ -79,7 +79,7 @@ of the tick that first shows the induced situation, at any interval."""
 
 SCHEDULE_SLACK_S = 0.5
 """How late a tick may start when the tests run: the collector's target is a start lag
-p99 <= 50 ms on an idle machine (bench/bench_collector.py); the suite runs six workers on
+p99 <= 50 ms on an idle machine (bench/bench_collector.py); the suite runs five workers on
 two cores, where a tick starts up to a few hundred ms late and one may miss its slot
 (hence the one tick Outcome.deadline adds beside this). A bound of the design, not a
 measure of the run being judged."""
