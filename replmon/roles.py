@@ -241,6 +241,8 @@ class Orienter:
     def __init__(self, groups: Sequence[Group] = (LAYERS,)) -> None:
         self.groups: tuple[Group, ...] = tuple(tuple(g) for g in groups)
         self._layers: dict[str, LayerRole] = {}
+        self._known: dict[str, LayerRole] = {}
+        """Each layer's last LayerRole that was not unknown."""
         self._flipped: bool | None = None
         """The pair's primary is the node given as the replica (None: no tick yet)."""
         self._since: float | None = None
@@ -296,9 +298,18 @@ class Orienter:
             if flipped is not None and now != flipped:
                 changed, previous = wall, (b if flipped else a).name
             flipped = now
-        same = old is not None and old.state == state and old.primary == (
-            said.name if said is not None else "") and old.flipped == flipped
-        since = old.since if same and old is not None else wall
+        # A tick the layer cannot be read (its sources timed out or down: unknown) is no
+        # news that it moved: it keeps the since of the last state seen, and that state
+        # seen again keeps it too (a timeout restarted a half-done change's clock and
+        # closed its warning for the next ``settle`` seconds)
+        known = self._known.get(name)
+        if state == "unknown":
+            since = old.since if old is not None else wall
+        elif known is not None and known.state == state and known.flipped == flipped \
+                and known.primary == (said.name if said is not None else ""):
+            since = known.since
+        else:
+            since = wall
         held_s, held_how = None, ""
         if flipped is not None:
             p, r = (b, a) if flipped else (a, b)
@@ -317,6 +328,8 @@ class Orienter:
             flipped=flipped, held=(b if flipped else a).name if flipped is not None else "",
             changed=changed, previous=previous, held_s=held_s, held_how=held_how)
         self._layers[name] = lr
+        if state != "unknown":
+            self._known[name] = lr
         return lr
 
 

@@ -88,7 +88,9 @@ class LayerRole(Struct):
     since: float = 0.0
     """Wall time (epoch s) since when this state and primary hold: the first tick that
     showed them, or earlier when the servers say so (``held_s`` at the session's first
-    tick: a replica's link up for an hour)."""
+    tick: a replica's link up for an hour). Ticks at which the layer is unknown keep the
+    since of the state seen before them, and that state seen again after them keeps it
+    too: a timeout is no news that it moved."""
     detail: str = ""
     """The evidence in words: "db162's channel reads from db163 (server_id 163)"."""
     had_direction: bool = False

@@ -252,3 +252,28 @@ def test_a_finding_stays_with_its_node_by_name() -> None:
                             in on_nodes if node == "replica"), on_nodes
     assert all(name in (A, B) for _, _, name, _ in on_nodes), on_nodes
     assert any(f.check == "roles" for f in upd.open)
+
+
+def test_a_tick_a_service_cannot_be_read_does_not_restart_a_half_done_clock() -> None:
+    """MySQL switched over, Redis left: a tick at which either service's sources time out
+    on both nodes (the layer unknown) is no news that anything moved. The half-done
+    finding stays one finding, its held time counting from the switchover (it restarted
+    at the timeout, closed the warning and said nothing for the next settle seconds:
+    seen in the live test on a loaded machine)."""
+    down = MysqlSample(status=status("unreachable", "timed out"))
+    a, b = MYSQL_ONLY
+    mysql_unseen = (a.model_copy(update={"mysql": down}), b.model_copy(update={"mysql": down}))
+    gone = RedisSample(status=status("unreachable", "timed out"))
+    redis_unseen = (a.model_copy(update={"redis": gone}), b.model_copy(update={"redis": gone}))
+    for unseen in (mysql_unseen, redis_unseen):
+        ts = ticks([AS_GIVEN] * 3 + [MYSQL_ONLY] * 20 + [unseen] + [MYSQL_ONLY] * 3)
+        r = ts[23].roles
+        assert r is not None and [lr.state for lr in r.layers if lr.state == "unknown"]
+        # every layer's since as it was before the timeout
+        assert [lr.since for lr in r.layers] == [lr.since for lr in ts[22].roles.layers]
+        assert [lr.since for lr in ts[-1].roles.layers] == \
+            [lr.since for lr in ts[22].roles.layers]
+        open_, opened = run_check(roles.CHECK, ts)
+        assert len([f for fs in opened.values() for f in fs]) == 1, opened  # opened once
+        (f,) = open_
+        assert f.severity is Severity.WARNING and "half done for 23 s" in f.title, f.title
