@@ -131,6 +131,7 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
             loop.add_signal_handler(sig, stop.set)
     width = max(len(p.name) for p in fleet.pairs)
     failed = False
+    thresholds = gc.get_threshold()
     try:
         async with contextlib.AsyncExitStack() as stack:
             tasks: list[asyncio.Task[int]] = []
@@ -179,4 +180,8 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
                     log.error("pair %s stopped: %s: %s", pair.name, type(res).__name__, res)
     finally:
         server.close()
+        # serve is the process's job in production; a test or an embedding caller that
+        # runs it in-process gets its collector back as it was
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
     return 1 if failed else 0
