@@ -221,6 +221,10 @@ class _Proxy:
         self.target = target
         self.delay = 0.0
         self.links: list[_Link] = []
+        self.closed = False
+        self._lock = threading.Lock()
+        """Held while a link gains its server socket and while ``close`` closes them: a
+        connection made after the close is closed at once, not left to the collector."""
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
@@ -233,11 +237,13 @@ class _Proxy:
         with contextlib.suppress(OSError):
             self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
         self.listener.close()
-        for link in self.links:
-            link.shut()
-            link.client.close()
-            if link.server is not None:
-                link.server.close()
+        with self._lock:
+            self.closed = True
+            for link in self.links:
+                link.shut()
+                link.client.close()
+                if link.server is not None:
+                    link.server.close()
 
     def _accept(self) -> None:
         while True:
@@ -246,13 +252,22 @@ class _Proxy:
             except OSError:
                 return
             link = _Link(client)
-            self.links.append(link)
+            with self._lock:
+                if self.closed:
+                    client.close()
+                    return
+                self.links.append(link)
             threading.Thread(target=self._serve, args=(link, self.delay), daemon=True).start()
 
     def _serve(self, link: _Link, delay: float) -> None:
         try:
             time.sleep(delay)
-            link.server = socket.create_connection(self.target)
+            server = socket.create_connection(self.target)
+            with self._lock:
+                if self.closed:
+                    server.close()
+                    return
+                link.server = server
             threading.Thread(target=self._pump, args=(link.server, link.client),
                              daemon=True).start()
             while data := link.client.recv(65536):

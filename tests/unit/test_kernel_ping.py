@@ -6,6 +6,7 @@ reconnect, as when each ping registered the socket for itself."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 
@@ -48,10 +49,8 @@ class PongServer:
 
     def drop(self) -> None:
         for c in self.conns:
-            try:
+            with contextlib.suppress(OSError):  # the peer went first
                 c.shutdown(socket.SHUT_RDWR)
-            except OSError:  # the peer went first
-                pass
             c.close()
         self.conns.clear()
 

@@ -45,17 +45,21 @@ class DelayRelay:
         self.port: int = self._srv.getsockname()[1]
         self._socks: list[socket.socket] = []
         self._stop = threading.Event()
+        self._lock = threading.Lock()
+        """Held while a connection's sockets are kept and while ``__exit__`` closes them: a
+        connection accepted after the exit is closed at once, not left to the collector."""
 
     def __enter__(self) -> DelayRelay:
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        for s in [self._srv, *self._socks]:
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
-            s.close()
+        with self._lock:
+            self._stop.set()
+            for s in [self._srv, *self._socks]:
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+                s.close()
 
     def _accept(self) -> None:
         while not self._stop.is_set():
@@ -63,10 +67,19 @@ class DelayRelay:
                 client, _ = self._srv.accept()
             except OSError:
                 return
-            server = socket.create_connection(("127.0.0.1", self.upstream))
-            for s in (client, server):
-                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                self._socks.append(s)
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream))
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._stop.is_set():
+                    client.close()
+                    server.close()
+                    return
+                for s in (client, server):
+                    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    self._socks.append(s)
             threading.Thread(target=self._pump, args=(client, server, False), daemon=True).start()
             threading.Thread(target=self._pump, args=(server, client, True), daemon=True).start()
 
