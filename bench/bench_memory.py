@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_memory.py imports [--serve-seconds 5]
     .venv/bin/python bench/bench_memory.py live [--seconds 600] [--every 30]
-        [--tree NAME=DIR] [--env NAME:VAR=VAL]
+        [--tree NAME=DIR] [--env NAME:VAR=VAL] [--record-only]
     .venv/bin/python bench/bench_memory.py heap [--seconds 600] [--every 60]
 
 ``imports``: each command run once in its own process (``import replmon.cli``,
@@ -16,7 +16,8 @@ tests/unit/test_import_budget.py forbids).
 ``live``: the lab and a write load in this process, the real screen in tmux (a real
 terminal) pointed at the lab at 1 Hz with all sources and ``--record``; the screen's
 VmRSS every ``--every`` seconds (#56: flat from minute 5 to minute 60); with ``--tree``
-or ``--env``, other trees or environments' screens beside it, on the same lab at once.
+or ``--env``, other trees or environments' screens beside it, on the same lab at once;
+with ``--record-only``, ``replmon record`` (the headless recorder) in their place.
 
 ``heap``: the same pipeline in this process (the collector on the lab, the engine, the
 recorder and the screen headless on a 160x50 virtual terminal); tracemalloc from the
@@ -261,9 +262,11 @@ def live(args: argparse.Namespace) -> None:
         servers = [f"replmon-mem-{os.getpid()}-{i}" for i in range(len(runs))]
         try:
             for i, (server, (name, extra)) in enumerate(zip(servers, runs.items(), strict=True)):
-                procs[name] = start_in_tmux(
-                    server, ("160", "50"), f"{replmon} --config {cfg} --record "
-                    f"{tmp}/live-{i}.rmrec", {**env, **extra}, "replmon").pid
+                command = (f"{replmon} record --config {cfg} -o {tmp}/live-{i}.rmrec"
+                           if args.record_only else
+                           f"{replmon} --config {cfg} --record {tmp}/live-{i}.rmrec")
+                procs[name] = start_in_tmux(server, ("160", "50"), command, {**env, **extra},
+                                            "replmon").pid
             print("       " + "".join(f"{name:>12.12}" for name in procs), "(VmRSS, MB)")
             t0 = time.monotonic()
             while time.monotonic() - t0 < args.seconds:
@@ -382,6 +385,8 @@ def main() -> None:
     p.add_argument("--seconds", type=int, default=600)
     p.add_argument("--every", type=int, default=30)
     p.add_argument("--tree", action="append", default=[], metavar="NAME=DIR")
+    p.add_argument("--record-only", action="store_true",
+                   help="`replmon record` (headless) instead of the screen with --record")
     p.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VAL[,VAR=VAL]")
     p = sub.add_parser("heap")
     p.add_argument("--seconds", type=int, default=600)

@@ -100,6 +100,12 @@ class DictCursor(_DictCursorBase):  # type: ignore[misc]
             self._rows = [self._conv_row(r) for r in rows]
 
 
+if not all(callable(getattr(_DictCursorBase, n, None))
+           for n in ("_do_get_result", "_conv_row")):  # pragma: no cover (a pymysql
+    # that renamed them: its own DictCursor, slower, rather than a replica read that fails)
+    DictCursor = _DictCursorBase  # type: ignore[misc]
+
+
 def read_replication(conn: pymysql.connections.Connection[Any], st: Statements,
                      ep: MysqlEndpoint, flavour: Flavour, version: str
                      ) -> tuple[list[dict[str, Any]], str | None, str | None]:
