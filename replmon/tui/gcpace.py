@@ -25,6 +25,7 @@ paced by its timer.
 from __future__ import annotations
 
 import gc
+import linecache
 
 from rich.cells import cached_cell_len
 from rich.color import Color
@@ -77,7 +78,9 @@ many in one process)."""
 
 def start() -> None:
     """Collect once, freeze what survives (unless something is frozen already: an earlier
-    screen's or the process's own freezing), and leave full collections to ``collect``."""
+    screen's or the process's own freezing), and leave full collections to ``collect``.
+    The source lines start-up read are dropped first (``drop_source_lines``)."""
+    drop_source_lines()
     froze = gc.get_freeze_count() == 0
     if froze:
         gc.collect()
@@ -85,6 +88,20 @@ def start() -> None:
     t = gc.get_threshold()
     _saved.append((t, froze))
     gc.set_threshold(t[0], t[1], _NEVER)
+
+
+def drop_source_lines() -> None:
+    """Empty ``linecache`` of the source files it read from disk (#56, memory).
+
+    pydantic reads the fields' docstrings (``use_attribute_docstrings``: the model's
+    Structs, the checks' thresholds) from each class's module source, through
+    ``inspect`` and ``linecache``, which keeps every such file's lines for the process's
+    life: ~1 MB of strings by the time the screen starts (replmon/model, the checks,
+    check.py), read again only to print a traceback. Entries not from a file (no
+    modification time: source registered by generated code) are kept."""
+    for name, entry in list(linecache.cache.items()):
+        if len(entry) == 4 and entry[1] is not None:
+            del linecache.cache[name]
 
 
 def collect() -> None:
