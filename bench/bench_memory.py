@@ -51,7 +51,7 @@ UNNEEDED = {
     "report": ("textual", "prometheus_client", "replmon.fleet.serve", "plotext", "pymysql",
                "redis", "cryptography.hazmat"),
     "live screen": ("prometheus_client", "replmon.fleet.serve", "cryptography.hazmat",
-                    "replmon.lab.demo", "greenlet"),
+                    "replmon.lab.demo", "greenlet", "rich._emoji_codes"),
     "record": ("textual", "rich", "plotext", "prometheus_client", "replmon.fleet.serve",
                "cryptography.hazmat", "replmon.lab.demo", "greenlet"),
 }

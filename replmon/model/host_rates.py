@@ -140,7 +140,8 @@ def _total(per_device: Sequence[Deltas]) -> Deltas:
 
 
 def _per_s(v: int | None, dt: float) -> float | None:
-    return None if v is None else v / dt
+    # no change is the one 0.0, not a new float each tick (a NIC's errors and drops)
+    return None if v is None else v / dt if v else 0.0
 
 
 def _disk_rates(d: Deltas, dt: float, one: DiskCounters | None = None) -> DiskRates:

@@ -136,9 +136,10 @@ def derive_mysql_rates(prev: MysqlSample | None, cur: MysqlSample) -> MysqlRates
     pc, cc = prev.counters, cur.counters
     values: dict[str, Any] = {
         "dt_s": dt,
-        # every counter of every tick of a replay passes here: counter_rate inlined
-        "counters": {n: None if (p := pc.get(n)) is None or v < p else (v - p) / dt
-                     for n, v in cc.items()},
+        # every counter of every tick of a replay passes here: counter_rate inlined; a
+        # counter that did not move is the one 0.0 (half of them: kept 60 ticks whole)
+        "counters": {n: None if (p := pc.get(n)) is None or v < p
+                     else (v - p) / dt if v != p else 0.0 for n, v in cc.items()},
     }
     statements = {
         out: counter_rate(pc.get(name), cc.get(name), dt) for out, name in _STATEMENT_RATES.items()

@@ -16,7 +16,7 @@ def counter_rate(prev: float | None, cur: float | None, dt: float) -> float | No
     delta = cur - prev
     if delta < 0:
         return None
-    return delta / dt
+    return delta / dt if delta else 0.0  # no change: the one 0.0, not a new float
 
 
 def counter_rates(prev: Mapping[str, int], cur: Mapping[str, int], dt: float

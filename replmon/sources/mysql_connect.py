@@ -21,7 +21,9 @@ re-raised ``from None`` so no pymysql frame is chained into a log.
 
 from __future__ import annotations
 
+import os
 import ssl
+import sys
 from typing import Any
 
 import pymysql
@@ -48,8 +50,10 @@ NOT_MYSQL_HINT = "is a MySQL/MariaDB server listening on this address?"
 def tls_arguments(ep: MysqlEndpoint) -> dict[str, Any]:
     """pymysql.connect's TLS arguments for the endpoint's ssl-mode, as MySQL's client
     means them. PREFERRED is pymysql's own default (TLS when the server offers it, the
-    certificate not checked); REQUIRED and up pass a context, which makes pymysql refuse
-    a server without TLS before it sends the password. Without TLS, caching_sha2_password
+    certificate not checked; on the shared ``unverified_context`` through the source's
+    connection class, ``SharedPreferredTls``); REQUIRED and up pass a context, which
+    makes pymysql refuse a server without TLS before it sends the password (REQUIRED
+    without a client certificate: the shared one). Without TLS, caching_sha2_password
     and sha256_password exchange the password under the server's RSA key (the
     ``cryptography`` package)."""
     mode = ep.tls_mode
@@ -58,8 +62,11 @@ def tls_arguments(ep: MysqlEndpoint) -> dict[str, Any]:
     if mode == "PREFERRED":
         return {"ssl_disabled": False}
     verify = mode in ("VERIFY_CA", "VERIFY_IDENTITY")
+    if not verify and not ep.ssl_cert:
+        return {"ssl": unverified_context()}
     try:
-        ctx = ssl.create_default_context(cafile=ep.ssl_ca if verify else None)
+        ctx = (ssl.create_default_context(cafile=ep.ssl_ca) if verify
+               else _client_context())  # no CA to load for a certificate not checked
         # MySQL's auto-generated certificates (a server's first start) miss extensions
         # that Python 3.13's strict X.509 checks want; the CA check itself stays.
         ctx.verify_flags &= ~ssl.VERIFY_X509_STRICT
@@ -71,6 +78,46 @@ def tls_arguments(ep: MysqlEndpoint) -> dict[str, Any]:
         raise ConfigError(f"{ep.display()}: ssl-mode {mode}: cannot load "
                           f"{ep.ssl_ca or ep.ssl_cert}: {e}") from None
     return {"ssl": ctx}
+
+
+def _client_context() -> ssl.SSLContext:
+    """A TLS client context as ``ssl.create_default_context()`` makes it (the same
+    protocol, options and ciphers, SSLKEYLOGFILE honoured) but without the system's CA
+    bundle loaded: ~150 certificates parsed into its store, 0.8-2.3 MB of the C heap a
+    context (#56, memory), of no use to a context that checks no certificate."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    keylog = os.environ.get("SSLKEYLOGFILE")
+    if keylog and not sys.flags.ignore_environment and hasattr(ctx, "keylog_filename"):
+        ctx.keylog_filename = keylog
+    return ctx
+
+
+_UNVERIFIED: list[ssl.SSLContext] = []
+
+
+def unverified_context() -> ssl.SSLContext:
+    """The process's one context for TLS that checks no certificate (ssl-mode PREFERRED
+    and REQUIRED without a client certificate), shared by every connection: pymysql made
+    a ``create_default_context()`` for each connection it opened, the system's CA bundle
+    loaded into each (``_client_context``) and never read."""
+    if not _UNVERIFIED:  # (two threads may both make one: either does)
+        ctx = _client_context()
+        ctx.verify_flags &= ~ssl.VERIFY_X509_STRICT
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        _UNVERIFIED.append(ctx)
+    return _UNVERIFIED[0]
+
+
+class SharedPreferredTls:
+    """A pymysql Connection mixin: ssl-mode PREFERRED (pymysql's own, its ``ssl`` left
+    empty: TLS when the server offers it, the certificate not checked) on the shared
+    ``unverified_context`` rather than a new default context each connection."""
+
+    def _create_ssl_ctx(self, sslp: Any) -> ssl.SSLContext:
+        if isinstance(sslp, dict) and not sslp:
+            return unverified_context()
+        return super()._create_ssl_ctx(sslp)  # type: ignore[misc, no-any-return]
 
 
 def connect(ep: MysqlEndpoint, factory: Any = None) -> pymysql.connections.Connection[Any]:

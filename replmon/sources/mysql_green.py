@@ -65,6 +65,8 @@ from pymysql.connections import MySQLResult
 from pymysql.constants import CR
 from pymysql.protocol import FieldDescriptorPacket, MysqlPacket
 
+from replmon.sources.mysql_connect import SharedPreferredTls
+
 T = TypeVar("T")
 
 # pymysql's private members (its socket, reads, results) are what this module overrides:
@@ -270,7 +272,7 @@ class _Waits:
             self.timer = None
 
 
-class GreenConnection(_Connection):  # type: ignore[misc]
+class GreenConnection(SharedPreferredTls, _Connection):  # type: ignore[misc]
     """A pymysql Connection that, once connected, waits for its socket by a blocking
     poll in a worker thread or through ``green`` on the loop (module docstring)."""
 

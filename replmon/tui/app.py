@@ -132,7 +132,9 @@ class ReplmonApp(OverviewKeys):
     def on_mount(self) -> None:
         self._set_short(self.size.height, self.size.width)
         table = self.main_widget("#findings", DataTable)
-        table.add_columns(*FINDING_COLUMNS[False])
+        # Text, not str: a str label is read as rich markup, whose emoji codes import
+        # rich's emoji table (~0.6 MB, #56) for five plain words
+        table.add_columns(*map(Text, FINDING_COLUMNS[False]))
         table.focus()  # enter opens the selected (the worst) finding, up/down choose one
         self.set_interval(1.0, self._refresh_header)
         gcpace.start()

@@ -102,7 +102,7 @@ class FindingsList:
         cursor = table.cursor_row
         if tuple(str(c.label) for c in table.columns.values()) != columns:
             table.clear(columns=True)
-            table.add_columns(*columns)
+            table.add_columns(*map(Text, columns))  # not markup (rich's emoji table)
         table.clear()
         height = 0
         for f, depth in listed:  # an incident's root, its consequences under it ("└ ")

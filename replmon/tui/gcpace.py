@@ -25,6 +25,7 @@ paced by its timer.
 from __future__ import annotations
 
 import gc
+import linecache
 
 from rich.cells import cached_cell_len
 from rich.color import Color
@@ -32,14 +33,16 @@ from rich.style import Style
 from textual.filter import ANSIToTruecolor
 from textual.strip import Strip
 
-FULL_EVERY_S = 10.0
-"""Seconds between two full collections while a screen runs. 10, not 60 (#56, memory):
+FULL_EVERY_S = 5.0
+"""Seconds between two full collections while a screen runs. 5, not 60 (#56, memory):
 the screen's garbage is mostly cycles that live past the young collections (Textual's
 ``Strip``s keep themselves in their own crop and length caches: ~45 strips a second,
 each with seven FIFOCaches and its segments), ~1 MB of it every 10 s; the heap grows to
 hold what piles up between two passes and keeps that size. Every 60 s the screen's RSS
-at one minute was ~6 MB higher (measured in-process on the lab: 92.0 MB against 85.9 at
-60 s). A pass over what is not frozen takes ~10-20 ms on an idle core (60-190 ms
+at one minute was ~6 MB higher than every 10 s (measured in-process on the lab: 92.0 MB
+against 85.9 at 60 s); every 10 s it was ~0.5 MB higher than every 5 s (the tmux
+screen on the lab at 60 s, two copies of each side by side: 68.4-68.5 MB against
+67.8-68.0). A pass over what is not frozen takes ~10-20 ms on an idle core (60-190 ms
 measured at a load average of 10 on 2 cores)."""
 
 CELL_CACHE_EVERY_S = 60.0
@@ -77,7 +80,9 @@ many in one process)."""
 
 def start() -> None:
     """Collect once, freeze what survives (unless something is frozen already: an earlier
-    screen's or the process's own freezing), and leave full collections to ``collect``."""
+    screen's or the process's own freezing), and leave full collections to ``collect``.
+    The source lines start-up read are dropped first (``drop_source_lines``)."""
+    drop_source_lines()
     froze = gc.get_freeze_count() == 0
     if froze:
         gc.collect()
@@ -85,6 +90,20 @@ def start() -> None:
     t = gc.get_threshold()
     _saved.append((t, froze))
     gc.set_threshold(t[0], t[1], _NEVER)
+
+
+def drop_source_lines() -> None:
+    """Empty ``linecache`` of the source files it read from disk (#56, memory).
+
+    pydantic reads the fields' docstrings (``use_attribute_docstrings``: the model's
+    Structs, the checks' thresholds) from each class's module source, through
+    ``inspect`` and ``linecache``, which keeps every such file's lines for the process's
+    life: ~1 MB of strings by the time the screen starts (replmon/model, the checks,
+    check.py), read again only to print a traceback. Entries not from a file (no
+    modification time: source registered by generated code) are kept."""
+    for name, entry in list(linecache.cache.items()):
+        if len(entry) == 4 and entry[1] is not None:
+            del linecache.cache[name]
 
 
 def collect() -> None:

@@ -400,6 +400,27 @@ def test_a_process_that_froze_its_own_heap_keeps_its_freezing() -> None:
     assert kept(gc.get_freeze_count()) and gc.get_threshold() == before
 
 
+def test_the_screen_drops_the_source_lines_start_up_read() -> None:
+    """pydantic reads the models' field docstrings from their modules' source through
+    ``linecache``, which would keep those files' lines for the screen's life (~1 MB,
+    #56): the screen's start drops every file's lines, and keeps the source registered
+    by generated code (no modification time), which cannot be read again."""
+    import linecache
+
+    from replmon.model import mysql
+    from replmon.tui import gcpace
+
+    linecache.getlines(mysql.__file__)
+    linecache.cache["<generated>"] = (3, None, ["x = 1\n"], "<generated>")
+    try:
+        gcpace.start()
+        gcpace.stop()
+        assert mysql.__file__ not in linecache.cache
+        assert linecache.cache["<generated>"][2] == ["x = 1\n"]
+    finally:
+        linecache.cache.pop("<generated>", None)
+
+
 async def test_the_screen_collects_its_cyclic_garbage_every_few_seconds() -> None:
     """The screen's garbage is mostly cycles older than the young collections (Textual's
     strips caching themselves): the paced full collection must come within ~10 s, not

@@ -27,6 +27,12 @@ SCREEN = ("textual", "plotext", "replmon.tui")
 GRAPH_VIEW = ("textual_plotext", "plotext", "replmon.tui.graph_view")
 """The graph view's widget (~1 MB): imported on the first g, not with the screen."""
 PROMETHEUS = ("prometheus_client", "replmon.fleet.serve", "replmon.fleet.metrics")
+EMOJI = "rich._emoji_codes"
+"""rich's emoji table (~0.6 MB): a DataTable's str column label is read as rich markup,
+which replaces emoji codes; the screen's labels are Text (no markup, no table)."""
+READING = ("replmon.session.recording", "replmon.session.rerun", "replmon.session.cursor",
+           "replmon.session.reuse")
+"""A recording's reading side (~0.6 MB): the screen and ``record`` only write one."""
 GREENLET = "greenlet"
 """~1 MB (its extension links libstdc++): serve's MySQL sampling only, on the loop."""
 # two nodes that refuse at once (the discard port): a live path runs, no server needed
@@ -65,11 +71,13 @@ CASES = {
                        (*SCREEN, *PROMETHEUS, "pymysql", "redis", RSA)),
     "report": ("", ["report", str(SESSION)], (*SCREEN, *PROMETHEUS, "pymysql", "redis", RSA)),
     "record": ("", ["record", *NODES, "--count", "2", "-o", "{tmp}/r.rmrec"],
-               (*SCREEN, "rich", *PROMETHEUS, RSA, "replmon.lab.demo", "redis", GREENLET)),
+               (*SCREEN, "rich", *PROMETHEUS, RSA, "replmon.lab.demo", "redis", GREENLET,
+                *READING)),
     "serve": (SERVE_BRIEFLY, ["serve", "--config", "{tmp}/fleet.toml"],
               (*SCREEN, "rich", RSA, "redis")),
     "screen": (SCREEN_BRIEFLY, [*NODES, "--record", "{tmp}/s.rmrec"],
-               (*PROMETHEUS, RSA, "replmon.lab.demo", *GRAPH_VIEW, "redis", GREENLET)),
+               (*PROMETHEUS, RSA, "replmon.lab.demo", *GRAPH_VIEW, "redis", GREENLET, EMOJI,
+                *READING)),
 }
 FLEET = """listen = "127.0.0.1:0"
 interval = 0.2
