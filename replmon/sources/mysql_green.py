@@ -281,7 +281,9 @@ class GreenConnection(_Connection):  # type: ignore[misc]
     _stamps = False  # the socket gives kernel arrival stamps (TCP)
     _timing = False  # inside begin() .. elapsed_ms()
     _arrived: float | None = None
-    _descriptions: dict[tuple[bytes, ...], tuple[list[Any], list[Any], tuple[Any, ...]]]
+    _descriptions: dict[bytes | tuple[bytes, ...],
+                        tuple[list[Any], list[Any], tuple[Any, ...]]]
+    """A result's columns by their definitions' bytes (``_span``, or ``_payloads``)."""
     _columns: dict[bytes, tuple[Any, Any, tuple[str | None, Any]]]
     _next_seq_id: int  # pymysql's
 
@@ -489,10 +491,11 @@ class _Result(_MySQLResult):  # type: ignore[misc]
     def _get_descriptions(self) -> None:
         conn = self.connection
         read = conn._read_packet
-        key = tuple([read()._data for _ in range(self.field_count)])
+        span = _span(conn, self.field_count)  # (then each packet: _payloads)
+        key = _payloads(conn, self.field_count) if span is None else span
         known = conn._descriptions.get(key)
         if known is None:
-            known = self._parse(conn, key)
+            known = self._parse(conn, key if isinstance(key, tuple) else _span_payloads(key))
             if len(conn._descriptions) >= DESCRIPTIONS_KEPT:
                 conn._descriptions.clear()
             conn._descriptions[key] = known
@@ -623,6 +626,77 @@ def _row(data: bytes, pos: int, seq: int, converters: list[tuple[str | None, Any
             value = converter(value)
         row.append(value)
     return tuple(row), end
+
+
+def _span(conn: Any, count: int) -> bytes | None:
+    """The next ``count`` packets of ``conn`` (a result's column definitions) as the one
+    bytes object they are in its buffer, headers included, consumed: when each is whole
+    there and one ``GreenConnection._whole`` takes. Else None, nothing consumed.
+
+    A statement's definitions are the same bytes at each sample (SHOW ALL SLAVES STATUS
+    sends 62 on every node every tick), so ``_Result._get_descriptions`` looks them up by
+    this one slice, its one hash and one compare, rather than by a tuple of a slice a
+    packet (their sequence ids, in the headers, are the same at each sample too)."""
+    if not conn._nonblocking:
+        return None
+    data, pos, seq = conn._data, conn._pos, conn._next_seq_id
+    size = len(data)
+    start = pos
+    while count:
+        body = pos + 4
+        if body >= size:
+            return None
+        end = body + (data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16)
+        if end > size or end == body or end - body >= 0xFFFFFF or data[pos + 3] != seq \
+                or data[body] == 0xFF:
+            return None
+        pos, seq = end, (seq + 1) % 256
+        count -= 1
+    conn._pos, conn._next_seq_id = pos, seq
+    span: bytes = data[start:pos]
+    return span
+
+
+def _span_payloads(span: bytes) -> tuple[bytes, ...]:
+    """The payloads of the packets of a ``_span``."""
+    out: list[bytes] = []
+    pos, size = 0, len(span)
+    while pos < size:
+        end = pos + 4 + (span[pos] | span[pos + 1] << 8 | span[pos + 2] << 16)
+        out.append(span[pos + 4:end])
+        pos = end
+    return tuple(out)
+
+
+def _payloads(conn: Any, count: int) -> tuple[bytes, ...]:
+    """The payloads of the next ``count`` packets of ``conn`` (a result's column
+    definitions), as ``conn._read_packet()._data`` of each: those whole in its buffer cut
+    out in one loop (``GreenConnection._whole``'s tests, no packet object, no call a
+    packet: SHOW ALL SLAVES STATUS sends 62 every sample), any other through
+    ``_read_packet`` (pymysql's code: a packet on the way, an error, 16 MB)."""
+    out: list[bytes] = []
+    append = out.append
+    data, pos, seq = conn._data, conn._pos, conn._next_seq_id
+    size = len(data)
+    plain = conn._nonblocking
+    while count:
+        body = pos + 4
+        if plain and body < size:
+            end = body + (data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16)
+            if end <= size and end != body and end - body < 0xFFFFFF \
+                    and data[pos + 3] == seq and data[body] != 0xFF:
+                append(data[body:end])
+                pos, seq = end, (seq + 1) % 256
+                count -= 1
+                continue
+        conn._pos, conn._next_seq_id = pos, seq
+        append(conn._read_packet()._data)
+        count -= 1
+        data, pos, seq = conn._data, conn._pos, conn._next_seq_id
+        size = len(data)
+        plain = conn._nonblocking
+    conn._pos, conn._next_seq_id = pos, seq
+    return tuple(out)
 
 
 def _text_pairs(data: bytes, pos: int, seq: int, enc0: str | None, enc1: str | None,

@@ -10,7 +10,13 @@ import pytest
 from pymysql.connections import MySQLResult
 from pymysql.protocol import MysqlPacket
 
-from replmon.sources.mysql_green import GreenConnection, _row
+from replmon.sources.mysql_green import (
+    GreenConnection,
+    _payloads,
+    _row,
+    _span,
+    _span_payloads,
+)
 
 
 def lcs(value: bytes | None, width: int = 0) -> bytes:
@@ -111,6 +117,97 @@ def test_while_connecting_every_packet_is_pymysqls() -> None:
     conn = buffered(packet(b"abc", 3), 3)
     conn._nonblocking = False  # pymysql's blocking reads of the handshake
     assert conn._whole() is None
+
+
+def test_column_payloads_whole_in_the_buffer_are_the_packets_read() -> None:
+    """``_payloads``: a result's column definitions cut out of the buffer in one loop are
+    what one ``_read_packet()`` each gives, and leave the buffer where those leave it."""
+    payloads = [lcs(b"def") + lcs(f"col{i}".encode()) * i for i in range(6)]
+    data = b"".join(packet(x, (250 + i) % 256) for i, x in enumerate(payloads)) \
+        + packet(b"\xfe\x00\x00\x02\x00", 0)  # the EOF after them, not taken
+    conn, each = buffered(data, 250), buffered(data, 250)
+    assert _payloads(conn, 6) == tuple(each._read_packet()._data for _ in range(6)) \
+        == tuple(payloads)
+    assert (conn._pos, conn._next_seq_id) == (each._pos, each._next_seq_id) == (
+        len(data) - 9, 0)
+    assert _payloads(conn, 0) == ()
+    assert (conn._pos, conn._next_seq_id) == (len(data) - 9, 0)
+
+
+def test_column_definitions_whole_in_the_buffer_are_one_span() -> None:
+    """``_span``: the definitions' packets as one slice of the buffer, consumed as
+    ``_payloads`` consumes them, and split back into the same payloads."""
+    payloads = [lcs(b"def") + lcs(f"col{i}".encode()) * (i + 1) for i in range(5)]
+    defs = b"".join(packet(x, (254 + i) % 256) for i, x in enumerate(payloads))
+    data = b"rest" + defs + packet(b"\xfe\x00\x00\x02\x00", 3)
+    conn, each = buffered(data, 254), buffered(data, 254)
+    conn._pos = each._pos = 4
+    assert _span(conn, 5) == defs
+    assert _span_payloads(defs) == _payloads(each, 5) == tuple(payloads)
+    assert (conn._pos, conn._next_seq_id) == (each._pos, each._next_seq_id) == (
+        4 + len(defs), 3)
+
+
+@pytest.mark.parametrize(("data", "seq"), [
+    (packet(b"abc", 3) + packet(b"def", 4)[:-1], 3),  # the last not all here yet
+    (packet(b"abc", 3) + packet(b"def", 5), 3),  # another sequence id
+    (packet(b"abc", 3) + packet(b"\xff\x15\x04#28000denied", 4), 3),  # an error
+    (packet(b"abc", 3) + packet(b"", 4), 3),
+    (packet(b"abc", 3) + b"\xff\xff\xff\x04" + b"z" * 10, 3),  # a 16 MB packet's first part
+    (packet(b"abc", 3), 3),  # fewer packets than columns
+], ids=range(6))
+def test_what_a_span_does_not_take_it_leaves_to_the_packet_reads(data: bytes, seq: int
+                                                                  ) -> None:
+    conn = buffered(data, seq)
+    assert _span(conn, 2) is None
+    assert (conn._pos, conn._next_seq_id) == (0, seq)
+
+
+def test_while_connecting_there_is_no_span() -> None:
+    conn = buffered(packet(b"abc", 3), 3)
+    conn._nonblocking = False
+    assert _span(conn, 1) is None
+
+
+@pytest.mark.parametrize("cut", [2, 4, 7])  # in the header, at the body, in the body
+def test_a_column_payload_not_whole_is_read_by_read_packet(cut: int) -> None:
+    """A definition still on the way goes to ``_read_packet`` (pymysql's code, which
+    reads the rest from the socket): the buffer's position and sequence id handed to it,
+    and the loop goes on from where it left the buffer."""
+    payloads = [lcs(b"def") + lcs(f"c{i}".encode()) for i in range(4)]
+    whole = [packet(x, 3 + i) for i, x in enumerate(payloads)]
+    data = b"".join(whole)
+    split = len(whole[0]) + cut
+    conn = buffered(data[:split], 3)
+    calls: list[tuple[int, int]] = []
+
+    def read_packet() -> Any:  # the socket brings the rest, then pymysql reads the packet
+        calls.append((conn._pos, conn._next_seq_id))
+        conn._data += data[split:]
+        return GreenConnection._read_packet(conn)
+
+    conn._read_packet = read_packet
+    assert _payloads(conn, 4) == tuple(payloads)
+    assert calls == [(len(whole[0]), 4)]
+    assert (conn._pos, conn._next_seq_id) == (len(data), 7)
+
+
+def test_while_connecting_every_column_payload_is_read_by_read_packet() -> None:
+    payloads = [lcs(b"def") + lcs(b"x"), lcs(b"def") + lcs(b"y")]
+    conn = buffered(b"".join(packet(x, 1 + i) for i, x in enumerate(payloads)), 1)
+    conn._nonblocking = False
+    seen: list[int] = []
+
+    def read_packet() -> Any:
+        seen.append(conn._pos)
+        conn._nonblocking = True  # (as if read by pymysql's blocking code)
+        packet_ = GreenConnection._read_packet(conn)
+        conn._nonblocking = False
+        return packet_
+
+    conn._read_packet = read_packet
+    assert _payloads(conn, 2) == tuple(payloads)
+    assert len(seen) == 2
 
 
 def column_def(name: str, length: int, type_code: int = 253, charset: int = 45) -> bytes:
