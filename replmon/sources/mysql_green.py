@@ -284,6 +284,9 @@ class GreenConnection(_Connection):  # type: ignore[misc]
     _descriptions: dict[bytes | tuple[bytes, ...],
                         tuple[list[Any], list[Any], tuple[Any, ...]]]
     """A result's columns by their definitions' bytes (``_span``, or ``_payloads``)."""
+    _spans: dict[int, list[bytes]]
+    """The ``_span`` keys of ``_descriptions`` by their number of columns, newest first
+    (``_seen_span``)."""
     _columns: dict[bytes, tuple[Any, Any, tuple[str | None, Any]]]
     _next_seq_id: int  # pymysql's
 
@@ -297,6 +300,7 @@ class GreenConnection(_Connection):  # type: ignore[misc]
             self._rfile = None
         self._data, self._pos, self._fd = b"", 0, s.fileno()
         self._descriptions = {}
+        self._spans = {}
         self._columns = {}
         self._stamps = s.family != socket.AF_UNIX and not isinstance(s, ssl.SSLSocket)
         if self._stamps:
@@ -491,14 +495,19 @@ class _Result(_MySQLResult):  # type: ignore[misc]
     def _get_descriptions(self) -> None:
         conn = self.connection
         read = conn._read_packet
-        span = _span(conn, self.field_count)  # (then each packet: _payloads)
-        key = _payloads(conn, self.field_count) if span is None else span
+        count = self.field_count
+        # the definitions as met before (one compare), else cut out of the buffer at
+        # once, else packet by packet
+        key = _seen_span(conn, count) or _span(conn, count) or _payloads(conn, count)
         known = conn._descriptions.get(key)
         if known is None:
             known = self._parse(conn, key if isinstance(key, tuple) else _span_payloads(key))
             if len(conn._descriptions) >= DESCRIPTIONS_KEPT:
                 conn._descriptions.clear()
+                conn._spans.clear()
             conn._descriptions[key] = known
+            if isinstance(key, bytes):
+                conn._spans.setdefault(count, []).insert(0, key)
         fields, converters, self.description = known
         self.fields, self.converters = list(fields), list(converters)
         eof_packet = read()
@@ -626,6 +635,24 @@ def _row(data: bytes, pos: int, seq: int, converters: list[tuple[str | None, Any
             value = converter(value)
         row.append(value)
     return tuple(row), end
+
+
+def _seen_span(conn: Any, count: int) -> bytes | None:
+    """The next ``count`` packets of ``conn``, consumed, when they are the bytes of a
+    ``_span`` met before (``conn._spans``) from the sequence id expected now: a compare
+    of the buffer with each span of that many columns (usually one), no walk over the
+    packets. The bytes found are the key ``_descriptions`` holds them by (its hash kept):
+    the same packets, whole in the buffer, taken as ``_span`` took them. Else None,
+    nothing consumed."""
+    spans: list[bytes] | None = conn._spans.get(count)
+    if spans and conn._nonblocking:
+        data, pos, seq = conn._data, conn._pos, conn._next_seq_id
+        for span in spans:
+            if span[3] == seq and data.startswith(span, pos):
+                conn._pos = pos + len(span)
+                conn._next_seq_id = (seq + count) % 256
+                return span
+    return None
 
 
 def _span(conn: Any, count: int) -> bytes | None:

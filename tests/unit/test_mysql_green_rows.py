@@ -14,6 +14,7 @@ from replmon.sources.mysql_green import (
     GreenConnection,
     _payloads,
     _row,
+    _seen_span,
     _span,
     _span_payloads,
 )
@@ -253,6 +254,61 @@ def test_column_definitions_are_parsed_once_per_column_as_pymysql_parses_them() 
     first, again = _Result._parse(conn, before)[0], _Result._parse(conn, after)[0]
     assert first[0] is again[0] and first[2] is again[2] and first[1] is not again[1]
     assert len(conn._columns) == 4
+
+
+def test_a_results_definitions_met_before_are_found_by_one_compare() -> None:
+    """``_Result._get_descriptions``: definitions cut out as one span the first time,
+    found again in the buffer (``_seen_span``, the same key object, no parsing) while
+    they are the same bytes from the same sequence id; a changed column or another
+    sequence id is cut out and parsed again. Fields, converters and description are
+    the same every time."""
+    from pymysql import converters
+
+    from replmon.sources.mysql_green import _Result
+
+    before = (column_def("Master_Host", 240), column_def("Gtid_Slave_Pos", 24),
+              column_def("Seconds_Behind_Master", 21, type_code=8, charset=63))
+    after = (before[0], column_def("Gtid_Slave_Pos", 28), before[2])
+    eof = b"\xfe\x00\x00\x02\x00"
+    conn = buffered(b"", 2)
+    conn.use_unicode, conn.decoders = True, converters.decoders
+    conn._descriptions, conn._spans, conn._columns = {}, {}, {}
+    parsed: list[tuple[bytes, ...]] = []
+    parse = _Result._parse
+
+    def counted(c: Any, datas: tuple[bytes, ...]) -> Any:
+        parsed.append(datas)
+        return parse(c, datas)
+
+    def read(datas: tuple[bytes, ...], seq: int = 2) -> tuple[Any, ...]:
+        defs = b"".join(packet(d, seq + i) for i, d in enumerate(datas))
+        conn._data = b"junk" + defs + packet(eof, seq + len(datas)) + b"next"
+        conn._pos, conn._next_seq_id = 4, seq
+        result: Any = _Result.__new__(_Result)
+        result.connection, result.field_count = conn, len(datas)
+        result.unbuffered_active = False  # (MySQLResult.__del__ reads it)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_Result, "_parse", staticmethod(counted))
+            result._get_descriptions()
+        assert conn._data[conn._pos:] == b"next"
+        assert conn._next_seq_id == (seq + len(datas) + 1) % 256
+        return (tuple(f.__dict__.items() for f in result.fields), tuple(result.converters),
+                result.description)
+
+    first = read(before)
+    assert parsed == [before] and len(conn._spans[3]) == 1
+    span = conn._spans[3][0]
+    assert read(before) == first and parsed == [before]  # found: not parsed again
+    conn._pos = 4
+    assert _seen_span(conn, 3) is None  # the same bytes, another sequence id expected
+    changed = read(after)
+    assert parsed == [before, after] and conn._spans[3][1] is span
+    assert changed[1] == first[1] and changed[2] != first[2]
+    assert read(before) == first and len(parsed) == 2  # the older span still found
+    assert read(before, seq=7) == first and len(parsed) == 3  # other sequence ids: cut again
+    conn._nonblocking = False
+    conn._pos = 4
+    assert _seen_span(conn, 3) is None
 
 
 PAIRS = [  # two-column rows: plain ones, and each kind _text_pairs leaves to _row
