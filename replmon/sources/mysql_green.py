@@ -25,9 +25,11 @@ pymysql's own errors. A cancelled ``green`` call (the source closed) throws the
 cancellation into the greenlet, which closes the connection it was waiting on: its
 protocol state is unknown.
 
-Replies are read as pymysql reads them, with two shortcuts for what is already whole in
-the buffer (one recv brings a reply's 5-80 packets): a packet is cut out in one step
-(``_read_packet``) and a row decoded in place (``_Result._read_rowdata_packet``); anything
+Replies are read as pymysql reads them, with shortcuts for what is already whole in the
+buffer (one recv brings a reply's 5-80 packets): a packet is cut out in one step
+(``_read_packet``), a row decoded in place (``_Result._read_rowdata_packet``), and a
+result's column definitions found as the bytes they were at an earlier sample
+(``_seen_span``, else ``_span``: ~20 % of a MariaDB sample's instructions less); anything
 else (a packet still on the way, an error, EOF, a 16 MB part) goes to pymysql's code. A
 MariaDB sample's CPU 0.68 -> 0.62 ms (min of 9 rounds; medians 0.74-0.78 -> 0.66-0.67),
 MySQL 9.7's 0.89-0.93 -> 0.84-0.89 ms (medians); the same rows as pymysql's
