@@ -10,7 +10,14 @@ import pytest
 from pymysql.connections import MySQLResult
 from pymysql.protocol import MysqlPacket
 
-from replmon.sources.mysql_green import GreenConnection, _row
+from replmon.sources.mysql_green import (
+    GreenConnection,
+    _payloads,
+    _row,
+    _seen_span,
+    _span,
+    _span_payloads,
+)
 
 
 def lcs(value: bytes | None, width: int = 0) -> bytes:
@@ -113,6 +120,97 @@ def test_while_connecting_every_packet_is_pymysqls() -> None:
     assert conn._whole() is None
 
 
+def test_column_payloads_whole_in_the_buffer_are_the_packets_read() -> None:
+    """``_payloads``: a result's column definitions cut out of the buffer in one loop are
+    what one ``_read_packet()`` each gives, and leave the buffer where those leave it."""
+    payloads = [lcs(b"def") + lcs(f"col{i}".encode()) * i for i in range(6)]
+    data = b"".join(packet(x, (250 + i) % 256) for i, x in enumerate(payloads)) \
+        + packet(b"\xfe\x00\x00\x02\x00", 0)  # the EOF after them, not taken
+    conn, each = buffered(data, 250), buffered(data, 250)
+    assert _payloads(conn, 6) == tuple(each._read_packet()._data for _ in range(6)) \
+        == tuple(payloads)
+    assert (conn._pos, conn._next_seq_id) == (each._pos, each._next_seq_id) == (
+        len(data) - 9, 0)
+    assert _payloads(conn, 0) == ()
+    assert (conn._pos, conn._next_seq_id) == (len(data) - 9, 0)
+
+
+def test_column_definitions_whole_in_the_buffer_are_one_span() -> None:
+    """``_span``: the definitions' packets as one slice of the buffer, consumed as
+    ``_payloads`` consumes them, and split back into the same payloads."""
+    payloads = [lcs(b"def") + lcs(f"col{i}".encode()) * (i + 1) for i in range(5)]
+    defs = b"".join(packet(x, (254 + i) % 256) for i, x in enumerate(payloads))
+    data = b"rest" + defs + packet(b"\xfe\x00\x00\x02\x00", 3)
+    conn, each = buffered(data, 254), buffered(data, 254)
+    conn._pos = each._pos = 4
+    assert _span(conn, 5) == defs
+    assert _span_payloads(defs) == _payloads(each, 5) == tuple(payloads)
+    assert (conn._pos, conn._next_seq_id) == (each._pos, each._next_seq_id) == (
+        4 + len(defs), 3)
+
+
+@pytest.mark.parametrize(("data", "seq"), [
+    (packet(b"abc", 3) + packet(b"def", 4)[:-1], 3),  # the last not all here yet
+    (packet(b"abc", 3) + packet(b"def", 5), 3),  # another sequence id
+    (packet(b"abc", 3) + packet(b"\xff\x15\x04#28000denied", 4), 3),  # an error
+    (packet(b"abc", 3) + packet(b"", 4), 3),
+    (packet(b"abc", 3) + b"\xff\xff\xff\x04" + b"z" * 10, 3),  # a 16 MB packet's first part
+    (packet(b"abc", 3), 3),  # fewer packets than columns
+], ids=range(6))
+def test_what_a_span_does_not_take_it_leaves_to_the_packet_reads(data: bytes, seq: int
+                                                                  ) -> None:
+    conn = buffered(data, seq)
+    assert _span(conn, 2) is None
+    assert (conn._pos, conn._next_seq_id) == (0, seq)
+
+
+def test_while_connecting_there_is_no_span() -> None:
+    conn = buffered(packet(b"abc", 3), 3)
+    conn._nonblocking = False
+    assert _span(conn, 1) is None
+
+
+@pytest.mark.parametrize("cut", [2, 4, 7])  # in the header, at the body, in the body
+def test_a_column_payload_not_whole_is_read_by_read_packet(cut: int) -> None:
+    """A definition still on the way goes to ``_read_packet`` (pymysql's code, which
+    reads the rest from the socket): the buffer's position and sequence id handed to it,
+    and the loop goes on from where it left the buffer."""
+    payloads = [lcs(b"def") + lcs(f"c{i}".encode()) for i in range(4)]
+    whole = [packet(x, 3 + i) for i, x in enumerate(payloads)]
+    data = b"".join(whole)
+    split = len(whole[0]) + cut
+    conn = buffered(data[:split], 3)
+    calls: list[tuple[int, int]] = []
+
+    def read_packet() -> Any:  # the socket brings the rest, then pymysql reads the packet
+        calls.append((conn._pos, conn._next_seq_id))
+        conn._data += data[split:]
+        return GreenConnection._read_packet(conn)
+
+    conn._read_packet = read_packet
+    assert _payloads(conn, 4) == tuple(payloads)
+    assert calls == [(len(whole[0]), 4)]
+    assert (conn._pos, conn._next_seq_id) == (len(data), 7)
+
+
+def test_while_connecting_every_column_payload_is_read_by_read_packet() -> None:
+    payloads = [lcs(b"def") + lcs(b"x"), lcs(b"def") + lcs(b"y")]
+    conn = buffered(b"".join(packet(x, 1 + i) for i, x in enumerate(payloads)), 1)
+    conn._nonblocking = False
+    seen: list[int] = []
+
+    def read_packet() -> Any:
+        seen.append(conn._pos)
+        conn._nonblocking = True  # (as if read by pymysql's blocking code)
+        packet_ = GreenConnection._read_packet(conn)
+        conn._nonblocking = False
+        return packet_
+
+    conn._read_packet = read_packet
+    assert _payloads(conn, 2) == tuple(payloads)
+    assert len(seen) == 2
+
+
 def column_def(name: str, length: int, type_code: int = 253, charset: int = 45) -> bytes:
     """A column definition packet's payload (protocol 4.1): catalog, schema, table,
     org_table, name, org_name, then the fixed fields."""
@@ -156,6 +254,61 @@ def test_column_definitions_are_parsed_once_per_column_as_pymysql_parses_them() 
     first, again = _Result._parse(conn, before)[0], _Result._parse(conn, after)[0]
     assert first[0] is again[0] and first[2] is again[2] and first[1] is not again[1]
     assert len(conn._columns) == 4
+
+
+def test_a_results_definitions_met_before_are_found_by_one_compare() -> None:
+    """``_Result._get_descriptions``: definitions cut out as one span the first time,
+    found again in the buffer (``_seen_span``, the same key object, no parsing) while
+    they are the same bytes from the same sequence id; a changed column or another
+    sequence id is cut out and parsed again. Fields, converters and description are
+    the same every time."""
+    from pymysql import converters
+
+    from replmon.sources.mysql_green import _Result
+
+    before = (column_def("Master_Host", 240), column_def("Gtid_Slave_Pos", 24),
+              column_def("Seconds_Behind_Master", 21, type_code=8, charset=63))
+    after = (before[0], column_def("Gtid_Slave_Pos", 28), before[2])
+    eof = b"\xfe\x00\x00\x02\x00"
+    conn = buffered(b"", 2)
+    conn.use_unicode, conn.decoders = True, converters.decoders
+    conn._descriptions, conn._spans, conn._columns = {}, {}, {}
+    parsed: list[tuple[bytes, ...]] = []
+    parse = _Result._parse
+
+    def counted(c: Any, datas: tuple[bytes, ...]) -> Any:
+        parsed.append(datas)
+        return parse(c, datas)
+
+    def read(datas: tuple[bytes, ...], seq: int = 2) -> tuple[Any, ...]:
+        defs = b"".join(packet(d, seq + i) for i, d in enumerate(datas))
+        conn._data = b"junk" + defs + packet(eof, seq + len(datas)) + b"next"
+        conn._pos, conn._next_seq_id = 4, seq
+        result: Any = _Result.__new__(_Result)
+        result.connection, result.field_count = conn, len(datas)
+        result.unbuffered_active = False  # (MySQLResult.__del__ reads it)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_Result, "_parse", staticmethod(counted))
+            result._get_descriptions()
+        assert conn._data[conn._pos:] == b"next"
+        assert conn._next_seq_id == (seq + len(datas) + 1) % 256
+        return (tuple(f.__dict__.items() for f in result.fields), tuple(result.converters),
+                result.description)
+
+    first = read(before)
+    assert parsed == [before] and len(conn._spans[3]) == 1
+    span = conn._spans[3][0]
+    assert read(before) == first and parsed == [before]  # found: not parsed again
+    conn._pos = 4
+    assert _seen_span(conn, 3) is None  # the same bytes, another sequence id expected
+    changed = read(after)
+    assert parsed == [before, after] and conn._spans[3][1] is span
+    assert changed[1] == first[1] and changed[2] != first[2]
+    assert read(before) == first and len(parsed) == 2  # the older span still found
+    assert read(before, seq=7) == first and len(parsed) == 3  # other sequence ids: cut again
+    conn._nonblocking = False
+    conn._pos = 4
+    assert _seen_span(conn, 3) is None
 
 
 PAIRS = [  # two-column rows: plain ones, and each kind _text_pairs leaves to _row
