@@ -33,16 +33,14 @@ from rich.style import Style
 from textual.filter import ANSIToTruecolor
 from textual.strip import Strip
 
-FULL_EVERY_S = 5.0
-"""Seconds between two full collections while a screen runs. 5, not 60 (#56, memory):
+FULL_EVERY_S = 10.0
+"""Seconds between two full collections while a screen runs. 10, not 60 (#56, memory):
 the screen's garbage is mostly cycles that live past the young collections (Textual's
 ``Strip``s keep themselves in their own crop and length caches: ~45 strips a second,
 each with seven FIFOCaches and its segments), ~1 MB of it every 10 s; the heap grows to
 hold what piles up between two passes and keeps that size. Every 60 s the screen's RSS
-at one minute was ~6 MB higher than every 10 s (measured in-process on the lab: 92.0 MB
-against 85.9 at 60 s); every 10 s it was ~0.5 MB higher than every 5 s (the tmux
-screen on the lab at 60 s, two copies of each side by side: 68.4-68.5 MB against
-67.8-68.0). A pass over what is not frozen takes ~10-20 ms on an idle core (60-190 ms
+at one minute was ~6 MB higher (measured in-process on the lab: 92.0 MB against 85.9 at
+60 s). A pass over what is not frozen takes ~10-20 ms on an idle core (60-190 ms
 measured at a load average of 10 on 2 cores)."""
 
 CELL_CACHE_EVERY_S = 60.0
