@@ -16,6 +16,7 @@ A Redis Sentinel failing Redis over alone while MySQL stays is test_sentinel_liv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import time
 from collections.abc import Callable
@@ -49,10 +50,13 @@ def one_machine(settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def sample_while(configs: list[dict[str, Any]], steps: Callable[[], None]
-                       ) -> list[list[Tick]]:
-    """Each config's ticks while ``steps`` runs in a thread (and one tick after)."""
+async def sample_while(configs: list[dict[str, Any]], steps: Callable[[], None],
+                       settled: Callable[[list[Tick]], bool] | None = None,
+                       settle_s: float = 20.0) -> list[list[Tick]]:
+    """Each config's ticks while ``steps`` runs in a thread (and one tick after); with
+    ``settled``, then until it holds for every config's ticks (at most ``settle_s``)."""
     done = asyncio.Event()
+    stepped, calm = asyncio.Event(), asyncio.Event()  # steps done; then settled
     out: list[list[Tick]] = [[] for _ in configs]
 
     async def watch(i: int) -> None:
@@ -61,10 +65,17 @@ async def sample_while(configs: list[dict[str, Any]], steps: Callable[[], None]
                 out[i].append(t)
                 if done.is_set():
                     return
+                if stepped.is_set() and settled is not None \
+                        and all(settled(ts) for ts in out):
+                    calm.set()
 
     watchers = [asyncio.ensure_future(watch(i)) for i in range(len(configs))]
     try:
         await asyncio.to_thread(steps)
+        if settled is not None:
+            stepped.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(calm.wait(), settle_s)
     finally:
         done.set()
         await asyncio.wait_for(asyncio.gather(*watchers), 10)
@@ -97,6 +108,16 @@ def _switch_fail_rejoin(lab: Lab, marks: dict[str, float]) -> None:
     time.sleep(5)
 
 
+def answered(ts: list[Tick], seconds: float = 5.0) -> bool:
+    """Every node's MySQL and Redis answered at each tick of the last ``seconds``: a node
+    restarted under the write load may answer a read late (0.4 s) a few seconds after its
+    rejoin (seen once in a suite), which keeps its loss's findings open; the test judges
+    the end once it answers, as the rejoin's 5 s usually give."""
+    n = int(seconds / INTERVAL)
+    return len(ts) >= n and all(node.mysql.status.ok and node.redis.status.ok
+                                for t in ts[-n:] for node in t.nodes)
+
+
 def check_one_machine_form(lab: Lab) -> None:
     named = lab.settings(INTERVAL)
     alike = one_machine(named)
@@ -105,7 +126,7 @@ def check_one_machine_form(lab: Lab) -> None:
     with WriteLoad(lab, rate=150):
         try:
             by_name, by_port = asyncio.run(sample_while(
-                [named, alike], lambda: _switch_fail_rejoin(lab, marks)))
+                [named, alike], lambda: _switch_fail_rejoin(lab, marks), answered))
         finally:
             if lab.replica.mysql_proc is None or lab.replica.redis_proc is None:
                 rejoin(lab, lab.replica)
