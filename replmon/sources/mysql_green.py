@@ -667,24 +667,16 @@ def _span(conn: Any, count: int) -> bytes | None:
     A statement's definitions are the same bytes at each sample (SHOW ALL SLAVES STATUS
     sends 62 on every node every tick), so ``_Result._get_descriptions`` looks them up by
     this one slice, its one hash and one compare, rather than by a tuple of a slice a
-    packet (their sequence ids, in the headers, are the same at each sample too)."""
+    packet (their sequence ids, in the headers, are the same at each sample too). Only
+    definitions not met before come here (``_seen_span`` finds the others)."""
     if not conn._nonblocking:
         return None
-    data, pos, seq = conn._data, conn._pos, conn._next_seq_id
-    size = len(data)
-    start = pos
-    while count:
-        body = pos + 4
-        if body >= size:
+    start, seq = conn._pos, conn._next_seq_id
+    for _ in range(count):
+        if conn._whole() is None:
+            conn._pos, conn._next_seq_id = start, seq
             return None
-        end = body + (data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16)
-        if end > size or end == body or end - body >= 0xFFFFFF or data[pos + 3] != seq \
-                or data[body] == 0xFF:
-            return None
-        pos, seq = end, (seq + 1) % 256
-        count -= 1
-    conn._pos, conn._next_seq_id = pos, seq
-    span: bytes = data[start:pos]
+    span: bytes = conn._data[start:conn._pos]
     return span
 
 
