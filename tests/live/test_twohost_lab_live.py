@@ -77,14 +77,27 @@ def nic_rate(lab: TwoHostLab, net: HostNet, seconds: float) -> tuple[float, floa
     return (b[0] - a[0]) / seconds, (b[1] - a[1]) / seconds
 
 
+def _seq(node: Any, variable: str) -> int:
+    """The domain-0 sequence number of a MariaDB GTID position (read over the unix
+    socket, whatever the links do)."""
+    pos = node.sql(f"SELECT @@{variable}")[0][0]
+    return max((int(g.split("-")[2]) for g in pos.split(",") if g.startswith("0-")),
+               default=0)
+
+
+def head(lab: TwoHostLab) -> int:
+    """The last transaction the MySQL primary wrote."""
+    return _seq(lab.primary, "gtid_binlog_pos")
+
+
+def applied(lab: TwoHostLab) -> int:
+    """The last transaction the MySQL replica applied."""
+    return _seq(lab.replica, "gtid_slave_pos")
+
+
 def behind(lab: TwoHostLab) -> int:
-    """Transactions the MySQL replica has yet to apply (MariaDB GTIDs, domain 0; read
-    over the unix sockets, whatever the links do)."""
-    def seq(pos: str) -> int:
-        return max((int(g.split("-")[2]) for g in pos.split(",") if g.startswith("0-")),
-                   default=0)
-    head = seq(lab.primary.sql("SELECT @@gtid_binlog_pos")[0][0])
-    return head - seq(lab.replica.sql("SELECT @@gtid_slave_pos")[0][0])
+    """Transactions the MySQL replica has yet to apply."""
+    return head(lab) - applied(lab)
 
 
 def answers(node: Any, server: str, timeout: float = 1.0) -> bool:
@@ -320,7 +333,11 @@ def test_shaped_replication_link_caps_its_rate_and_the_replica_falls_behind(
         wait_for(lambda: behind(lab) > start + 100, "the replica falling behind", 10)
         print(f"replication NIC: {free_tx:.0f} B/s free, {tx:.0f} B/s shaped to "
               f"{cap:.0f} B/s; replica {behind(lab)} transactions behind")
-    assert behind(lab) < 300  # caught up on exit (the write load runs on)
+        written = head(lab)
+    # caught up on exit: the replica applied all the primary had written when the link was
+    # freed. Not "few behind after": the write load runs on at 200/s, and a fresh clone's
+    # suite in CI read 364 behind just after catching up (2026-12-06: ~1.8 s of writes)
+    assert applied(lab) >= written, (applied(lab), written)
 
 
 async def test_monitor_cut_from_the_replica_while_replication_goes_on(twohost: TwoHostLab
