@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_memory.py live [--seconds 600] [--every 30]
         [--tree NAME=DIR] [--env NAME:VAR=VAL] [--record-only]
     .venv/bin/python bench/bench_memory.py heap [--seconds 600] [--every 60]
+        [--from-minute M] [--record-only]
 
 ``imports``: each command run once in its own process (``import replmon.cli``,
 ``--help``, ``check --replay`` and ``report`` on a shipped session, ``serve`` idle on a
@@ -20,7 +21,8 @@ or ``--env``, other trees or environments' screens beside it, on the same lab at
 with ``--record-only``, ``replmon record`` (the headless recorder) in their place.
 
 ``heap``: the same pipeline in this process (the collector on the lab, the engine, the
-recorder and the screen headless on a 160x50 virtual terminal); tracemalloc from the
+recorder and the screen headless on a 160x50 virtual terminal; with ``--record-only``,
+``replmon record``'s pipeline, no screen); tracemalloc from the
 first minute on (started earlier, it slows the imports ~10x), a snapshot every
 ``--every`` seconds, and what grew most between the first and the last, by traceback: a
 cache that grows with time shows there.
@@ -300,40 +302,63 @@ def heap(args: argparse.Namespace) -> None:
 
 async def _heap_run(config: object, record: str, args: argparse.Namespace) -> None:
     import asyncio
-    import gc
-    import tracemalloc
 
     from replmon.commands import maybe_recorder
     from replmon.engine import build_engine
     from replmon.factory import build_collector
-    from replmon.tui.app import ReplmonApp
-    from replmon.tui.feeds import live as live_feed
 
     engine = build_engine(config.checks)  # type: ignore[attr-defined]
+    if args.record_only:
+        from replmon.fleet.malloc import limit_arenas
+
+        limit_arenas()  # as `replmon record` does, before the collector's threads
     async with build_collector(config) as collector, \
             maybe_recorder(config, record, collector) as extra:  # type: ignore[arg-type]
+        if args.record_only:  # what `replmon record` runs (replmon/commands.py run_record)
+            from replmon.output.plain import FindingLog
+            from replmon.pipeline import Pipeline
+
+            stop = asyncio.Event()
+            pipe = asyncio.create_task(Pipeline(collector.ticks(None), engine,
+                                                [*extra, FindingLog()]).run(stop=stop))
+            await _traced(args)
+            stop.set()
+            await pipe
+            return
+        from replmon.tui.app import ReplmonApp
+        from replmon.tui.feeds import live as live_feed
+
         app = ReplmonApp(live_feed(collector), engine, readers=extra,
                          want_processlist=collector.want_processlist)
         async with app.run_test(size=(160, 50)) as pilot:
-            t0 = time.monotonic()
-            await asyncio.sleep(60)  # imports, windows filling: before tracing (it is slow)
-            tracemalloc.start(6)  # what grows is allocated from now on
-            # the first snapshot at --from-minute (default: one --every after tracing began)
-            await asyncio.sleep(max(args.every, args.from_minute * 60 - (time.monotonic() - t0)))
-            gc.collect()
-            first = tracemalloc.take_snapshot()
-            print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
-                  f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
-                  f"VmRSS {rss_mb():.1f} MB", flush=True)
-            last = first
-            while time.monotonic() - t0 < args.seconds:
-                await asyncio.sleep(args.every)
-                gc.collect()
-                last = tracemalloc.take_snapshot()
-                print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
-                      f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
-                      f"VmRSS {rss_mb():.1f} MB", flush=True)
+            await _traced(args)
             await pilot.press("q")
+
+
+async def _traced(args: argparse.Namespace) -> None:
+    """Snapshots from --from-minute every --every seconds to --seconds, and what grew."""
+    import asyncio
+    import gc
+    import tracemalloc
+
+    t0 = time.monotonic()
+    await asyncio.sleep(60)  # imports, windows filling: before tracing (it is slow)
+    tracemalloc.start(6)  # what grows is allocated from now on
+    # the first snapshot at --from-minute (default: one --every after tracing began)
+    await asyncio.sleep(max(args.every, args.from_minute * 60 - (time.monotonic() - t0)))
+    gc.collect()
+    first = tracemalloc.take_snapshot()
+    print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
+          f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
+          f"VmRSS {rss_mb():.1f} MB", flush=True)
+    last = first
+    while time.monotonic() - t0 < args.seconds:
+        await asyncio.sleep(args.every)
+        gc.collect()
+        last = tracemalloc.take_snapshot()
+        print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
+              f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
+              f"VmRSS {rss_mb():.1f} MB", flush=True)
     keep = [tracemalloc.Filter(False, tracemalloc.__file__)]
     last = last.filter_traces(keep)
     diff = last.compare_to(first.filter_traces(keep), "traceback")
@@ -394,6 +419,8 @@ def main() -> None:
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--from-minute", type=float, default=0,
                    help="first snapshot at this minute (what grows once the windows are full)")
+    p.add_argument("--record-only", action="store_true",
+                   help="the pipeline of `replmon record` (no screen)")
     args = ap.parse_args()
     {"imports": imports, "live": live, "heap": heap}[args.what](args)
 

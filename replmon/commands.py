@@ -105,13 +105,14 @@ async def run_plain(config: Config, *, count: int | None = None,
     from replmon.engine import build_engine
     from replmon.factory import build_collector
     from replmon.fleet.malloc import limit_arenas
+    from replmon.gcpace import Paced
     from replmon.output.plain import PlainReader
 
     limit_arenas()  # before the collector's threads (replmon/fleet/malloc.py)
     async with build_collector(config) as collector, \
             maybe_recorder(config, record, collector) as extra:
         await Pipeline(collector.ticks(count), build_engine(config.checks),
-                       [*extra, PlainReader(sys.stdout)]).run()
+                       [*extra, PlainReader(sys.stdout), Paced()]).run()
 
 
 async def run_record(config: Config, output: str, *, count: int | None,
@@ -123,6 +124,7 @@ async def run_record(config: Config, output: str, *, count: int | None,
     from replmon.engine import build_engine
     from replmon.factory import build_collector
     from replmon.fleet.malloc import limit_arenas
+    from replmon.gcpace import Paced
     from replmon.output.plain import FindingLog
 
     stop = asyncio.Event()
@@ -132,7 +134,8 @@ async def run_record(config: Config, output: str, *, count: int | None,
     limit_arenas()  # before the collector's threads (replmon/fleet/malloc.py)
     async with build_collector(config) as collector, \
             maybe_recorder(config, output, collector, **rotation) as rec:
-        pipe = Pipeline(collector.ticks(count), build_engine(config.checks), [*rec, FindingLog()])
+        pipe = Pipeline(collector.ticks(count), build_engine(config.checks),
+                        [*rec, FindingLog(), Paced()])  # full collections paced (#56)
         n = await pipe.run(stop=stop)
         log.info("stopping after %s", plural(n, "tick"))
     return 1 if pipe.failed else 0

@@ -25,13 +25,14 @@ from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Static
 
+from replmon import gcpace
 from replmon.engine import Engine, Update
 from replmon.model.base import SourceState
 from replmon.model.findings import Finding
 from replmon.model.incidents import Causality, IncidentTracker, causality
 from replmon.model.tick import NodeTick, Tick
 from replmon.pipeline import CallbackReader, Pipeline, Reader
-from replmon.tui import fitting, gcpace, header, render
+from replmon.tui import drawcaches, fitting, header, render
 from replmon.tui.feeds import FeedEnded, Poster, TickMemory, TickReceived
 from replmon.tui.findings_list import (
     FINDING_COLUMNS,
@@ -139,7 +140,7 @@ class ReplmonApp(OverviewKeys):
         self.set_interval(1.0, self._refresh_header)
         gcpace.start()
         self.set_interval(gcpace.FULL_EVERY_S, gcpace.collect)
-        self.set_interval(gcpace.CELL_CACHE_EVERY_S, gcpace.clear_cell_cache)
+        self.set_interval(drawcaches.CELL_CACHE_EVERY_S, drawcaches.clear)
         self.consume()
 
     def on_unmount(self) -> None:

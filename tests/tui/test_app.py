@@ -359,7 +359,7 @@ async def test_full_garbage_collections_are_paced_by_the_screen_and_restored_on_
     are as they were, so other code in the process (the tests) is not affected."""
     import gc
 
-    from replmon.tui import gcpace
+    from replmon import gcpace
 
     assert gc.get_freeze_count() == 0
     before = gc.get_threshold()
@@ -381,7 +381,7 @@ def test_a_process_that_froze_its_own_heap_keeps_its_freezing() -> None:
     freezes on top nor unfreezes on exit; its full passes are still paced."""
     import gc
 
-    from replmon.tui import gcpace
+    from replmon import gcpace
 
     def kept(count: int) -> bool:
         # only gc.freeze() adds to the count and gc.unfreeze() empties it; a frozen object
@@ -407,8 +407,8 @@ def test_the_screen_drops_the_source_lines_start_up_read() -> None:
     by generated code (no modification time), which cannot be read again."""
     import linecache
 
+    from replmon import gcpace
     from replmon.model import mysql
-    from replmon.tui import gcpace
 
     linecache.getlines(mysql.__file__)
     linecache.cache["<generated>"] = (3, None, ["x = 1\n"], "<generated>")
@@ -450,9 +450,9 @@ async def test_the_screen_empties_riches_cell_length_cache_on_its_timer(monkeypa
     caches a sparkline's colours fill, given 300 colours each here."""
     from rich.cells import cached_cell_len
 
-    from replmon.tui import gcpace
+    from replmon.tui import drawcaches
 
-    monkeypatch.setattr(gcpace, "CELL_CACHE_EVERY_S", 0.2)
+    monkeypatch.setattr(drawcaches, "CELL_CACHE_EVERY_S", 0.2)
     app, feed = make()
     async with app.run_test(size=(80, 24)) as pilot:
         await push(pilot, feed, app, TICKS[0])
@@ -460,16 +460,16 @@ async def test_the_screen_empties_riches_cell_length_cache_on_its_timer(monkeypa
             cached_cell_len(f"not on screen {i}")
         assert cached_cell_len.cache_info().currsize >= 3000
         fill_style_caches(300)
-        assert all(c.cache_info().currsize >= 300 for c in gcpace.STYLE_CACHES)
+        assert all(c.cache_info().currsize >= 300 for c in drawcaches.STYLE_CACHES)
         await asyncio.sleep(0.6)
         await pilot.pause()
         assert cached_cell_len.cache_info().currsize < 500
         # and the caches the sparklines' colours fill (#56)
-        assert all(c.cache_info().currsize < 200 for c in gcpace.STYLE_CACHES)
+        assert all(c.cache_info().currsize < 200 for c in drawcaches.STYLE_CACHES)
 
 
 def fill_style_caches(n: int) -> None:
-    """``n`` new colours through each of gcpace.STYLE_CACHES, as a sparkline's bars."""
+    """``n`` new colours through each of drawcaches.STYLE_CACHES, as a sparkline's bars."""
     from rich.color import Color, ColorSystem
     from rich.style import Style
     from rich.terminal_theme import DEFAULT_TERMINAL_THEME
