@@ -315,12 +315,13 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
     async with build_collector(config) as collector, \
             maybe_recorder(config, record, collector) as extra:  # type: ignore[arg-type]
         if args.record_only:  # what `replmon record` runs (replmon/commands.py run_record)
+            from replmon.gcpace import Paced
             from replmon.output.plain import FindingLog
             from replmon.pipeline import Pipeline
 
             stop = asyncio.Event()
             pipe = asyncio.create_task(Pipeline(collector.ticks(None), engine,
-                                                [*extra, FindingLog()]).run(stop=stop))
+                                                [*extra, FindingLog(), Paced()]).run(stop=stop))
             await _traced(args)
             stop.set()
             await pipe
