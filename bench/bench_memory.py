@@ -309,7 +309,7 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
 
     engine = build_engine(config.checks)  # type: ignore[attr-defined]
     if args.record_only:
-        from replmon.fleet.malloc import limit_arenas
+        from replmon.malloc import limit_arenas
 
         limit_arenas()  # as `replmon record` does, before the collector's threads
     async with build_collector(config) as collector, \

@@ -15,8 +15,9 @@ while such a command runs:
 - what start-up made (modules, classes, Textual's and pydantic's tables: ~55,000 of the
   objects) is collected once and frozen (``gc.freeze``): no full pass scans it again;
 - full passes are no longer started by allocation counts but every ``FULL_EVERY_S``, by
-  the screen's timer or between two ticks (``Paced``, a pipeline reader); younger
-  generations are collected as before: they are cheap and catch most garbage;
+  the screen's timer or between two ticks (``Paced``, a pipeline reader), each followed
+  by glibc's free pages handed back (``replmon.malloc.trim``); younger generations are
+  collected as before: they are cheap and catch most garbage;
 - on exit the thresholds and the frozen objects are as they were.
 
 A process that froze objects of its own before (``gc.freeze``: a test runner's worker,
@@ -31,6 +32,8 @@ import gc
 import linecache
 import time
 from typing import Any
+
+from replmon import malloc
 
 FULL_EVERY_S = 10.0
 """Seconds between two full collections. 10, not 60 (#56, memory): the screen's garbage
@@ -79,8 +82,11 @@ def drop_source_lines() -> None:
 
 
 def collect() -> None:
-    """One full collection (every FULL_EVERY_S)."""
+    """One full collection (every FULL_EVERY_S), then glibc's free pages handed back
+    (``malloc.trim``: what the pass freed over pymalloc's 512 bytes, and older free runs):
+    ``replmon record``'s main heap stopped creeping with it (docs/benchmarks.md)."""
     gc.collect()
+    malloc.trim()
 
 
 def stop() -> None:

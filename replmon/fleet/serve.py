@@ -26,8 +26,8 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
+from replmon import malloc
 from replmon.engine import Update, build_engine
-from replmon.fleet import malloc
 from replmon.fleet.config import Fleet
 from replmon.fleet.http import App, Server
 from replmon.fleet.metrics import groups_of, render_pair
@@ -115,7 +115,7 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
     from replmon.session.recorder import Recorder, SharedWriter
 
     loop = asyncio.get_running_loop()
-    malloc.limit_arenas()  # before the I/O threads start (replmon/fleet/malloc.py)
+    malloc.limit_arenas()  # before the I/O threads start (replmon/malloc.py)
     loop.set_default_executor(ThreadPoolExecutor(
         max_workers=_mysql_sources(fleet) + 8, thread_name_prefix="replmon-io"))
     engines = [build_engine(p.config.checks) for p in fleet.pairs]  # ConfigError now

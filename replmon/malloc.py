@@ -1,4 +1,5 @@
-"""The C allocator's arenas in a fleet process (glibc only; elsewhere a no-op).
+"""The C allocator in a long-running process (glibc only; elsewhere a no-op): its
+arenas capped, its free pages handed back.
 
 ``replmon serve`` reads each MySQL server in a worker thread, so the larger blocks of a
 sample (its dicts, pymysql's packets) come from glibc's malloc in that thread, and glibc
@@ -13,6 +14,14 @@ does for a process started with it): the threads share them, so the memory one t
 blocks leave free is reused by the next blocks of any thread. The screen, ``--plain`` and
 ``record`` cap them too (one pair: pymysql's reads in worker threads, the recorder's
 thread), before their collector starts its threads (replmon/commands.py).
+
+``trim`` hands the free pages inside glibc's heaps back to the kernel (``malloc_trim``):
+the screen, ``record`` and ``--plain`` call it after each paced full collection
+(replmon/gcpace.py). Blocks over 512 bytes (dicts' tables, packets, /proc's read
+buffers) come from glibc, and a tick's are freed minutes after they were made, between
+younger live blocks: glibc reuses that room, but the pages of a free run stay resident
+and the main heap's resident size crept up ~8 KB a minute in ``replmon record`` after its
+windows turned over; trimmed every 10 s it stayed flat (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -34,8 +43,17 @@ def _glibc() -> ctypes.CDLL | None:
     return libc
 
 
+_LIBC = _glibc()
+
+
+def trim() -> bool:
+    """Return glibc's free heap pages to the kernel (``malloc_trim(0)``: every arena,
+    each whole free page, not only the heap's top); whether any was returned (False
+    where not glibc)."""
+    return _LIBC is not None and bool(_LIBC.malloc_trim(0))
+
+
 def limit_arenas(n: int = ARENAS) -> bool:
     """Cap glibc's arenas at ``n``; False where that cannot be done (not glibc). Call it
     before the process starts its threads: an arena, once made, stays."""
-    libc = _glibc()
-    return libc is not None and bool(libc.mallopt(M_ARENA_MAX, n))
+    return _LIBC is not None and bool(_LIBC.mallopt(M_ARENA_MAX, n))
