@@ -31,6 +31,7 @@ from __future__ import annotations
 import gc
 import linecache
 import time
+from collections.abc import Callable
 from typing import Any
 
 from replmon import malloc
@@ -101,28 +102,33 @@ def stop() -> None:
 class Paced:
     """A pipeline reader (inline) that paces the full collections of a headless command
     (``record``, ``--plain``): ``start`` at its first tick (start-up is over: the
-    connections are made, the checks loaded), then a full collection after a tick
-    whenever ``every`` seconds have passed since the last, between two ticks; ``stop``
-    when the pipeline closes it."""
+    connections are made, the checks loaded), then a full collection after the first tick
+    past each ``every`` seconds from it, between two ticks; ``stop`` when the pipeline
+    closes it. The passes keep their cadence (a late tick does not push the next one
+    back); after a stall longer than ``every``, one pass, not one per period missed."""
 
     inline = True
 
-    def __init__(self, every: float = FULL_EVERY_S) -> None:
+    def __init__(self, every: float = FULL_EVERY_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.every = every
         self.passes = 0
         """Full collections made so far."""
+        self._clock = clock
         self._next: float | None = None
-        """Monotonic time of the next pass (None: not started)."""
+        """Clock reading at which the next pass is due (None: not started)."""
 
     def on_tick(self, tick: Any, update: Any) -> None:
-        now = time.monotonic()
+        now = self._clock()
         if self._next is None:
             start()
             self._next = now + self.every
         elif now >= self._next:
             collect()
             self.passes += 1
-            self._next = now + self.every
+            self._next += self.every
+            if self._next <= now:  # a stall: the cadence starts again from here
+                self._next = now + self.every
 
     def close(self) -> None:
         if self._next is not None:
