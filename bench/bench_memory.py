@@ -347,19 +347,19 @@ async def _traced(args: argparse.Namespace) -> None:
     tracemalloc.start(6)  # what grows is allocated from now on
     # the first snapshot at --from-minute (default: one --every after tracing began)
     await asyncio.sleep(max(args.every, args.from_minute * 60 - (time.monotonic() - t0)))
-    gc.collect()
-    first = tracemalloc.take_snapshot()
-    print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
-          f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
-          f"VmRSS {rss_mb():.1f} MB", flush=True)
-    last = first
-    while time.monotonic() - t0 < args.seconds:
-        await asyncio.sleep(args.every)
+
+    def snapshot() -> tracemalloc.Snapshot:  # after a full collection, with the figures
         gc.collect()
-        last = tracemalloc.take_snapshot()
+        snap = tracemalloc.take_snapshot()
         print(f"{(time.monotonic() - t0) / 60:.1f} min  traced "
               f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB  "
               f"VmRSS {rss_mb():.1f} MB", flush=True)
+        return snap
+
+    first = last = snapshot()
+    while time.monotonic() - t0 < args.seconds:
+        await asyncio.sleep(args.every)
+        last = snapshot()
     keep = [tracemalloc.Filter(False, tracemalloc.__file__)]
     last = last.filter_traces(keep)
     diff = last.compare_to(first.filter_traces(keep), "traceback")
