@@ -5,6 +5,8 @@
         [--tree NAME=DIR] [--env NAME:VAR=VAL] [--record-only]
     .venv/bin/python bench/bench_memory.py heap [--seconds 600] [--every 60]
         [--from-minute M] [--record-only]
+    .venv/bin/python bench/bench_memory.py held [--ticks 600] [--interval 1]
+        [--baseline GITREF]
 
 ``imports``: each command run once in its own process (``import replmon.cli``,
 ``--help``, ``check --replay`` and ``report`` on a shipped session, ``serve`` idle on a
@@ -26,6 +28,14 @@ recorder and the screen headless on a 160x50 virtual terminal; with ``--record-o
 first minute on (started earlier, it slows the imports ~10x), a snapshot every
 ``--every`` seconds, and what grew most between the first and the last, by traceback: a
 cache that grows with time shows there.
+
+``held``: what the engine's windows and the true lag's tracker hold once full, in this
+process: the lab's real ticks (tests/fixtures/ticks/lab_pair.jsonl, all four sources,
+binlog readings every 2 ticks, as bench_checks.py loops them) fed as the collector and
+the engine take them (``LagTracker.measure``/``redis``, ``observe``, ``apply``), each
+decoded from JSON just before, so what is traced at the end is what they kept;
+``--interval 5`` a fleet's (``serve``'s default). With ``--baseline REF``, REF's tree the
+same way in the same run.
 """
 
 from __future__ import annotations
@@ -399,6 +409,64 @@ def retained(snap: object, top: int) -> None:
               f"{frame.filename.split('site-packages/')[-1]}:{frame.lineno}")
 
 
+def held_once(n: int, interval: float, top: int = 0) -> None:
+    """Bytes and blocks the engine and the lag tracker hold after ``n`` ticks (printed
+    as one line ``held: <KiB> KiB in <blocks> blocks``), and the ``top`` lines that
+    allocated most of it."""
+    import gc
+    import tracemalloc
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_checks import with_binlog_readings
+    from bench_recording import four_sources
+
+    from replmon.engine import build_engine
+    from replmon.model.tick import Tick
+    from replmon.testing.real_ticks import loop_ticks
+    from replmon.truelag import LagTracker
+
+    src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
+    real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]
+    texts = [t.model_copy(update={"interval": interval}).model_dump_json()
+             for t in with_binlog_readings(list(loop_ticks(four_sources(real), n)))]
+    del real
+    engine, lag = build_engine(entry_points=False), LagTracker()
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.take_snapshot()
+    for s in texts:
+        t = Tick.model_validate_json(s)
+        lag.measure(t.oriented("mysql"))
+        lag.redis(t.oriented("redis"))
+        engine.apply(t.seq, t.wall, engine.observe(t), t.interval)
+        del t
+    gc.collect()
+    grown = [d for d in tracemalloc.take_snapshot().compare_to(base, "filename")]
+    for d in tracemalloc.take_snapshot().compare_to(base, "lineno")[:top]:
+        print(f"  {d.size_diff / 1024:8.0f} KiB {d.count_diff:7d} blocks  {d.traceback[0]}")
+    size = sum(d.size_diff for d in grown)
+    blocks = sum(d.count_diff for d in grown)
+    tracemalloc.stop()
+    print(f"held: {size / 1024:.0f} KiB in {blocks} blocks "
+          f"(after {n} ticks at {interval:g} s: the engine's {engine.kept} ticks kept)")
+
+
+def held(args: argparse.Namespace) -> None:
+    held_once(args.ticks, args.interval, args.top)
+    if not args.baseline:
+        return
+    from bench_recording import worktree
+
+    with worktree(args.baseline) as tree:
+        script = (f"import sys; sys.path.insert(0, {str(ROOT / 'bench')!r});"
+                  f"import bench_memory as b; b.ROOT=__import__('pathlib').Path({str(tree)!r});"
+                  f"b.held_once({args.ticks}, {args.interval})")
+        out = subprocess.run([sys.executable, "-c", script], check=True, text=True,
+                             capture_output=True, cwd=tree,
+                             env={**os.environ, "PYTHONPATH": str(tree)}).stdout
+        print(f"{args.baseline}: {out.strip()}")
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_one":
         run_one(sys.argv[2], sys.argv[3], sys.argv[4:])
@@ -422,8 +490,13 @@ def main() -> None:
                    help="first snapshot at this minute (what grows once the windows are full)")
     p.add_argument("--record-only", action="store_true",
                    help="the pipeline of `replmon record` (no screen)")
+    p = sub.add_parser("held")
+    p.add_argument("--ticks", type=int, default=600)
+    p.add_argument("--interval", type=float, default=1.0)
+    p.add_argument("--baseline", metavar="GITREF")
+    p.add_argument("--top", type=int, default=0, help="the lines that allocated most of it")
     args = ap.parse_args()
-    {"imports": imports, "live": live, "heap": heap}[args.what](args)
+    {"imports": imports, "live": live, "heap": heap, "held": held}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from replmon.errors import ConfigError
 from replmon.model.findings import Finding, Observation, Severity, Step, add_step, wording
 from replmon.model.tick import Tick
 from replmon.plugins import LoadFailure
-from replmon.windows import EngineWindow, Windows
+from replmon.windows import EngineWindow, Thinner, Windows
 
 log = logging.getLogger(__name__)
 
@@ -137,12 +137,14 @@ class Engine:
         Each check sees its own."""
         self._plan: list[tuple[Check[Any], Thresholds, int]] = []
         """(check, thresholds, its window in ticks at the current interval)."""
+        self._thinner = Thinner()
         self._feeds: dict[str | None, Windows] = {
-            service: Windows() for service in dict.fromkeys(
+            service: Windows(self._thinner) for service in dict.fromkeys(
                 [None, *(c.service for c, _ in self.checks)])}
         """Each service's windows (None: the pair's), each check window's ticks kept from
         tick to tick, and their series' columns: a service's ticks have its own primary
-        as ``primary`` (``Tick.oriented``), the same tick objects while it is the pair's."""
+        as ``primary`` (``Tick.oriented``), the same tick objects while it is the pair's,
+        and then the same thinned copies (one ``Thinner``, one plan for all feeds)."""
         self._windows = self._feeds[None]
         self._opens: dict[tuple[str, str, str], deque[float]] = {}
         """Wall times a finding opened, per ident, within FLAP_WINDOW_S (flap detection)."""
@@ -171,14 +173,17 @@ class Engine:
         (filled from the ticks already seen)."""
         self._interval = interval
         self.window = self.window_ticks(interval)
-        self._plan = [(c, th, span_ticks(c.window, interval)) for c, th in self.checks]
+        self._plan = plan = [(c, th, span_ticks(c.window, interval)) for c, th in self.checks]
+        # the ticks the checks without ``reads`` look at stay whole; older ones keep only
+        # what the longer checks read (replmon.model.parts): most of a tick's bytes. One
+        # plan for every feed, so that the feeds holding the same tick thin it at the same
+        # tick to the same parts, and share the copy (a feed keeping a part none of its
+        # own checks reads costs nothing: the other feeds keep it anyway).
+        whole = max((n for c, _, n in plan if c.reads is None), default=1)
+        keep = {p for c, _, n in plan if n > whole for p in c.reads or ()}
         for service, feed in self._feeds.items():
-            plan = [(c, n) for c, _, n in self._plan if c.service == service]
-            # the ticks the checks without ``reads`` look at stay whole; older ones keep
-            # only what the longer checks read (replmon.model.parts): most of a tick's bytes
-            whole = max((n for c, n in plan if c.reads is None), default=1)
-            keep = {p for c, n in plan if n > whole for p in c.reads or ()}
-            feed.plan({n for _, n in plan} or {1}, feed.ticks, whole, keep)
+            lengths = {n for c, _, n in plan if c.service == service} or {1}
+            feed.plan(lengths, feed.ticks, whole, keep)
 
     @property
     def limits(self) -> dict[str, Thresholds]:
@@ -240,6 +245,7 @@ class Engine:
                 seen.extend([(c.id, _named(o, seen_tick)) for o in obs])
         for feed in self._feeds.values():
             feed.done(tick)
+        self._thinner.forget()
         self.gauges = gauges
         return seen
 

@@ -166,6 +166,31 @@ class EngineWindow(Window):
         return vals if len(vals) == size else tuple(vals[-size:])  # whole: no copy
 
 
+class Thinner:
+    """``thin`` for the feeds of one engine: a tick that several feeds thin to the same
+    parts in the same tick (the pair's, MySQL's, Redis's and DRBD's feeds hold the same
+    tick objects while each service's primary is the pair's) is copied once, and every
+    feed keeps that one copy. Remembers the last tick only, until ``forget``."""
+
+    __slots__ = ("_tick", "_keep", "_out")
+
+    def __init__(self) -> None:
+        self.forget()
+
+    def __call__(self, tick: Tick, keep: frozenset[str]) -> Tick:
+        if tick is self._tick and keep == self._keep:
+            return self._out
+        out = self._out = thin(tick, keep)
+        self._tick, self._keep = tick, keep
+        return out
+
+    def forget(self) -> None:
+        """Let go of the last tick (a whole one, which no window holds any more)."""
+        self._tick: Tick | None = None
+        self._keep: frozenset[str] = frozenset()
+        self._out: Tick = cast("Tick", None)
+
+
 class Windows:
     """The engine's windows of one feed: for each window length the last ticks, one
     ``EngineWindow`` on them, and the columns their ``series`` share.
@@ -173,9 +198,11 @@ class Windows:
     Thinning (``plan``'s ``whole`` and ``keep``): the last ``whole`` ticks stay whole;
     an older tick, which only the windows of checks that name their ``reads`` still
     hold, is replaced in every window by its copy with only the parts in ``keep``
-    (``replmon.model.parts.thin``, once per tick), and the whole tick is freed."""
+    (``replmon.model.parts.thin`` through ``thinner``, once per tick, and once for
+    the feeds that share it), and the whole tick is freed."""
 
-    def __init__(self) -> None:
+    def __init__(self, thinner: Thinner | None = None) -> None:
+        self._thinner = thinner or Thinner()
         self.by_length: dict[int, EngineWindow] = {}
         """Window length in ticks -> its window."""
         self._kept: list[tuple[int, ReadOnlyList[Tick], EngineWindow]] = []
@@ -218,7 +245,7 @@ class Windows:
 
     def _thin(self, back: int) -> None:
         """Thin the tick ``back`` places from the end of every window that holds it."""
-        tick = thin(self._kept[0][1][-back], self._keep)
+        tick = self._thinner(self._kept[0][1][-back], self._keep)
         for _, view, _ in self._kept:
             if len(view) < back:
                 break  # (longest first)
