@@ -175,10 +175,12 @@ class Thinner:
     __slots__ = ("_tick", "_keep", "_out")
 
     def __init__(self) -> None:
-        self.forget()
+        self._tick: Tick | None = None
+        self._keep: frozenset[str] = frozenset()
+        self._out: Tick | None = None
 
     def __call__(self, tick: Tick, keep: frozenset[str]) -> Tick:
-        if tick is self._tick and keep == self._keep:
+        if tick is self._tick and keep == self._keep and self._out is not None:
             return self._out
         out = self._out = thin(tick, keep)
         self._tick, self._keep = tick, keep
@@ -186,9 +188,7 @@ class Thinner:
 
     def forget(self) -> None:
         """Let go of the last tick (a whole one, which no window holds any more)."""
-        self._tick: Tick | None = None
-        self._keep: frozenset[str] = frozenset()
-        self._out: Tick = cast("Tick", None)
+        self._tick = self._out = None
 
 
 class Windows:
