@@ -140,7 +140,10 @@ def _thin_node(node: NodeTick, keep: frozenset[str]) -> NodeTick:
         if sub:
             changes[kind] = _copy(cur, sub)
     rates = {k: part for k, part in dropped_rates if getattr(node.rates, k) is not part}
-    if rates:
+    if len(dropped_rates) == len(SAMPLES):
+        if rates:  # every kind dropped: the same NodeRates for every node and tick
+            changes["rates"] = _NO_RATES_KEPT
+    elif rates:
         changes["rates"] = _copy(node.rates, rates)
     out: NodeTick = _copy(node, changes) if changes else node
     return out
@@ -164,6 +167,9 @@ def rates_only(rates: dict[str, Any]) -> Any:
 
 
 SAMPLES = ("host", "drbd", "mysql", "redis")
+
+_NO_RATES_KEPT = _copy(NO_RATES, {k: _DROPPED[f"rates.{k}"] for k in SAMPLES})
+"""A node's rates thinned to none of them (the true lag's ticks: MySQL samples only)."""
 
 
 def samples_read(keep: frozenset[str]) -> frozenset[str]:

@@ -87,6 +87,10 @@ def test_a_part_not_named_raises_and_names_itself() -> None:
                  lambda: t.primary.redis.status):
         with pytest.raises(DroppedPartError, match="Check\\(reads=..."):
             read()
+    # no rates kept: one NodeRates stands for every node's of every tick
+    other = thin(_ticks(SESSIONS[0])[-2], kept_parts(["mysql"]))
+    assert t.primary.rates is t.replica.rates is other.primary.rates
+    assert t.primary.rates is not tick.primary.rates
     with pytest.raises(ValueError, match="unknown tick part 'mysql.status'"):
         kept_parts(["mysql.status"])
     assert kept_parts(["redis.counters", "rates.mysql"]) == {"redis", "redis.counters",
