@@ -281,12 +281,20 @@ def live(args: argparse.Namespace) -> None:
                                             "replmon").pid
             print("       " + "".join(f"{name:>12.12}" for name in procs), "(VmRSS, MB)")
             t0 = time.monotonic()
+            seen: list[tuple[float, list[float]]] = []
             while time.monotonic() - t0 < args.seconds:
                 time.sleep(args.every)
-                print(f"{(time.monotonic() - t0) / 60:5.1f} min"
-                      + "".join(f"{rss_mb(pid):12.1f}" for pid in procs.values()), flush=True)
+                seen.append(((time.monotonic() - t0) / 60, [rss_mb(p) for p in procs.values()]))
+                print(f"{seen[-1][0]:5.1f} min" + "".join(f"{x:12.1f}" for x in seen[-1][1]),
+                      flush=True)
             print("VmHWM    " + "".join(f"{rss_mb(pid, 'VmHWM'):12.1f}"
                                          for pid in procs.values()))
+            for since in (5, 10):  # #56: flat from minute 5 to 60
+                first = next((s for s in seen if s[0] >= since), None)
+                if first is not None and first is not seen[-1]:
+                    print(f"from {first[0]:.1f} to {seen[-1][0]:.1f} min"
+                          + "".join(f"{b - a:+12.1f}" for a, b in zip(first[1], seen[-1][1],
+                                                                      strict=True)))
         finally:
             for server in servers:
                 tmux(server, "kill-server", check=False)
