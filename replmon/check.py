@@ -255,11 +255,12 @@ class Check(Generic[T]):
     reads: tuple[str, ...] | None = None
     """The parts of a node's tick the check reads, from any tick of its window
     (``replmon.model.parts.PARTS``: "mysql", "rates.drbd", ...); None: all of them. A
-    check with a long window that names them lets the engine keep only those parts of
-    the ticks older than what the checks without ``reads`` look at (a tick is ~36 KB,
-    most of it counters and rates: 300 s of whole ticks at 5 s hold 2.2 MB per pair,
-    440 MB at 200 pairs). Reading a part it did not name raises DroppedPartError (the engine shows a
-    "check failed" finding); tests/unit/test_check_reads.py runs every check on ticks
+    check with a long window that names them lets the engine keep only the parts the
+    long checks name of the ticks older than what the checks without ``reads`` look at
+    (a tick is ~36 KB, most of it counters and rates: 300 s of whole ticks at 5 s hold
+    2.2 MB per pair, 440 MB at 200 pairs). Reading a part no check named raises
+    DroppedPartError (the engine shows a "check failed" finding); one that another
+    check named is kept, so tests/unit/test_check_reads.py runs every check on ticks
     thinned to its own list."""
 
     gate: Gate[T, Any] | None = None

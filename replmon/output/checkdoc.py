@@ -237,11 +237,13 @@ What each part does:
   seconds of history it looks at, and `reads`, the parts of a node's tick it reads from
   any tick of its window (`"redis"`: the Redis sample without its `counters`; the parts
   are in `replmon.model.parts.PARTS`). A check with a window of more than a minute names
-  them: the engine then keeps only those parts of the ticks older than the last minute,
-  which at 200 pairs and 5 s is the difference between 2.2 MB and under 1 MB per pair. A
-  part read but not named raises `DroppedPartError`, which the engine shows as the
-  check's failure; tests/unit/test_check_reads.py runs every built-in check on ticks
-  thinned to its own `reads`.
+  them: the engine then keeps only the parts the long checks name, together, of the
+  ticks older than the last minute (one copy of each such tick for every service's
+  windows), which at 200 pairs and 5 s is the difference between 2.2 MB and under 1 MB
+  per pair. A part no check names raises `DroppedPartError`, which the engine shows as
+  the check's failure; tests/unit/test_check_reads.py runs every built-in check on ticks
+  thinned to its own `reads`, so a part read but not named fails there even when another
+  check keeps it.
 
 ### The rules
 
