@@ -33,7 +33,9 @@ cache that grows with time shows there.
 process: the lab's real ticks (tests/fixtures/ticks/lab_pair.jsonl, all four sources,
 binlog readings every 2 ticks, as bench_checks.py loops them) fed as the collector and
 the engine take them (``LagTracker.measure``/``redis``, ``observe``, ``apply``), each
-decoded from JSON just before, so what is traced at the end is what they kept;
+decoded from JSON just before as replay decodes them (``tick_from_json``: msgspec;
+pydantic's ``validate_json`` keeps a cache of up to 16,384 strings, which the unique
+GTID texts fill a little every tick), so what is traced at the end is what they kept;
 ``--interval 5`` a fleet's (``serve``'s default). With ``--baseline REF``, REF's tree the
 same way in the same run.
 """
@@ -429,7 +431,7 @@ def held_once(n: int, interval: float, top: int = 0) -> None:
     from bench_recording import four_sources
 
     from replmon.engine import build_engine
-    from replmon.model.tick import Tick
+    from replmon.model.tick import Tick, tick_from_json
     from replmon.testing.real_ticks import loop_ticks
     from replmon.truelag import LagTracker
 
@@ -443,7 +445,7 @@ def held_once(n: int, interval: float, top: int = 0) -> None:
     tracemalloc.start()
     base = tracemalloc.take_snapshot()
     for s in texts:
-        t = Tick.model_validate_json(s)
+        t = tick_from_json(s)
         lag.measure(t.oriented("mysql"))
         lag.redis(t.oriented("redis"))
         engine.apply(t.seq, t.wall, engine.observe(t), t.interval)
