@@ -140,11 +140,9 @@ def _thin_node(node: NodeTick, keep: frozenset[str]) -> NodeTick:
         if sub:
             changes[kind] = _copy(cur, sub)
     rates = {k: part for k, part in dropped_rates if getattr(node.rates, k) is not part}
-    if len(dropped_rates) == len(SAMPLES):
-        if rates:  # every kind dropped: the same NodeRates for every node and tick
-            changes["rates"] = _NO_RATES_KEPT
-    elif rates:
-        changes["rates"] = _copy(node.rates, rates)
+    if rates:  # every kind dropped: the same NodeRates for every node and tick
+        changes["rates"] = (_NO_RATES_KEPT if len(dropped_rates) == len(SAMPLES)
+                            else _copy(node.rates, rates))
     out: NodeTick = _copy(node, changes) if changes else node
     return out
 
