@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_memory.py imports [--serve-seconds 5]
     .venv/bin/python bench/bench_memory.py live [--seconds 600] [--every 30]
-        [--tree NAME=DIR] [--env NAME:VAR=VAL] [--record-only]
+        [--tree NAME=DIR] [--env NAME:VAR=VAL] [--record-only] [--smaps]
     .venv/bin/python bench/bench_memory.py heap [--seconds 600] [--every 60]
         [--from-minute M] [--record-only]
     .venv/bin/python bench/bench_memory.py held [--ticks 600] [--interval 1]
@@ -20,7 +20,9 @@ tests/unit/test_import_budget.py forbids).
 terminal) pointed at the lab at 1 Hz with all sources and ``--record``; the screen's
 VmRSS every ``--every`` seconds (#56: flat from minute 5 to minute 60); with ``--tree``
 or ``--env``, other trees or environments' screens beside it, on the same lab at once;
-with ``--record-only``, ``replmon record`` (the headless recorder) in their place.
+with ``--record-only``, ``replmon record`` (the headless recorder) in their place; with
+``--smaps``, each sample's resident memory by kind of mapping as well (glibc's heaps,
+threads' stacks, other anonymous memory such as pymalloc's arenas, files: ``smaps_kb``).
 
 ``heap``: the same pipeline in this process (the collector on the lab, the engine, the
 recorder and the screen headless on a 160x50 virtual terminal; with ``--record-only``,
@@ -45,6 +47,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,6 +80,48 @@ def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+
+MAPPING = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ (\d+)\s*(.*)$")
+HEAP_MAX = 64 << 20
+"""glibc's reservation for a thread's arena (64-bit): its used part rw-p, the rest ---p."""
+
+
+def smaps_kb(pid: int | str = "self") -> dict[str, int]:
+    """Resident KiB by kind of mapping (/proc/PID/smaps): ``heap`` glibc's main heap,
+    ``arenas`` glibc's thread arenas (a rw-p part and a ---p tail filling 64 MiB),
+    ``stacks`` threads' stacks (rw-p after a ---p guard page), ``anon`` the other
+    anonymous memory (pymalloc's arenas, glibc's mmap'd large blocks, libraries'
+    bss), ``file`` mapped files (code, data)."""
+    maps: list[list] = []  # [start, end, perms, path, rss]
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            m = MAPPING.match(line)
+            if m:
+                maps.append([int(m[1], 16), int(m[2], 16), m[3], m[5].strip(), 0])
+            elif line.startswith("Rss:") and maps:
+                maps[-1][4] = int(line.split()[1])
+    out = dict.fromkeys(("heap", "arenas", "stacks", "anon", "file"), 0)
+    for i, (start, end, perms, path, rss) in enumerate(maps):
+        before = maps[i - 1] if i else None
+        after = maps[i + 1] if i + 1 < len(maps) else None
+        if path == "[heap]":
+            kind = "heap"
+        elif path.startswith("/"):
+            kind = "file"
+        elif path:  # [stack], [vdso], [vvar] ...
+            kind = "stacks" if path == "[stack]" else "file"
+        elif (perms.startswith("rw") and after and after[2] == "---p" and not after[3]
+              and after[0] == end and start % HEAP_MAX == 0 and after[1] - start == HEAP_MAX):
+            kind = "arenas"
+        elif (perms.startswith("rw") and before and before[2] == "---p" and not before[3]
+              and before[1] == start and before[1] - before[0] == 4096):
+            kind = "stacks"
+        else:
+            kind = "anon"
+        out[kind] += rss
+    return out
 
 
 # -- the import hook: RSS grown while each module ran, children's counted apart -----------
@@ -284,11 +329,17 @@ def live(args: argparse.Namespace) -> None:
             print("       " + "".join(f"{name:>12.12}" for name in procs), "(VmRSS, MB)")
             t0 = time.monotonic()
             seen: list[tuple[float, list[float]]] = []
+            kinds: list[tuple[float, list[dict[str, int]]]] = []
             while time.monotonic() - t0 < args.seconds:
                 time.sleep(args.every)
                 seen.append(((time.monotonic() - t0) / 60, [rss_mb(p) for p in procs.values()]))
                 print(f"{seen[-1][0]:5.1f} min" + "".join(f"{x:12.1f}" for x in seen[-1][1]),
                       flush=True)
+                if args.smaps:
+                    kinds.append((seen[-1][0], [smaps_kb(p) for p in procs.values()]))
+                    for name, kb in zip(procs, kinds[-1][1], strict=True):
+                        print(f"    {name:>10.10} KiB " + " ".join(f"{k} {v:,}"
+                                                               for k, v in kb.items()))
             print("VmHWM    " + "".join(f"{rss_mb(pid, 'VmHWM'):12.1f}"
                                          for pid in procs.values()))
             for since in (5, 10):  # #56: flat from minute 5 to 60
@@ -297,6 +348,11 @@ def live(args: argparse.Namespace) -> None:
                     print(f"from {first[0]:.1f} to {seen[-1][0]:.1f} min"
                           + "".join(f"{b - a:+12.1f}" for a, b in zip(first[1], seen[-1][1],
                                                                       strict=True)))
+                    at = next((k for k in kinds if k[0] >= since), None)
+                    if at is not None and at is not kinds[-1]:
+                        for name, a, b in zip(procs, at[1], kinds[-1][1], strict=True):
+                            print(f"    {name:>10.10} KiB " + " ".join(
+                                f"{k} {b[k] - a[k]:+,}" for k in a))
         finally:
             for server in servers:
                 tmux(server, "kill-server", check=False)
@@ -492,6 +548,8 @@ def main() -> None:
     p.add_argument("--record-only", action="store_true",
                    help="`replmon record` (headless) instead of the screen with --record")
     p.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VAL[,VAR=VAL]")
+    p.add_argument("--smaps", action="store_true",
+                   help="each sample's resident memory by kind of mapping (smaps_kb)")
     p = sub.add_parser("heap")
     p.add_argument("--seconds", type=int, default=600)
     p.add_argument("--every", type=int, default=60)
