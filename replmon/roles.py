@@ -29,6 +29,7 @@ Pure but for the Orienter's memory of the previous tick; no I/O, no clock.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 
 from replmon.model.base import SourceState
@@ -323,7 +324,7 @@ class Orienter:
         # and words, names, bools, ``wall`` (a float: ``orient``) and HELD's float seconds
         lr = LayerRole.trusted(
             layer=name, state=state, primary=said.name if said is not None else "",
-            detail=detail, since=since,
+            detail=sys.intern(detail), since=since,  # the same words tick after tick
             had_direction=(state == "direction" or (old is not None and old.had_direction)),
             flipped=flipped, held=(b if flipped else a).name if flipped is not None else "",
             changed=changed, previous=previous, held_s=held_s, held_how=held_how)

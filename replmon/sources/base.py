@@ -68,6 +68,9 @@ class Source(ABC, Generic[S]):
         self._ok: SourceStatus | None = None
         """The ok status of the current run of ok samples: the same (immutable) record
         for all of them, not a validated new one per sample (8 per pair-tick)."""
+        self._failed: SourceStatus | None = None
+        """The last failure's status, handed out again while the failure is the same (a
+        source absent or down fails every tick; the engine keeps its samples 300 s)."""
 
     async def open(self) -> None:
         """Acquire long-lived resources (connections). Must not raise for an
@@ -209,8 +212,11 @@ class Source(ABC, Generic[S]):
         # no validation (Struct.trusted): a SourceState, the error's text, its hint (str or
         # None), and the clocks' floats (``_start``'s time.time() and time.monotonic(), as
         # ``since`` is); a source off or down builds this every tick
-        status = SourceStatus.trusted(state=state, error=error, hint=hint,
-                                      since=self._enter(state, wall))
+        since, status = self._enter(state, wall), self._failed
+        if status is None or (status.state, status.error, status.hint, status.since) \
+                != (state, error, hint, since):  # the same failure: the same status
+            status = self._failed = SourceStatus.trusted(state=state, error=error, hint=hint,
+                                                         since=since)
         if elapsed_ms is None:
             elapsed_ms = (time.monotonic() - mono) * 1000
         return self.sample_type.trusted(status=status, wall=wall, mono=mono,

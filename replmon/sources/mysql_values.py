@@ -7,12 +7,20 @@ prints them ("NULL" for NULL), are taken too. A value that is not the expected s
 counter that is not a decimal integer, "Maybe" where ON/OFF belongs) raises
 ``replmon.errors.ParseError``, never another exception. The converters that take
 ``(name, value)`` name the column in their error.
+
+The texts a sample keeps (``text_or_empty``, ``gtid_set_text``) are interned
+(``sys.intern``): a server answers the same host, binlog file, thread state and GTID set
+tick after tick, and each answer is a new string; the engine keeps the replication part
+of each tick for 300 s (replmon/model/parts.py), so a pair's windows held ~60 copies of
+each such text a minute (#56: held memory, and the small blocks a window's turnover
+frees and refills). An interned string is freed when the last sample holding it goes.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 from decimal import Decimal
 from typing import TypeGuard
 
@@ -22,6 +30,7 @@ _INT = re.compile(r"[+-]?[0-9]{1,40}")
 FLOAT_TEXT = re.compile(
     r"[+-]?(?:[0-9]{1,40}(?:\.[0-9]{0,40})?|\.[0-9]{1,40})(?:[eE][+-]?[0-9]{1,3})?")
 """A decimal number as text (digits, a fraction, an exponent; no inf, no nan)."""
+_intern = sys.intern
 _TRUE = frozenset({"ON", "YES", "1", "TRUE"})
 _FALSE = frozenset({"OFF", "NO", "0", "FALSE"})
 
@@ -104,7 +113,7 @@ def parse_bool(name: str, value: object) -> bool:
 def text_or_empty(_name: str, value: object) -> str:
     """A text column; "" for NULL (None, or the client's "NULL")."""
     text = as_text(value) or ""
-    return "" if text.upper() == "NULL" else text
+    return "" if text.upper() == "NULL" else _intern(text)
 
 
 def nullable_number(name: str, value: object) -> float | None:
@@ -118,4 +127,4 @@ def nullable_number(name: str, value: object) -> float | None:
 
 def gtid_set_text(_name: str, value: object) -> str:
     """A GTID set on one line (MySQL prints "uuid:1-5,\nuuid2:1-9")."""
-    return "".join((as_text(value) or "").split())
+    return _intern("".join((as_text(value) or "").split()))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -220,6 +221,8 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
     return RedisSample.trusted(status=_OK, **data)
 
 
+_intern = sys.intern
+
 _OK = SourceStatus.trusted()
 """The status of a sample just read (immutable: one for all)."""
 
@@ -282,7 +285,10 @@ class _Fields:
             raise ParseError(f"INFO field {name} is missing")
 
     def text(self, name: str) -> str | None:
-        return self.info.get(name)
+        """The field's text, interned: the same version, run id, replication ids and
+        statuses come back every tick (replmon/sources/mysql_values.py says why)."""
+        value = self.info.get(name)
+        return None if value is None else _intern(value)
 
     def integer(self, name: str) -> int | None:
         value = self.info.get(name)
@@ -408,9 +414,9 @@ def _replicas(info: Mapping[str, str], keys: list[str]) -> list[RedisReplica]:
             raise ParseError(f"INFO field {key}: no ip/port in {_show(value)}")
         offset, lag = kv.get("offset"), kv.get("lag")
         replica = RedisReplica.trusted(
-            ip=kv["ip"],
+            ip=_intern(kv["ip"]),
             port=_to_int(f"{key}.port", kv["port"]),
-            state=kv.get("state", ""),
+            state=_intern(kv.get("state", "")),
             offset=None if offset is None else _to_int(f"{key}.offset", offset),
             lag_s=None if lag is None else _to_int(f"{key}.lag", lag),
         )

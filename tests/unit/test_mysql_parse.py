@@ -219,6 +219,18 @@ def test_mysql_8_replica_status_exact(typed: bool) -> None:
     )
 
 
+def test_the_texts_of_two_readings_are_one_object() -> None:
+    """A replica answers the same host, binlog files, thread states and (idle) GTID sets
+    tick after tick: one string each, not one per tick, since the engine keeps a tick's
+    replication part 300 s (#56). Two readings, each of its own copy of the capture."""
+    a, b = (parse_replica_status(rows.dict_rows(HEALTHY_MYSQL, typed=True), "mysql")[0]
+            for _ in range(2))
+    for name in ("source_host", "source_log_file", "relay_source_log_file", "io_state",
+                 "sql_state", "source_uuid", "gtid_retrieved", "gtid_executed"):
+        assert getattr(a, name), name
+        assert getattr(a, name) is getattr(b, name), name
+
+
 APPLIER_FIELDS = ("worker_errno", "worker_error", "worker_error_time", "worker_id",
                   "failed_gtid", "applying_age_s", "applied_latency_s")
 

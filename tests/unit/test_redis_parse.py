@@ -481,3 +481,17 @@ def test_build_redis_sample_reads_only_the_fields_read_redis_info_keeps() -> Non
         with contextlib.suppress(ParseError):
             build_redis_sample(info)
         assert {k for k in info.read if not family.fullmatch(k)} <= FIELDS_READ
+
+
+def test_the_texts_of_two_readings_are_one_object() -> None:
+    """The same version, ids, host and statuses every tick are one string, not one per
+    tick: the engine keeps each tick's Redis sample 300 s (#56). Two readings of the
+    same capture, each parsed from its own copy of the text."""
+    a, b = load("redis7.0_replica_up.txt"), load("redis7.0_replica_up.txt")
+    for name in ("version", "run_id", "master_host", "master_replid", "master_replid2",
+                 "rdb_last_bgsave_status", "aof_last_write_status", "link_status"):
+        assert getattr(a, name), name
+        assert getattr(a, name) is getattr(b, name), name
+    m1, m2 = load("redis7.0_master.txt"), load("redis7.0_master.txt")
+    assert m1.replicas and m1.replicas[0].ip is m2.replicas[0].ip
+    assert m1.replicas[0].state is m2.replicas[0].state

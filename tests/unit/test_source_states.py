@@ -77,3 +77,33 @@ async def test_a_frozen_node_stays_timeout_and_a_long_one_turns_timeout(
     seen = await _states(CutPath(), 10)
     assert [s for s, _, _ in seen].count("timeout") > 3 and (
         "unreachable", NO_ROUTE) in [(s, e) for s, e, _ in seen], seen
+
+
+class Absent(Source[RedisSample]):
+    """A source that is not there (no DRBD on this host: every tick the same failure),
+    or, with ``errors``, one whose failure changes its words."""
+
+    kind = "redis"
+    sample_type = RedisSample
+
+    def __init__(self, errors: list[str] | None = None) -> None:
+        super().__init__(timeout=1.0)
+        self.errors = errors
+
+    async def _fetch(self) -> RedisSample:
+        error = self.errors.pop(0) if self.errors else "/proc/drbd not found"
+        raise SourceError("".join(["no DRBD on this host: ", error]), state="absent")
+
+
+async def test_the_same_failure_is_one_status_and_a_new_one_its_own() -> None:
+    """The engine keeps a tick's samples for 300 s: a source that fails the same way
+    every tick hands out one status, not one per tick (#56); other words, another
+    status."""
+    src = Absent(["a", "a", "b"])
+    got = [(await src.sample()).status for _ in range(4)]
+    await src.close()
+    assert [s.state.value for s in got] == ["absent"] * 4
+    assert got[0] is got[1], got  # "a" twice: the same words, state and since
+    assert got[2] is not got[1] and got[2].error == "no DRBD on this host: b"
+    assert got[3] is not got[2] and got[3].error.endswith("/proc/drbd not found")
+    assert {s.since for s in got} == {got[0].since}  # one run of "absent" all along
