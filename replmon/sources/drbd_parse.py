@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,11 @@ from replmon.model.drbd import (
     Flavour,
     Protocol,
 )
+
+_intern = sys.intern
+"""The states, roles and flags a resource shows tick after tick are one string each, not
+one per reading: the engine keeps each tick's DRBD sample 300 s (#56;
+replmon/sources/mysql_values.py)."""
 
 NO_PROGRESS_ETA = 987654321
 """``estimated-seconds-to-finish`` value drbdsetup prints when the resync makes no progress."""
@@ -170,11 +176,11 @@ def _resource_8(m: _MinorText) -> DrbdResource:
     for tok in _CLOSE_UP_RE.sub("", m.state).split():
         kv = _KEY_VALUE_RE.fullmatch(tok)
         if kv is not None:
-            fields[kv.group(1)] = kv.group(2)
+            fields[kv.group(1)] = _intern(kv.group(2))
         elif tok in _PROTOCOLS:
             protocol = _PROTOCOLS[tok]
         elif _FLAGS_RE.fullmatch(tok):
-            flags = tok
+            flags = _intern(tok)
         elif tok != "-":  # drbd-overview prints "-" for a missing protocol
             raise ParseError(f"{m.where}: unexpected token {tok!r:.40}")
     cs = fields.get("cs")
@@ -248,7 +254,7 @@ def _pair(value: str, key: str, where: str) -> tuple[str, str]:
     parts = value.split("/")
     if len(parts) != 2 or not all(parts):
         raise ParseError(f"{where}: {key}:{value[:40]} is not local/peer")
-    return parts[0], parts[1]
+    return _intern(parts[0]), _intern(parts[1])
 
 
 def _counters(lineno: int, line: str, minor: int) -> dict[str, int | str]:
@@ -347,7 +353,7 @@ class _Obj:
 
     def str_(self, key: str) -> str | None:
         v: str | None = self._get(key, "a string", lambda x: isinstance(x, str))
-        return v
+        return None if v is None else _intern(v)
 
     def bool_(self, key: str) -> bool | None:
         v: bool | None = self._get(key, "true/false", lambda x: isinstance(x, bool))

@@ -584,3 +584,23 @@ def test_a_bare_c_nan_reads_as_unknown_but_nan_in_a_string_stays() -> None:
     assert r.role  # the resource is read, the nan value and the "nan" string did not break it
     with pytest.raises(ParseError, match="not valid JSON"):
         parse_drbdsetup_json(doc.replace('"role"', '"eta": nan nan, "role"', 1))
+
+
+def test_the_states_of_two_readings_are_one_object() -> None:
+    """A resource's states, roles and flags come back every tick: one string each, not
+    one per reading, since the engine keeps each tick's DRBD sample 300 s (#56). Two
+    readings of each real capture, each parsed from its own copy of the text."""
+    a, b = (parse_proc_drbd(text("s10_8411_syncsource_synced.txt")).resources[0]
+            for _ in range(2))
+    ca, cb = a.connections[0], b.connections[0]
+    for x, y in ((a.role, b.role), (a.devices[0].disk_state, b.devices[0].disk_state),
+                 (ca.cs, cb.cs), (ca.peer_role, cb.peer_role), (ca.io_flags, cb.io_flags),
+                 (ca.peer_devices[0].peer_disk_state, cb.peer_devices[0].peer_disk_state)):
+        assert x and x is y, (x, y)
+    a, b = (parse_drbdsetup_json(text("d9_status_clusterlabs.json")).resources[0]
+            for _ in range(2))
+    ca, cb = a.connections[0], b.connections[0]
+    for x, y in ((a.name, b.name), (a.role, b.role), (ca.connection_state, cb.connection_state),
+                 (a.devices[0].disk_state, b.devices[0].disk_state),
+                 (ca.peer_devices[0].replication_state, cb.peer_devices[0].replication_state)):
+        assert x and x is y, (x, y)
