@@ -7,6 +7,7 @@
         [--from-minute M] [--record-only]
     .venv/bin/python bench/bench_memory.py held [--ticks 600] [--interval 1]
         [--baseline GITREF]
+    .venv/bin/python bench/bench_memory.py census [--seconds 310] [--baseline GITREF]
 
 ``imports``: each command run once in its own process (``import replmon.cli``,
 ``--help``, ``check --replay`` and ``report`` on a shipped session, ``serve`` idle on a
@@ -30,6 +31,13 @@ recorder and the screen headless on a 160x50 virtual terminal; with ``--record-o
 first minute on (started earlier, it slows the imports ~10x), a snapshot every
 ``--every`` seconds, and what grew most between the first and the last, by traceback: a
 cache that grows with time shows there.
+
+``census``: what the engine's windows and the true lag's tracker hold after
+``--seconds`` of the live collector on the lab (all sources, 1 s, the write load): the
+objects they reach by type, and how many of the strings are copies of one another (a
+value every tick parses anew); with ``--baseline REF``, REF's tree the same way at the
+same time, on the same lab. Unlike ``held`` (ticks decoded from JSON, as replay does),
+this is what the collector builds.
 
 ``held``: what the engine's windows and the true lag's tracker hold once full, in this
 process: the lab's real ticks (tests/fixtures/ticks/lab_pair.jsonl, all four sources,
@@ -533,9 +541,104 @@ def held(args: argparse.Namespace) -> None:
         print(f"{args.baseline}: {out.strip()}")
 
 
+def reached(*roots: object) -> dict[str, object]:
+    """What ``roots`` reach (gc referents; modules, classes and code left out): object
+    count and bytes (sys.getsizeof) by type, and the strings' count and distinct values."""
+    import gc
+    import types
+
+    skip = (type, types.ModuleType, types.FunctionType, types.CodeType, types.MethodType,
+            types.BuiltinFunctionType)
+    seen: set[int] = set()
+    count: dict[str, int] = {}
+    size: dict[str, int] = {}
+    texts: set[str] = set()
+    stack = list(roots)
+    while stack:
+        o = stack.pop()
+        if id(o) in seen or isinstance(o, skip):
+            continue
+        seen.add(id(o))
+        name = type(o).__name__
+        count[name] = count.get(name, 0) + 1
+        size[name] = size.get(name, 0) + sys.getsizeof(o)
+        if type(o) is str:
+            texts.add(o)
+        stack.extend(gc.get_referents(o))
+    top = sorted(size, key=lambda k: -size[k])[:8]
+    return {"objects": sum(count.values()), "kib": sum(size.values()) / 1024,
+            "strings": count.get("str", 0), "distinct": len(texts),
+            "top": {k: (count[k], size[k] / 1024) for k in top}}
+
+
+def census_one(out: str, seconds: float, cfg: str) -> None:
+    """In the child: the collector and the engine on the lab for ``seconds``, then
+    ``reached`` from the engine and the true lag's tracker, written to ``out``."""
+    import asyncio
+    import gc
+
+    from replmon.cli_args import build_parser
+    from replmon.engine import build_engine
+    from replmon.factory import build_collector
+    from replmon.pipeline import Pipeline
+    from replmon.settings import pair_settings
+
+    config = pair_settings(build_parser().parse_args(["--config", cfg])).config()
+
+    async def run() -> dict[str, object]:
+        engine = build_engine(config.checks)
+        async with build_collector(config) as collector:
+            stop = asyncio.Event()
+            pipe = asyncio.create_task(Pipeline(collector.ticks(None), engine, []).run(stop=stop))
+            await asyncio.sleep(seconds)
+            stop.set()
+            await pipe
+            gc.collect()
+            return {"ticks": engine.kept, **reached(engine, collector._lag)}
+
+    Path(out).write_text(json.dumps(asyncio.run(run())))
+
+
+def census(args: argparse.Namespace) -> None:
+    import contextlib
+
+    from replmon.lab import Lab
+    from replmon.lab.load import WriteLoad
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_recording import worktree
+
+    with Lab() as lab, WriteLoad(lab, rate=300), tempfile.TemporaryDirectory() as tmp, \
+            contextlib.ExitStack() as stack:
+        cfg = Path(tmp) / "bench.toml"
+        cfg.write_text(config_toml(lab))
+        env = {**os.environ, "BENCH_MYSQL_PASSWORD": lab.monitor_password,
+               "BENCH_REDIS_PASSWORD": lab.redis_password}
+        trees = {"this": {}}
+        if args.baseline:
+            tree = stack.enter_context(worktree(args.baseline))
+            trees[args.baseline] = {"PYTHONPATH": str(tree)}
+        procs = {name: subprocess.Popen(
+            [sys.executable, __file__, "_census", f"{tmp}/{i}.json", str(args.seconds), str(cfg)],
+            env={**env, **extra}) for i, (name, extra) in enumerate(trees.items())}
+        got = {}
+        for i, (name, proc) in enumerate(procs.items()):
+            if proc.wait() != 0:
+                raise SystemExit(f"{name}: the census failed (exit {proc.returncode})")
+            got[name] = json.loads(Path(f"{tmp}/{i}.json").read_text())
+    for name, g in got.items():
+        print(f"{name}: {g['ticks']} ticks kept; {g['objects']:,} objects, {g['kib']:,.0f} KiB; "
+              f"{g['strings']:,} strings, {g['distinct']:,} distinct")
+        for k, (n, kib) in g["top"].items():
+            print(f"    {k:24} {n:8,} {kib:9,.0f} KiB")
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_one":
         run_one(sys.argv[2], sys.argv[3], sys.argv[4:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "_census":
+        census_one(sys.argv[2], float(sys.argv[3]), sys.argv[4])
         return
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="what", required=True)
@@ -563,8 +666,12 @@ def main() -> None:
     p.add_argument("--interval", type=float, default=1.0)
     p.add_argument("--baseline", metavar="GITREF")
     p.add_argument("--top", type=int, default=0, help="the lines that allocated most of it")
+    p = sub.add_parser("census")
+    p.add_argument("--seconds", type=float, default=310.0)
+    p.add_argument("--baseline", metavar="GITREF")
     args = ap.parse_args()
-    {"imports": imports, "live": live, "heap": heap, "held": held}[args.what](args)
+    {"imports": imports, "live": live, "heap": heap, "held": held,
+     "census": census}[args.what](args)
 
 
 if __name__ == "__main__":
