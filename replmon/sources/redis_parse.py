@@ -34,6 +34,10 @@ from replmon.errors import ParseError
 from replmon.model.base import SourceStatus
 from replmon.model.redis import COUNTER_FIELDS, RedisReplica, RedisRole, RedisSample
 
+_intern = sys.intern
+"""INFO's texts that come back every tick are kept as one string each (the engine holds
+each tick's Redis sample 300 s; replmon/sources/mysql_values.py)."""
+
 _INT_RE = re.compile(r"-?[0-9]+")
 _FLOAT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 _NON_FINITE = frozenset({"nan", "-nan", "inf", "-inf"})
@@ -220,8 +224,6 @@ def build_redis_sample(info: Mapping[str, str]) -> RedisSample:
     # the status too (the default factory's SourceStatus() was validated, ~0.7 µs)
     return RedisSample.trusted(status=_OK, **data)
 
-
-_intern = sys.intern
 
 _OK = SourceStatus.trusted()
 """The status of a sample just read (immutable: one for all)."""
