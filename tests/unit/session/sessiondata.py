@@ -10,8 +10,12 @@ import functools
 import random
 from pathlib import Path
 
+import pytest
+
+from replmon.engine import build_engine
 from replmon.model.drbd import DrbdSample
 from replmon.model.tick import Tick
+from replmon.session import RecordingWriter, meta_for
 from replmon.sources.drbd_parse import parse_proc_drbd
 from replmon.testing.real_ticks import loop_ticks, with_drbd
 
@@ -36,7 +40,29 @@ def four_source_ticks(count: int) -> list[Tick]:
 TICKS = 1200
 CHUNK = 30  # 40 chunks; the engine's 300-tick window spans 10 of them
 """The flapping recording's length and chunk (test_rerun, test_cursor;
-test_stored_observations records the first 750 ticks)."""
+test_stored_observations and test_changes record the first LIVE_TICKS)."""
+
+LIVE_TICKS = 750
+"""The length of conftest's ``flap_live`` (test_stored_observations' and test_changes'
+``live``): the first 750 of the flapping ticks (the DRBD peer down from tick 540 to 700
+inside them), 25 chunks of 30. Stored observations are usable from chunk 10 on (the
+300 s window before a chunk intact): 15 chunks, each a re-run's stored stretch with
+findings opening, holding and closing across it, and the outage the steady stretch
+``changes`` leaves out. (It was the 1,200 ticks of test_rerun's recording: the same
+claims on twice as many chunks of the same flapping, at ~2.2 s of CPU for each run
+observing every tick.)"""
+SHARES_LIVE = pytest.mark.xdist_group("flap_live")
+"""The tests that read ``flap_live`` run on one worker, which records it once (~2 s of
+CPU; it was recorded once by test_stored_observations and again by test_changes)."""
+
+
+def record_live(path: Path, ticks: list[Tick], chunk: int = CHUNK) -> Path:
+    """What ``replmon --record`` writes: each tick with the live engine's update."""
+    engine = build_engine(entry_points=False)
+    with RecordingWriter(path, meta_for(interval=ticks[0].interval), chunk_ticks=chunk) as w:
+        for t in ticks:
+            w.write(t, engine.feed(t))
+    return path
 
 
 def _drbd(name: str, edit: tuple[str, str] | None = None) -> DrbdSample:

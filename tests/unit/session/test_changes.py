@@ -13,22 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiondata import flapping_ticks
+from sessiondata import LIVE_TICKS, SHARES_LIVE
 from test_rerun import dump
-from test_stored_observations import record_live
 
 import replmon.output.report as report_module
 from replmon.output.html_report import html_report
 from replmon.session import open_recording
 from replmon.session.rerun import Rerun
-from replmon.testing.real_ticks import loop_ticks
 
-TICKS = 750
-"""``live``'s length: the first 750 of the flapping ticks, 25 chunks of 30 (stored
-observations usable in the last 15), the DRBD peer down from tick 540 to 700 inside
-them (the steady stretch ``changes`` leaves out). It was the 1,200 of test_rerun's
-recording: the same flapping and outage, with ~60 % more ticks to run again in each
-of the module's ten runs."""
+TICKS = LIVE_TICKS
+"""``live``'s length (sessiondata.LIVE_TICKS: 25 chunks of 30, stored observations usable
+in the last 15, the DRBD peer down from tick 540 to 700 inside them: the steady stretch
+``changes`` leaves out)."""
 
 SETTINGS: dict[str, dict[str, dict[str, Any]] | None] = {
     "recorded": None,
@@ -38,9 +34,9 @@ SETTINGS: dict[str, dict[str, dict[str, Any]] | None] = {
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ticks = list(loop_ticks(flapping_ticks(), TICKS, rates=True))
-    return record_live(tmp_path_factory.mktemp("changes") / "live.rmrec", ticks)
+def live(flap_live: Path) -> Path:
+    """conftest's ``flap_live``, test_stored_observations' ``live`` too."""
+    return flap_live
 
 
 def _both(path: Path, settings: dict[str, Any] | None, stored: bool
@@ -60,7 +56,7 @@ def _both(path: Path, settings: dict[str, Any] | None, stored: bool
     return full, given, ends
 
 
-pytestmark = pytest.mark.xdist_group("changes")  # one worker records ``live`` (~17 s)
+pytestmark = SHARES_LIVE  # with test_stored_observations': one worker records ``live``
 
 CASES = [(which, True, 3) for which in SETTINGS] + [
     ("recorded", stored, flap) for stored in (True, False) for flap in (3, 10**9)

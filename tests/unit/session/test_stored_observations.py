@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiondata import CHUNK, flapping_ticks
+from sessiondata import CHUNK, LIVE_TICKS, SHARES_LIVE, flapping_ticks, record_live
 from test_rerun import dump
 
 from replmon.engine import build_engine
-from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.session.format import HEADER_SIZE, KIND_OBSERVATIONS, KIND_TICK, MAGIC, read_frame
 from replmon.session.rerun import Rerun
@@ -31,28 +30,14 @@ SAMPLES = sorted(p for p in (ROOT / "sample_sessions").glob("*.rmrec") if p.stem
 finding (replication stopped, roles changing, writes refused, a full resync, statements
 against rows, DRBD); every session costs ~10 s of the suite's 8 minutes."""
 
-TICKS = 750
-"""``live``'s length: the first 750 of the flapping ticks (the DRBD peer down from tick
-540 to 700 inside them), 25 chunks of 30. Stored observations are usable from chunk 10
-on (the 300 s window before a chunk intact): 15 chunks, each a re-run's stored stretch
-with findings opening, holding and closing across it. (It was 1,200 ticks, 30 chunks
-used: the same claims on twice as many chunks of the same flapping, at ~2.2 s of CPU
-for each of the module's ~15 runs observing every tick.)"""
+TICKS = LIVE_TICKS
+"""``live``'s length (sessiondata.LIVE_TICKS: why 750)."""
 USED = TICKS // CHUNK - 10
 """The chunks of ``live`` whose stored observations are usable (10 to 24)."""
 DAMAGED_TICK = 400
 """The tick whose frame the damaged copies of ``live`` lose (chunk 13, ticks 400-419 lost):
 the stored observations of chunks 10-12 before it are used, those of chunks 13-23 (its
 window) are not, and those of chunk 24 are again."""
-
-
-def record_live(path: Path, ticks: list[Tick], chunk: int = CHUNK) -> Path:
-    """What ``replmon --record`` writes: each tick with the live engine's update."""
-    engine = build_engine(entry_points=False)
-    with RecordingWriter(path, meta_for(interval=ticks[0].interval), chunk_ticks=chunk) as w:
-        for t in ticks:
-            w.write(t, engine.feed(t))
-    return path
 
 
 def run(path: Path, *, stored: bool, workers: int = 1,
@@ -72,15 +57,16 @@ def no_flap_detection() -> Any:
         yield
 
 
-SHARES_LIVE = pytest.mark.xdist_group("stored_observations_live")
-"""The tests that read ``live`` (and ``observed``) run on one worker: each worker that ran
-one built both module fixtures again (~10 s of CPU each, 27-35 s of setup under load)."""
+# SHARES_LIVE: the tests that read ``live`` (and ``observed``) run on one worker, with
+# test_changes' (each worker that ran one built both fixtures again: ~10 s of CPU each,
+# 27-35 s of setup under load).
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ticks = list(loop_ticks(flapping_ticks(), TICKS, rates=True))  # rates as collected
-    return record_live(tmp_path_factory.mktemp("stored") / "live.rmrec", ticks)
+def live(flap_live: Path) -> Path:
+    """conftest's ``flap_live``: the first TICKS flapping ticks, rates as collected,
+    recorded live (shared with test_changes)."""
+    return flap_live
 
 
 @pytest.fixture(scope="module")
