@@ -208,10 +208,13 @@ async def test_the_errors_clients_got_reach_every_output(lab: Lab) -> None:
     from replmon.tui.render import redis_text
 
     ticks: list[Tick] = []
-    with WriteLoad(lab, rate=100, mysql=False), redis_noreplicas(lab):
+    with WriteLoad(lab, rate=100, mysql=False) as load, redis_noreplicas(lab):
         async with build_collector(build_config(lab.settings(0.5))) as c:
             async for t in c.ticks(6):
                 ticks.append(t)
+        # the load counted the refusals it was told, in the server's words
+        assert load.errors > 0 and load.last_error.startswith(
+            "RedisReplyError: NOREPLICAS"), load.summary()
     last = ticks[-1]
     per_s = last.primary.rates.redis.errors_by_kind_per_s.get("NOREPLICAS", 0.0)
     assert per_s > 1.0, last.primary.rates.redis
