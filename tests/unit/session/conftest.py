@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from sessiondata import CHUNK, LIVE_TICKS, flapping_ticks, four_source_ticks, re
 
 import replmon.engine
 from replmon.model.tick import Tick
-from replmon.session import RecordingWriter, meta_for
+from replmon.session import RecordingWriter, meta_for, open_recording
 from replmon.testing.real_ticks import loop_ticks
 
 FLAP_OPENS = replmon.engine.FLAP_OPENS
@@ -44,3 +45,23 @@ def flap_live(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mp.setattr(replmon.engine, "FLAP_OPENS", FLAP_OPENS)
         ticks = list(loop_ticks(flapping_ticks(), LIVE_TICKS, rates=True))
         return record_live(tmp_path_factory.mktemp("live") / "live.rmrec", ticks)
+
+
+@pytest.fixture(scope="session")
+def live_copy(tmp_path_factory: pytest.TempPathFactory
+              ) -> Callable[[Path], tuple[Path, int]]:
+    """A shipped session's ticks recorded as a live session records them (the live
+    engine's updates, 30-tick chunks, rates "auto"), and how many ticks: each recorded
+    once in a worker (~0.3 s of CPU) for test_report_facts' and test_chart_facts' tests
+    of it, which carry its ``sessiondata.of_sample`` group. Read only."""
+    made: dict[Path, tuple[Path, int]] = {}
+    out = tmp_path_factory.mktemp("live_copies")
+
+    def get(sample: Path) -> tuple[Path, int]:
+        if sample not in made:
+            with open_recording(sample) as rec:
+                ticks = list(rec.ticks())
+            made[sample] = (record_live(out / sample.name, ticks, chunk=30), len(ticks))
+        return made[sample]
+
+    return get

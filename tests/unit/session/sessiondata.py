@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
@@ -56,13 +58,26 @@ SHARES_LIVE = pytest.mark.xdist_group("flap_live")
 CPU; it was recorded once by test_stored_observations and again by test_changes)."""
 
 
-def record_live(path: Path, ticks: list[Tick], chunk: int = CHUNK) -> Path:
+def record_live(path: Path, ticks: list[Tick], chunk: int = CHUNK,
+                rates: Literal["auto", "derive", "store"] = "auto") -> Path:
     """What ``replmon --record`` writes: each tick with the live engine's update."""
     engine = build_engine(entry_points=False)
-    with RecordingWriter(path, meta_for(interval=ticks[0].interval), chunk_ticks=chunk) as w:
+    with RecordingWriter(path, meta_for(interval=ticks[0].interval), chunk_ticks=chunk,
+                         rates=rates) as w:
         for t in ticks:
             w.write(t, engine.feed(t))
     return path
+
+
+def of_sample(stem: str) -> pytest.MarkDecorator:
+    """The xdist group of the tests that take conftest's ``live_copy`` of one shipped
+    session (test_report_facts', test_chart_facts'): one worker records it once."""
+    return pytest.mark.xdist_group(f"live_copy-{stem}")
+
+
+def by_sample(samples: Iterable[Path]) -> list[Any]:
+    """``samples`` as parameters, each named by its stem and in its ``of_sample`` group."""
+    return [pytest.param(p, id=p.stem, marks=of_sample(p.stem)) for p in samples]
 
 
 def _drbd(name: str, edit: tuple[str, str] | None = None) -> DrbdSample:

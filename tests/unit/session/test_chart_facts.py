@@ -14,12 +14,13 @@ import ast
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiondata import flapping_ticks
-from test_report_facts import damage_second_facts, record_live
+from sessiondata import by_sample, flapping_ticks, of_sample, record_live
+from test_report_facts import damage_second_facts
 
 import replmon.output.html_report as html_mod
 import replmon.output.html_series as series_mod
@@ -66,16 +67,15 @@ def pages(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, int]:
     return fast, slow, calls
 
 
-def live_copy(sample: Path, path: Path, rates: str = "auto") -> tuple[Path, int]:
-    with open_recording(sample) as rec:
-        ticks = list(rec.ticks())
-    return record_live(path, ticks, rates=rates), len(ticks)
+LiveCopy = Callable[[Path], tuple[Path, int]]
+"""conftest's ``live_copy``: a shipped session recorded as a live session is, made once
+for this module's tests of it and test_report_facts' (their ``of_sample`` group)."""
 
 
-@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
-def test_the_page_from_the_frames_is_the_decoded_one(sample: Path, tmp_path: Path,
+@pytest.mark.parametrize("sample", by_sample(SAMPLES))
+def test_the_page_from_the_frames_is_the_decoded_one(sample: Path, live_copy: LiveCopy,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    path, count = live_copy(sample, tmp_path / "live.rmrec")
+    path, count = live_copy(sample)
     with open_recording(path) as rec:
         assert stored_facts(rec, stored_points) is not None  # every chunk has the values
     fast, slow, decoded = pages(path, monkeypatch)
@@ -101,10 +101,12 @@ def test_fitted_charts_and_a_gap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert any(c["note"].startswith("each point the lowest and highest") for c in got)
 
 
-def test_a_cut_keeps_the_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@of_sample(SAMPLES[0].stem)
+def test_a_cut_keeps_the_values(tmp_path: Path, live_copy: LiveCopy,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
     """``replmon cut`` writes through RecordingWriter: the cut's summary frames hold the values
     of its ticks (rates as read in the whole file)."""
-    path, count = live_copy(SAMPLES[0], tmp_path / "live.rmrec")
+    path, count = live_copy(SAMPLES[0])
     with open_recording(path) as rec:
         done = cut(rec, count // 2, count - 1, tmp_path / "cut.rmrec")
     with open_recording(done.path) as rec:
@@ -115,10 +117,11 @@ def test_a_cut_keeps_the_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 
-def test_a_damaged_facts_frame_decodes_the_ticks(tmp_path: Path,
+@of_sample("redis_link_down_full_resync")
+def test_a_damaged_facts_frame_decodes_the_ticks(tmp_path: Path, live_copy: LiveCopy,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     sample = ROOT / "sample_sessions" / "redis_link_down_full_resync.rmrec"
-    path, count = live_copy(sample, tmp_path / "live.rmrec")
+    path, count = live_copy(sample)
     bad = damage_second_facts(path, tmp_path / "bad.rmrec")
     fast, slow, decoded = pages(bad, monkeypatch)
     assert decoded == count  # charted by decoding, as before
@@ -131,19 +134,22 @@ def test_without_facts_frames_the_ticks_are_decoded(tmp_path: Path,
     """A writer told the rates are derivable writes no summary frame; a format 1 file was
     written before summary frames (or any summary frame)."""
     sample = ROOT / "sample_sessions" / "redis_swapping_past_ceiling.rmrec"
-    path, count = live_copy(sample, tmp_path / "derive.rmrec", rates="derive")
+    with open_recording(sample) as rec:
+        ticks = list(rec.ticks())
+    path, count = record_live(tmp_path / "derive.rmrec", ticks, rates="derive"), len(ticks)
     old = ROOT / "tests" / "fixtures" / "recordings" / "format1_replica_sql_stopped.rmrec"
     for file, n in ((path, count), (old, 150)):
         fast, slow, decoded = pages(file, monkeypatch)
         assert decoded == n and charts(fast) and fast == slow
 
 
-def test_values_of_other_series_are_not_taken(tmp_path: Path,
+@of_sample("replica_lag_growing")
+def test_values_of_other_series_are_not_taken(live_copy: LiveCopy,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """summary frames whose values are of another SERIES_ID (an older replmon's, or series
     changed since) are passed over: the ticks are decoded."""
     sample = ROOT / "sample_sessions" / "replica_lag_growing.rmrec"
-    path, count = live_copy(sample, tmp_path / "live.rmrec")
+    path, count = live_copy(sample)
     with monkeypatch.context() as mp:
         mp.setattr(series_mod, "SERIES_ID", series_mod.SERIES_ID + "-other")
         fast, slow, decoded = pages(path, monkeypatch)

@@ -8,16 +8,16 @@ are decoded again, the damage said once)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sessiondata import by_sample, of_sample, record_live
 
 import replmon.output.report as report_mod
-from replmon.engine import build_engine
-from replmon.model.tick import Tick
 from replmon.output.report import report, stored_facts
-from replmon.session import RecordingWriter, meta_for, open_recording
+from replmon.session import open_recording
 from replmon.session.format import HEADER_SIZE, KIND_SUMMARY, MAGIC, read_frame
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -31,17 +31,6 @@ MySQL statements-vs-rows one, the DRBD and the swapping reconstructions (every s
 kind)."""
 
 
-def record_live(path: Path, ticks: list[Tick], chunk: int = 30,
-                rates: str = "auto") -> Path:
-    """What ``replmon --record`` writes: each tick with the live engine's update."""
-    engine = build_engine(entry_points=False)
-    with RecordingWriter(path, meta_for(interval=ticks[0].interval), chunk_ticks=chunk,
-                         rates=rates) as w:  # type: ignore[arg-type]
-        for t in ticks:
-            w.write(t, engine.feed(t))
-    return path
-
-
 def both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
     """The report from the summary frames, and the one from decoding every tick, as JSON."""
     with open_recording(path) as rec:
@@ -53,17 +42,16 @@ def both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], d
     return fast, slow
 
 
-@pytest.mark.parametrize("sample", COVERED, ids=[p.stem for p in COVERED])
-def test_the_report_from_the_frames_is_the_decoded_one(sample: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    with open_recording(sample) as rec:
-        ticks = list(rec.ticks())
-    path = record_live(tmp_path / "live.rmrec", ticks)
+@pytest.mark.parametrize("sample", by_sample(COVERED))
+def test_the_report_from_the_frames_is_the_decoded_one(
+        sample: Path, live_copy: Callable[[Path], tuple[Path, int]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    path, count = live_copy(sample)  # (test_chart_facts' too)
     with open_recording(path) as rec:
         assert stored_facts(rec) is not None  # every chunk has its summary frame
     fast, slow = both(path, monkeypatch)
     assert fast == slow
-    assert fast["ticks"] == len(ticks)
+    assert fast["ticks"] == count
     if sample.stem != "drbd_peer_disconnected":  # (DRBD only: no key rate)
         assert fast["peaks"]
     assert fast["findings_recorded"]  # the live engine's events, from the frames
@@ -71,16 +59,16 @@ def test_the_report_from_the_frames_is_the_decoded_one(sample: Path, tmp_path: P
         assert {e["event"] for e in fast["findings_recorded"]} == {"opened", "closed"}
 
 
-def test_a_damaged_facts_frame_decodes_that_chunk(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    with open_recording(ROOT / "sample_sessions" / "auto_increment_updates_miss.rmrec") as rec:
-        ticks = list(rec.ticks())
-    path = record_live(tmp_path / "live.rmrec", ticks)
+@of_sample("auto_increment_updates_miss")
+def test_a_damaged_facts_frame_decodes_that_chunk(
+        tmp_path: Path, live_copy: Callable[[Path], tuple[Path, int]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    path, count = live_copy(ROOT / "sample_sessions" / "auto_increment_updates_miss.rmrec")
     bad = damage_second_facts(path, tmp_path / "bad.rmrec")
     with open_recording(bad) as rec:
         assert stored_facts(rec) is None
     fast, slow = both(bad, monkeypatch)
-    assert fast == slow and fast["ticks"] == len(ticks)
+    assert fast == slow and fast["ticks"] == count
     assert fast["problems"] and all("byte" in p or "facts" in p for p in fast["problems"])
 
 
