@@ -4,6 +4,7 @@ the next real tick) open the same findings within the same seconds as at 1 s."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -43,19 +44,34 @@ the same seconds and nothing else, a stronger claim than this test's.)"""
 
 
 def load(name: str) -> list[Tick]:
+    return list(_load(name))
+
+
+@functools.cache
+def _load(name: str) -> tuple[Tick, ...]:
+    """The session's ticks, decoded once in a process (Ticks are immutable)."""
     with open_recording(SESSIONS / name) as rec:
-        return list(rec.ticks())
+        return tuple(rec.ticks())
+
+
+@functools.cache
+def at_one_second(name: str) -> tuple[dict[Ident, Finding], dict[Ident, float]]:
+    """``opened`` of the session as recorded (1 s): worked out once for both intervals'
+    cases of it (they share its xdist group), which only read it."""
+    return opened(load(name))
+
+
+NAMES = ["replica_sql_stopped.rmrec", "replica_lag_growing.rmrec",
+         "redis_link_down_full_resync.rmrec", "redis_maxmemory_evictions.rmrec",
+         "auto_increment_updates_miss.rmrec", "healthy_steady_load.rmrec"]
 
 
 @pytest.mark.parametrize("name", [
-    "replica_sql_stopped.rmrec", "replica_lag_growing.rmrec",
-    "redis_link_down_full_resync.rmrec", "redis_maxmemory_evictions.rmrec",
-    "auto_increment_updates_miss.rmrec", "healthy_steady_load.rmrec",
-])
+    pytest.param(n, id=n, marks=pytest.mark.xdist_group(f"intervals-{n}")) for n in NAMES])
 @pytest.mark.parametrize("interval", [0.2, 5.0])
 def test_same_findings_within_the_same_seconds(name: str, interval: float) -> None:
     ticks = load(name)
-    base, base_until = opened(ticks)
+    base, base_until = at_one_second(name)
     other, _ = opened(resample(ticks, interval))
     # What a 5 s sampling can see at all: a condition that lasts two of its ticks.
     lasting = {i for i, f in base.items() if base_until[i] - f.since_wall >= 2 * interval + 1}
