@@ -6,15 +6,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sessiondata import CHUNK, LIVE_TICKS, flapping_ticks, four_source_ticks, record_live
+from sessiondata import (
+    CHUNK,
+    FLAP_OPENS,
+    LIVE_TICKS,
+    flapping_ticks,
+    four_source_ticks,
+    record_live,
+)
 
 import replmon.engine
+from replmon.engine import Update
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for, open_recording
+from replmon.session.rerun import Rerun
 from replmon.testing.real_ticks import loop_ticks
-
-FLAP_OPENS = replmon.engine.FLAP_OPENS
-"""The engine's own flap detection, read before any test patches it."""
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +38,20 @@ def flap_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for t in flapping_ticks():
             w.write(t)
     return path
+
+
+@pytest.fixture(scope="session")
+def flap_run(flap_recording: Path) -> list[Update]:
+    """Today's checks run over ``flap_recording`` from its first tick, in this process
+    (``Rerun``, one worker), with the engine's own flap detection: what test_rerun holds
+    its parallel re-runs to, and test_cursor its seeks (the same 1,200 ticks decoded and
+    observed, ~1.2 s of CPU, once for both: they share the xdist group "flap_recording").
+    Read only."""
+    with pytest.MonkeyPatch.context() as mp, open_recording(flap_recording) as rec:
+        mp.setattr(replmon.engine, "FLAP_OPENS", FLAP_OPENS)
+        ups = list(Rerun(rec, entry_points=False, workers=1))
+        assert rec.problems == []
+        return ups
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import pytest
 
+import replmon.engine
 from replmon.engine import build_engine
 from replmon.model.drbd import DrbdSample
 from replmon.model.tick import Tick
@@ -22,6 +23,9 @@ from replmon.sources.drbd_parse import parse_proc_drbd
 from replmon.testing.real_ticks import loop_ticks, with_drbd
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FLAP_OPENS = replmon.engine.FLAP_OPENS
+"""The engine's own flap detection, read before any test patches it (this module is
+imported by conftest)."""
 
 
 def lab_ticks() -> list[Tick]:

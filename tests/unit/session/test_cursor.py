@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replmon.engine import build_engine
+from replmon.engine import Update, build_engine
 from replmon.model.findings import Finding
 from replmon.session.cursor import ReplayCursor, intact_before
 from replmon.session.recording import open_recording
@@ -89,11 +89,13 @@ def test_intact_before_is_the_ticks_before_the_position() -> None:
 
 
 @pytest.mark.xdist_group("flap_recording")  # test_rerun's worker: the recording is there
-def test_seek_in_a_long_recording_warms_on_the_window_before(flap_recording: Path) -> None:
+def test_seek_in_a_long_recording_warms_on_the_window_before(
+        flap_recording: Path, flap_run: list[Update]) -> None:
     """1,200 ticks with a DRBD peer flapping and down from 540 to 700 (test_rerun's
-    recording): a seek past the 300-tick window shows what the run from tick 0 shows."""
+    recording): a seek past the 300-tick window shows what the run from tick 0 shows
+    (conftest's ``flap_run``: the one test_rerun holds its parallel re-runs to)."""
     path = flap_recording
-    want = sequential(path)
+    want = [u.open for u in flap_run]
     with open_recording(path) as rec:
         cur = ReplayCursor(rec, lambda: build_engine(entry_points=False))
         for i in (650, 1199, 400, 899, 301, 700, 650):
