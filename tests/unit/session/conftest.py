@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sessiondata import (
     CHUNK,
     FLAP_OPENS,
     LIVE_TICKS,
+    dump,
     flapping_ticks,
     four_source_ticks,
     record_live,
@@ -85,3 +87,21 @@ def live_copy(tmp_path_factory: pytest.TempPathFactory
         return made[sample]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def live_observed(flap_live: Path) -> tuple[list[tuple[int, Any]], list[Any]]:
+    """``flap_live`` re-run with its recorded thresholds observing every tick again
+    (``Rerun``, stored=False, one worker) without flap detection: (index, ``dump``) of
+    each tick's Update, and the engine's open findings and history at the end (as
+    ``model_dump``s). test_stored_observations holds its stored re-runs to it, and
+    test_changes its ``changes`` observed again without flap detection (one run, ~0.7 s
+    of CPU, for both). Read only."""
+    with pytest.MonkeyPatch.context() as mp, open_recording(flap_live) as rec:
+        mp.setattr(replmon.engine, "FLAP_OPENS", 10**9)
+        every = Rerun(rec, entry_points=False, workers=1, stored=False)
+        full = [(i, dump(u)) for i, u in every.indexed()]
+        ends = [[f.model_dump() for f in every.engine.open_findings],
+                [f.model_dump() for f in every.engine.history]]
+        assert rec.problems == []
+        return full, ends

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import pytest
 
 import replmon.engine
-from replmon.engine import build_engine
+from replmon.engine import Update, build_engine
 from replmon.model.drbd import DrbdSample
 from replmon.model.tick import Tick
 from replmon.session import RecordingWriter, meta_for
@@ -71,6 +71,13 @@ def record_live(path: Path, ticks: list[Tick], chunk: int = CHUNK,
         for t in ticks:
             w.write(t, engine.feed(t))
     return path
+
+
+def dump(u: Update) -> tuple[Any, ...]:
+    """What the re-run tests compare of an Update: seq, wall, the findings open, opened
+    and closed."""
+    return (u.seq, u.wall, [f.model_dump() for f in u.open],
+            [f.model_dump() for f in u.opened], [f.model_dump() for f in u.closed])
 
 
 def of_sample(stem: str) -> pytest.MarkDecorator:

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiondata import LIVE_TICKS, SHARES_LIVE
-from test_rerun import dump
+from sessiondata import LIVE_TICKS, SHARES_LIVE, dump
 
 import replmon.output.report as report_module
 from replmon.output.html_report import html_report
@@ -39,15 +38,20 @@ def live(flap_live: Path) -> Path:
     return flap_live
 
 
-def _both(path: Path, settings: dict[str, Any] | None, stored: bool
+def _both(path: Path, settings: dict[str, Any] | None, stored: bool,
+          every_tick: tuple[list[tuple[int, Any]], list[Any]] | None = None
           ) -> tuple[list[tuple[int, Any]], list[tuple[int, Any]], list[Any]]:
     """(every tick's (index, Update dump), ``changes``' (index, Update dump), the two
-    engines' open findings and history at the end)."""
+    engines' open findings and history at the end). ``every_tick``: the first and the
+    first engine's end, made already (conftest's ``live_observed``)."""
     with open_recording(path) as rec:
-        every = Rerun(rec, settings, entry_points=False, stored=stored)
-        full = [(i, dump(u)) for i, u in every.indexed()]
-        ends = [[f.model_dump() for f in every.engine.open_findings],
-                [f.model_dump() for f in every.engine.history]]
+        if every_tick is None:
+            every = Rerun(rec, settings, entry_points=False, stored=stored)
+            full = [(i, dump(u)) for i, u in every.indexed()]
+            ends = [[f.model_dump() for f in every.engine.open_findings],
+                    [f.model_dump() for f in every.engine.history]]
+        else:
+            full, ends = every_tick[0], list(every_tick[1])
         sparse = Rerun(rec, settings, entry_points=False, stored=stored)
         given = [(i, dump(u)) for i, u in sparse.changes()]
         ends += [[f.model_dump() for f in sparse.engine.open_findings],
@@ -72,13 +76,15 @@ and close instead of staying open flapping)."""
 @pytest.mark.parametrize(("which", "stored", "flap_opens"), CASES, ids=[
     f"{'stored' if s else 'observed-again'}-{w}-{'flap' if f == 3 else 'no-flap'}-detection"
     for w, s, f in CASES])
-def test_changes_are_the_updates_of_every_tick(live: Path, which: str, stored: bool,
-                                               flap_opens: int,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_changes_are_the_updates_of_every_tick(
+        live: Path, live_observed: tuple[list[tuple[int, Any]], list[Any]], which: str,
+        stored: bool, flap_opens: int, monkeypatch: pytest.MonkeyPatch) -> None:
     import replmon.engine
 
     monkeypatch.setattr(replmon.engine, "FLAP_OPENS", flap_opens)
-    full, given, ends = _both(live, SETTINGS[which], stored)
+    # observed again without flap detection, every tick: test_stored_observations' too
+    made = live_observed if (which, stored, flap_opens) == ("recorded", False, 10**9) else None
+    full, given, ends = _both(live, SETTINGS[which], stored, made)
     at = dict(full)
     assert len(full) == TICKS
     assert all(at[i] == u for i, u in given)  # each Update given is that tick's

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiondata import CHUNK, FLAP_OPENS, TICKS
+from sessiondata import CHUNK, FLAP_OPENS, TICKS, dump
 
 from replmon.engine import Update
 from replmon.session import open_recording
@@ -34,11 +34,6 @@ def run(path: Path, workers: int) -> tuple[list[Any], list[str]]:
     with open_recording(path) as rec:
         ups = list(Rerun(rec, entry_points=False, workers=workers))
         return [dump(u) for u in ups], list(rec.problems)
-
-
-def dump(u: Update) -> tuple[Any, ...]:
-    return (u.seq, u.wall, [f.model_dump() for f in u.open],
-            [f.model_dump() for f in u.opened], [f.model_dump() for f in u.closed])
 
 
 @pytest.mark.parametrize("flap_opens", [3, 10**9], ids=["flap-detection", "no-flap-detection"])

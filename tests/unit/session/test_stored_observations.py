@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiondata import CHUNK, LIVE_TICKS, SHARES_LIVE, flapping_ticks, record_live
-from test_rerun import dump
+from sessiondata import CHUNK, LIVE_TICKS, SHARES_LIVE, dump, flapping_ticks, record_live
 
 from replmon.engine import build_engine
 from replmon.session import RecordingWriter, meta_for, open_recording
@@ -70,12 +69,11 @@ def live(flap_live: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def observed(live: Path) -> list[Any]:
-    """``live`` re-run observing every tick again (what each stored re-run must equal),
-    worked out once for the module's tests."""
-    again, problems = run(live, stored=False)
-    assert problems == []
-    return again
+def observed(live_observed: tuple[list[tuple[int, Any]], list[Any]]) -> list[Any]:
+    """``live`` re-run observing every tick again without flap detection (what each
+    stored re-run must equal): conftest's ``live_observed``, worked out once for the
+    module's tests and test_changes'."""
+    return [u for _, u in live_observed[0]]
 
 
 def _frame_at(data: bytes, kind: bytes, index: int) -> int:
