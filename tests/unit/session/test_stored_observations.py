@@ -333,7 +333,7 @@ def test_a_derive_writer_stores_no_observations(tmp_path: Path) -> None:
     """Ticks fed to the engine without rates and written with rates="derive": the reader
     derives rates the engine never saw, so their observations must not be stored (the
     day bench once reused them and disagreed with the observed-again run)."""
-    ticks = list(loop_ticks(flapping_ticks()[:400], 400))  # no rates attached
+    ticks = flapping_ticks()[:400]  # no rates attached (as loop_ticks(them, 400) gave them)
     engine = build_engine(entry_points=False)
     path = tmp_path / "derive.rmrec"
     with RecordingWriter(path, meta_for(interval=1.0), chunk_ticks=CHUNK, rates="derive") as w:
