@@ -286,10 +286,17 @@ def test_a_file_without_gauges_is_observed_again(tmp_path: Path) -> None:
                                                             settings=settings)
 
 
-OTHER_THRESHOLDS_ON = {"replica_lag_growing", "redis_link_down_full_resync",
+OTHER_THRESHOLDS_ON = {"replica_sql_stopped", "redis_link_down_full_resync",
                        "drbd_peer_disconnected"}
 """The sessions re-checked with other thresholds too (~3 s of CPU each): one whose lag
-the changed pair_lag judges, one of Redis, one of DRBD."""
+the changed pair_lag judges (the SQL thread stopped: its lag grows), one of Redis, one of
+DRBD. Each must be one of SAMPLES (test_the_sessions_re_checked_are_looped)."""
+
+
+def test_the_sessions_re_checked_are_looped() -> None:
+    """A name in OTHER_THRESHOLDS_ON that is not looped is a re-check that never runs
+    (replica_lag_growing was, until 2026-12-06)."""
+    assert {p.stem for p in SAMPLES} >= OTHER_THRESHOLDS_ON
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
