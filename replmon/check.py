@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar, cast
@@ -112,11 +114,27 @@ __all__ = [
 ]
 
 
+SOURCE_FILES: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
+"""Each Thresholds subclass's module file, noted as the class is made: where
+replmon.output.checkdoc reads its fields' docstrings (a check loaded from a file need not
+stay in sys.modules)."""
+
+
 class Thresholds(BaseModel):
     """Per-check settings; a check subclasses it with its own limits (one docstring each,
     with the unit). All of them can be set in the TOML config under ``[checks.<id>]``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    # (the fields' docstrings are read by replmon.output.checkdoc when it writes the
+    # checks' reference, not by pydantic as each subclass is made: use_attribute_docstrings
+    # cost every process that loads the checks ~17 ms)
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if file:
+            SOURCE_FILES[cls] = file
 
     enabled: bool = True
     """Run this check at all."""

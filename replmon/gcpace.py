@@ -71,13 +71,13 @@ def start() -> None:
 def drop_source_lines() -> None:
     """Empty ``linecache`` of the source files it read from disk (#56, memory).
 
-    pydantic reads the fields' docstrings (``use_attribute_docstrings``: the checks'
-    thresholds, which the checks' reference prints) from each class's module source,
-    through ``inspect`` and ``linecache``, which keeps every such file's lines for the
-    process's life: ~1 MB of strings by the time the command starts (the checks,
-    check.py; replmon/model too while its Structs read theirs), read again only to print
-    a traceback. Entries not from a file (no
-    modification time: source registered by generated code) are kept."""
+    ``linecache`` keeps every source file read through it (``inspect``, a warning
+    shown, pydantic's ``use_attribute_docstrings``) for the process's life, read again
+    only to print a traceback: ~1 MB of strings by the time the command started while
+    the model's Structs and the checks' thresholds had pydantic read their fields'
+    docstrings (neither does since 2026-12-06: empty after start-up, measured); a check
+    plugin's own models may still. Entries not from a file (no modification time: source
+    registered by generated code) are kept."""
     for name, entry in list(linecache.cache.items()):
         if len(entry) == 4 and entry[1] is not None:
             del linecache.cache[name]

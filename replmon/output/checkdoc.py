@@ -9,9 +9,13 @@ A test compares the committed file with this output; another runs the worked exa
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
+from pathlib import Path
 from typing import Any
 
-from replmon.check import Check
+from replmon.check import SOURCE_FILES, Check, Thresholds
 
 HEAD = """\
 # Checks
@@ -421,6 +425,50 @@ def _causes(c: Check[Any], checks: list[Check[Any]]) -> str:
             "replmon/model/incidents.py):\n\n" + "".join(out))
 
 
+def field_docs(cls: type[Thresholds]) -> dict[str, str]:
+    """The docstring under each field of a check's thresholds ``cls`` and of the
+    Thresholds classes it inherits from (a subclass's own wins), read from their source.
+    Read here, when the reference is written, not by pydantic as each class is made
+    (``use_attribute_docstrings``: ~17 ms of every process that loads the checks)."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        node = _class_node(klass) if issubclass(klass, Thresholds) else None
+        body = node.body if node is not None else []
+        for field, after in zip(body, body[1:], strict=False):
+            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[field.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
+def _class_node(klass: type) -> ast.ClassDef | None:
+    """``klass``'s definition in its module's source (SOURCE_FILES, else where
+    ``inspect`` finds it); None without one."""
+    try:
+        file = SOURCE_FILES.get(klass) or inspect.getsourcefile(klass)
+    except TypeError:  # defined in no file
+        return None
+    tree = _tree(file) if file else None
+    node: ast.ClassDef | None = None
+    scope = tree.body if tree is not None else []
+    for name in klass.__qualname__.split("."):
+        node = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == name),
+                    None)
+        if node is None:
+            return None
+        scope = node.body
+    return node
+
+
+@functools.cache
+def _tree(file: str) -> ast.Module | None:
+    try:
+        return ast.parse(Path(file).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
 def render(checks: list[Check[Any]]) -> str:
     parts = [HEAD, "| check | reads | what it flags |\n|---|---|---|\n"]
     for c in checks:
@@ -429,8 +477,9 @@ def render(checks: list[Check[Any]]) -> str:
     for c in checks:
         parts.append(f"\n## {c.id}\n\n{c.doc}\n\n")
         parts.append("| setting | default | meaning |\n|---|---|---|\n")
+        docs = field_docs(c.thresholds)
         for name, field in c.thresholds.model_fields.items():
-            desc = " ".join((field.description or "").split())
+            desc = " ".join(docs.get(name, "").split())
             parts.append(f"| `{name}` | {_default(field.default)} | {desc} |\n")
         parts.append(_causes(c, checks))
     parts.append(WRITING)
