@@ -125,10 +125,13 @@ def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str,
           entered: dict[float, float]) -> None:
     eng = build_engine({"writes_refused": {"switch_hold": SWITCH_HOLD_S}}, entry_points=False)
     timeline: list[tuple[float, dict[str, tuple[Severity, str]]]] = []
+    sources: dict[float, str] = {}  # tick wall -> the primary's MySQL and Redis sources
     for t in ticks:
         upd = eng.feed(t)
         timeline.append((t.wall, {f.key: (f.severity, f.title) for f in upd.open
                                   if f.check == "writes_refused"}))
+        sources[t.wall] = f"mysql {t.primary.mysql.status.state.name.lower()}, " \
+                          f"redis {t.primary.redis.status.state.name.lower()}"
     first_on = marks[0][0]
     before = [keys for wall, keys in timeline if wall < first_on]
     assert [k for k in before if k] == [], product  # quiet under the load
@@ -137,8 +140,12 @@ def judge(ticks: list[Tick], marks: list[tuple[float, float]], product: str,
         for _, key, words in round_:
             crit = [(wall, keys[key][1]) for wall, keys in timeline if on <= wall <= off + 1
                     and keys.get(key, (None,))[0] is Severity.CRITICAL]
-            assert crit, (product, key, [(round(w - on, 1), k) for w, k in timeline
-                                         if on - 1 <= w <= off + OFF_S])
+            # (a string, which pytest prints whole: each tick of the round, its sources'
+            # states and the findings open, to tell a late finding from unread counters)
+            assert crit, f"{product} {key}: no critical finding in the round\n" + "\n".join(
+                f"{w - on:+5.1f} s  {sources[w]}  "
+                f"{sorted((k, sev.name) for k, (sev, _) in keys.items())}"
+                for w, keys in timeline if on - 1 <= w <= off + OFF_S)
             wall, title = crit[0]
             began = entered.get(on, on)  # (the stall's own span: from its start)
             assert wall - began <= 10.0, (product, key, wall - on, wall - began, title)
