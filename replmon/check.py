@@ -124,9 +124,7 @@ class Thresholds(BaseModel):
     """Per-check settings; a check subclasses it with its own limits (one docstring each,
     with the unit). All of them can be set in the TOML config under ``[checks.<id>]``."""
 
-    # (the fields' docstrings are read by replmon.output.checkdoc when it writes the
-    # checks' reference, not by pydantic as each subclass is made: use_attribute_docstrings
-    # cost every process that loads the checks ~17 ms)
+    # (the fields' docstrings: replmon.output.checkdoc.field_docs, from SOURCE_FILES)
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     @classmethod
