@@ -4,7 +4,8 @@
 
 Loops the lab's real ticks (tests/fixtures/ticks/lab_pair.jsonl, all four sources on
 both nodes, as bench_recording.py does) into N ticks and times ``Engine.observe`` over
-them in this process: CPU per tick of all enabled checks, and of each check alone.
+them in this process: CPU per tick of all enabled checks, and of each check alone, in
+the engine a live command builds.
 ``--baseline REF`` runs this same script against REF's code (a git worktree on the same
 interpreter, in the same run) and prints the ratio: #15's target is that its new checks
 add at most 15 % to the checks' CPU per tick. ``--added ID...`` compares this tree with
@@ -111,7 +112,7 @@ def measure(n: int, without: tuple[str, ...] = (), cold: bool = False,
     src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
     real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]
     ticks = with_binlog_readings(list(loop_ticks(four_sources(real), n)))
-    engine = build_engine({c: {"enabled": False} for c in without}, entry_points=False)
+    engine = _live(build_engine, {c: {"enabled": False} for c in without})
     how = "pre-built ticks" if cold else "each tick decoded just before"
     print(f"checks: {len(engine.checks)}, CPU per tick over {n} ticks "
           f"({how}): {_time(engine, ticks, cold):.0f} us")
@@ -121,8 +122,17 @@ def measure(n: int, without: tuple[str, ...] = (), cold: bool = False,
 
     every = [x.id for x in discover(entry_points=False)[0]]
     for c, _ in engine.checks:
-        one = build_engine({k: {"enabled": k == c.id} for k in every}, entry_points=False)
+        one = _live(build_engine, {k: {"enabled": k == c.id} for k in every})
         print(f"  {c.id:24} {_time(one, ticks[: n // 5], cold):6.1f} us")
+
+
+def _live(build_engine: Any, settings: dict[str, Any]) -> Any:
+    """The engine a live command builds (its older ticks' parts packed:
+    replmon/model/packed.py), or a tree's from before ``build_engine(live=...)``."""
+    try:
+        return build_engine(settings, entry_points=False, live=True)
+    except TypeError:
+        return build_engine(settings, entry_points=False)
 
 
 def _time(engine: Any, ticks: list[Any], cold: bool) -> float:

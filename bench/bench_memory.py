@@ -504,7 +504,11 @@ def held_once(n: int, interval: float, top: int = 0) -> None:
     texts = [t.model_copy(update={"interval": interval}).model_dump_json()
              for t in with_binlog_readings(list(loop_ticks(four_sources(real), n)))]
     del real
-    engine, lag = build_engine(entry_points=False), LagTracker()
+    try:  # a live command's engine (its older ticks' parts packed), as the collector feeds
+        engine = build_engine(entry_points=False, live=True)
+    except TypeError:  # a tree from before build_engine(live=...)
+        engine = build_engine(entry_points=False)
+    lag = LagTracker()
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.take_snapshot()

@@ -79,7 +79,7 @@ async def run_tui(config: Config, record: str | None = None) -> None:
     from replmon.tui.app import ReplmonApp
     from replmon.tui.feeds import live
 
-    engine = build_engine(config.checks)
+    engine = build_engine(config.checks, live=True)
     limit_arenas()  # before the collector's threads (replmon/malloc.py)
     # a --lab run's demo (cli imported it) says what it does on the screen; else no lab
     announce = getattr(sys.modules.get("replmon.lab.demo"), "ANNOUNCE", None)
@@ -111,7 +111,7 @@ async def run_plain(config: Config, *, count: int | None = None,
     limit_arenas()  # before the collector's threads (replmon/malloc.py)
     async with build_collector(config) as collector, \
             maybe_recorder(config, record, collector) as extra:
-        await Pipeline(collector.ticks(count), build_engine(config.checks),
+        await Pipeline(collector.ticks(count), build_engine(config.checks, live=True),
                        [*extra, PlainReader(sys.stdout), Paced()]).run()
 
 
@@ -134,7 +134,7 @@ async def run_record(config: Config, output: str, *, count: int | None,
     limit_arenas()  # before the collector's threads (replmon/malloc.py)
     async with build_collector(config) as collector, \
             maybe_recorder(config, output, collector, **rotation) as rec:
-        pipe = Pipeline(collector.ticks(count), build_engine(config.checks),
+        pipe = Pipeline(collector.ticks(count), build_engine(config.checks, live=True),
                         [*rec, FindingLog(), Paced()])  # full collections paced (#56)
         n = await pipe.run(stop=stop)
         log.info("stopping after %s", plural(n, "tick"))

@@ -126,7 +126,9 @@ def configure(checks: Iterable[Check[Any]],
 
 class Engine:
     def __init__(self, checks: Iterable[tuple[Check[Any], Thresholds]],
-                 failures: Iterable[LoadFailure] = ()) -> None:
+                 failures: Iterable[LoadFailure] = (), *, packed: bool = False) -> None:
+        """``packed``: keep the kept parts of ticks older than the last minute as bytes
+        (``windows.Thinner``): a live command's engine."""
         self.checks = [(c, th) for c, th in checks if th.enabled]
         self.failures = list(failures)
         self.window_s = max((c.window for c, _ in self.checks), default=1.0)
@@ -137,7 +139,7 @@ class Engine:
         Each check sees its own."""
         self._plan: list[tuple[Check[Any], Thresholds, int]] = []
         """(check, thresholds, its window in ticks at the current interval)."""
-        self._thinner = Thinner()
+        self._thinner = Thinner(packed)
         self._feeds: dict[str | None, Windows] = {
             service: Windows(self._thinner) for service in dict.fromkeys(
                 [None, *(c.service for c, _ in self.checks)])}
@@ -439,9 +441,10 @@ def _file_digest(path: str) -> bytes:
 
 
 def build_engine(settings: Mapping[str, Mapping[str, Any]] | None = None, *,
-                 entry_points: bool = True) -> Engine:
-    """The engine with every discovered check, configured from ``[checks.*]`` settings."""
+                 entry_points: bool = True, live: bool = False) -> Engine:
+    """The engine with every discovered check, configured from ``[checks.*]`` settings;
+    ``live``: a live command's, which runs for hours (``Engine``'s ``packed``)."""
     from replmon.plugins import discover
 
     checks, failures = discover(entry_points=entry_points)
-    return Engine(configure(checks, settings), failures)
+    return Engine(configure(checks, settings), failures, packed=live)

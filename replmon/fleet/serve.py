@@ -118,7 +118,7 @@ async def run_serve(fleet: Fleet, *, plain: bool = False, stop: asyncio.Event | 
     malloc.limit_arenas()  # before the I/O threads start (replmon/malloc.py)
     loop.set_default_executor(ThreadPoolExecutor(
         max_workers=_mysql_sources(fleet) + 8, thread_name_prefix="replmon-io"))
-    engines = [build_engine(p.config.checks) for p in fleet.pairs]  # ConfigError now
+    engines = [build_engine(p.config.checks, live=True) for p in fleet.pairs]  # ConfigError now
     groups = groups_of(fleet.opt_in)
     states = [PairState(p.name, p.config.interval, render=partial(render_pair, groups=groups),
                         links=causality(e.checks))

@@ -2,11 +2,13 @@
 with only those parts kept, and the engine keeps no more of older ticks than that.
 
 Each check with ``reads`` runs on every tick of every shipped recording and seed
-scenario twice: on whole ticks, and on ticks thinned to its own ``reads`` (all of them,
-the newest too: stricter than the engine, which keeps its newest ticks whole). The
-observations must be equal, and a part the check reads but does not name raises
-DroppedPartError. The inputs cover DRBD 8 and 9, MySQL replication stopped and lagging,
-Redis resyncs and memory, swapping, DRBD congestion and pair lag.
+scenario three times: on whole ticks, on ticks thinned to its own ``reads`` (all of them,
+the newest too: stricter than the engine, which keeps its newest ticks whole), and on
+those ticks packed (``replmon.model.packed``: their kept parts as bytes, read back on
+each access, as a live engine keeps its older ticks). The observations must be equal,
+and a part the check reads but does not name raises DroppedPartError. The inputs cover
+DRBD 8 and 9, MySQL replication stopped and lagging, Redis resyncs and memory, swapping,
+DRBD congestion and pair lag.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Any
 import pytest
 
 from replmon.check import Check, Thresholds, Window, span_ticks
-from replmon.engine import Engine
+from replmon.engine import Engine, build_engine
 from replmon.model.findings import Observation, Severity
+from replmon.model.packed import PackedPart, pack
 from replmon.model.parts import PARTS, DroppedPart, DroppedPartError, kept_parts, thin
 from replmon.model.tick import Tick
 from replmon.plugins import discover
@@ -62,6 +65,7 @@ def test_a_check_sees_the_same_on_ticks_thinned_to_its_reads(check: Check[Any]) 
     inputs = _inputs()
     for name, ticks in inputs:
         thinned = [thin(t, keep) for t in ticks]
+        packed = [pack(t) for t in thinned]
         n = span_ticks(check.window, ticks[0].interval)
         for i in range(len(ticks)):
             lo = max(0, i + 1 - n)
@@ -71,6 +75,8 @@ def test_a_check_sees_the_same_on_ticks_thinned_to_its_reads(check: Check[Any]) 
             except DroppedPartError as e:
                 pytest.fail(f"{check.id} on {name} tick {i}: {e}")
             assert part == whole, f"{check.id} on {name} tick {i}"
+            assert check.evaluate(Window(packed[lo:i + 1]), th) == whole, \
+                f"{check.id} on {name} tick {i}, packed"
             compared += 1
             seen += len(whole)
     assert compared == sum(len(t) for _, t in inputs) > 900
@@ -167,7 +173,7 @@ def test_the_feeds_share_one_thinned_copy_of_each_old_tick() -> None:
     readers = [_service_reader("mysql", ("mysql",), 120.0),
                _service_reader("redis", ("redis.counters", "rates.redis"), 120.0),
                _service_reader("drbd", ("drbd",), 60.0), _short()]
-    engine = Engine([(c, Thresholds()) for c in readers])
+    engine = Engine([(c, Thresholds()) for c in readers], packed=True)
     for t in ticks[:100]:
         engine.observe(t)
     feeds = {s: f.ticks for s, f in engine._feeds.items()}
@@ -179,9 +185,47 @@ def test_the_feeds_share_one_thinned_copy_of_each_old_tick() -> None:
         assert old is redis[-back] is drbd[-back], back
         assert old is not ticks[100 - back] and old.seq == ticks[100 - back].seq
         assert isinstance(old.primary.host, DroppedPart)  # nobody reads it
-        assert old.primary.drbd is ticks[100 - back].primary.drbd  # kept, not copied
-        assert old.replica.redis is ticks[100 - back].replica.redis
+        # kept, as bytes (replmon.model.packed): read back equal
+        assert type(old.primary.drbd) is PackedPart
+        assert old.primary.drbd == ticks[100 - back].primary.drbd
+        assert old.replica.redis == ticks[100 - back].replica.redis
     assert mysql[-61] is redis[-61]
     for back in range(1, 11):  # the newest: whole, the tick fed
         assert mysql[-back] is drbd[-back] is ticks[100 - back]
     assert engine._thinner._tick is None  # the whole tick let go after the tick
+
+
+def test_a_live_engine_sees_the_same_with_its_old_parts_packed() -> None:
+    """A live command's engine keeps the kept parts of its ticks older than a minute as
+    bytes (``build_engine(live=True)``): every check observes the same at every tick of
+    every input as with them kept as records."""
+    compared = packed = 0
+    for name, ticks in _inputs():
+        live, plain = build_engine(entry_points=False, live=True), build_engine(entry_points=False)
+        for i, t in enumerate(ticks):
+            assert live.observe(t) == plain.observe(t), f"{name} tick {i}"
+            compared += 1
+        kept = live._feeds["redis"].ticks  # (the pair's own checks look back 60 s at most)
+        assert len(kept) <= 60 or type(kept[0].primary.redis) is PackedPart, name
+        packed += len(kept) > 60
+    assert compared > 900 and packed
+
+
+def test_a_live_engine_reads_no_packed_part_back_once_its_windows_are_full() -> None:
+    """What makes the bytes cheap: a check reads an old tick through its window's series
+    columns, filled when the tick was new; nothing decodes a packed part tick after tick
+    (the lab's real ticks looped into 10 minutes at 1 s: none opened after the first 6)."""
+    from replmon.model import packed
+    from replmon.testing.real_ticks import loop_ticks
+
+    path = Path(__file__).parent.parent / "fixtures" / "ticks" / "lab_pair.jsonl"
+    real = [Tick.model_validate_json(line) for line in path.read_text().splitlines()]
+    ticks = list(loop_ticks([t.model_dump(mode="json") for t in real], 600, rates=True))
+    engine = build_engine(entry_points=False, live=True)
+    for t in ticks[:360]:
+        engine.observe(t)
+    before = packed.opened
+    for t in ticks[360:]:
+        engine.observe(t)
+    assert type(engine._feeds["redis"].ticks[0].primary.redis) is PackedPart
+    assert packed.opened == before

@@ -1,0 +1,163 @@
+"""A thinned tick's kept parts held as bytes: what a live engine keeps of a tick older
+than the last minute.
+
+A thinned tick (``replmon.model.parts.thin``) still holds its kept samples and rates as
+records: the Redis sample and its counters (~60 Python objects a node), the DRBD states,
+the rates, each object a small block of Python's allocator, kept four minutes after the
+whole tick went. Nearly nothing reads them there: a check reads an old tick through its
+window's series columns, computed when the tick was new, and reads a kept part again
+only to fill a column first asked for later (a DRBD link that appeared) or to walk back
+through a resync. ``pack`` replaces each kept part by a ``PackedPart``: its record's
+field values as one msgpack array (a Redis sample ~600 bytes, a DRBD one ~180), decoded
+again when something reads it. What the engine and the true lag's tracker hold after
+900 of the lab's ticks (``bench/bench_memory.py held``): 5,964 -> 4,405 KiB at 1 s,
+97,751 -> 59,886 blocks; 1,223 -> 884 KiB at 5 s (a fleet's). Packing costs ~60 µs a
+tick; a re-run's short-lived engines do not pack.
+
+MySQL samples are not packed (``PACKED``): the true lag's tracker keeps the same fields
+of the same 300 s as records, which it walks back every tick (``replmon.truelag``).
+
+A ``PackedPart`` reads like its record (an attribute, a method, ``==``); the last one
+opened is kept decoded, so a getter that reads several fields of one part decodes it
+once. What the record held as a ``DroppedPart`` (a Redis sample's counters, when no long
+check names them) is a DroppedPart again when opened, and still raises on a read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import typing
+from typing import Any
+
+import msgspec
+
+from replmon.model.parts import SAMPLES, DroppedPart
+from replmon.model.tick import NodeTick, Tick
+
+_setattr = object.__setattr__
+_ENCODE = msgspec.msgpack.Encoder().encode
+
+opened = 0
+"""PackedParts decoded so far (benches and tests: how often old parts are read again)."""
+
+
+@functools.cache
+def _layout(cls: Any) -> tuple[tuple[str, ...], msgspec.msgpack.Decoder[Any]]:
+    """``cls``'s fields in order, and the decoder of their values packed as an array
+    (a record's own encoding is a map: its field names in every blob, half its bytes)."""
+    hints = typing.get_type_hints(cls)
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    row = msgspec.defstruct(f"{cls.__name__}Row", [(n, hints[n]) for n in names],
+                            array_like=True)
+    return names, msgspec.msgpack.Decoder(row)
+
+
+@functools.cache
+def _defaults(cls: Any) -> dict[str, Any]:
+    """Field -> a value of its type that stands for a DroppedPart while the record is
+    encoded (its default)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+class PackedPart:
+    """A record held as msgpack bytes until read: any attribute of the record (a field,
+    a method) is read from it decoded."""
+
+    __slots__ = ("_blob", "_cls", "_drops")
+    _blob: bytes
+    _cls: Any
+    _drops: tuple[tuple[str, DroppedPart], ...]
+    """The record's fields that were DroppedParts (encoded as their defaults)."""
+
+    def __init__(self, record: Any) -> None:
+        cls: Any = type(record)
+        names, _ = _layout(cls)
+        values = [getattr(record, f) for f in names]
+        drops = tuple((f, v) for f, v in zip(names, values, strict=True)
+                      if type(v) is DroppedPart)
+        if drops:
+            defaults = _defaults(cls)
+            values = [defaults[f] if type(v) is DroppedPart else v
+                      for f, v in zip(names, values, strict=True)]
+        _setattr(self, "_blob", _ENCODE(values))
+        _setattr(self, "_cls", cls)
+        _setattr(self, "_drops", drops)
+
+    def open(self) -> Any:
+        """The record, decoded (the same object again while no other part was opened)."""
+        global _last, opened
+        if _last[0] is self:
+            return _last[1]
+        names, decoder = _layout(self._cls)
+        row = decoder.decode(self._blob)
+        record = object.__new__(self._cls)
+        for f in names:
+            _setattr(record, f, getattr(row, f))
+        for f, dropped in self._drops:
+            _setattr(record, f, dropped)
+        opened += 1
+        _last = (self, record)
+        return record
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # introspection (copy, pickle, hasattr): not a field
+            raise AttributeError(name)
+        return getattr(self.open(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{self._cls.__name__} is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedPart):
+            other = other.open()
+        return bool(self.open() == other)
+
+    __hash__ = None  # type: ignore[assignment]  # as the records' (eq, not hashed)
+
+    def __repr__(self) -> str:
+        return f"PackedPart({self.open()!r})"
+
+    @property
+    def nbytes(self) -> int:
+        return len(self._blob)
+
+
+_last: tuple[PackedPart | None, Any] = (None, None)
+
+PACKED = ("host", "drbd", "redis")
+"""The samples packed (every kind's rates are). Not MySQL's: the true lag's tracker keeps
+the same MySQL samples' fields of the same 300 s as records (``replmon.truelag``: it walks
+them back every tick), so bytes of them would be held beside the records, not instead."""
+
+
+def _pack(value: Any) -> Any:
+    """``value`` packed when it is a record (None, a DroppedPart or a packed part: as is)."""
+    if value is None or type(value) is DroppedPart or type(value) is PackedPart:
+        return value
+    return PackedPart(value)
+
+
+def _pack_node(node: NodeTick) -> NodeTick:
+    changes: dict[str, Any] = {k: _pack(getattr(node, k)) for k in PACKED}
+    rates = node.rates
+    kept_rates = {k: _pack(v) for k in SAMPLES if type(v := getattr(rates, k)) is not DroppedPart}
+    if kept_rates:
+        changes["rates"] = type(rates)._replace(rates, kept_rates)
+    out: NodeTick = NodeTick._replace(node, changes)
+    return out
+
+
+def pack(tick: Tick) -> Tick:
+    """A copy of ``tick`` (a thinned one: ``thin``) whose nodes' samples and rates are
+    ``PackedPart``s; what was dropped stays a DroppedPart, None stays None. The tick's
+    and the nodes' own fields (seq, wall, roles, names) are as they were."""
+    out: Tick = Tick._replace(tick, {"primary": _pack_node(tick.primary),
+                                     "replica": _pack_node(tick.replica)})
+    return out
