@@ -75,12 +75,12 @@ class CaptureOnOpen(BaseReader):
 async def run_tui(config: Config, record: str | None = None) -> None:
     from replmon.engine import build_engine
     from replmon.factory import build_collector
-    from replmon.malloc import limit_arenas
+    from replmon.malloc import ONE_PAIR, limit_arenas
     from replmon.tui.app import ReplmonApp
     from replmon.tui.feeds import live
 
     engine = build_engine(config.checks, live=True)
-    limit_arenas()  # before the collector's threads (replmon/malloc.py)
+    limit_arenas(ONE_PAIR)  # before the collector's threads (replmon/malloc.py)
     # a --lab run's demo (cli imported it) says what it does on the screen; else no lab
     announce = getattr(sys.modules.get("replmon.lab.demo"), "ANNOUNCE", None)
     async with build_collector(config) as collector, \
@@ -105,10 +105,10 @@ async def run_plain(config: Config, *, count: int | None = None,
     from replmon.engine import build_engine
     from replmon.factory import build_collector
     from replmon.gcpace import Paced
-    from replmon.malloc import limit_arenas
+    from replmon.malloc import ONE_PAIR, limit_arenas
     from replmon.output.plain import PlainReader
 
-    limit_arenas()  # before the collector's threads (replmon/malloc.py)
+    limit_arenas(ONE_PAIR)  # before the collector's threads (replmon/malloc.py)
     async with build_collector(config) as collector, \
             maybe_recorder(config, record, collector) as extra:
         await Pipeline(collector.ticks(count), build_engine(config.checks, live=True),
@@ -124,14 +124,14 @@ async def run_record(config: Config, output: str, *, count: int | None,
     from replmon.engine import build_engine
     from replmon.factory import build_collector
     from replmon.gcpace import Paced
-    from replmon.malloc import limit_arenas
+    from replmon.malloc import ONE_PAIR, limit_arenas
     from replmon.output.plain import FindingLog
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    limit_arenas()  # before the collector's threads (replmon/malloc.py)
+    limit_arenas(ONE_PAIR)  # before the collector's threads (replmon/malloc.py)
     async with build_collector(config) as collector, \
             maybe_recorder(config, output, collector, **rotation) as rec:
         pipe = Pipeline(collector.ticks(count), build_engine(config.checks, live=True),

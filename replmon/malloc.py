@@ -12,8 +12,8 @@ between live blocks stays resident. At 200 pairs (5 s, 30 minutes), 147 MB of se
 ``limit_arenas`` caps them at ``ARENAS`` (mallopt M_ARENA_MAX, what MALLOC_ARENA_MAX=2
 does for a process started with it): the threads share them, so the memory one thread's
 blocks leave free is reused by the next blocks of any thread. The screen, ``--plain`` and
-``record`` cap them too (one pair: pymysql's reads in worker threads, the recorder's
-thread), before their collector starts its threads (replmon/commands.py).
+``record`` cap them at ``ONE_PAIR`` (one pair: pymysql's reads in worker threads, the
+recorder's thread), before their collector starts its threads (replmon/commands.py).
 
 ``trim`` hands the free pages inside glibc's heaps back to the kernel (``malloc_trim``):
 the screen, ``record`` and ``--plain`` call it after each paced full collection
@@ -29,7 +29,13 @@ from __future__ import annotations
 import ctypes
 
 ARENAS = 2
-"""Arenas for the whole process (glibc's default: up to 8 per core)."""
+"""Arenas for the whole process (glibc's default: up to 8 per core): ``serve``'s."""
+ONE_PAIR = 1
+"""Arenas for a one-pair command (the screen, ``--plain``, ``record``): its few threads
+(the MySQL reads' workers, the recorder's writer) allocate under the GIL anyway, and with
+the main heap their only arena, what they free is reused by the event loop's blocks and
+the other way round. ``record``'s RSS 0.2-0.4 MB lower at every minute from the fifth,
+in two runs side by side with 2 (docs/benchmarks.md, #56)."""
 M_ARENA_MAX = -8
 """mallopt's parameter number for the arena limit (malloc.h)."""
 

@@ -18,6 +18,8 @@ import ctypes, os, sys, threading
 from replmon import malloc
 if sys.argv[1] == "capped":
     assert malloc.limit_arenas()
+elif sys.argv[1] == "one pair":
+    assert malloc.limit_arenas(malloc.ONE_PAIR)
 keep = []
 ready = threading.Barrier(8)
 def work():
@@ -45,6 +47,7 @@ def arenas(mode: str) -> int:
 
 def test_eight_threads_share_two_arenas_with_the_cap() -> None:
     assert arenas("capped") <= malloc.ARENAS < arenas("default")
+    assert arenas("one pair") == malloc.ONE_PAIR == 1  # the main heap only
 
 
 TRIM = r"""
