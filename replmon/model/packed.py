@@ -93,8 +93,9 @@ class PackedPart:
     def open(self) -> Any:
         """The record, decoded (the same object again while no other part was opened)."""
         global _last, opened
-        if _last[0] is self:
-            return _last[1]
+        last = _last  # (one read: another thread may open another part meanwhile)
+        if last[0] is self:
+            return last[1]
         names, decoder = _layout(self._cls)
         row = decoder.decode(self._blob)
         record = object.__new__(self._cls)
