@@ -54,8 +54,13 @@ def change(prev: Any, cur: Any) -> Any:
         out = {}
         for k, v in cur.items():
             p = prev[k]
-            if type(p) is type(v) and (p is v or (type(v) not in _NESTED and p == v)):
-                continue  # (the common case, without a call)
+            tv = type(v)
+            if type(p) is tv:
+                if p is v or (tv not in _NESTED and p == v):
+                    continue  # (the common case, without a call)
+                if tv is int:
+                    out[k] = v - p  # a counter's difference, without a call
+                    continue
             d = change(p, v)
             if d is not SAME:
                 out[k] = d
@@ -87,9 +92,20 @@ def apply(prev: Any, d: Any) -> Any:
     if type(d) is dict:
         if type(prev) is dict:
             for k, v in d.items():
-                if k not in prev:
-                    raise ValueError(f"a change names {k!r}, which the previous tick lacks")
-                prev[k] = apply(prev[k], v)
+                try:
+                    p = prev[k]
+                except KeyError:
+                    raise ValueError(
+                        f"a change names {k!r}, which the previous tick lacks") from None
+                tv = type(v)
+                # the leaves inline (most of a tick's changes): a counter's difference,
+                # a new string, float, bool or null; objects and [value] recurse
+                if tv is int:
+                    prev[k] = p + v if type(p) is int else v
+                elif tv is dict or tv is list:
+                    prev[k] = apply(p, v)
+                else:
+                    prev[k] = v
             return prev
         if type(prev) is list:
             for k, v in d.items():
