@@ -340,8 +340,8 @@ async def test_graphs_at_80_columns_keep_every_chart_named() -> None:
 
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
-    """Nothing frozen, as in a replmon process (conftest's ``_frozen_heap`` undone for the
-    test, and done again after it)."""
+    """Nothing frozen, as in a replmon process (tests/conftest.py's ``_freeze_heap``
+    undone for the test, and done again after it)."""
     import gc
 
     gc.unfreeze()
@@ -377,7 +377,7 @@ async def test_full_garbage_collections_are_paced_by_the_screen_and_restored_on_
 
 def test_a_process_that_froze_its_own_heap_keeps_its_freezing() -> None:
     """A process that froze objects itself (this test worker: conftest's
-    ``_frozen_heap``) keeps them frozen through a screen, and no more: the screen neither
+    ``_freeze_heap``) keeps them frozen through a screen, and no more: the screen neither
     freezes on top nor unfreezes on exit; its full passes are still paced."""
     import gc
 

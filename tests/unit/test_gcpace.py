@@ -91,5 +91,9 @@ def test_a_reader_closed_before_its_first_tick_changes_nothing() -> None:
     before, frozen = gc.get_threshold(), gc.get_freeze_count()
     paced = gcpace.Paced()
     paced.close()
-    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+    # nothing frozen on top, nothing unfrozen: the count only drops by the frozen objects
+    # that died meanwhile (the worker's heap is frozen: tests/conftest.py; 2 of ~712,000
+    # did between two readings here in a suite run)
+    assert gc.get_threshold() == before
+    assert frozen * 0.99 <= gc.get_freeze_count() <= frozen, (gc.get_freeze_count(), frozen)
     assert paced.passes == 0
