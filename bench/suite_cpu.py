@@ -11,15 +11,17 @@ alike. As a pytest plugin (``-p suite_cpu``) this module writes, for each test, 
 line per worker: its node id, the CPU its worker process spent in it (setup, call and
 teardown), the CPU its worker's process tree spent meanwhile (lab servers, ``python -m
 replmon`` runs, re-run workers: live descendants' own time and what the worker and they
-reaped), and its wall time. A lab started in a test's setup counts to that test; a
-process that left the tree (a daemon) is not counted. Run as a script it sums the lines
-by file and lists the largest tests.
+reaped), its wall time, and the CPU its worker spent in Python's cyclic collector
+meanwhile (gc.callbacks). A lab started in a test's setup counts to that test; a process
+that left the tree (a daemon) is not counted. Run as a script it sums the lines by file
+and lists the largest tests.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import json
 import os
 import time
@@ -28,6 +30,15 @@ from typing import IO, Any
 
 TICK = os.sysconf("SC_CLK_TCK")
 _out: IO[str] | None = None
+_gc = {"since": 0.0, "total": 0.0}
+"""CPU seconds in the cyclic collector: the running pass's start, and the sum so far."""
+
+
+def _gc_timer(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _gc["since"] = time.process_time()
+    else:
+        _gc["total"] += time.process_time() - _gc["since"]
 
 
 def _stat(pid: str) -> tuple[int, int, int]:
@@ -79,12 +90,14 @@ if pytest is not None:
             where = Path(os.environ.get("SUITE_CPU_DIR", "/tmp/suite-cpu"))
             where.mkdir(parents=True, exist_ok=True)
             _out = open(where / f"cpu-{os.getpid()}.jsonl", "a")  # noqa: SIM115 - per worker
+            gc.callbacks.append(_gc_timer)
         own, tree = _cpu()
-        wall = time.monotonic()
+        wall, in_gc = time.monotonic(), _gc["total"]
         yield
         own2, tree2 = _cpu()
         _out.write(json.dumps([item.nodeid, round(own2 - own, 3), round(tree2 - tree, 3),
-                               round(time.monotonic() - wall, 3)]) + "\n")
+                               round(time.monotonic() - wall, 3),
+                               round(_gc["total"] - in_gc, 3)]) + "\n")
         _out.flush()
 
 
@@ -93,19 +106,23 @@ def summarize(where: Path, top: int) -> None:
             for line in f.read_text().splitlines() if line]
     own = sum(r[1] for r in rows)
     tree = sum(r[2] for r in rows)
-    print(f"{len(rows)} tests: {own:.0f} s of CPU in the workers, {tree:.0f} s in their "
-          f"process trees (servers, commands, re-run workers)")
+    in_gc = sum(r[4] for r in rows if len(r) > 4)
+    print(f"{len(rows)} tests: {own:.0f} s of CPU in the workers ({in_gc:.1f} s of it in "
+          f"the cyclic collector), {tree:.0f} s in their process trees (servers, commands, "
+          f"re-run workers)")
     by_file: collections.Counter[str] = collections.Counter()
     by_file_tree: collections.Counter[str] = collections.Counter()
-    for nodeid, o, t, _ in rows:
+    by_file_gc: collections.defaultdict[str, float] = collections.defaultdict(float)
+    for nodeid, o, t, *rest in rows:
         path = nodeid.split("::")[0]
         by_file[path] += o + t
         by_file_tree[path] += t
-    print(f"\n{'CPU s':>7} {'of it tree':>10}  file")
+        by_file_gc[path] += rest[1] if len(rest) > 1 else 0.0
+    print(f"\n{'CPU s':>7} {'of it tree':>10} {'in gc':>6}  file")
     for path, cpu in by_file.most_common(top):
-        print(f"{cpu:7.1f} {by_file_tree[path]:10.1f}  {path}")
+        print(f"{cpu:7.1f} {by_file_tree[path]:10.1f} {by_file_gc[path]:6.1f}  {path}")
     print(f"\n{'own s':>7} {'tree s':>7} {'wall s':>7}  test")
-    for nodeid, o, t, w in sorted(rows, key=lambda r: -(r[1] + r[2]))[:top]:
+    for nodeid, o, t, w, *_ in sorted(rows, key=lambda r: -(r[1] + r[2]))[:top]:
         print(f"{o:7.2f} {t:7.2f} {w:7.2f}  {nodeid[:110]}")
 
 
