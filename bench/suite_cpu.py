@@ -101,23 +101,29 @@ if pytest is not None:
         _out.flush()
 
 
+def _in_gc(row: list[Any]) -> float:
+    """A row's seconds in the collector (rows written before it was timed have none)."""
+    return row[4] if len(row) > 4 else 0.0
+
+
 def summarize(where: Path, top: int) -> None:
     rows = [json.loads(line) for f in sorted(where.glob("cpu-*.jsonl"))
             for line in f.read_text().splitlines() if line]
     own = sum(r[1] for r in rows)
     tree = sum(r[2] for r in rows)
-    in_gc = sum(r[4] for r in rows if len(r) > 4)
+    in_gc = sum(_in_gc(r) for r in rows)
     print(f"{len(rows)} tests: {own:.0f} s of CPU in the workers ({in_gc:.1f} s of it in "
           f"the cyclic collector), {tree:.0f} s in their process trees (servers, commands, "
           f"re-run workers)")
     by_file: collections.Counter[str] = collections.Counter()
     by_file_tree: collections.Counter[str] = collections.Counter()
     by_file_gc: collections.defaultdict[str, float] = collections.defaultdict(float)
-    for nodeid, o, t, *rest in rows:
+    for row in rows:
+        nodeid, o, t = row[:3]
         path = nodeid.split("::")[0]
         by_file[path] += o + t
         by_file_tree[path] += t
-        by_file_gc[path] += rest[1] if len(rest) > 1 else 0.0
+        by_file_gc[path] += _in_gc(row)
     print(f"\n{'CPU s':>7} {'of it tree':>10} {'in gc':>6}  file")
     for path, cpu in by_file.most_common(top):
         print(f"{cpu:7.1f} {by_file_tree[path]:10.1f} {by_file_gc[path]:6.1f}  {path}")
