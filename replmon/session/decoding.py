@@ -77,9 +77,11 @@ def decode_tick(index: int, record: bytes, tracker: RateTracker, update: bool = 
     stored = extra.get("r", {})
     nodes: dict[str, NodeTick] = {}
     for n in tick.nodes:
-        rates = tracker.rates(n)
-        if n.role in stored:
+        if n.role in stored:  # the recorder's own: the tracker only takes the samples
+            tracker.remember(n)
             rates = NodeRates.model_validate(stored[n.role])
+        else:
+            rates = tracker.rates(n)
         nodes[n.role] = n.model_copy(update={"rates": rates})
     tick = tick.model_copy(update=nodes)
     upd = (decode_update(tick.seq, extra["u"], tick.wall) if update and "u" in extra
