@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/bench_memory.py imports [--serve-seconds 5]
     .venv/bin/python bench/bench_memory.py live [--seconds 600] [--every 30]
-        [--tree NAME=DIR] [--env NAME:VAR=VAL] [--record-only] [--smaps]
+        [--tree NAME=DIR] [--env NAME:VAR=VAL] [--record-only] [--smaps] [--lab-minutes M]
     .venv/bin/python bench/bench_memory.py heap [--seconds 600] [--every 60]
-        [--from-minute M] [--record-only]
+        [--from-minute M] [--record-only] [--pools] [--lab-minutes M]
     .venv/bin/python bench/bench_memory.py held [--ticks 600] [--interval 1]
         [--baseline GITREF]
     .venv/bin/python bench/bench_memory.py census [--seconds 310] [--baseline GITREF]
@@ -30,7 +30,9 @@ recorder and the screen headless on a 160x50 virtual terminal; with ``--record-o
 ``replmon record``'s pipeline, no screen); tracemalloc from the
 first minute on (started earlier, it slows the imports ~10x), a snapshot every
 ``--every`` seconds, and what grew most between the first and the last, by traceback: a
-cache that grows with time shows there.
+cache that grows with time shows there. With ``--pools``, no tracing: pymalloc's pools by
+block size every ``--every`` seconds (``sys._debugmallocstats``), and the sizes that took
+pools from ``--from-minute`` on, with their blocks in use (held, or pages only).
 
 ``census``: what the engine's windows and the true lag's tracker hold after
 ``--seconds`` of the live collector on the lab (all sources, 1 s, the write load): the
@@ -311,6 +313,24 @@ def variants(args: argparse.Namespace) -> dict[str, dict[str, str]]:
     return out
 
 
+def age_lab(minutes: float) -> None:
+    """Let the lab run ``minutes`` under its write load before a monitor starts.
+
+    A fresh lab's servers are young: their uptimes and the counters that move about once
+    a second (Questions on a replica, Created_tmp_tables, Connections) pass 256 in their
+    first minutes, and a value up to 256 is Python's one shared small int while one above
+    is an int of its own (32 bytes) in every tick the windows keep; MariaDB's GTID
+    sequence numbers gain a digit (100,000 at ~5.5 min at 300 transactions a second). A
+    monitor started with the lab takes more blocks after minute 5, most likely for that
+    (``heap --pools``, minute 5 to 16: 3,628 more blocks of 32 bytes, an int's size,
+    against 1,242 with ``--lab-minutes 10``); a server that has been up a while is past
+    it (docs/benchmarks.md, 2026-12-07, day)."""
+    if minutes > 0:
+        print(f"the lab runs {minutes:g} min under its write load before the monitor starts",
+              flush=True)
+        time.sleep(minutes * 60)
+
+
 def live(args: argparse.Namespace) -> None:
     from bench_tui import start_in_tmux, tmux
 
@@ -320,6 +340,7 @@ def live(args: argparse.Namespace) -> None:
     replmon = str(Path(sys.executable).parent / "replmon")
     runs = variants(args)
     with Lab() as lab, WriteLoad(lab, rate=300), tempfile.TemporaryDirectory() as tmp:
+        age_lab(args.lab_minutes)
         cfg = Path(tmp) / "bench.toml"
         cfg.write_text(config_toml(lab))
         env = {**os.environ, "BENCH_MYSQL_PASSWORD": lab.monitor_password,
@@ -374,6 +395,7 @@ def heap(args: argparse.Namespace) -> None:
     from replmon.settings import pair_settings
 
     with Lab() as lab, WriteLoad(lab, rate=300), tempfile.TemporaryDirectory() as tmp:
+        age_lab(args.lab_minutes)
         cfg = Path(tmp) / "bench.toml"
         cfg.write_text(config_toml(lab))
         os.environ.update(BENCH_MYSQL_PASSWORD=lab.monitor_password,
@@ -406,7 +428,7 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
             stop = asyncio.Event()
             pipe = asyncio.create_task(Pipeline(collector.ticks(None), engine,
                                                 [*extra, FindingLog(), Paced()]).run(stop=stop))
-            await _traced(args)
+            await (_pools(args) if args.pools else _traced(args))
             stop.set()
             await pipe
             return
@@ -416,7 +438,7 @@ async def _heap_run(config: object, record: str, args: argparse.Namespace) -> No
         app = ReplmonApp(live_feed(collector), engine, readers=extra,
                          want_processlist=collector.want_processlist)
         async with app.run_test(size=(160, 50)) as pilot:
-            await _traced(args)
+            await (_pools(args) if args.pools else _traced(args))
             await pilot.press("q")
 
 
@@ -457,6 +479,63 @@ async def _traced(args: argparse.Namespace) -> None:
         for line in stat.traceback.format()[-6:]:
             print("      " + line)
     retained(last, args.top)
+
+
+POOL_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+ARENA_ROW = re.compile(r"^# (arenas [a-z ]+?|bytes in allocated blocks)\s*=\s*([\d,]+)\s*$")
+
+
+def malloc_stats() -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
+    """pymalloc's state now (``sys._debugmallocstats``, which writes to the C stderr):
+    per block size, (pools, blocks in use); and its arena counts and allocated bytes."""
+    with tempfile.TemporaryFile("w+") as out:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(out.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read()
+    sizes: dict[int, tuple[int, int]] = {}
+    totals: dict[str, int] = {}
+    for line in text.splitlines():
+        if m := POOL_ROW.match(line):
+            sizes[int(m[2])] = (int(m[3]), int(m[4]))
+        elif m := ARENA_ROW.match(line):
+            totals[m[1]] = int(m[2].replace(",", ""))
+    return sizes, totals
+
+
+async def _pools(args: argparse.Namespace) -> None:
+    """pymalloc's pools by block size every --every seconds, no tracing (so the windows
+    fill at the collector's own pace); then which sizes took pools from --from-minute on:
+    pools that grow with blocks in use are something held; pools that grow without them
+    are pages taken as the windows turn over (freed blocks scattered over more pools)."""
+    import asyncio
+
+    t0 = time.monotonic()
+    seen: list[tuple[float, float, dict[int, tuple[int, int]], dict[str, int]]] = []
+    print("  min  VmRSS MB  RssAnon MB  pools  arenas  allocated MB", flush=True)
+    while time.monotonic() - t0 < args.seconds:
+        await asyncio.sleep(args.every)
+        sizes, totals = malloc_stats()
+        minute = (time.monotonic() - t0) / 60
+        seen.append((minute, rss_mb(), sizes, totals))
+        print(f"{minute:5.1f} {seen[-1][1]:9.1f} {rss_mb(field='RssAnon'):11.1f} "
+              f"{sum(p for p, _ in sizes.values()):6} {totals['arenas allocated current']:7} "
+              f"{totals['bytes in allocated blocks'] / 2**20:13.2f}", flush=True)
+    first = next((s for s in seen if s[0] >= args.from_minute), seen[0])
+    last = seen[-1]
+    print(f"pools and blocks in use by block size, minute {first[0]:.1f} -> {last[0]:.1f} "
+          "(sizes whose pools changed):")
+    for size in sorted(set(first[2]) | set(last[2])):
+        a, b = first[2].get(size, (0, 0)), last[2].get(size, (0, 0))
+        if a[0] != b[0]:
+            print(f"  {size:4} B  pools {a[0]:5} -> {b[0]:5} ({b[0] - a[0]:+4})  "
+                  f"blocks {a[1]:8,} -> {b[1]:8,} ({b[1] - a[1]:+7,})")
 
 
 def retained(snap: object, top: int) -> None:
@@ -649,6 +728,8 @@ def main() -> None:
     p = sub.add_parser("imports")
     p.add_argument("--serve-seconds", type=float, default=5.0)
     p = sub.add_parser("live")
+    p.add_argument("--lab-minutes", type=float, default=0,
+                   help="minutes the lab runs under its load before the monitor starts")
     p.add_argument("--seconds", type=int, default=600)
     p.add_argument("--every", type=int, default=30)
     p.add_argument("--tree", action="append", default=[], metavar="NAME=DIR")
@@ -658,6 +739,8 @@ def main() -> None:
     p.add_argument("--smaps", action="store_true",
                    help="each sample's resident memory by kind of mapping (smaps_kb)")
     p = sub.add_parser("heap")
+    p.add_argument("--lab-minutes", type=float, default=0,
+                   help="minutes the lab runs under its load before the monitor starts")
     p.add_argument("--seconds", type=int, default=600)
     p.add_argument("--every", type=int, default=60)
     p.add_argument("--top", type=int, default=15)
@@ -665,6 +748,8 @@ def main() -> None:
                    help="first snapshot at this minute (what grows once the windows are full)")
     p.add_argument("--record-only", action="store_true",
                    help="the pipeline of `replmon record` (no screen)")
+    p.add_argument("--pools", action="store_true",
+                   help="no tracing: pymalloc's pools by block size (sys._debugmallocstats)")
     p = sub.add_parser("held")
     p.add_argument("--ticks", type=int, default=600)
     p.add_argument("--interval", type=float, default=1.0)
