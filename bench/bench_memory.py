@@ -513,7 +513,8 @@ async def _pools(args: argparse.Namespace) -> None:
     """pymalloc's pools by block size every --every seconds, no tracing (so the windows
     fill at the collector's own pace); then which sizes took pools from --from-minute on:
     pools that grow with blocks in use are something held; pools that grow without them
-    are pages taken as the windows turn over (freed blocks scattered over more pools)."""
+    are pages taken as the windows turn over (freed blocks scattered over more pools).
+    Read without a collection first: as the process runs (its paced full pass every 10 s)."""
     import asyncio
 
     t0 = time.monotonic()
@@ -527,6 +528,9 @@ async def _pools(args: argparse.Namespace) -> None:
         print(f"{minute:5.1f} {seen[-1][1]:9.1f} {rss_mb(field='RssAnon'):11.1f} "
               f"{sum(p for p, _ in sizes.values()):6} {totals['arenas allocated current']:7} "
               f"{totals['bytes in allocated blocks'] / 2**20:13.2f}", flush=True)
+    if not seen:
+        raise SystemExit(f"--seconds {args.seconds} ends before the first reading "
+                         f"(--every {args.every})")
     first = next((s for s in seen if s[0] >= args.from_minute), seen[0])
     last = seen[-1]
     print(f"pools and blocks in use by block size, minute {first[0]:.1f} -> {last[0]:.1f} "
