@@ -36,6 +36,7 @@ from replmon.model import gtid
 from replmon.model.base import SourceState
 from replmon.model.lag import LagFacts, MeasuredLag
 from replmon.model.mysql import BinlogStatus, MysqlSample, ReplicaChannel, version_tuple
+from replmon.model.parts import DroppedPart
 from replmon.model.tick import NodeTick, Role, Tick
 
 LAG_WINDOW_S = 300.0
@@ -164,6 +165,46 @@ def gtid_slave_pos_inserts(node: NodeTick, prev: NodeTick) -> float | None:
     return None if applied is None else applied / r.dt_s
 
 
+class BinlogMarks:
+    """Where each node's newest binlog reading is in a sliding window of ticks (what
+    ``PairView`` would otherwise look back for, through every tick of the window for a
+    node that never reads one), kept up as ticks are added: the engine's windows
+    (``replmon.windows``) and the true lag's tracker (``replmon.truelag``), whose older
+    ticks hold their MySQL samples as bytes."""
+
+    __slots__ = ("added", "at")
+
+    def __init__(self) -> None:
+        self.added = 0
+        """Ticks added since the windows were (re)filled."""
+        self.at: dict[str, tuple[BinlogStatus, int]] = {}
+        """Role -> its newest reading and the count of ticks added before its tick."""
+
+    def add(self, tick: Tick) -> None:
+        for role in ("primary", "replica"):
+            m = getattr(tick, role).mysql
+            if type(m) is DroppedPart:  # a re-run of checks that do not read MySQL
+                continue
+            if m.binlog is not None and m.status.state is _OK:
+                self.at[role] = (m.binlog, self.added)
+        self.added += 1
+
+    def refill(self, ticks: Sequence[Tick]) -> None:
+        self.added, self.at = 0, {}
+        for t in ticks:
+            self.add(t)
+
+    def newest(self, size: int) -> dict[str, tuple[BinlogStatus | None, int]]:
+        """Each role's newest reading and its index in a window of the last ``size``
+        ticks ((None, -1): none there)."""
+        out: dict[str, tuple[BinlogStatus | None, int]] = {}
+        for role in ("primary", "replica"):
+            found = self.at.get(role)
+            i = -1 if found is None else size - (self.added - found[1])
+            out[role] = (None, -1) if found is None or i < 0 else (found[0], i)
+        return out
+
+
 class PairView:
     """Facts about both nodes at the last tick of a window, each worked out when first
     read (``Window.pair``)."""
@@ -184,7 +225,7 @@ class PairView:
                  clocks: Callable[[Role], Sequence[tuple[float, float] | None]] | None = None
                  ) -> None:
         """``newest``: each role's newest binlog reading and its index in ``ticks``, when
-        the caller kept track of them (the engine's windows: ``windows.BinlogMarks``);
+        the caller kept track of them (``BinlogMarks``);
         else each is found by looking back through the ticks, all of them for a node
         that never reads one (a replica without log_bin: ~37 us a tick at 300 ticks).
         ``clocks``: a role's ``lag_clock`` of every tick, when the caller keeps them (the

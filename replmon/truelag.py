@@ -13,9 +13,10 @@ from collections import deque
 from replmon.check import span_ticks
 from replmon.model.base import SourceState
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
-from replmon.model.parts import kept_parts, thin
-from replmon.model.tick import Role, Tick
-from replmon.pair import LAG_WINDOW_S, PairView, lag_clock
+from replmon.model.packed import PackedPart
+from replmon.model.parts import DroppedPart, kept_parts, thin
+from replmon.model.tick import NodeTick, Role, Tick
+from replmon.pair import LAG_WINDOW_S, BinlogMarks, PairView, lag_clock
 
 REDIS_RATE_S = 10.0
 """Seconds over which the Redis primary's write rate is taken."""
@@ -28,6 +29,24 @@ is worked out once per tick as the tick comes and kept beside it (``LagTracker._
 so a kept tick needs no Redis sample: thinning copied both nodes' RedisSamples (69 fields
 each) every tick only to drop their counters."""
 
+_NO_MYSQL = DroppedPart("mysql")
+
+
+def _older(tick: Tick) -> Tick:
+    """What the lag reads of a kept tick once it is no longer the last: its wall, and the
+    primary's MySQL sample (its binlog reading, for pair_lag's history), held as bytes
+    (``PackedPart``, decoded when the history walks back to it); the replica's is
+    dropped (the lag reads the replica's channel at the last tick only).
+
+    A kept tick lives 300 s; its MySQL samples as records were ~70 small objects, and
+    what lives that long decides how much memory the process holds once that first
+    span has turned over (docs/benchmarks.md, #56)."""
+    p, r = tick.primary, tick.replica
+    primary: NodeTick = NodeTick._replace(p, {"mysql": PackedPart(p.mysql)})
+    replica: NodeTick = NodeTick._replace(r, {"mysql": _NO_MYSQL})
+    out: Tick = Tick._replace(tick, {"primary": primary, "replica": replica})
+    return out
+
 
 class LagTracker:
     """Keeps the ticks the lags need (the last ``LAG_WINDOW_S`` as MySQL sees them, the
@@ -35,6 +54,11 @@ class LagTracker:
 
     def __init__(self) -> None:
         self._ticks: list[Tick] = []
+        """The last LAG_WINDOW_S of ticks: the last with both nodes' MySQL samples, older
+        ones as ``_older`` keeps them."""
+        self._marks = BinlogMarks()
+        """Where each node's newest binlog reading is in ``_ticks`` (the ticks' own samples
+        are bytes once older than the last)."""
         self._clocks: dict[Role, list[tuple[float, float] | None]] = {
             "primary": [], "replica": []}
         """Each role's ``lag_clock`` of each kept tick, in step with ``_ticks`` (what
@@ -53,16 +77,20 @@ class LagTracker:
         if pair != self._pair:  # the first tick, or a switchover: the ticks before were
             self._pair = pair  # the other direction's (the engine's window starts anew too)
             ticks.clear()
+            self._marks.refill(())
             for col in clocks.values():
                 col.clear()
+        if ticks:
+            ticks[-1] = _older(ticks[-1])
         ticks.append(thin(tick, _MYSQL))
+        self._marks.add(tick)
         for role, col in clocks.items():
             col.append(lag_clock(getattr(tick, role)))  # the whole tick's: Redis too
         if len(ticks) > span_ticks(LAG_WINDOW_S, tick.interval):
             del ticks[0]
             for col in clocks.values():
                 del col[0]
-        return PairView(ticks, clocks=clocks.__getitem__).lag
+        return PairView(ticks, self._marks.newest(len(ticks)), clocks.__getitem__).lag
 
     def redis(self, tick: Tick) -> RedisLagEstimate | None:
         """The Redis replica's offset lag, and as seconds at the primary's write rate over

@@ -27,11 +27,10 @@ from typing import Any, NoReturn, TypeVar, cast
 
 from replmon.check import Window
 from replmon.model.base import SourceState
-from replmon.model.mysql import BinlogStatus
 from replmon.model.packed import pack
-from replmon.model.parts import DroppedPart, kept_parts, thin
+from replmon.model.parts import kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
-from replmon.pair import PairView, lag_clock
+from replmon.pair import BinlogMarks, PairView, lag_clock
 
 V = TypeVar("V")
 
@@ -62,44 +61,6 @@ _delitem = list.__delitem__
 
 _set = object.__setattr__  # how the owner sets a Window's attributes (Window refuses)
 _OK = SourceState.OK
-
-
-class BinlogMarks:
-    """Where each node's newest binlog reading is in the engine's windows (what
-    ``PairView`` would otherwise look back for, through every tick of the window for a
-    node that never reads one), kept up as ticks are added."""
-
-    __slots__ = ("added", "at")
-
-    def __init__(self) -> None:
-        self.added = 0
-        """Ticks added since the windows were (re)filled."""
-        self.at: dict[str, tuple[BinlogStatus, int]] = {}
-        """Role -> its newest reading and the count of ticks added before its tick."""
-
-    def add(self, tick: Tick) -> None:
-        for role in ("primary", "replica"):
-            m = getattr(tick, role).mysql
-            if type(m) is DroppedPart:  # a re-run of checks that do not read MySQL
-                continue
-            if m.binlog is not None and m.status.state is _OK:
-                self.at[role] = (m.binlog, self.added)
-        self.added += 1
-
-    def refill(self, ticks: Sequence[Tick]) -> None:
-        self.added, self.at = 0, {}
-        for t in ticks:
-            self.add(t)
-
-    def newest(self, size: int) -> dict[str, tuple[BinlogStatus | None, int]]:
-        """Each role's newest reading and its index in a window of the last ``size``
-        ticks ((None, -1): none there)."""
-        out: dict[str, tuple[BinlogStatus | None, int]] = {}
-        for role in ("primary", "replica"):
-            found = self.at.get(role)
-            i = -1 if found is None else size - (self.added - found[1])
-            out[role] = (None, -1) if found is None or i < 0 else (found[0], i)
-        return out
 
 
 class EngineWindow(Window):

@@ -14,8 +14,12 @@ again when something reads it. What the engine and the true lag's tracker hold a
 97,751 -> 59,886 blocks; 1,223 -> 884 KiB at 5 s (a fleet's). Packing costs ~60 µs a
 tick; a re-run's short-lived engines do not pack.
 
-MySQL samples are not packed (``PACKED``): the true lag's tracker keeps the same fields
-of the same 300 s as records, which it walks back every tick (``replmon.truelag``).
+MySQL samples are packed too (``PACKED``): the true lag's tracker, which keeps the same
+300 s, holds the primary's as bytes of its own once a tick is no longer the last
+(``replmon.truelag``), so neither keeps them as records. What lives 300 s is what the
+process's memory grows by as that span turns over the first time (minutes 5 to 10 of a
+session): with MySQL's records kept, ~105 small objects a tick; packed, ~45
+(docs/benchmarks.md, #56).
 
 A ``PackedPart`` reads like its record (an attribute, a method, ``==``); the last one
 opened is kept decoded, so a getter that reads several fields of one part decodes it
@@ -66,6 +70,12 @@ def _defaults(cls: Any) -> dict[str, Any]:
     return out
 
 
+_DROPS: dict[tuple[tuple[str, DroppedPart], ...], tuple[tuple[str, DroppedPart], ...]] = {}
+"""Each distinct ``PackedPart._drops`` seen, so that the parts of every tick share one
+(a tuple of pairs a part: 4 small objects kept with each tick for 300 s). Bounded: the
+fields a record has that can be dropped, in the few combinations an engine's plan makes."""
+
+
 class PackedPart:
     """A record held as msgpack bytes until read: any attribute of the record (a field,
     a method) is read from it decoded."""
@@ -83,6 +93,7 @@ class PackedPart:
         drops = tuple((f, v) for f, v in zip(names, values, strict=True)
                       if type(v) is DroppedPart)
         if drops:
+            drops = _DROPS.setdefault(drops, drops)  # one tuple for every part so thinned
             defaults = _defaults(cls)
             values = [defaults[f] if type(v) is DroppedPart else v
                       for f, v in zip(names, values, strict=True)]
@@ -132,10 +143,8 @@ class PackedPart:
 
 _last: tuple[PackedPart | None, Any] = (None, None)
 
-PACKED = ("host", "drbd", "redis")
-"""The samples packed (every kind's rates are). Not MySQL's: the true lag's tracker keeps
-the same MySQL samples' fields of the same 300 s as records (``replmon.truelag``: it walks
-them back every tick), so bytes of them would be held beside the records, not instead."""
+PACKED = ("host", "drbd", "mysql", "redis")
+"""The samples packed (every kind's rates are): all of them."""
 
 
 def _pack(value: Any) -> Any:

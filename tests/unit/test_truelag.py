@@ -5,7 +5,8 @@ real pt-heartbeat: tests/live/test_truelag_live.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -191,3 +192,37 @@ def test_the_engines_window_and_a_plain_one_give_the_same_lag() -> None:
         assert engine is not None and engine.clock_offset_s is not None
         older += engine.clock_offset_s < ahead - 0.005  # an older, tighter reading
     assert older > 40 and engine.clock_offset_s == pytest.approx(2.0 + 0.01 * 56)
+
+
+SESSIONS = sorted((Path(__file__).resolve().parents[2] / "sample_sessions").glob("*.rmrec"))
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
+def test_the_tracker_measures_as_a_window_of_whole_ticks_does(path: Path) -> None:
+    """The tracker keeps a tick's MySQL samples as records only while the tick is the
+    last; older ones hold the primary's as bytes and not the replica's. At every tick of
+    every shipped recording (replicas stopped, lagging, switched over) its lag is the one
+    a plain window of the same ticks kept whole gives, and what it holds is so thinned."""
+    from replmon.check import Window, span_ticks
+    from replmon.model.packed import PackedPart
+    from replmon.model.parts import DroppedPart
+    from replmon.pair import LAG_WINDOW_S
+    from replmon.session.recording import open_recording
+
+    tracker, whole, walked = LagTracker(), cast("list[Tick]", []), 0
+    pair: tuple[str, str] | None = None
+    for i, recorded in enumerate(open_recording(path).ticks()):
+        t = recorded.oriented("mysql")
+        if (t.primary.given_role, t.replica.given_role) != pair:  # the tracker starts anew
+            pair, whole = (t.primary.given_role, t.replica.given_role), []
+        whole = [*whole, t][-span_ticks(LAG_WINDOW_S, t.interval):]
+        got, want = tracker.measure(t), Window(whole).pair.lag
+        assert got == want, (path.stem, i)
+        walked += want is not None and want.source == "history" and bool(want.seconds)
+        kept = tracker._ticks
+        assert len(kept) == len(whole) and type(kept[-1].replica.mysql) is MysqlSample
+        for old in kept[:-1]:
+            assert type(old.primary.mysql) is PackedPart, (path.stem, i)
+            assert type(old.replica.mysql) is DroppedPart, (path.stem, i)
+    if path.stem == "replica_lag_growing":  # the history walked back through older ticks'
+        assert walked > 100, walked  # packed samples (MariaDB 10.11: no commit timestamps)
