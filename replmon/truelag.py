@@ -9,10 +9,12 @@ replay works the MySQL lag out again from the recorded ticks (``PairView.lag``).
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from replmon.check import span_ticks
 from replmon.model.base import SourceState
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
+from replmon.model.mysql import MysqlSample
 from replmon.model.packed import PackedPart
 from replmon.model.parts import DroppedPart, kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
@@ -30,19 +32,28 @@ so a kept tick needs no Redis sample: thinning copied both nodes' RedisSamples (
 each) every tick only to drop their counters."""
 
 _NO_MYSQL = DroppedPart("mysql")
+_NO_READING = MysqlSample()
+"""What a kept tick's primary stands for once older than the last when it holds no usable
+binlog reading (``positions_every``: one tick in two): one sample for all of them, with
+no reading (the history steps over it as over the tick's own)."""
 
 
 def _older(tick: Tick) -> Tick:
     """What the lag reads of a kept tick once it is no longer the last: its wall, and the
-    primary's MySQL sample (its binlog reading, for pair_lag's history), held as bytes
-    (``PackedPart``, decoded when the history walks back to it); the replica's is
-    dropped (the lag reads the replica's channel at the last tick only).
+    primary's binlog reading (pair_lag's history) as bytes: a sample of its status and
+    reading only (``PackedPart``, decoded when the history walks back to it), or
+    ``_NO_READING``; the replica's is dropped (the lag reads the replica's channel at the
+    last tick only).
 
     A kept tick lives 300 s; its MySQL samples as records were ~70 small objects, and
     what lives that long decides how much memory the process holds once that first
     span has turned over (docs/benchmarks.md, #56)."""
     p, r = tick.primary, tick.replica
-    primary: NodeTick = NodeTick._replace(p, {"mysql": PackedPart(p.mysql)})
+    m = p.mysql
+    reading: Any = _NO_READING
+    if m.binlog is not None and m.status.state is _OK:
+        reading = PackedPart(MysqlSample.trusted(status=m.status, binlog=m.binlog))
+    primary: NodeTick = NodeTick._replace(p, {"mysql": reading})
     replica: NodeTick = NodeTick._replace(r, {"mysql": _NO_MYSQL})
     out: Tick = Tick._replace(tick, {"primary": primary, "replica": replica})
     return out

@@ -31,11 +31,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import typing
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
+from replmon.model.mysql import MysqlSample
 from replmon.model.parts import SAMPLES, DroppedPart
 from replmon.model.tick import NodeTick, Tick
 
@@ -47,14 +50,17 @@ opened = 0
 
 
 @functools.cache
-def _layout(cls: Any) -> tuple[tuple[str, ...], msgspec.msgpack.Decoder[Any]]:
-    """``cls``'s fields in order, and the decoder of their values packed as an array
-    (a record's own encoding is a map: its field names in every blob, half its bytes)."""
+def _layout(cls: Any) -> tuple[tuple[str, ...], msgspec.msgpack.Decoder[Any],
+                               Callable[[Any], tuple[Any, ...]]]:
+    """``cls``'s fields in order, the decoder of their values packed as an array (a
+    record's own encoding is a map: its field names in every blob, half its bytes), and
+    a getter of those values as a tuple (``operator.attrgetter``: one C call a record)."""
     hints = typing.get_type_hints(cls)
     names = tuple(f.name for f in dataclasses.fields(cls))
     row = msgspec.defstruct(f"{cls.__name__}Row", [(n, hints[n]) for n in names],
                             array_like=True)
-    return names, msgspec.msgpack.Decoder(row)
+    get = operator.attrgetter(*names)
+    return names, msgspec.msgpack.Decoder(row), (get if len(names) > 1 else lambda r: (get(r),))
 
 
 @functools.cache
@@ -76,30 +82,50 @@ _DROPS: dict[tuple[tuple[str, DroppedPart], ...], tuple[tuple[str, DroppedPart],
 fields a record has that can be dropped, in the few combinations an engine's plan makes."""
 
 
+PEEK: dict[type, tuple[str, ...]] = {MysqlSample: ("binlog",)}
+"""Fields of a record that a walk back through old ticks tests for None, kept as that
+fact beside the bytes: pair_lag's history steps over the ticks without a binlog reading
+(``positions_every``: one in two) without decoding their MySQL samples."""
+
+_NO_NONES: frozenset[str] = frozenset()
+
+
+@functools.cache
+def _nones(fields: frozenset[str]) -> frozenset[str]:
+    """One frozenset for each set of fields that are None (shared by every part)."""
+    return fields
+
+
 class PackedPart:
     """A record held as msgpack bytes until read: any attribute of the record (a field,
     a method) is read from it decoded."""
 
-    __slots__ = ("_blob", "_cls", "_drops")
+    __slots__ = ("_blob", "_cls", "_drops", "_nones")
     _blob: bytes
     _cls: Any
     _drops: tuple[tuple[str, DroppedPart], ...]
     """The record's fields that were DroppedParts (encoded as their defaults)."""
+    _nones: frozenset[str]
+    """Of the record's ``PEEK`` fields, those that are None: read without decoding."""
 
     def __init__(self, record: Any) -> None:
         cls: Any = type(record)
-        names, _ = _layout(cls)
-        values = [getattr(record, f) for f in names]
-        drops = tuple((f, v) for f, v in zip(names, values, strict=True)
-                      if type(v) is DroppedPart)
-        if drops:
+        names, _, get = _layout(cls)
+        values = get(record)
+        drops: tuple[tuple[str, DroppedPart], ...] = ()
+        if DroppedPart in map(type, values):  # (a scan in C: most parts drop nothing)
+            drops = tuple((f, v) for f, v in zip(names, values, strict=True)
+                          if type(v) is DroppedPart)
             drops = _DROPS.setdefault(drops, drops)  # one tuple for every part so thinned
             defaults = _defaults(cls)
-            values = [defaults[f] if type(v) is DroppedPart else v
-                      for f, v in zip(names, values, strict=True)]
+            values = tuple([defaults[f] if type(v) is DroppedPart else v
+                            for f, v in zip(names, values, strict=True)])
         _setattr(self, "_blob", _ENCODE(values))
         _setattr(self, "_cls", cls)
         _setattr(self, "_drops", drops)
+        peek = PEEK.get(cls)
+        _setattr(self, "_nones", _NO_NONES if peek is None else _nones(
+            frozenset([f for f in peek if getattr(record, f) is None])))
 
     def open(self) -> Any:
         """The record, decoded (the same object again while no other part was opened)."""
@@ -107,7 +133,7 @@ class PackedPart:
         last = _last  # (one read: another thread may open another part meanwhile)
         if last[0] is self:
             return last[1]
-        names, decoder = _layout(self._cls)
+        names, decoder, _ = _layout(self._cls)
         row = decoder.decode(self._blob)
         record = object.__new__(self._cls)
         for f in names:
@@ -119,6 +145,8 @@ class PackedPart:
         return record
 
     def __getattr__(self, name: str) -> Any:
+        if name in self._nones:
+            return None
         if name.startswith("__"):  # introspection (copy, pickle, hasattr): not a field
             raise AttributeError(name)
         return getattr(self.open(), name)
