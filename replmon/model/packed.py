@@ -2,24 +2,26 @@
 than the last minute.
 
 A thinned tick (``replmon.model.parts.thin``) still holds its kept samples and rates as
-records: the Redis sample and its counters (~60 Python objects a node), the DRBD states,
-the rates, each object a small block of Python's allocator, kept four minutes after the
-whole tick went. Nearly nothing reads them there: a check reads an old tick through its
-window's series columns, computed when the tick was new, and reads a kept part again
-only to fill a column first asked for later (a DRBD link that appeared) or to walk back
-through a resync. ``pack`` replaces each kept part by a ``PackedPart``: its record's
-field values as one msgpack array (a Redis sample ~600 bytes, a DRBD one ~180), decoded
-again when something reads it. What the engine and the true lag's tracker hold after
-900 of the lab's ticks (``bench/bench_memory.py held``): 5,964 -> 4,405 KiB at 1 s,
-97,751 -> 59,886 blocks; 1,223 -> 884 KiB at 5 s (a fleet's). Packing costs ~60 µs a
-tick; a re-run's short-lived engines do not pack.
+records: the Redis sample and its counters (~60 Python objects a node), the MySQL
+samples, the DRBD states, the rates, each object a small block of Python's allocator,
+kept four minutes after the whole tick went. Nearly nothing reads them there: a check
+reads an old tick through its window's series columns, computed when the tick was new,
+and reads a kept part again only to fill a column first asked for later (a DRBD link
+that appeared) or to walk back through a resync or a lag. ``pack`` replaces each kept
+part by a ``PackedPart``: its record's field values as one msgpack array, deflated with
+a dictionary of its class's first records (``_dictionary``: a Redis sample's 626 bytes
+~140, a replica's MySQL sample's 1,085 ~145), decoded again when something reads it.
 
-MySQL samples are packed too (``PACKED``): the true lag's tracker, which keeps the same
-300 s, holds the primary's as bytes of its own once a tick is no longer the last
-(``replmon.truelag``), so neither keeps them as records. What lives 300 s is what the
-process's memory grows by as that span turns over the first time (minutes 5 to 10 of a
-session): with MySQL's records kept, ~105 small objects a tick; packed, ~45
-(docs/benchmarks.md, #56).
+What lives 300 s decides what the process takes as that span turns over the first time
+(minutes 5 to 10 of a session), more than what it holds: blocks freed then are scattered
+among younger ones, and a page stays resident while one block on it lives. What the
+engine and the true lag's tracker hold after 900 of the lab's ticks
+(``bench/bench_memory.py held``): 4,405 KiB in 59,886 blocks at 1 s with MySQL's samples
+kept as records and the parts not compressed, 3,159 KiB in 47,314 now (of which the last
+minute's whole ticks are ~30,000 blocks); at 5 s (a fleet's pair) 942 -> 712 KiB. The
+true lag's tracker (``replmon.truelag``) keeps of its older ticks only the primary's
+binlog reading, packed. Packing costs ~8 µs a part, ~7 parts a tick; a re-run's
+short-lived engines do not pack.
 
 A ``PackedPart`` reads like its record (an attribute, a method, ``==``); the last one
 opened is kept decoded, so a getter that reads several fields of one part decodes it
