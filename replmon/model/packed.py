@@ -35,7 +35,6 @@ import dataclasses
 import functools
 import operator
 import typing
-import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -85,33 +84,6 @@ _DROPS: dict[tuple[tuple[str, DroppedPart], ...], tuple[tuple[str, DroppedPart],
 fields a record has that can be dropped, in the few combinations an engine's plan makes."""
 
 
-_WBITS = -12
-"""Raw deflate (no header), a 4 KiB window: a part and its dictionary fit in it."""
-_MEMLEVEL = 2
-"""A 2 KiB hash table: a part is a few hundred bytes (zlib's default, 8, sets up 128 KiB
-of state for each part, from glibc's heap)."""
-DICTIONARY_PARTS = 2
-"""Records of a class whose encodings make its dictionary (the first two: a pair's
-primary's and replica's, which differ: a replica's MySQL sample has its channel)."""
-_dictionaries: dict[type, tuple[int, bytes]] = {}
-
-
-def _dictionary(cls: type, raw: bytes) -> bytes:
-    """The deflate dictionary for a part of ``cls`` whose encoding is ``raw``: the
-    encodings of the first ``DICTIONARY_PARTS`` records of ``cls`` packed in this process,
-    then fixed (each part keeps the one it was compressed with). A tick's parts repeat
-    most of the last tick's bytes (names, versions, file names, field layouts): with the
-    dictionary, a Redis sample's 626 bytes are ~140, a replica's MySQL sample's 1,085
-    ~145, so every part is a block of Python's own allocator (at most 512 bytes) rather
-    than of glibc's heap, where parts that live 300 s among short-lived blocks kept pages
-    resident after the first 300 s turned over (docs/benchmarks.md, #56)."""
-    seen, zdict = _dictionaries.get(cls, (0, b""))
-    if seen < DICTIONARY_PARTS:
-        seen, zdict = seen + 1, zdict + raw
-        _dictionaries[cls] = (seen, zdict)
-    return zdict
-
-
 PEEK: dict[type, tuple[str, ...]] = {MysqlSample: ("binlog",)}
 """Fields of a record that a walk back through old ticks tests for None, kept as that
 fact beside the bytes: pair_lag's history steps over the ticks without a binlog reading
@@ -130,11 +102,8 @@ class PackedPart:
     """A record held as msgpack bytes until read: any attribute of the record (a field,
     a method) is read from it decoded."""
 
-    __slots__ = ("_blob", "_cls", "_drops", "_nones", "_zdict")
+    __slots__ = ("_blob", "_cls", "_drops", "_nones")
     _blob: bytes
-    """The record's values, msgpack compressed with ``_zdict``."""
-    _zdict: bytes
-    """The dictionary ``_blob`` was compressed with (its class's: ``_dictionary``)."""
     _cls: Any
     _drops: tuple[tuple[str, DroppedPart], ...]
     """The record's fields that were DroppedParts (encoded as their defaults)."""
@@ -153,11 +122,7 @@ class PackedPart:
             defaults = _defaults(cls)
             values = tuple([defaults[f] if type(v) is DroppedPart else v
                             for f, v in zip(names, values, strict=True)])
-        raw = _ENCODE(values)
-        zdict = _dictionary(cls, raw)
-        z = zlib.compressobj(1, zlib.DEFLATED, _WBITS, _MEMLEVEL, zdict=zdict)
-        _setattr(self, "_blob", z.compress(raw) + z.flush())
-        _setattr(self, "_zdict", zdict)
+        _setattr(self, "_blob", _ENCODE(values))
         _setattr(self, "_cls", cls)
         _setattr(self, "_drops", drops)
         peek = PEEK.get(cls)
@@ -171,7 +136,7 @@ class PackedPart:
         if last[0] is self:
             return last[1]
         names, decoder, _ = _layout(self._cls)
-        row = decoder.decode(zlib.decompressobj(_WBITS, zdict=self._zdict).decompress(self._blob))
+        row = decoder.decode(self._blob)
         record = object.__new__(self._cls)
         for f in names:
             _setattr(record, f, getattr(row, f))
