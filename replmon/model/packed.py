@@ -8,20 +8,21 @@ kept four minutes after the whole tick went. Nearly nothing reads them there: a 
 reads an old tick through its window's series columns, computed when the tick was new,
 and reads a kept part again only to fill a column first asked for later (a DRBD link
 that appeared) or to walk back through a resync or a lag. ``pack`` replaces each kept
-part by a ``PackedPart``: its record's field values as one msgpack array, deflated with
-a dictionary of its class's first records (``_dictionary``: a Redis sample's 626 bytes
-~140, a replica's MySQL sample's 1,085 ~145), decoded again when something reads it.
+part by a ``PackedPart``: its record's field values as one msgpack array (a Redis sample
+~600 bytes, a replica's MySQL sample ~1,100, a DRBD one ~180), decoded again when
+something reads it. What the engine and the true lag's tracker hold after 900 of the
+lab's ticks (``bench/bench_memory.py held``): 4,405 KiB in 59,886 blocks at 1 s with
+MySQL's samples kept as records, 4,125 KiB in 47,585 now (of which the last minute's
+whole ticks are ~30,000 blocks); at 5 s (a fleet's pair) 942 -> 900 KiB. The true lag's
+tracker (``replmon.truelag``) keeps of its older ticks only the primary's binlog reading,
+packed. Packing costs ~8 µs a part, ~7 parts a tick; a re-run's short-lived engines do
+not pack.
 
-What lives 300 s decides what the process takes as that span turns over the first time
-(minutes 5 to 10 of a session), more than what it holds: blocks freed then are scattered
-among younger ones, and a page stays resident while one block on it lives. What the
-engine and the true lag's tracker hold after 900 of the lab's ticks
-(``bench/bench_memory.py held``): 4,405 KiB in 59,886 blocks at 1 s with MySQL's samples
-kept as records and the parts not compressed, 3,159 KiB in 47,314 now (of which the last
-minute's whole ticks are ~30,000 blocks); at 5 s (a fleet's pair) 942 -> 712 KiB. The
-true lag's tracker (``replmon.truelag``) keeps of its older ticks only the primary's
-binlog reading, packed. Packing costs ~8 µs a part, ~7 parts a tick; a re-run's
-short-lived engines do not pack.
+Not compressed: deflating each part with a dictionary of its class's first records made
+them 4-8 times smaller (3,159 KiB held at 1 s), but in an hour of ``replmon record``
+glibc's heap then crept from 11.1 MB at minute 10 to 11.5 at 60 where it had stayed at
+11.3-11.4, most likely from zlib's state and buffers for each part (~50 KiB of glibc's
+heap taken and freed for each, ~7 parts a tick; docs/benchmarks.md, #56).
 
 A ``PackedPart`` reads like its record (an attribute, a method, ``==``); the last one
 opened is kept decoded, so a getter that reads several fields of one part decodes it

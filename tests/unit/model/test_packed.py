@@ -65,36 +65,3 @@ def test_a_packed_part_is_frozen_compares_as_its_record_and_decodes_once_in_a_ro
     assert packed.opened == before + 1  # read three times in a row: decoded once
     assert part.nbytes < 0.5 * len(record.model_dump_json())
 
-
-def test_parts_are_compressed_under_pythons_small_block_size_and_keep_their_dictionary(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The lab's real ticks, each part deflated with the dictionary of its class's first
-    two records: every part is at most 480 bytes of data (a bytes object of at most 512:
-    a block of Python's allocator, not of glibc's heap), and a quarter of its encoding or
-    less for the large ones. A part keeps the dictionary it was made with: it reads back
-    after the dictionaries start anew (another process's, another pair's)."""
-    import msgspec
-
-    from replmon.model.tick import Tick
-
-    monkeypatch.setattr(packed, "_dictionaries", {})
-    path = Path(__file__).resolve().parents[2] / "fixtures" / "ticks" / "lab_pair.jsonl"
-    ticks = [Tick.model_validate_json(line) for line in path.read_text().splitlines()]
-    keep = kept_parts(PARTS)
-    made = [(pack(thin(t, keep)), t) for t in ticks]
-    sizes: dict[str, list[tuple[int, int]]] = {}
-    for out, tick in made:
-        for role in ("primary", "replica"):
-            for kind in packed.PACKED:
-                part, record = getattr(getattr(out, role), kind), getattr(getattr(tick, role), kind)
-                raw = len(msgspec.msgpack.encode(packed._layout(type(record))[2](record)))
-                sizes.setdefault(kind, []).append((part.nbytes, raw))
-    for kind, pairs in sizes.items():
-        assert max(n for n, _ in pairs) <= 480, (kind, pairs)
-        big = [(n, raw) for n, raw in pairs[4:] if raw > 500]  # after the dictionary's two
-        assert all(n * 4 <= raw for n, raw in big), (kind, big)
-    assert any(raw > 500 for pairs in sizes.values() for _, raw in pairs)  # (some are large)
-    monkeypatch.setattr(packed, "_dictionaries", {})  # a new dictionary for the next parts
-    packed._last = (None, None)
-    for out, tick in made:
-        assert out.replica.mysql == tick.replica.mysql and out.primary.redis == tick.primary.redis
