@@ -19,10 +19,11 @@ packed. Packing costs ~8 µs a part, ~7 parts a tick; a re-run's short-lived eng
 not pack.
 
 Not compressed: deflating each part with a dictionary of its class's first records made
-them 4-8 times smaller (3,159 KiB held at 1 s), but in an hour of ``replmon record``
-glibc's heap then crept from 11.1 MB at minute 10 to 11.5 at 60 where it had stayed at
-11.3-11.4, most likely from zlib's state and buffers for each part (~50 KiB of glibc's
-heap taken and freed for each, ~7 parts a tick; docs/benchmarks.md, #56).
+them 4-8 times smaller (3,159 KiB held at 1 s; ``replmon record`` 0.4-0.9 MB lower), but
+not flatter after minute 5, and in one of two hour-long runs glibc's heap crept +560 KiB
+from minute 5 to 62 against +100 without it (in the other both gained ~+190): zlib takes
+its state and a 32 KiB output buffer from glibc's heap for every part, ~7 a tick
+(docs/benchmarks.md, 2026-12-07, evening, #56).
 
 A ``PackedPart`` reads like its record (an attribute, a method, ``==``); the last one
 opened is kept decoded, so a getter that reads several fields of one part decodes it
