@@ -16,7 +16,7 @@ from replmon.model.base import SourceState
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.mysql import MysqlSample
 from replmon.model.packed import PackedPart
-from replmon.model.parts import DroppedPart, kept_parts, thin
+from replmon.model.parts import dropped, kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.pair import LAG_WINDOW_S, BinlogMarks, PairView, lag_clock
 
@@ -31,7 +31,7 @@ is worked out once per tick as the tick comes and kept beside it (``LagTracker._
 so a kept tick needs no Redis sample: thinning copied both nodes' RedisSamples (69 fields
 each) every tick only to drop their counters."""
 
-_NO_MYSQL = DroppedPart("mysql")
+_NO_MYSQL = dropped("mysql")
 _NO_READING = MysqlSample()
 """What a kept tick's primary stands for once older than the last when it holds no usable
 binlog reading (``positions_every``: one tick in two): one sample for all of them, with

@@ -80,10 +80,11 @@ def _defaults(cls: Any) -> dict[str, Any]:
     return out
 
 
-_DROPS: dict[tuple[tuple[str, DroppedPart], ...], tuple[tuple[str, DroppedPart], ...]] = {}
-"""Each distinct ``PackedPart._drops`` seen, so that the parts of every tick share one
-(a tuple of pairs a part: 4 small objects kept with each tick for 300 s). Bounded: the
-fields a record has that can be dropped, in the few combinations an engine's plan makes."""
+_SHARED: dict[Any, Any] = {}
+"""Each distinct drops tuple and set of None fields seen (``PackedPart._drops`` and
+``_nones``), so that the parts of every tick share one (a drops tuple is 4 small objects
+a part, kept with its tick for 300 s). Bounded: the fields a record has that can be
+dropped or peeked, in the few combinations an engine's plan makes."""
 
 
 PEEK: dict[type, tuple[str, ...]] = {MysqlSample: ("binlog",)}
@@ -92,12 +93,6 @@ fact beside the bytes: pair_lag's history steps over the ticks without a binlog 
 (``positions_every``: one in two) without decoding their MySQL samples."""
 
 _NO_NONES: frozenset[str] = frozenset()
-
-
-@functools.cache
-def _nones(fields: frozenset[str]) -> frozenset[str]:
-    """One frozenset for each set of fields that are None (shared by every part)."""
-    return fields
 
 
 class PackedPart:
@@ -120,7 +115,7 @@ class PackedPart:
         if DroppedPart in map(type, values):  # (a scan in C: most parts drop nothing)
             drops = tuple((f, v) for f, v in zip(names, values, strict=True)
                           if type(v) is DroppedPart)
-            drops = _DROPS.setdefault(drops, drops)  # one tuple for every part so thinned
+            drops = _SHARED.setdefault(drops, drops)  # one tuple for every part so thinned
             defaults = _defaults(cls)
             values = tuple([defaults[f] if type(v) is DroppedPart else v
                             for f, v in zip(names, values, strict=True)])
@@ -128,8 +123,11 @@ class PackedPart:
         _setattr(self, "_cls", cls)
         _setattr(self, "_drops", drops)
         peek = PEEK.get(cls)
-        _setattr(self, "_nones", _NO_NONES if peek is None else _nones(
-            frozenset([f for f in peek if getattr(record, f) is None])))
+        if peek is None:
+            _setattr(self, "_nones", _NO_NONES)
+        else:
+            nones = frozenset([f for f in peek if getattr(record, f) is None])
+            _setattr(self, "_nones", _SHARED.setdefault(nones, nones))
 
     def open(self) -> Any:
         """The record, decoded (the same object again while no other part was opened)."""

@@ -84,6 +84,12 @@ class DroppedPart:
 _DROPPED = {p: DroppedPart(p) for p in PARTS}
 
 
+def dropped(part: str) -> DroppedPart:
+    """The one DroppedPart that stands for ``part`` (a name in PARTS) in every thinned
+    tick."""
+    return _DROPPED[part]
+
+
 def kept_parts(reads: Iterable[str]) -> frozenset[str]:
     """``reads`` checked against PARTS, with each sub-part's sample added."""
     out = set()
