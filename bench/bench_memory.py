@@ -3,11 +3,13 @@
     .venv/bin/python bench/bench_memory.py imports [--serve-seconds 5]
     .venv/bin/python bench/bench_memory.py live [--seconds 600] [--every 30]
         [--tree NAME=DIR] [--env NAME:VAR=VAL] [--record-only] [--smaps] [--lab-minutes M]
+        [--keep DIR]
     .venv/bin/python bench/bench_memory.py heap [--seconds 600] [--every 60]
         [--from-minute M] [--record-only] [--pools] [--lab-minutes M]
     .venv/bin/python bench/bench_memory.py held [--ticks 600] [--interval 1]
         [--baseline GITREF]
     .venv/bin/python bench/bench_memory.py census [--seconds 310] [--baseline GITREF]
+    .venv/bin/python bench/bench_memory.py turnover REC [--ticks 1800] [--every 60]
 
 ``imports``: each command run once in its own process (``import replmon.cli``,
 ``--help``, ``check --replay`` and ``report`` on a shipped session, ``serve`` idle on a
@@ -50,14 +52,24 @@ pydantic's ``validate_json`` keeps a cache of up to 16,384 strings, which the un
 GTID texts fill a little every tick), so what is traced at the end is what they kept;
 ``--interval 5`` a fleet's (``serve``'s default). With ``--baseline REF``, REF's tree the
 same way in the same run.
+
+``turnover``: ``replmon record``'s pipeline (the engine of a live command, the true
+lag's tracker, the recorder, the paced full collections) fed at full speed with the
+ticks of a recording ``REC`` of the lab (``live --keep DIR`` keeps them), each tick
+decoded only when fed, looped with its seq and clocks moved on to reach ``--ticks``; the
+process's VmRSS, glibc's heap, the other anonymous memory and pymalloc's pools every
+``--every`` ticks. Minutes of a recorder's life in seconds, without the collector: if the
+step after minute 5 shows at tick 300-600 here, it is the windows' and not the sources'.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -385,6 +397,12 @@ def live(args: argparse.Namespace) -> None:
         finally:
             for server in servers:
                 tmux(server, "kill-server", check=False)
+            if args.keep:  # the recordings, for ``turnover`` (replayed at full speed)
+                keep = Path(args.keep)
+                keep.mkdir(parents=True, exist_ok=True)
+                for i, name in enumerate(procs):
+                    if (rec := Path(tmp) / f"live-{i}.rmrec").exists():
+                        shutil.copy(rec, keep / f"{name}.rmrec")
 
 
 def heap(args: argparse.Namespace) -> None:
@@ -483,6 +501,22 @@ async def _traced(args: argparse.Namespace) -> None:
 
 POOL_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
 ARENA_ROW = re.compile(r"^# (arenas [a-z ]+?|bytes in allocated blocks)\s*=\s*([\d,]+)\s*$")
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def glibc_kb() -> tuple[int, int]:
+    """glibc's malloc now (``mallinfo2``, every arena): KiB in use, KiB free inside its
+    heaps (what fragmentation keeps: a free run's whole pages are handed back by trim,
+    the rest stays resident)."""
+    info = ctypes.CDLL(None).mallinfo2
+    info.restype = _Mallinfo2
+    m = info()
+    return m.uordblks // 1024, m.fordblks // 1024
 
 
 def malloc_stats() -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
@@ -720,6 +754,95 @@ def census(args: argparse.Namespace) -> None:
             print(f"    {k:24} {n:8,} {kib:9,.0f} KiB")
 
 
+def turnover(args: argparse.Namespace) -> None:
+    import asyncio
+
+    asyncio.run(_turnover(args))
+
+
+async def _turnover(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from replmon.engine import build_engine
+    from replmon.gcpace import Paced
+    from replmon.malloc import ONE_PAIR, limit_arenas
+    from replmon.pipeline import Pipeline
+    from replmon.session.format import meta_for
+    from replmon.session.recorder import Recorder
+    from replmon.session.recording import open_recording
+    from replmon.truelag import LagTracker
+
+    limit_arenas(ONE_PAIR)
+    with open_recording(args.rec) as rec:
+        n = sum(1 for _ in rec.entries())
+    if n < 2:
+        raise SystemExit(f"{args.rec}: {n} ticks; turnover needs a recording of minutes")
+    clock = [0.0]
+    lag = LagTracker()
+    seen: list[tuple[int, float, dict[str, int], int, float, tuple[int, int]]] = []
+    by_size: dict[int, dict[int, tuple[int, int]]] = {}
+
+    def sample(i: int) -> None:
+        sizes, totals = malloc_stats()
+        kb = smaps_kb()
+        by_size[i] = sizes  # kept at the ticks compared only: the bench's own blocks
+        for old in [k for k in by_size if k not in (300, 600, i)]:  # would count as growth
+            del by_size[old]
+        seen.append((i, rss_mb(), kb, sum(p for p, _ in sizes.values()),
+                     totals.get("bytes in allocated blocks", 0) / 2**20, glibc_kb()))
+        print(f"{i:6} {seen[-1][1]:9.1f} {kb['heap']:9,} {kb['anon']:9,} {seen[-1][3]:6} "
+              f"{seen[-1][4]:13.2f} {seen[-1][5][0]:9,} {seen[-1][5][1]:9,}", flush=True)
+
+    async def feed():  # type: ignore[no-untyped-def]
+        i, lap = 0, 0
+        first_wall = None
+        while i < args.ticks:
+            with open_recording(args.rec) as rec:
+                for t in rec.ticks():
+                    if first_wall is None:
+                        first_wall = t.wall
+                    shift = lap * n * t.interval
+                    t = t.model_copy(update={"seq": i, "slot": i, "wall": t.wall + shift,
+                                             "mono": t.mono + shift})
+                    if "lag" not in args.without:
+                        t = t.model_copy(update={"lag": lag.measure(t.oriented("mysql")),
+                                                 "redis_lag": lag.redis(t.oriented("redis"))})
+                    clock[0] = t.wall - first_wall
+                    yield t
+                    i += 1
+                    if i % args.every == 0:
+                        sample(i)
+                    await asyncio.sleep(args.pace)  # the recorder's writer thread keeps up
+                    if i >= args.ticks:
+                        return
+            lap += 1
+
+    print(f"{args.rec}: {n} ticks, fed {args.ticks} (looped)")
+    print("  tick  VmRSS MB  heap KiB  anon KiB  pools  allocated MB  glibc in use KiB, free",
+          flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        async with Recorder(f"{tmp}/turnover.rmrec", meta_for(None, interval=1.0)) as recorder:
+            pipe = Pipeline(feed(), None if "engine" in args.without else build_engine(live=True),
+                            [*(() if "recorder" in args.without else (recorder,)),
+                             Paced(clock=lambda: clock[0])])
+            await pipe.run()
+    for since in (300, 600):
+        first = next((s for s in seen if s[0] >= since), None)
+        if first is not None and first is not seen[-1]:
+            last = seen[-1]
+            print(f"tick {first[0]} -> {last[0]}: VmRSS {last[1] - first[1]:+.1f} MB, heap "
+                  f"{last[2]['heap'] - first[2]['heap']:+,} KiB, anon "
+                  f"{last[2]['anon'] - first[2]['anon']:+,} KiB, pools {last[3] - first[3]:+}, "
+                  f"allocated {last[4] - first[4]:+.2f} MB, glibc in use "
+                  f"{last[5][0] - first[5][0]:+,} KiB, free {last[5][1] - first[5][1]:+,} KiB")
+            a, z = by_size[first[0]], by_size[last[0]]
+            for size in sorted(set(a) | set(z)):
+                (pa, ba), (pz, bz) = a.get(size, (0, 0)), z.get(size, (0, 0))
+                if pa != pz:
+                    print(f"  {size:4} B  pools {pa:5} -> {pz:5} ({pz - pa:+4})  "
+                          f"blocks {ba:8,} -> {bz:8,} ({bz - ba:+7,})")
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_one":
         run_one(sys.argv[2], sys.argv[3], sys.argv[4:])
@@ -740,6 +863,8 @@ def main() -> None:
     p.add_argument("--record-only", action="store_true",
                    help="`replmon record` (headless) instead of the screen with --record")
     p.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VAL[,VAR=VAL]")
+    p.add_argument("--keep", metavar="DIR",
+                   help="copy each variant's recording to DIR/<name>.rmrec at the end")
     p.add_argument("--smaps", action="store_true",
                    help="each sample's resident memory by kind of mapping (smaps_kb)")
     p = sub.add_parser("heap")
@@ -759,12 +884,19 @@ def main() -> None:
     p.add_argument("--interval", type=float, default=1.0)
     p.add_argument("--baseline", metavar="GITREF")
     p.add_argument("--top", type=int, default=0, help="the lines that allocated most of it")
+    p = sub.add_parser("turnover")
+    p.add_argument("rec", help="a recording of the lab (live --keep DIR)")
+    p.add_argument("--pace", type=float, default=0.005, help="seconds slept after each tick")
+    p.add_argument("--without", action="append", default=[],
+                   choices=("engine", "lag", "recorder"), help="leave this part out")
+    p.add_argument("--ticks", type=int, default=1800)
+    p.add_argument("--every", type=int, default=60)
     p = sub.add_parser("census")
     p.add_argument("--seconds", type=float, default=310.0)
     p.add_argument("--baseline", metavar="GITREF")
     args = ap.parse_args()
     {"imports": imports, "live": live, "heap": heap, "held": held,
-     "census": census}[args.what](args)
+     "census": census, "turnover": turnover}[args.what](args)
 
 
 if __name__ == "__main__":

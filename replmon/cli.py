@@ -128,6 +128,12 @@ def _unexpected(e: BaseException, verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # --help, --version and a wrong option end here
+    if argv is None and args.command in (None, "record"):
+        # a one-pair command that runs for hours: started once more, with glibc's thread
+        # caches off (replmon/malloc.py)
+        from replmon.malloc import reexec_without_tcache
+
+        reexec_without_tcache()
     from replmon import commands as cmd
     if argv is None:  # this process's own command line: hide its passwords from ps
         scrub_own_command_line()

@@ -15,6 +15,16 @@ blocks leave free is reused by the next blocks of any thread. The screen, ``--pl
 ``record`` cap them at ``ONE_PAIR`` (one pair: pymysql's reads in worker threads, the
 recorder's thread), before their collector starts its threads (replmon/commands.py).
 
+``reexec_without_tcache`` runs a one-pair command again, the same process (PID, command
+line, environment), with glibc's per-thread caches of freed blocks off
+(``GLIBC_TUNABLES=glibc.malloc.tcache_count=0``, which glibc reads only as a process
+starts): each thread keeps up to 7 freed blocks of every size up to 1,032 bytes for
+itself, counted as in use, and its pages resident. They filled slowly: ``replmon
+record``'s heap grew 130-180 KiB from minute 5 to 17, and its RSS 0.3 MB, as the windows
+turned over the first time; with the caches off the heap went down 80 KiB and RSS rose
+0.1 MB, 0.6 MB lower (docs/benchmarks.md, 2026-12-07, #56). The CPU is the same: the
+blocks that go through glibc are the ones over pymalloc's 512 bytes.
+
 ``trim`` hands the free pages inside glibc's heaps back to the kernel (``malloc_trim``):
 the screen, ``record`` and ``--plain`` call it after each paced full collection
 (replmon/gcpace.py). Blocks over 512 bytes (dicts' tables, packets, /proc's read
@@ -27,6 +37,8 @@ windows turned over; trimmed every 10 s it stayed flat (docs/benchmarks.md).
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
 
 ARENAS = 2
 """Arenas for the whole process (glibc's default: up to 8 per core): ``serve``'s."""
@@ -38,6 +50,12 @@ the other way round. ``record``'s RSS 0.2-0.4 MB lower at every minute from the 
 in two runs side by side with 2 (docs/benchmarks.md, #56)."""
 M_ARENA_MAX = -8
 """mallopt's parameter number for the arena limit (malloc.h)."""
+TCACHE_OFF = "glibc.malloc.tcache_count=0"
+"""The tunable ``reexec_without_tcache`` sets."""
+_WAS = "REPLMON_GLIBC_TUNABLES_WAS"
+"""The caller's GLIBC_TUNABLES after a "=" ("" when it had none), passed to the process
+run again, which puts it back: the servers and ssh clients it starts get the caller's
+environment."""
 
 
 def _glibc() -> ctypes.CDLL | None:
@@ -63,3 +81,32 @@ def limit_arenas(n: int = ARENAS) -> bool:
     """Cap glibc's arenas at ``n``; False where that cannot be done (not glibc). Call it
     before the process starts its threads: an arena, once made, stays."""
     return _LIBC is not None and bool(_LIBC.mallopt(M_ARENA_MAX, n))
+
+
+def reexec_without_tcache() -> bool:
+    """Run this process's command line again with glibc's thread caches off (``execve``:
+    the same PID, the same arguments and environment plus ``TCACHE_OFF``); it does not
+    return then. In the process so started: the caller's GLIBC_TUNABLES put back, and
+    True. False, and nothing done, where not glibc, where the caller's GLIBC_TUNABLES
+    sets ``tcache_count`` already (their choice), or when the exec fails. Call it first
+    thing: before any thread, output or connection."""
+    was = os.environ.pop(_WAS, None)
+    if was is not None:  # the second start: the caches are off; the caller's value back
+        if was.startswith("="):
+            os.environ["GLIBC_TUNABLES"] = was[1:]
+        else:
+            os.environ.pop("GLIBC_TUNABLES", None)
+        return True
+    caller = os.environ.get("GLIBC_TUNABLES")
+    tunables = caller or ""
+    if _LIBC is None or "glibc.malloc.tcache_count" in tunables or not sys.orig_argv:
+        return False
+    env = {**os.environ, _WAS: "" if caller is None else f"={caller}",
+           "GLIBC_TUNABLES": f"{tunables}:{TCACHE_OFF}" if tunables else TCACHE_OFF}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(sys.executable, sys.orig_argv, env)
+    except OSError:
+        return False
+    return True  # (not reached: execve does not return)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from replmon import malloc
 from replmon.cli import main
 from replmon.lab import Lab
 from replmon.session.recording import open_recording
@@ -58,6 +59,9 @@ def test_record_stops_cleanly_on_sigterm_then_report_and_check_replay(
                             text=True)
     try:
         wait_ticks(out, 8)
+        if malloc._glibc() is not None:  # started again with glibc's thread caches off
+            start_env = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+            assert f"GLIBC_TUNABLES={malloc.TCACHE_OFF}".encode() in start_env
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     finally:

@@ -81,3 +81,56 @@ def test_trim_hands_the_free_pages_inside_the_heap_back(how: str) -> None:
     before, after = map(int, out.split())
     assert before > 18_000, f"the freed blocks were not resident: {before} KB"
     assert after < before - 15_000, f"{before} KB -> {after} KB"
+
+
+CACHED = r"""
+import ctypes, os, sys
+from replmon import malloc
+print("pid", os.getpid(), flush=True)
+again = malloc.reexec_without_tcache()
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks",
+                "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+blocks = [libc.malloc(1000) for _ in range(7)]
+above = libc.malloc(1000)  # so that the freed blocks are not merged into the heap's top
+before = libc.mallinfo2().uordblks
+for b in blocks:
+    libc.free(b)
+print("pid", os.getpid(), "again", again, "freed", before - libc.mallinfo2().uordblks,
+      "tunables", os.environ.get("GLIBC_TUNABLES", "-"),
+      "marker", os.environ.get(malloc._WAS, "-"))
+"""
+
+
+def run_cached(env: dict[str, str]) -> list[list[str]]:
+    """The lines CACHED prints (each split), run with ``env`` over this environment
+    (a value None: unset)."""
+    import os
+
+    full = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+    out = subprocess.run([sys.executable, "-c", CACHED], capture_output=True, text=True,
+                         check=True, env=full).stdout
+    return [line.split() for line in out.splitlines()]
+
+
+def test_started_again_with_the_thread_caches_off() -> None:
+    """glibc keeps 7 freed blocks of 1,000 bytes in the thread's cache (counted in use):
+    in the process started again they are free; the same PID, and the caller's
+    environment back (no GLIBC_TUNABLES, no marker) for what it starts."""
+    started, started_again, second = run_cached({"GLIBC_TUNABLES": None, malloc._WAS: None})
+    assert started == started_again == second[:2], "not the same process"
+    assert second[3:] == ["True", "freed", "7056", "tunables", "-", "marker", "-"], second
+
+
+def test_a_caller_tunable_is_kept_and_its_own_choice_respected() -> None:
+    *_, second = run_cached({"GLIBC_TUNABLES": "glibc.malloc.arena_max=1", malloc._WAS: None})
+    assert second[3:] == ["True", "freed", "7056", "tunables", "glibc.malloc.arena_max=1",
+                          "marker", "-"], second
+    # a caller who set tcache_count has chosen: no second start, their caches as they are
+    _, only = run_cached({"GLIBC_TUNABLES": "glibc.malloc.tcache_count=7", malloc._WAS: None})
+    assert only[3:] == ["False", "freed", "0", "tunables", "glibc.malloc.tcache_count=7",
+                        "marker", "-"], only
