@@ -22,10 +22,11 @@ starts): each thread keeps up to 7 freed blocks of every size up to 1,032 bytes 
 itself, counted as in use, and their pages resident. They fill slowly, while the
 windows turn over the first time: ``replmon record``'s heap grew ~130-200 KiB and its RSS
 0.3-0.4 MB from minute 5 to 18; with the caches off its heap shrank ~130 KiB and its RSS
-stayed at 50.8 MB from minute 5 to 18, 0.4 MB lower (docs/benchmarks.md, 2026-12-07,
-#56). The CPU is the same (the blocks that go through glibc are the few over pymalloc's
-512 bytes); starting twice costs ~0.1 s. ``serve`` is not started again: its many
-threads would contend for its two arenas without the caches (not measured).
+stayed at 50.8 MB from minute 5 to 18, 0.4 MB lower; over an hour +0.2 MB (one step at
+minute 58) against +0.5 (docs/benchmarks.md, 2026-12-07, late, #56). The CPU is the
+same (the blocks that go through glibc are the few over pymalloc's 512 bytes); starting
+twice costs ~0.1 s. ``serve`` is not started again: its many threads would contend for
+its two arenas without the caches (not measured).
 
 ``trim`` hands the free pages inside glibc's heaps back to the kernel (``malloc_trim``):
 the screen, ``record`` and ``--plain`` call it after each paced full collection
