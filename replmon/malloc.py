@@ -112,4 +112,3 @@ def reexec_without_tcache() -> bool:
         os.execve(sys.executable, sys.orig_argv, env)
     except OSError:
         return False
-    return True  # (not reached: execve does not return)
