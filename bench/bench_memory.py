@@ -10,6 +10,7 @@
         [--baseline GITREF]
     .venv/bin/python bench/bench_memory.py census [--seconds 310] [--baseline GITREF]
     .venv/bin/python bench/bench_memory.py turnover REC [--ticks 1800] [--every 60]
+        [--skip N] [--without engine|lag|recorder]
 
 ``imports``: each command run once in its own process (``import replmon.cli``,
 ``--help``, ``check --replay`` and ``report`` on a shipped session, ``serve`` idle on a
@@ -60,6 +61,8 @@ decoded only when fed, looped with its seq and clocks moved on to reach ``--tick
 process's VmRSS, glibc's heap, the other anonymous memory and pymalloc's pools every
 ``--every`` ticks. Minutes of a recorder's life in seconds, without the collector: if the
 step after minute 5 shows at tick 300-600 here, it is the windows' and not the sources'.
+``--skip N`` starts at the recording's tick N: the recorder meets a lab N seconds older,
+whose uptimes and slow counters are past 256 (Python's shared small ints) already.
 """
 
 from __future__ import annotations
@@ -777,6 +780,8 @@ async def _turnover(args: argparse.Namespace) -> None:
         n = len(rec)  # (from its frame index: nothing decoded)
     if n < 2:
         raise SystemExit(f"{args.rec}: {n} ticks; turnover needs a recording of minutes")
+    if args.skip >= n:
+        raise SystemExit(f"{args.rec}: {n} ticks; --skip {args.skip} leaves none")
     clock = [0.0]
     lag = LagTracker()
     seen: list[tuple[int, float, dict[str, int], int, float, tuple[int, int]]] = []
@@ -798,7 +803,9 @@ async def _turnover(args: argparse.Namespace) -> None:
         first_wall = None
         while i < args.ticks:
             with open_recording(args.rec) as rec:
-                for t in rec.ticks():
+                for k, t in enumerate(rec.ticks()):
+                    if lap == 0 and k < args.skip:  # an older lab: its counters not young
+                        continue
                     if first_wall is None:
                         first_wall = t.wall
                     shift = lap * n * t.interval
@@ -891,6 +898,8 @@ def main() -> None:
                    choices=("engine", "lag", "recorder"), help="leave this part out")
     p.add_argument("--ticks", type=int, default=1800)
     p.add_argument("--every", type=int, default=60)
+    p.add_argument("--skip", type=int, default=0, metavar="N",
+                   help="start at the recording's tick N (the lab N seconds older)")
     p = sub.add_parser("census")
     p.add_argument("--seconds", type=float, default=310.0)
     p.add_argument("--baseline", metavar="GITREF")
