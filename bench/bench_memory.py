@@ -803,9 +803,9 @@ async def _turnover(args: argparse.Namespace) -> None:
         first_wall = None
         while i < args.ticks:
             with open_recording(args.rec) as rec:
-                for k, t in enumerate(rec.ticks()):
-                    if lap == 0 and k < args.skip:  # an older lab: its counters not young
-                        continue
+                start = args.skip if lap == 0 else 0  # --skip: an older lab, on lap 0
+                for t in (e.tick for ci in range(rec.chunk_of(start), len(rec.chunks))
+                          for e in rec.chunk_entries(ci) if e.index >= start):
                     if first_wall is None:
                         first_wall = t.wall
                     shift = lap * n * t.interval
