@@ -18,8 +18,11 @@ bytes and ~22 us of the writer's CPU a tick).
 
 from __future__ import annotations
 
+import zlib
+from array import array
 from typing import Any
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 from replmon.engine import Update
@@ -150,18 +153,27 @@ class ChunkFacts(BaseModel):
 
 
 class FactsCollector:
-    """Collects one chunk's facts as the recorder writes its ticks."""
+    """Collects one chunk's facts as the recorder writes its ticks, and writes them as a
+    summary frame's JSON (``payload``).
+
+    A chunk's columns (seq, interval, missed slots, the chart values) are kept in arrays,
+    not as Python objects: a minute of ticks is ~3,000 numbers that live until the chunk
+    ends, and as objects they and their validated copy were a peak of small blocks at
+    every chunk's end, which pymalloc's arenas kept paged in (docs/benchmarks.md,
+    "2026-12-08"). The JSON is the one ``ChunkFacts`` would write, read back the same
+    (tests/unit/session/test_facts_bytes.py); a chart value that is not a number (None,
+    NaN, inf) is null, as pydantic writes it."""
 
     def __init__(self, first: int) -> None:
         self.first = first
-        self.seq: list[int] = []
-        self.interval: list[float] = []
-        self.missed: list[int] = []
+        self.seq = array("q")
+        self.interval = array("d")
+        self.missed = array("q")
         self.versions: dict[Version, None] = {}
         self.peaks: dict[str, tuple[float, int, str, str]] = {}
         self.events: dict[int, Events] = {}
-        self.charted: list[tuple[float | None, ...]] = []
-        """Each tick's chart values (SERIES_KEYS' order), rounded."""
+        self.charted = array("d")
+        """Each tick's chart values (SERIES_KEYS' order), rounded; NaN for None."""
 
     def add(self, tick: Tick, update: Update | None) -> None:
         k = len(self.seq)
@@ -175,18 +187,37 @@ class FactsCollector:
                 self.peaks[key] = (val, k, name, role)
         if update is not None and (update.opened or update.closed):
             self.events[k] = events_of(update)
-        self.charted.append(tuple(map(shown, series_values(tick))))
+        self.charted.extend([_NAN if v is None else shown(v) for v in series_values(tick)])
+
+    def payload(self) -> bytes | None:
+        """The summary frame's payload (``pack_facts`` of the chunk's ``ChunkFacts``), or
+        None for a chunk without ticks."""
+        count = len(self.seq)
+        if not count:
+            return None
+        width = len(SERIES_KEYS)
+        charts: dict[str, msgspec.Raw] = {}
+        for j, key in enumerate(SERIES_KEYS):
+            col = self.charted[j::width]  # (an array: no float objects until encoded)
+            if any(v == v for v in col):  # a value that is not NaN
+                charts[key] = msgspec.Raw(_ENCODE(col.tolist()))
+        doc = {"first": self.first, "count": count,
+               "seq": msgspec.Raw(_ENCODE(self.seq.tolist())),
+               "interval": msgspec.Raw(_ENCODE(self.interval.tolist())),
+               "missed": msgspec.Raw(_ENCODE(self.missed.tolist())),
+               "versions": list(self.versions), "peaks": self.peaks, "events": self.events,
+               "chart_id": SERIES_ID, "charts": charts}
+        return zlib.compress(_ENCODE(doc), 6)
 
     def facts(self) -> ChunkFacts | None:
-        if not self.seq:
-            return None
-        columns = zip(*self.charted, strict=True)  # (every row has a value per key)
-        charts = {key: list(col) for key, col in zip(SERIES_KEYS, columns, strict=True)
-                  if any(v is not None for v in col)}
-        return ChunkFacts(first=self.first, count=len(self.seq), seq=self.seq,
-                          interval=self.interval, missed=self.missed,
-                          versions=list(self.versions), peaks=self.peaks, events=self.events,
-                          chart_id=SERIES_ID, charts=charts)
+        """The chunk's facts as the model (what a reader gets from ``payload``)."""
+        data = self.payload()
+        return None if data is None else unpack_facts(data)
+
+
+_NAN = float("nan")
+_ENCODE = msgspec.json.Encoder().encode
+"""JSON as pydantic's ``model_dump_json`` writes these fields (NaN and inf as null)."""
 
 
 def pack_facts(facts: ChunkFacts) -> bytes:

@@ -26,13 +26,15 @@ import zlib
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from replmon.check import Gauges
+import msgspec
+from pydantic import TypeAdapter
+
 from replmon.engine import Update
 from replmon.errors import SessionError
 from replmon.model.base import SourceState
 from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.delta import DeltaWriter
-from replmon.session.facts import FactsCollector, pack_facts
+from replmon.session.facts import FactsCollector
 from replmon.session.format import (
     DELTA_VERSION,
     KIND_END,
@@ -43,14 +45,12 @@ from replmon.session.format import (
     KIND_TICK,
     MAGIC,
     NO_OFFSET,
-    ChunkObservations,
     NodeInfo,
     Packed,
     RecordingMeta,
     key_info,
     pack_frame,
     pack_key_payload,
-    pack_observations,
     pack_seen,
 )
 
@@ -148,10 +148,13 @@ class RecordingWriter:
 
     def _key(self, tick: Tick) -> None:
         self._end_chunk()
-        base = {role: (n.model_dump(mode="json", exclude={"rates"}) if n else None)
-                for role in ("primary", "replica") for n in [self._tracker.baseline(role)]}
+        # both nodes' baselines written by pydantic as they are, not dumped to dicts first
+        # (a node's samples are ~600 small objects as dicts: a peak at every chunk's start)
+        base = b'{"primary":%s,"replica":%s}' % tuple(
+            n.model_dump_json(exclude={"rates"}).encode() if n else b"null"
+            for n in (self._tracker.baseline("primary"), self._tracker.baseline("replica")))
         self._z = zlib.compressobj(self.level, zlib.DEFLATED, zlib.MAX_WBITS, ZLIB_MEM_LEVEL)
-        data = self._z.compress(json.dumps(base, separators=(",", ":")).encode())
+        data = self._z.compress(base)
         data += self._z.flush(zlib.Z_SYNC_FLUSH)
         offset = self.size
         self._put(pack_frame(KIND_KEY, pack_key_payload(self._prev_key, self._key_info, data),
@@ -174,8 +177,8 @@ class RecordingWriter:
         if obs is not None and (frame := obs.frame()) is not None:
             self._put(frame)
         collected, self._facts = self._facts, None
-        if collected is not None and (facts := collected.facts()) is not None:
-            self._put(pack_frame(KIND_SUMMARY, pack_facts(facts), facts.first))
+        if collected is not None and (payload := collected.payload()) is not None:
+            self._put(pack_frame(KIND_SUMMARY, payload, collected.first))
 
     def _rates_to_store(self, tick: Tick) -> dict[str, Any]:
         """Rates a reader could not recompute exactly (first tick after a gap, a
@@ -250,7 +253,13 @@ class RecordingWriter:
 
 
 class _ChunkSeen:
-    """Collects what the live engine observed over one chunk (its observations frame)."""
+    """Collects what the live engine observed over one chunk (its observations frame).
+
+    Each gated check's gauges are written as JSON into a buffer of their own as each tick
+    comes (``msgspec``'s ``encode_into``): a minute of 20 checks' gauges kept as tuples
+    was ~1,200 tuples and their floats until the chunk ended, then copied once more by the
+    model's validation, a peak of small blocks at every chunk's end (see FactsCollector).
+    The frame's JSON is the one ``ChunkObservations`` would write, read back the same."""
 
     def __init__(self, first: int) -> None:
         self.first = first
@@ -260,7 +269,9 @@ class _ChunkSeen:
         self.interval = 0.0
         self.usable = True
         self.seen: dict[int, list[Packed]] = {}
-        self.gauges: dict[str, list[Gauges | None]] = {}
+        self.gauges: dict[str, bytearray] = {}
+        """Gated check id -> its gauges at each tick so far, as JSON values each followed
+        by a comma."""
 
     def add(self, tick: Tick, update: Update | None) -> None:
         if not self.usable:
@@ -270,7 +281,7 @@ class _ChunkSeen:
             return
         if self.count == 0:
             self.checks_id, self.seq0, self.interval = update.checks_id, tick.seq, tick.interval
-            self.gauges = {cid: [] for cid in update.gauges}
+            self.gauges = {cid: bytearray() for cid in update.gauges}
         elif (update.checks_id != self.checks_id or tick.seq != self.seq0 + self.count
               or tick.interval != self.interval):
             self.usable = False  # another engine, a gap in seq, or a new interval
@@ -279,17 +290,29 @@ class _ChunkSeen:
             self.seen[self.count] = pack_seen(update.seen)
         if update.gauges.keys() != self.gauges.keys():
             self.gauges = {}  # not the same gated checks (same checks_id: never seen)
+        into = _ENCODER.encode_into
         for cid, column in self.gauges.items():
-            column.append(update.gauges[cid])
+            into(update.gauges[cid], column, -1)
+            column += b","
         self.count += 1
 
     def frame(self) -> bytes | None:
         if not self.usable or not self.count or self.checks_id is None:
             return None
-        obs = ChunkObservations(checks_id=self.checks_id, first=self.first, seq0=self.seq0,
-                                count=self.count, interval=self.interval, seen=self.seen,
-                                gauges=self.gauges)
-        return pack_frame(KIND_OBSERVATIONS, pack_observations(obs), self.first)
+        doc = {"checks_id": self.checks_id, "first": self.first, "seq0": self.seq0,
+               "count": self.count, "interval": self.interval,
+               "seen": msgspec.Raw(_SEEN_JSON(self.seen)),
+               "gauges": {cid: msgspec.Raw(b"[" + column[:-1] + b"]")
+                          for cid, column in self.gauges.items()}}
+        payload = zlib.compress(_ENCODER.encode(doc), 6)  # as pack_observations
+        return pack_frame(KIND_OBSERVATIONS, payload, self.first)
+
+
+_ENCODER = msgspec.json.Encoder()
+"""JSON as pydantic writes these fields' values (tuples as arrays, NaN and inf as null)."""
+_SEEN_JSON = TypeAdapter(dict[int, list[Packed]]).dump_json
+"""The observations' JSON as the model writes them (their numbers may hold any value
+pydantic can write)."""
 
 
 def part_path(path: Path, n: int) -> Path:
