@@ -152,34 +152,72 @@ class ChunkFacts(BaseModel):
         return cols
 
 
+class Slots:
+    """Numbers written one after the other into an array that is never shrunk: each
+    chunk writes from its start again (``restart``), so after the first chunk a
+    recording's columns take no memory and give none back (an array grown tick by tick
+    and freed at each chunk's end left glibc's heap a little more cut up every time)."""
+
+    __slots__ = ("buf", "n")
+
+    def __init__(self, typecode: str) -> None:
+        self.buf: array[Any] = array(typecode)
+        self.n = 0
+
+    def restart(self) -> None:
+        self.n = 0
+
+    def put(self, v: float) -> None:
+        if self.n < len(self.buf):
+            self.buf[self.n] = v
+        else:
+            self.buf.append(v)
+        self.n += 1
+
+    def put_row(self, row: array[Any]) -> None:
+        end = self.n + len(row)
+        self.buf[self.n:min(end, len(self.buf))] = row  # (grows the array past its end)
+        self.n = end
+
+    def values(self, start: int = 0, step: int = 1) -> list[Any]:
+        """Every ``step``-th number written since the restart, from ``start``."""
+        return self.buf[start:self.n:step].tolist()
+
+
 class FactsCollector:
     """Collects one chunk's facts as the recorder writes its ticks, and writes them as a
-    summary frame's JSON (``payload``).
+    summary frame's JSON (``payload``); ``restart`` for the next chunk.
 
-    A chunk's columns (seq, interval, missed slots, the chart values) are kept in arrays,
-    not as Python objects: a minute of ticks is ~3,000 numbers that live until the chunk
-    ends, and as objects they and their validated copy were a peak of small blocks at
-    every chunk's end, which pymalloc's arenas kept paged in (docs/benchmarks.md,
-    "2026-12-08"). The JSON is the one ``ChunkFacts`` would write, read back the same
-    (tests/unit/session/test_facts_bytes.py); a chart value that is not a number (None,
-    NaN, inf) is null, as pydantic writes it."""
+    A chunk's columns (seq, interval, missed slots, the chart values) are kept as
+    numbers in arrays (``Slots``), not as Python objects: a minute of ticks is ~3,000
+    numbers that live until the chunk ends, and as objects they and their validated
+    copy were a peak of small blocks at every chunk's end, which pymalloc's arenas kept
+    paged in (docs/benchmarks.md, "2026-12-07, night"). The JSON is the one ``ChunkFacts``
+    would write, read back the same (tests/unit/session/test_frames_bytes.py); a chart
+    value that is not a number (None, NaN, inf) is null, as pydantic writes it."""
 
     def __init__(self, first: int) -> None:
+        self.seq = Slots("q")
+        self.interval = Slots("d")
+        self.missed = Slots("q")
+        self.charted = Slots("d")
+        """Each tick's chart values (SERIES_KEYS' order), rounded; NaN for None."""
+        self.restart(first)
+
+    def restart(self, first: int) -> None:
+        """Empty, for the chunk whose first tick has index ``first``."""
         self.first = first
-        self.seq = array("q")
-        self.interval = array("d")
-        self.missed = array("q")
+        for slots in (self.seq, self.interval, self.missed, self.charted):
+            slots.restart()
         self.versions: dict[Version, None] = {}
         self.peaks: dict[str, tuple[float, int, str, str]] = {}
         self.events: dict[int, Events] = {}
-        self.charted = array("d")
-        """Each tick's chart values (SERIES_KEYS' order), rounded; NaN for None."""
 
     def add(self, tick: Tick, update: Update | None) -> None:
-        k = len(self.seq)
-        self.seq.append(tick.seq)
-        self.interval.append(tick.interval)
-        self.missed.append(tick.missed)
+        k = self.seq.n
+        self.seq.put(tick.seq)
+        self.interval.put(tick.interval)
+        self.missed.put(tick.missed)
         self.versions.update(dict.fromkeys(versions_of(tick)))
         for key, val, name, role in values_of(tick):
             best = self.peaks.get(key)
@@ -187,24 +225,24 @@ class FactsCollector:
                 self.peaks[key] = (val, k, name, role)
         if update is not None and (update.opened or update.closed):
             self.events[k] = events_of(update)
-        self.charted.extend([_NAN if v is None else shown(v) for v in series_values(tick)])
+        self.charted.put_row(array("d", [_number(shown(v)) for v in series_values(tick)]))
 
     def payload(self) -> bytes | None:
         """The summary frame's payload (``pack_facts`` of the chunk's ``ChunkFacts``), or
         None for a chunk without ticks."""
-        count = len(self.seq)
+        count = self.seq.n
         if not count:
             return None
         width = len(SERIES_KEYS)
         charts: dict[str, msgspec.Raw] = {}
         for j, key in enumerate(SERIES_KEYS):
-            col = self.charted[j::width]  # (an array: no float objects until encoded)
+            col = self.charted.values(j, width)
             if any(v == v for v in col):  # a value that is not NaN
-                charts[key] = msgspec.Raw(_ENCODE(col.tolist()))
+                charts[key] = msgspec.Raw(_ENCODE(col))
         doc = {"first": self.first, "count": count,
-               "seq": msgspec.Raw(_ENCODE(self.seq.tolist())),
-               "interval": msgspec.Raw(_ENCODE(self.interval.tolist())),
-               "missed": msgspec.Raw(_ENCODE(self.missed.tolist())),
+               "seq": msgspec.Raw(_ENCODE(self.seq.values())),
+               "interval": msgspec.Raw(_ENCODE(self.interval.values())),
+               "missed": msgspec.Raw(_ENCODE(self.missed.values())),
                "versions": list(self.versions), "peaks": self.peaks, "events": self.events,
                "chart_id": SERIES_ID, "charts": charts}
         return zlib.compress(_ENCODE(doc), 6)
@@ -216,6 +254,11 @@ class FactsCollector:
 
 
 _NAN = float("nan")
+
+
+def _number(v: float | None) -> float:
+    """A chart value as the array keeps it: NaN for None."""
+    return _NAN if v is None else v
 _ENCODE = msgspec.json.Encoder().encode
 """JSON as pydantic's ``model_dump_json`` writes these fields (NaN and inf as null)."""
 

@@ -23,6 +23,7 @@ import re
 import threading
 import time
 import zlib
+from array import array
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
@@ -34,7 +35,7 @@ from replmon.errors import SessionError
 from replmon.model.base import SourceState
 from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.delta import DeltaWriter
-from replmon.session.facts import FactsCollector
+from replmon.session.facts import FactsCollector, Slots
 from replmon.session.format import (
     DELTA_VERSION,
     KIND_END,
@@ -115,6 +116,9 @@ class RecordingWriter:
         """The live engine's observations of the current chunk, for its observations frame."""
         self._facts: FactsCollector | None = None
         """What the report keeps of the current chunk's ticks, for its summary frame."""
+        self._kept: tuple[_ChunkSeen, FactsCollector] | None = None
+        """The two collectors, made at the first chunk and restarted for each (their
+        arrays are not given back and taken again every minute)."""
         self._delta = DeltaWriter() if self.meta.version >= DELTA_VERSION else None
         """Each tick record after a chunk's first as its change (version 3; a meta of
         version 2, e.g. copied from a version 2 file, writes whole records)."""
@@ -165,10 +169,17 @@ class RecordingWriter:
             self._delta.restart()
         # Stored observations are valid only if a reader rebuilds exactly the ticks the
         # live engine saw: "derive" takes the caller's word that rates are derivable,
-        # which a tick fed to the engine without its rates would break.
-        self._obs = _ChunkSeen(self.ticks) if self.rates_mode != "derive" else None
-        # (the same for the facts: the peaks are of the rates a reader derives)
-        self._facts = FactsCollector(self.ticks) if self.rates_mode != "derive" else None
+        # which a tick fed to the engine without its rates would break. (The same for the
+        # facts: the peaks are of the rates a reader derives.)
+        if self.rates_mode == "derive":
+            self._obs = self._facts = None
+        elif self._kept is None:
+            self._kept = _ChunkSeen(self.ticks), FactsCollector(self.ticks)
+            self._obs, self._facts = self._kept
+        else:
+            self._obs, self._facts = self._kept
+            self._obs.restart(self.ticks)
+            self._facts.restart(self.ticks)
 
     def _end_chunk(self) -> None:
         """The observations frame of the chunk just finished, when the live engine saw all
@@ -253,15 +264,23 @@ class RecordingWriter:
 
 
 class _ChunkSeen:
-    """Collects what the live engine observed over one chunk (its observations frame).
+    """Collects what the live engine observed over one chunk (its observations frame);
+    ``restart`` for the next chunk.
 
-    Each gated check's gauges are written as JSON into a buffer of their own as each tick
-    comes (``msgspec``'s ``encode_into``): a minute of 20 checks' gauges kept as tuples
-    was ~1,200 tuples and their floats until the chunk ended, then copied once more by the
-    model's validation, a peak of small blocks at every chunk's end (see FactsCollector).
-    The frame's JSON is the one ``ChunkObservations`` would write, read back the same."""
+    Each gated check's gauges are kept as numbers in an array of its own (``Slots``:
+    before each tick's gauges their count, -1 for None), reused from chunk to chunk: a
+    minute of 20 checks' gauges kept as tuples was ~1,200 tuples and their floats until
+    the chunk ended, then copied once more by the model's validation, a peak of small
+    blocks at every chunk's end (see FactsCollector). The frame's JSON is the one
+    ``ChunkObservations`` would write, read back the same (None and NaN inside a gauge
+    tuple as null)."""
 
     def __init__(self, first: int) -> None:
+        self._slots: dict[str, Slots] = {}
+        """Every gated check's array seen by this writer, by check id."""
+        self.restart(first)
+
+    def restart(self, first: int) -> None:
         self.first = first
         self.count = 0
         self.checks_id: str | None = None
@@ -269,9 +288,8 @@ class _ChunkSeen:
         self.interval = 0.0
         self.usable = True
         self.seen: dict[int, list[Packed]] = {}
-        self.gauges: dict[str, bytearray] = {}
-        """Gated check id -> its gauges at each tick so far, as JSON values each followed
-        by a comma."""
+        self.gauges: dict[str, Slots] = {}
+        """The chunk's gated checks' arrays."""
 
     def add(self, tick: Tick, update: Update | None) -> None:
         if not self.usable:
@@ -281,7 +299,10 @@ class _ChunkSeen:
             return
         if self.count == 0:
             self.checks_id, self.seq0, self.interval = update.checks_id, tick.seq, tick.interval
-            self.gauges = {cid: bytearray() for cid in update.gauges}
+            self.gauges = {cid: self._slots.setdefault(cid, Slots("d"))
+                           for cid in update.gauges}
+            for slots in self.gauges.values():
+                slots.restart()
         elif (update.checks_id != self.checks_id or tick.seq != self.seq0 + self.count
               or tick.interval != self.interval):
             self.usable = False  # another engine, a gap in seq, or a new interval
@@ -290,24 +311,34 @@ class _ChunkSeen:
             self.seen[self.count] = pack_seen(update.seen)
         if update.gauges.keys() != self.gauges.keys():
             self.gauges = {}  # not the same gated checks (same checks_id: never seen)
-        into = _ENCODER.encode_into
-        for cid, column in self.gauges.items():
-            into(update.gauges[cid], column, -1)
-            column += b","
+        for cid, slots in self.gauges.items():
+            g = update.gauges[cid]
+            if g is None:
+                slots.put(-1)
+            else:
+                slots.put(len(g))
+                slots.put_row(array("d", [_NAN if v is None else v for v in g]))
         self.count += 1
 
     def frame(self) -> bytes | None:
         if not self.usable or not self.count or self.checks_id is None:
             return None
+        gauges = {}
+        for cid, slots in self.gauges.items():  # one check's tuples at a time
+            flat, column, i = slots.values(), [], 0
+            while i < len(flat):
+                n = int(flat[i])
+                column.append(None if n < 0 else tuple(flat[i + 1:i + 1 + n]))
+                i += 1 + max(n, 0)
+            gauges[cid] = msgspec.Raw(_ENCODER.encode(column))
         doc = {"checks_id": self.checks_id, "first": self.first, "seq0": self.seq0,
                "count": self.count, "interval": self.interval,
-               "seen": msgspec.Raw(_SEEN_JSON(self.seen)),
-               "gauges": {cid: msgspec.Raw(b"[" + column[:-1] + b"]")
-                          for cid, column in self.gauges.items()}}
+               "seen": msgspec.Raw(_SEEN_JSON(self.seen)), "gauges": gauges}
         payload = zlib.compress(_ENCODER.encode(doc), 6)  # as pack_observations
         return pack_frame(KIND_OBSERVATIONS, payload, self.first)
 
 
+_NAN = float("nan")
 _ENCODER = msgspec.json.Encoder()
 """JSON as pydantic writes these fields' values (tuples as arrays, NaN and inf as null)."""
 _SEEN_JSON = TypeAdapter(dict[int, list[Packed]]).dump_json

@@ -86,10 +86,10 @@ def test_summary_frame_of_values_that_are_not_numbers() -> None:
     for seq, tick in enumerate(four_source_ticks(3)):
         collector.add(tick.model_copy(update={"seq": 100 + seq}), None)
     width = len(SERIES_KEYS)
-    collector.charted[0] = math.nan
-    collector.charted[width] = math.inf
+    collector.charted.buf[0] = math.nan
+    collector.charted.buf[width] = math.inf
     for row in range(3):
-        collector.charted[row * width + 1] = math.nan
+        collector.charted.buf[row * width + 1] = math.nan
     facts = collector.facts()
     assert facts is not None and facts.seq == [100, 101, 102] and facts.first == 7
     assert facts.charts[SERIES_KEYS[0]][:2] == [None, None]
