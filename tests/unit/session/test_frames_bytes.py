@@ -11,6 +11,7 @@ import math
 import zlib
 from pathlib import Path
 
+import pytest
 from sessiondata import four_source_ticks
 
 from replmon.engine import Update, build_engine
@@ -29,15 +30,26 @@ from replmon.session.series import SERIES_ID, SERIES_KEYS, series_values, shown
 CHUNK = 30
 
 
-def _recorded(tmp_path: Path, ticks: list[Tick]) -> tuple[Path, list[Update]]:
+Recorded = tuple[list[Tick], Path, list[Update]]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """Four chunks of four sources on both nodes, a DRBD peer down (gauges and
+    observations at every tick), and one tick whose chart values are all unknown (its
+    rates cleared): the ticks, their recording and the engine's updates."""
+    ticks = four_source_ticks(4 * CHUNK)
+    blank = ticks[40]
+    ticks[40] = blank.model_copy(update={
+        "primary": blank.primary.model_copy(update={"rates": type(blank.primary.rates)()})})
     engine = build_engine(entry_points=False)
     updates = []
-    path = tmp_path / "frames.rmrec"
+    path = tmp_path_factory.mktemp("frames") / "frames.rmrec"
     with RecordingWriter(path, meta_for(interval=1.0), chunk_ticks=CHUNK) as w:
         for t in ticks:
             updates.append(engine.feed(t))
             w.write(t, updates[-1])
-    return path, updates
+    return ticks, path, updates
 
 
 def _payloads(path: Path, kind: str) -> list[bytes]:
@@ -46,19 +58,8 @@ def _payloads(path: Path, kind: str) -> list[bytes]:
                 if fr.kind == kind]
 
 
-def _ticks() -> list[Tick]:
-    """Four sources on both nodes, a DRBD peer down (gauges and observations at every
-    tick), and one tick whose chart values are all unknown (its rates cleared)."""
-    ticks = four_source_ticks(4 * CHUNK)
-    blank = ticks[40]
-    ticks[40] = blank.model_copy(update={
-        "primary": blank.primary.model_copy(update={"rates": type(blank.primary.rates)()})})
-    return ticks
-
-
-def test_summary_frames_hold_each_ticks_values(tmp_path: Path) -> None:
-    ticks = _ticks()
-    path, _ = _recorded(tmp_path, ticks)
+def test_summary_frames_hold_each_ticks_values(recorded: Recorded) -> None:
+    ticks, path, _ = recorded
     payloads = _payloads(path, KIND_SUMMARY)
     assert len(payloads) == 4
     for ci, payload in enumerate(payloads):
@@ -97,9 +98,8 @@ def test_summary_frame_of_values_that_are_not_numbers() -> None:
     assert FactsCollector(first=0).payload() is None
 
 
-def test_observations_frames_hold_every_gauge(tmp_path: Path) -> None:
-    ticks = _ticks()
-    path, updates = _recorded(tmp_path, ticks)
+def test_observations_frames_hold_every_gauge(recorded: Recorded) -> None:
+    ticks, path, updates = recorded
     payloads = _payloads(path, KIND_OBSERVATIONS)
     assert len(payloads) == 4
     for ci, payload in enumerate(payloads):
@@ -118,9 +118,8 @@ def test_observations_frames_hold_every_gauge(tmp_path: Path) -> None:
             want.checks_id, want.first, want.seq0, want.count)
 
 
-def test_key_frames_hold_the_baselines_as_pydantic_dumps_them(tmp_path: Path) -> None:
-    ticks = _ticks()
-    path, _ = _recorded(tmp_path, ticks)
+def test_key_frames_hold_the_baselines_as_pydantic_dumps_them(recorded: Recorded) -> None:
+    ticks, path, _ = recorded
     tracker = RateTracker()
     with open_recording(path) as rec:
         keyed = [(ci, data) for ci in range(len(rec.chunks))
