@@ -18,7 +18,6 @@ bytes and ~22 us of the writer's CPU a tick).
 
 from __future__ import annotations
 
-import zlib
 from array import array
 from typing import Any
 
@@ -28,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from replmon.engine import Update
 from replmon.model.findings import Finding
 from replmon.model.tick import NodeTick, Tick
-from replmon.session.format import pack_zjson, unpack_zjson
+from replmon.session.format import pack_zjson, unpack_zjson, zip_json
 from replmon.session.series import SERIES_ID, SERIES_KEYS, series_values, shown
 
 PEAKS: dict[str, str] = {
@@ -227,7 +226,7 @@ class FactsCollector:
                 self.peaks[key] = (val, k, name, role)
         if update is not None and (update.opened or update.closed):
             self.events[k] = events_of(update)
-        self.charted.put_row(array("d", [_number(shown(v)) for v in series_values(tick)]))
+        self.charted.put_row(array("d", [number(shown(v)) for v in series_values(tick)]))
 
     def payload(self) -> bytes | None:
         """The summary frame's payload (``pack_facts`` of the chunk's ``ChunkFacts``), or
@@ -237,32 +236,28 @@ class FactsCollector:
             return None
         width = len(SERIES_KEYS)
         charts: dict[str, msgspec.Raw] = {}
-        for j, key in enumerate(SERIES_KEYS):
+        for j, key in enumerate(SERIES_KEYS):  # one column's floats at a time
             col = self.charted.values(j, width)
             if any(v == v for v in col):  # a value that is not NaN
-                charts[key] = msgspec.Raw(_ENCODE(col))
-        doc = {"first": self.first, "count": count,
-               "seq": msgspec.Raw(_ENCODE(self.seq.values())),
-               "interval": msgspec.Raw(_ENCODE(self.interval.values())),
-               "missed": msgspec.Raw(_ENCODE(self.missed.values())),
-               "versions": list(self.versions), "peaks": self.peaks, "events": self.events,
-               "chart_id": SERIES_ID, "charts": charts}
-        return zlib.compress(_ENCODE(doc), 6)
-
-    def facts(self) -> ChunkFacts | None:
-        """The chunk's facts as the model (what a reader gets from ``payload``)."""
-        data = self.payload()
-        return None if data is None else unpack_facts(data)
+                charts[key] = msgspec.Raw(encode_json(col))
+        return zip_json(encode_json({
+            "first": self.first, "count": count, "seq": self.seq.values(),
+            "interval": self.interval.values(), "missed": self.missed.values(),
+            "versions": list(self.versions), "peaks": self.peaks, "events": self.events,
+            "chart_id": SERIES_ID, "charts": charts}))
 
 
 _NAN = float("nan")
 
 
-def _number(v: float | None) -> float:
-    """A chart value as the array keeps it: NaN for None."""
+def number(v: float | None) -> float:
+    """A value as the recorder's arrays keep it: NaN for None (both written as null)."""
     return _NAN if v is None else v
-_ENCODE = msgspec.json.Encoder().encode
-"""JSON as pydantic's ``model_dump_json`` writes these fields (NaN and inf as null)."""
+
+
+encode_json = msgspec.json.Encoder().encode
+"""JSON as pydantic's ``model_dump_json`` writes the frames' values (tuples as arrays,
+NaN and inf as null); a whole number kept as a float is written without ".0"."""
 
 
 def pack_facts(facts: ChunkFacts) -> bytes:

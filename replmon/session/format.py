@@ -337,7 +337,12 @@ M = TypeVar("M", bound=BaseModel)
 
 def pack_zjson(model: BaseModel) -> bytes:
     """A frame payload of its own (O, F): the model's JSON in one zlib stream."""
-    return zlib.compress(model.model_dump_json().encode(), 6)
+    return zip_json(model.model_dump_json().encode())
+
+
+def zip_json(data: bytes) -> bytes:
+    """``pack_zjson`` of JSON already written (the recorder's O and F frames)."""
+    return zlib.compress(data, 6)
 
 
 def _unzip(payload: bytes, what: str) -> bytes:

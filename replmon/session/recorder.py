@@ -35,7 +35,7 @@ from replmon.errors import SessionError
 from replmon.model.base import SourceState
 from replmon.model.tick import NodeTick, RateTracker, Tick
 from replmon.session.delta import DeltaWriter
-from replmon.session.facts import FactsCollector, Slots
+from replmon.session.facts import FactsCollector, Slots, encode_json, number
 from replmon.session.format import (
     DELTA_VERSION,
     KIND_END,
@@ -53,6 +53,7 @@ from replmon.session.format import (
     pack_frame,
     pack_key_payload,
     pack_seen,
+    zip_json,
 )
 
 log = logging.getLogger(__name__)
@@ -116,9 +117,9 @@ class RecordingWriter:
         """The live engine's observations of the current chunk, for its observations frame."""
         self._facts: FactsCollector | None = None
         """What the report keeps of the current chunk's ticks, for its summary frame."""
-        self._kept: tuple[_ChunkSeen, FactsCollector] | None = None
-        """The two collectors, made at the first chunk and restarted for each (their
-        arrays are not given back and taken again every minute)."""
+        self._kept = _ChunkSeen(0), FactsCollector(0)
+        """The two collectors, made once and restarted at each chunk (their arrays are
+        not given back and taken again every minute)."""
         self._delta = DeltaWriter() if self.meta.version >= DELTA_VERSION else None
         """Each tick record after a chunk's first as its change (version 3; a meta of
         version 2, e.g. copied from a version 2 file, writes whole records)."""
@@ -173,9 +174,6 @@ class RecordingWriter:
         # facts: the peaks are of the rates a reader derives.)
         if self.rates_mode == "derive":
             self._obs = self._facts = None
-        elif self._kept is None:
-            self._kept = _ChunkSeen(self.ticks), FactsCollector(self.ticks)
-            self._obs, self._facts = self._kept
         else:
             self._obs, self._facts = self._kept
             self._obs.restart(self.ticks)
@@ -317,7 +315,7 @@ class _ChunkSeen:
                 slots.put(-1)
             else:
                 slots.put(len(g))
-                slots.put_row(array("d", [_NAN if v is None else v for v in g]))
+                slots.put_row(array("d", map(number, g)))
         self.count += 1
 
     def frame(self) -> bytes | None:
@@ -330,17 +328,13 @@ class _ChunkSeen:
                 n = int(flat[i])
                 column.append(None if n < 0 else tuple(flat[i + 1:i + 1 + n]))
                 i += 1 + max(n, 0)
-            gauges[cid] = msgspec.Raw(_ENCODER.encode(column))
+            gauges[cid] = msgspec.Raw(encode_json(column))
         doc = {"checks_id": self.checks_id, "first": self.first, "seq0": self.seq0,
                "count": self.count, "interval": self.interval,
                "seen": msgspec.Raw(_SEEN_JSON(self.seen)), "gauges": gauges}
-        payload = zlib.compress(_ENCODER.encode(doc), 6)  # as pack_observations
-        return pack_frame(KIND_OBSERVATIONS, payload, self.first)
+        return pack_frame(KIND_OBSERVATIONS, zip_json(encode_json(doc)), self.first)
 
 
-_NAN = float("nan")
-_ENCODER = msgspec.json.Encoder()
-"""JSON as pydantic writes these fields' values (tuples as arrays, NaN and inf as null)."""
 _SEEN_JSON = TypeAdapter(dict[int, list[Packed]]).dump_json
 """The observations' JSON as the model writes them (their numbers may hold any value
 pydantic can write)."""

@@ -91,7 +91,8 @@ def test_summary_frame_of_values_that_are_not_numbers() -> None:
     collector.charted.buf[width] = math.inf
     for row in range(3):
         collector.charted.buf[row * width + 1] = math.nan
-    facts = collector.facts()
+    payload = collector.payload()
+    facts = None if payload is None else unpack_facts(payload)
     assert facts is not None and facts.seq == [100, 101, 102] and facts.first == 7
     assert facts.charts[SERIES_KEYS[0]][:2] == [None, None]
     assert SERIES_KEYS[1] not in facts.charts
