@@ -18,7 +18,7 @@ from replmon.check import span_ticks
 from replmon.model.base import SourceState
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.mysql import MysqlSample
-from replmon.model.packed import PackedPart, pack_tick
+from replmon.model.packed import LAGS, PackedPart, pack_tick
 from replmon.model.parts import dropped, kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.pair import LAG_WINDOW_S, BinlogMarks, PairView, lag_clock
@@ -59,7 +59,7 @@ def _older(tick: Tick) -> Tick:
     primary: NodeTick = NodeTick._replace(p, {"mysql": reading})
     replica: NodeTick = NodeTick._replace(r, {"mysql": _NO_MYSQL})
     out: Tick = Tick._replace(tick, {"primary": primary, "replica": replica})
-    return pack_tick(out)  # type: ignore[return-value]  # (reads as a Tick)
+    return pack_tick(out, LAGS)  # type: ignore[return-value]  # (reads as a Tick)
 
 
 class _Clocks(Sequence[tuple[float, float] | None]):

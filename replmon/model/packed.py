@@ -45,7 +45,9 @@ import io
 import operator
 import pickle
 import struct as struct_
+import threading
 import typing
+from array import array
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -204,9 +206,6 @@ PACKED = ("host", "drbd", "mysql", "redis")
 
 # --- a thinned tick as one block ----------------------------------------------------
 
-_HEAD = struct_.Struct("<qd")
-"""A packed tick's first 16 bytes: its seq and wall, read without opening it."""
-
 _CLASSES: list[Any] = []
 """The record classes packed ticks hold, by the index their bytes name them with."""
 _CLASS_AT: dict[Any, int] = {}
@@ -268,6 +267,79 @@ class _Pickler(pickle.Pickler):
                        _index(nones, _SHARED_OBJS, _SHARED_AT, id(nones)))
 
 
+SEGMENT = 32 * 1024
+"""Bytes of one segment of a ``_Store``: ~6 of a live engine's kept ticks, ~25 of the true
+lag's."""
+
+
+class _Store:
+    """Where the packed ticks' bytes live: segments of SEGMENT bytes, each filled in turn
+    and used again once every tick in it has gone (a tick's handle counts it out when
+    freed). The ticks go in the order they came, give or take a window's length, so a
+    segment empties a few minutes after it filled: the same few dozen segments from the
+    first turnover on, where a block of its own a tick left glibc's heap with holes the
+    next tick's block did not fit (docs/benchmarks.md, #56)."""
+
+    __slots__ = ("free", "head", "live", "lock", "released", "segments", "used")
+
+    def __init__(self) -> None:
+        self.segments: list[bytearray] = []
+        self.live = array("l")
+        """Each segment's ticks not yet freed."""
+        self.free: list[int] = []
+        """Segments with none (to fill again)."""
+        self.head = -1
+        """The segment being filled."""
+        self.used = 0
+        """Its bytes filled."""
+        self.released: list[int] = []
+        """The segment of each handle freed since the last ``put``: its ``__del__`` only
+        appends here (it may run in any thread, at any allocation); ``put`` counts them out."""
+        self.lock = threading.Lock()
+
+    def put(self, data: memoryview) -> tuple[int, int]:
+        """``data`` copied into a segment: (the segment, the offset)."""
+        n = len(data)
+        with self.lock:
+            released, live = self.released, self.live
+            while released:
+                i = released.pop()
+                live[i] -= 1
+                if live[i] == 0 and i != self.head:
+                    self._drop(i)
+            if self.head < 0 or self.used + n > len(self.segments[self.head]):
+                if self.head >= 0 and live[self.head] == 0:
+                    self._drop(self.head)
+                self.head, self.used = self._take(n), 0
+            off = self.used
+            self.segments[self.head][off:off + n] = data
+            self.used += n
+            live[self.head] += 1
+            return self.head, off
+
+    def _take(self, n: int) -> int:
+        if n <= SEGMENT and self.free:
+            return self.free.pop()
+        self.segments.append(bytearray(max(n, SEGMENT)))
+        self.live.append(0)
+        return len(self.segments) - 1
+
+    def _drop(self, i: int) -> None:
+        if len(self.segments[i]) == SEGMENT:
+            self.free.append(i)
+        else:  # a tick bigger than a segment had one of its own: let it go
+            self.segments[i] = bytearray()
+
+
+STORES = (_Store(), _Store())
+"""The engines' windows' ticks, the true lag trackers' ticks: each store's ticks live as
+long, so its segments empty in the order they filled."""
+ENGINES, LAGS = 0, 1
+_RELEASED = tuple(s.released for s in STORES)
+_HANDLE = struct_.Struct("<BIIIqd")
+"""A packed tick's own bytes: its store, segment, offset and length, its seq and wall."""
+
+
 class PackedTick(bytes):
     """A thinned tick, its kept parts packed (``pack``), as one block of bytes: what a
     live engine's windows and the true lag's tracker hold of a tick older than the last
@@ -286,13 +358,18 @@ class PackedTick(bytes):
 
     @property
     def seq(self) -> int:
-        seq: int = _HEAD.unpack_from(self)[0]
+        seq: int = _HANDLE.unpack_from(self)[4]
         return seq
 
     @property
     def wall(self) -> float:
-        wall: float = _HEAD.unpack_from(self)[1]
+        wall: float = _HANDLE.unpack_from(self)[5]
         return wall
+
+    def __del__(self, _released: tuple[list[int], ...] = _RELEASED,
+                _unpack: Callable[[bytes], tuple[Any, ...]] = _HANDLE.unpack_from) -> None:
+        store, seg = _unpack(self)[:2]
+        _released[store].append(seg)  # (bound here: still there at exit)
 
     def open(self) -> Tick:
         """The tick (the same object again while no other packed tick was opened)."""
@@ -300,7 +377,8 @@ class PackedTick(bytes):
         last = _last_tick  # (one read: another thread may open another tick meanwhile)
         if last[0] is self:
             return last[1]  # type: ignore[no-any-return]
-        tick: Tick = pickle.loads(memoryview(self)[_HEAD.size:])
+        store, seg, off, n, _, _ = _HANDLE.unpack_from(self)
+        tick: Tick = pickle.loads(memoryview(STORES[store].segments[seg])[off:off + n])
         _last_tick = (self, tick)
         return tick
 
@@ -335,12 +413,13 @@ _PART_CLASSES = frozenset([typing.get_type_hints(NodeTick)[k] for k in PACKED]
 """The records a node's samples and rates are: packed as a PackedPart's bytes."""
 
 
-def pack_tick(tick: Tick) -> PackedTick:
+def pack_tick(tick: Tick, store: int = ENGINES) -> PackedTick:
     """``tick`` (a thinned one: ``thin``) as one block of bytes, which opens as a copy of
     it whose nodes' samples and rates are ``PackedPart``s; what was dropped stays a
     DroppedPart, None stays None, the tick's and the nodes' own fields (seq, wall, roles,
     names) are as they were."""
     buf = io.BytesIO()
-    buf.write(_HEAD.pack(tick.seq, tick.wall))
     _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(tick)
-    return PackedTick(buf.getbuffer())
+    data = buf.getbuffer()
+    seg, off = STORES[store].put(data)
+    return PackedTick(_HANDLE.pack(store, seg, off, len(data), tick.seq, tick.wall))
