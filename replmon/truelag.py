@@ -8,17 +8,14 @@ replay works the MySQL lag out again from the recorded ticks (``PairView.lag``).
 
 from __future__ import annotations
 
-import math
-from array import array
 from collections import deque
-from collections.abc import Sequence
 from typing import Any
 
 from replmon.check import span_ticks
 from replmon.model.base import SourceState
 from replmon.model.lag import MeasuredLag, RedisLagEstimate
 from replmon.model.mysql import MysqlSample
-from replmon.model.packed import LAGS, PackedPart, pack_tick
+from replmon.model.packed import PackedPart
 from replmon.model.parts import dropped, kept_parts, thin
 from replmon.model.tick import NodeTick, Role, Tick
 from replmon.pair import LAG_WINDOW_S, BinlogMarks, PairView, lag_clock
@@ -43,14 +40,14 @@ no reading (the history steps over it as over the tick's own)."""
 
 def _older(tick: Tick) -> Tick:
     """What the lag reads of a kept tick once it is no longer the last: its wall, and the
-    primary's binlog reading (pair_lag's history): a sample of its status and reading
-    only (``PackedPart``), or ``_NO_READING``; the replica's is dropped (the lag reads the
-    replica's channel at the last tick only). All of it as one block of bytes
-    (``PackedTick``, opened when the history walks back to it; its wall read without).
+    primary's binlog reading (pair_lag's history) as bytes: a sample of its status and
+    reading only (``PackedPart``, decoded when the history walks back to it), or
+    ``_NO_READING``; the replica's is dropped (the lag reads the replica's channel at the
+    last tick only).
 
     A kept tick lives 300 s; its MySQL samples as records were ~70 small objects, and
-    then, as a Tick of PackedParts, ~15: what lives that long decides how much memory
-    the process holds once that first span has turned over (docs/benchmarks.md, #56)."""
+    what lives that long decides how much memory the process holds once that first
+    span has turned over (docs/benchmarks.md, #56)."""
     p, r = tick.primary, tick.replica
     m = p.mysql
     reading: Any = _NO_READING
@@ -59,39 +56,7 @@ def _older(tick: Tick) -> Tick:
     primary: NodeTick = NodeTick._replace(p, {"mysql": reading})
     replica: NodeTick = NodeTick._replace(r, {"mysql": _NO_MYSQL})
     out: Tick = Tick._replace(tick, {"primary": primary, "replica": replica})
-    return pack_tick(out, LAGS)  # type: ignore[return-value]  # (reads as a Tick)
-
-
-class _Clocks(Sequence[tuple[float, float] | None]):
-    """One role's ``lag_clock`` of each kept tick as numbers in two arrays (NaN: no
-    reading), not a tuple of two floats a tick kept 300 s; read back as those tuples."""
-
-    __slots__ = ("_at", "_bound")
-
-    def __init__(self) -> None:
-        self._at = array("d")
-        self._bound = array("d")
-
-    def append(self, clock: tuple[float, float] | None) -> None:
-        at, bound = (math.nan, math.nan) if clock is None else clock
-        self._at.append(at)
-        self._bound.append(bound)
-
-    def drop_first(self) -> None:
-        del self._at[0], self._bound[0]
-
-    def clear(self) -> None:
-        del self._at[:], self._bound[:]
-
-    def __len__(self) -> int:
-        return len(self._at)
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [None if a != a else (a, b)  # (a != a: NaN)
-                    for a, b in zip(self._at[i], self._bound[i], strict=True)]
-        a = self._at[i]
-        return None if a != a else (a, self._bound[i])
+    return out
 
 
 class LagTracker:
@@ -105,7 +70,8 @@ class LagTracker:
         self._marks = BinlogMarks()
         """Where each node's newest binlog reading is in ``_ticks`` (the ticks' own samples
         are bytes once older than the last)."""
-        self._clocks: dict[Role, _Clocks] = {"primary": _Clocks(), "replica": _Clocks()}
+        self._clocks: dict[Role, list[tuple[float, float] | None]] = {
+            "primary": [], "replica": []}
         """Each role's ``lag_clock`` of each kept tick, in step with ``_ticks`` (what
         ``PairView`` would work out from the ticks' MySQL and Redis samples, and the
         engine's windows keep as a series column: read once per tick, not ~30 times)."""
@@ -134,7 +100,7 @@ class LagTracker:
         if len(ticks) > span_ticks(LAG_WINDOW_S, tick.interval):
             del ticks[0]
             for col in clocks.values():
-                col.drop_first()
+                del col[0]
         return PairView(ticks, self._marks.newest(len(ticks)), clocks.__getitem__).lag
 
     def redis(self, tick: Tick) -> RedisLagEstimate | None:

@@ -244,9 +244,8 @@ What each part does:
   them: the engine then keeps only the parts the long checks name, together, of the
   ticks older than the last minute (one copy of each such tick for every service's
   windows), which at 200 pairs and 5 s is the difference between 2.2 MB and under 1 MB
-  per pair; a live command's engine keeps each such tick as one block of bytes until a
-  check reads it (`replmon.model.packed`: it reads as the tick it was, its parts as the
-  records they were). A part no check names
+  per pair; a live command's engine keeps those parts as bytes until a check reads one
+  (`replmon.model.packed`: they read as the records they were). A part no check names
   raises `DroppedPartError`, which the engine shows as the check's failure;
   tests/unit/test_check_reads.py runs every built-in check on ticks thinned to its own
   `reads`, and on those ticks packed, so a part read but not named fails there even when

@@ -22,7 +22,7 @@ import pytest
 from replmon.check import Check, Thresholds, Window, span_ticks
 from replmon.engine import Engine, build_engine
 from replmon.model.findings import Observation, Severity
-from replmon.model.packed import PackedPart, PackedTick, pack_tick
+from replmon.model.packed import PackedPart, pack
 from replmon.model.parts import PARTS, DroppedPart, DroppedPartError, kept_parts, thin
 from replmon.model.tick import Tick
 from replmon.plugins import discover
@@ -65,7 +65,7 @@ def test_a_check_sees_the_same_on_ticks_thinned_to_its_reads(check: Check[Any]) 
     inputs = _inputs()
     for name, ticks in inputs:
         thinned = [thin(t, keep) for t in ticks]
-        packed = [pack_tick(t) for t in thinned]
+        packed = [pack(t) for t in thinned]
         n = span_ticks(check.window, ticks[0].interval)
         for i in range(len(ticks)):
             lo = max(0, i + 1 - n)
@@ -206,8 +206,7 @@ def test_a_live_engine_sees_the_same_with_its_old_parts_packed() -> None:
             assert live.observe(t) == plain.observe(t), f"{name} tick {i}"
             compared += 1
         kept = live._feeds["redis"].ticks  # (the pair's own checks look back 60 s at most)
-        assert len(kept) <= 60 or (type(kept[0]) is PackedTick
-                                   and type(kept[0].primary.redis) is PackedPart), name
+        assert len(kept) <= 60 or type(kept[0].primary.redis) is PackedPart, name
         packed += len(kept) > 60
     assert compared > 900 and packed
 

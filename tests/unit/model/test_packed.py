@@ -1,17 +1,15 @@
-"""``replmon.model.packed``: a thinned tick's kept parts as bytes, and the whole thinned
-tick as one block of bytes, read back as the same records, on every tick of every
-shipped recording (DRBD 8 and 9, MySQL replicas stopped and lagging, Redis resyncs,
-Sentinel failovers)."""
+"""``replmon.model.packed``: a thinned tick's kept parts as bytes read back as the same
+records, on every tick of every shipped recording (DRBD 8 and 9, MySQL replicas
+stopped and lagging, Redis resyncs, Sentinel failovers)."""
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 
 import pytest
 
 from replmon.model import packed
-from replmon.model.packed import PackedPart, PackedTick, pack_tick
+from replmon.model.packed import PackedPart, pack
 from replmon.model.parts import PARTS, SAMPLES, DroppedPart, DroppedPartError, kept_parts, thin
 from replmon.session.recording import open_recording
 
@@ -24,8 +22,7 @@ def test_every_part_reads_back_equal(path: Path) -> None:
     parts = ticks = 0
     for tick in open_recording(path).ticks():
         ticks += 1
-        out = pack_tick(thin(tick, keep))
-        assert type(out) is PackedTick
+        out = pack(thin(tick, keep))
         assert (out.seq, out.wall, out.roles, out.lag) == (tick.seq, tick.wall, tick.roles,
                                                            tick.lag)
         for role in ("primary", "replica"):
@@ -42,30 +39,9 @@ def test_every_part_reads_back_equal(path: Path) -> None:
     assert parts == 2 * len(packed.PACKED) * ticks > 0  # (a node's samples are never None)
 
 
-def test_a_packed_tick_is_one_block_its_seq_and_wall_read_without_opening_it() -> None:
-    ticks = list(open_recording(SESSIONS[0]).ticks())[:2]
-    keep = kept_parts(["mysql", "rates.mysql"])
-    boxed = pack_tick(thin(ticks[1], keep))
-    pack_tick(thin(ticks[0], keep)).open()  # another tick opened last
-    assert (boxed.seq, boxed.wall) == (ticks[1].seq, ticks[1].wall)
-    assert packed._last_tick[0] is not boxed  # read from its first bytes
-    opened = boxed.open()
-    assert boxed.primary is opened.primary and boxed.lag is opened.lag  # opened once
-    assert (boxed.roles, boxed.lag, boxed.interval) == (ticks[1].roles, ticks[1].lag, 1.0)
-    assert boxed.primary.mysql == thin(ticks[1], keep).primary.mysql  # a packed part in it
-    assert type(boxed.primary.mysql) is PackedPart
-    assert boxed.primary.redis is thin(ticks[1], keep).primary.redis  # the one DroppedPart
-    with pytest.raises(DroppedPartError, match="redis"):
-        boxed.primary.redis.role  # noqa: B018  (a read that must raise)
-    assert boxed == pack_tick(thin(ticks[1], keep)) and boxed != pack_tick(thin(ticks[0], keep))
-    with pytest.raises(TypeError, match="this process"):
-        pickle.dumps(boxed)
-    assert len(boxed) < 0.5 * len(ticks[1].model_dump_json())
-
-
 def test_a_dropped_part_still_raises_once_read_back() -> None:
     tick = next(iter(open_recording(SESSIONS[0]).ticks()))
-    out = pack_tick(thin(tick, kept_parts(["redis", "rates.redis"])))  # not redis.counters
+    out = pack(thin(tick, kept_parts(["redis", "rates.redis"])))  # not redis.counters
     redis = out.primary.redis
     assert type(redis) is PackedPart
     assert redis.role == tick.primary.redis.role  # what was kept reads as before
