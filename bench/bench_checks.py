@@ -3,9 +3,10 @@
     .venv/bin/python bench/bench_checks.py [--ticks N] [--baseline GITREF]
 
 Loops the lab's real ticks (tests/fixtures/ticks/lab_pair.jsonl, all four sources on
-both nodes, as bench_recording.py does) into N ticks and times ``Engine.observe`` over
-them in this process: CPU per tick of all enabled checks, and of each check alone, in
-the engine a live command builds.
+both nodes, as bench_recording.py does) into N ticks, each with the true lag the
+collector attaches (``with_lag``), and times ``Engine.observe`` over them in this
+process: CPU per tick of all enabled checks, and of each check alone, in the engine a
+live command builds.
 ``--baseline REF`` runs this same script against REF's code (a git worktree on the same
 interpreter, in the same run) and prints the ratio: #15's target is that its new checks
 add at most 15 % to the checks' CPU per tick. ``--added ID...`` compares this tree with
@@ -100,6 +101,19 @@ def with_binlog_readings(ticks: list[Any]) -> list[Any]:
     return out
 
 
+def with_lag(ticks: list[Any]) -> list[Any]:
+    """Each tick with the true lags the collector attaches (``replmon.truelag``), as a live
+    engine and a replay get them; a tree without the tracker: as they are."""
+    try:
+        from replmon.truelag import LagTracker
+    except ImportError:
+        return ticks
+    tracker = LagTracker()
+    return [t.model_copy(update={"lag": tracker.measure(t.oriented("mysql")),
+                                 "redis_lag": tracker.redis(t.oriented("redis"))})
+            for t in ticks]
+
+
 def measure(n: int, without: tuple[str, ...] = (), cold: bool = False,
             per_check: bool = True) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
@@ -111,7 +125,7 @@ def measure(n: int, without: tuple[str, ...] = (), cold: bool = False,
 
     src = ROOT / "tests" / "fixtures" / "ticks" / "lab_pair.jsonl"
     real = [Tick.model_validate_json(x) for x in src.read_text().splitlines()]
-    ticks = with_binlog_readings(list(loop_ticks(four_sources(real), n)))
+    ticks = with_lag(with_binlog_readings(list(loop_ticks(four_sources(real), n))))
     engine = _live(build_engine, {c: {"enabled": False} for c in without})
     how = "pre-built ticks" if cold else "each tick decoded just before"
     print(f"checks: {len(engine.checks)}, CPU per tick over {n} ticks "

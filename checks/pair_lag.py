@@ -6,8 +6,10 @@ link (the SQL thread has applied all it received), NULL when a thread is down, a
 stays low while one huge transaction is applied (a replica has shown 0 for 14 hours
 that way). replmon reads both nodes, so it measures instead:
 
-The lag judged is the tick's true lag (``w.pair.lag``, the one home of it: the screen and
-``check``'s perfdata show the same), from the best source that knows it:
+The lag judged is the tick's true lag (``Tick.lag``, which the collector measures once a
+tick as ``w.pair.lag`` does over this check's window, and a recording keeps: the screen and
+``check``'s perfdata show the same; ``w.pair.lag`` for a recording made before ticks
+carried it), from the best source that knows it:
 
 - with pt-heartbeat running (``heartbeat_table = "percona.heartbeat"``), its row of the
   primary's server_id read on the replica every tick, corrected by the clock offset
@@ -87,10 +89,16 @@ _HOW = {"heartbeat": "by pt-heartbeat", "history": "measured on both nodes"}
 
 
 def _judged(w: Window) -> tuple[MeasuredLag, ReplicaChannel, float | None, str, str] | None:
-    """The true lag (``w.pair.lag``), the replica's channel, the lag judged (s), how it was
-    measured and "at least " when it is a lower bound; None without a channel."""
-    lag, ch = w.pair.lag, w.pair.channel
-    if lag is None or ch is None:
+    """The true lag (``Tick.lag``, else ``w.pair.lag``), the replica's channel, the lag
+    judged (s), how it was measured and "at least " when it is a lower bound; None without
+    a channel."""
+    ch = w.pair.channel
+    if ch is None:
+        return None
+    lag = w.last.lag
+    if lag is None:  # a recording made before ticks carried their lag
+        lag = w.pair.lag
+    if lag is None:
         return None
     how = _HOW.get(lag.source or "", f"by the {lag.source_words}")
     if lag.seconds is None:

@@ -65,6 +65,24 @@ def test_behind_from_before_the_window_is_a_lower_bound() -> None:
     assert "at least 19.0 s behind" in m.detail
 
 
+def test_the_ticks_own_lag_is_judged_where_the_window_knows_less() -> None:
+    """A tick carries the lag the collector measured over its own 300 s (``Tick.lag``):
+    the check judges that one, as the screen shows it, not the window's again; a replay
+    of a recording cut 8 s in says what the live finding said (14 s), not the cut
+    window's "at least 12 s"."""
+    from replmon.truelag import LagTracker
+
+    tracker, ts = LagTracker(), lagging(21, seconds_behind=0)
+    ts = [t.model_copy(update={"lag": tracker.measure(t.oriented("mysql"))}) for t in ts]
+    (live,) = observe(CHECK, ts)
+    assert Window(ts[8:]).pair.lag.at_least_s == 12.0  # type: ignore[union-attr]  # cut
+    (cut,) = observe(CHECK, ts[8:])
+    assert cut.numbers == live.numbers and cut.numbers["lag_s"] == 14.0
+    assert cut.numbers["lag_at_least"] is False
+    (computed,) = observe(CHECK, [t.model_copy(update={"lag": None}) for t in ts[8:]])
+    assert (computed.numbers["lag_s"], computed.numbers["lag_at_least"]) == (12.0, True)
+
+
 def test_flagged_while_seconds_behind_master_says_0() -> None:
     (o,) = observe(CHECK, lagging(21, seconds_behind=0))
     assert (o.node, o.key, o.severity) == ("replica", "default", Severity.WARNING)
