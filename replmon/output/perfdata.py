@@ -28,7 +28,8 @@ The replica's lag as replmon measures it from both nodes (the pair_lag check), b
 replica's own Seconds_Behind_Master:
 
 - ``replica_mysql_lag_measured`` (s): the replica's true lag at the last tick
-  (``PairView.lag``, as ``Tick.lag``): by pt-heartbeat's table when one is set, else the
+  (``Tick.lag``, as the collector measured it over the 300 s before; ``PairView.lag``
+  over the run for a recording made without it): by pt-heartbeat's table when one is set, else the
   servers' commit timestamps (MySQL 8.0+, MariaDB 11.6+), else pair_lag's history (the
   age of the oldest primary position the replica has not executed). ``U`` when no source
   knows: a lower bound would graph as a false plateau (the title gives it, and why);
@@ -104,12 +105,16 @@ class Measured:
 
 
 def measured(ticks: Sequence[Tick]) -> Measured | None:
-    """The lag at the last of ``ticks`` (oldest first: ``PairView.lag``, what pair_lag
-    judges and ``Tick.lag`` carries); None when the replica's MySQL is not configured."""
+    """The lag at the last of ``ticks`` (oldest first): the one the collector measured
+    (``Tick.lag``, what pair_lag judges and the screen shows), else ``PairView.lag`` over
+    ``ticks`` (a recording made before ticks carried it); None when the replica's MySQL
+    is not configured."""
     if not ticks:
         return None
     pair = PairView(ticks)
-    lag, ch = pair.lag, pair.channel
+    lag, ch = ticks[-1].lag, pair.channel
+    if lag is None:
+        lag = pair.lag
     if lag is None:
         return None
     trx, nbytes = pair.behind

@@ -89,13 +89,20 @@ def test_every_run_of_a_pair_gives_the_same_label_set() -> None:
 
 
 def test_behind_since_before_the_run_is_u_seconds_with_exact_transactions() -> None:
-    """A 10-tick run 100 s after the stop: every reading in it is unexecuted, so the lag
-    is only known to be over 10 s; a lower bound would graph a false 10 s plateau. The
-    transactions and bytes behind are exact."""
-    items = check_run(STOPPED[-10:])
+    """A 10-tick run 100 s after the stop, of ticks without the collector's lag (a
+    recording made before ticks carried it; a live ``check`` has 10 ticks of its own):
+    every reading in it is unexecuted, so the lag is only known to be over 10 s; a lower
+    bound would graph a false 10 s plateau. The transactions and bytes behind are
+    exact. The same ticks as recorded, each with the lag measured over the 300 s before
+    it: that lag, as the screen showed it."""
+    items = check_run([t.model_copy(update={"lag": None}) for t in STOPPED[-10:]])
     assert items["replica_mysql_lag_measured"]["value"] == "U"
     assert int(str(items["replica_mysql_trx_behind"]["value"])) > 15_000
     assert int(str(items["replica_mysql_bytes_behind"]["value"])) > 3_500_000
+    recorded = STOPPED[-1].lag
+    assert recorded is not None and recorded.seconds is not None
+    items = check_run(STOPPED[-10:])
+    assert items["replica_mysql_lag_measured"]["value"] == f"{recorded.seconds:.0f}" == "119"
 
 
 def test_an_unreadable_replica_keeps_its_labels_as_u() -> None:
