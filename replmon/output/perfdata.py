@@ -29,10 +29,11 @@ replica's own Seconds_Behind_Master:
 
 - ``replica_mysql_lag_measured`` (s): the replica's true lag at the last tick
   (``Tick.lag``, as the collector measured it over the 300 s before; ``PairView.lag``
-  over the run for a recording made without it): by pt-heartbeat's table when one is set, else the
-  servers' commit timestamps (MySQL 8.0+, MariaDB 11.6+), else pair_lag's history (the
-  age of the oldest primary position the replica has not executed). ``U`` when no source
-  knows: a lower bound would graph as a false plateau (the title gives it, and why);
+  over the run for a recording made without it): by pt-heartbeat's table when one is
+  set, else the servers' commit timestamps (MySQL 8.0+, MariaDB 11.6+), else pair_lag's
+  history (the age of the oldest primary position the replica has not executed). ``U``
+  when no source knows: a lower bound would graph as a false plateau (the title gives
+  it, and why);
 - ``replica_redis_lag_estimate`` (s): the Redis replica's offset lag in bytes divided by
   the primary's write rate over the last 10 s: an estimate, ``U`` while nothing is written
   and bytes are missing;
