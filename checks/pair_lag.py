@@ -89,16 +89,11 @@ _HOW = {"heartbeat": "by pt-heartbeat", "history": "measured on both nodes"}
 
 
 def _judged(w: Window) -> tuple[MeasuredLag, ReplicaChannel, float | None, str, str] | None:
-    """The true lag (``Tick.lag``, else ``w.pair.lag``), the replica's channel, the lag
-    judged (s), how it was measured and "at least " when it is a lower bound; None without
-    a channel."""
-    ch = w.pair.channel
-    if ch is None:
-        return None
-    lag = w.last.lag
-    if lag is None:  # a recording made before ticks carried their lag
-        lag = w.pair.lag
-    if lag is None:
+    """The true lag (``w.pair.tick_lag``: ``Tick.lag``, else ``w.pair.lag``), the replica's
+    channel, the lag judged (s), how it was measured and "at least " when it is a lower
+    bound; None without a channel."""
+    lag, ch = w.pair.tick_lag, w.pair.channel
+    if lag is None or ch is None:
         return None
     how = _HOW.get(lag.source or "", f"by the {lag.source_words}")
     if lag.seconds is None:

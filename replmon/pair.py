@@ -345,6 +345,15 @@ class PairView:
         return found
 
     @property
+    def tick_lag(self) -> MeasuredLag | None:
+        """The last tick's true lag as the collector measured it (``Tick.lag``: ``lag`` over
+        the 300 s before that tick, once a tick; what the screen shows and a recording
+        keeps), else ``lag`` worked out from these ticks (a recording made before ticks
+        carried it)."""
+        carried = self._ticks[-1].lag
+        return self.lag if carried is None else carried
+
+    @property
     def behind(self) -> tuple[int | None, int | None]:
         """(GTIDs of the primary's newest reading the replica lacks, bytes of its binlog
         not executed: same file only); None each when not comparable."""

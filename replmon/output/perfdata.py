@@ -113,9 +113,7 @@ def measured(ticks: Sequence[Tick]) -> Measured | None:
     if not ticks:
         return None
     pair = PairView(ticks)
-    lag, ch = ticks[-1].lag, pair.channel
-    if lag is None:
-        lag = pair.lag
+    lag, ch = pair.tick_lag, pair.channel
     if lag is None:
         return None
     trx, nbytes = pair.behind
