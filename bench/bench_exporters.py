@@ -20,7 +20,8 @@ write load), at the same time:
   both sides every ``--scrape`` seconds.
 
 After one warm-up interval (every pair ticked, every target scraped once), for --seconds:
-CPU of each side (user + system from /proc over the run, % of one core), its RSS sum at
+CPU of each side (user + system from /proc over the run, with what the children each
+process reaped in the run used, % of one core), its RSS sum at
 the end, and the samples per scrape Prometheus stored of each side's targets
 (``scrape_samples_scraped``), the ratios replmon / exporters, Prometheus' own CPU, and
 the 1-minute load average. Every process it starts is stopped at the end.
@@ -57,11 +58,12 @@ EXPORTERS = ("prometheus-mysqld-exporter", "prometheus-redis-exporter",
 
 
 def _cpu_s(procs: list[psutil.Process]) -> float:
-    """User + system CPU seconds of ``procs`` (/proc/PID/stat)."""
+    """User + system CPU seconds of ``procs`` and of the children each has reaped
+    (/proc/PID/stat: serve's ``tc`` every 5 s; the exporters start none)."""
     total = 0.0
     for p in procs:
         t = p.cpu_times()
-        total += t.user + t.system
+        total += t.user + t.system + t.children_user + t.children_system
     return total
 
 
