@@ -92,8 +92,11 @@ def _judged(w: Window) -> tuple[MeasuredLag, ReplicaChannel, float | None, str, 
     """The true lag (``w.pair.tick_lag``: ``Tick.lag``, else ``w.pair.lag``), the replica's
     channel, the lag judged (s), how it was measured and "at least " when it is a lower
     bound; None without a channel."""
-    lag, ch = w.pair.tick_lag, w.pair.channel
-    if lag is None or ch is None:
+    ch = w.pair.channel
+    if ch is None:  # no channel: the lag is not worked out (an old recording's costs)
+        return None
+    lag = w.pair.tick_lag
+    if lag is None:
         return None
     how = _HOW.get(lag.source or "", f"by the {lag.source_words}")
     if lag.seconds is None:
