@@ -268,16 +268,20 @@ def main() -> None:
         return
     with Lab() as lab:
         for lsc in labs:
-            cells, oks = [], []
+            cells, oks, whys = [], [], []
             t0 = time.monotonic()
             for iv in ivs:
                 out = asyncio.run(run_lab_scenario(lab, lab_at(lsc, iv)))
                 ok, why = judge(out, lsc.min_severity)
                 oks.append(ok)
                 cells.append(f"{cell(ok, why):>7}")
+                if ok is False:
+                    whys.append(f"at {iv:g} s: {why}")
             results.append(all(oks))
             row("lab", lsc.name, lsc.check,
                 [*cells, f"({time.monotonic() - t0:.0f} s)"], all(oks))
+            for why in whys:  # what the judge saw, as the seed rows print theirs
+                print(f"        {why[:300]}")
         for iv in args.healthy_intervals:
             with WriteLoad(lab, rate=300):
                 n, bad, info = asyncio.run(healthy(lab, args.healthy_seconds, iv))
